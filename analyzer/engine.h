@@ -1,0 +1,70 @@
+/*
+ * The engine interface.  Each engine lives in one file (engine_<name>.c)
+ * and exports one wr_engine_ops; the table in engine_table.c lists them.
+ * Adding an engine = one file + one table entry.
+ *
+ * An engine instance owns its shadow state for one shard of the address
+ * space.  The driver gives every instance EVERY event in trace order
+ * (synchronization must be seen by all shards); for WR_EV_ACCESS and
+ * WR_EV_HOST_COPY an instance handles only the words for which
+ * wr_shard_of() gives cfg->shard.  The per-word result must not depend on the
+ * number of shards, so findings are identical for any --threads.
+ *
+ * Engines know nothing of files, threads or SQLite: they see decoded events
+ * and report wr_race to their wr_findings.
+ */
+#ifndef WARPRACE_ENGINE_H
+#define WARPRACE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "finding.h"
+#include "warprace/event.h"
+
+/* Shadow granularity: one shadow word per 4-byte word (smaller accesses map
+ * to the word that holds them; 8/16-byte accesses cover 2/4 words). */
+#define WR_WORD_SHIFT 2
+
+typedef struct wr_engine_config {
+    uint32_t shard;         /* this instance's shard, 0..shards-1 */
+    uint32_t shards;        /* >= 1 */
+    uint8_t engine_index;   /* goes into wr_race.engine */
+    wr_findings *findings;  /* where to report */
+} wr_engine_config;
+
+/* The shard that owns the word at (space, launch, block, addr).  Shared
+ * memory words are distinct per (launch, block).  Local memory is private to
+ * a thread, so no two threads can race on it: engines skip local accesses.
+ * Runs of 64 consecutive words stay in one shard, so a coalesced warp access
+ * usually touches one shard only. */
+static inline uint32_t wr_shard_of(uint8_t space, uint32_t launch, uint32_t block,
+                                   uint64_t addr, uint32_t shards)
+{
+    if (shards <= 1)
+        return 0;
+    uint64_t key = addr >> (WR_WORD_SHIFT + 6);
+    if (space != 0)
+        key ^= ((uint64_t)launch * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)block << 40) ^ space;
+    key = (key ^ (key >> 29)) * 0xBF58476D1CE4E5B9ull;
+    key ^= key >> 32;
+    return (uint32_t)(key % shards);
+}
+
+typedef struct wr_engine_ops {
+    const char *name;        /* "vc", "scoped", "lockset", "fsm" */
+    const char *description; /* one line */
+    void *(*create)(const wr_engine_config *cfg);
+    void (*on_event)(void *self, const wr_event *ev);
+    void (*finish)(void *self);           /* end of trace */
+    uint64_t (*shadow_words)(void *self); /* distinct words tracked */
+    void (*destroy)(void *self);
+} wr_engine_ops;
+
+/* engine_table.c */
+extern const wr_engine_ops *const wr_engines[];
+extern const unsigned wr_engine_count;
+/* Index of the engine named `name`, or -1. */
+int wr_engine_find(const char *name);
+
+#endif

@@ -1,0 +1,252 @@
+/*
+ * warprace event model: the contract between the recorder and the analyzer.
+ *
+ * One wr_event is one recorded happening: a warp-level memory access, a
+ * synchronization, a host action (launch, copy, allocation, stream order) or
+ * a lost-events marker.  The byte encoding of each kind is in
+ * formats/FORMAT.md, the text form in formats/TEXT.md; this header is the
+ * in-memory form both the writer consumes and the reader produces.
+ *
+ * Ordering contract: the order of events in a trace is the observed order
+ * and is consistent with synchronization (a release is recorded before any
+ * acquire that observed it; all arrivals at a block barrier precede any
+ * access made after that barrier by any warp of the block).
+ *
+ * Identifiers:
+ *  - launch ids are assigned by the recorder, unique per trace, starting at 1;
+ *  - block is the linear block index within the grid
+ *    (x + y*gx + z*gx*gy); warp is the warp index within the block
+ *    (linear thread index / warp size); lane 0..31;
+ *  - site, kernel, alloc and string ids index the trace's catalog
+ *    (see trace.h); id 0 always means "unknown / none".
+ */
+#ifndef WARPRACE_EVENT_H
+#define WARPRACE_EVENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WR_WARP_SIZE 32u
+#define WR_FULL_MASK 0xffffffffu
+
+typedef enum wr_event_kind {
+    WR_EV_ACCESS = 1,       /* one warp-level memory instruction */
+    WR_EV_BARRIER = 2,      /* a warp arrives at a block barrier */
+    WR_EV_WARP_SYNC = 3,    /* __syncwarp(mask) executed by a warp */
+    WR_EV_FENCE = 4,        /* a memory fence executed by a warp */
+    WR_EV_BLOCK_ENTER = 5,  /* a block starts running */
+    WR_EV_BLOCK_EXIT = 6,   /* a block finished */
+    WR_EV_KERNEL_LAUNCH = 7,
+    WR_EV_KERNEL_END = 8,   /* the kernel completed (observed by the host) */
+    WR_EV_EVENT_RECORD = 9, /* cudaEventRecord(event, stream) */
+    WR_EV_STREAM_WAIT = 10, /* cudaStreamWaitEvent(stream, event) */
+    WR_EV_EVENT_SYNC = 11,  /* host waits for an event (cudaEventSynchronize) */
+    WR_EV_STREAM_SYNC = 12, /* host waits for a stream */
+    WR_EV_DEVICE_SYNC = 13, /* host waits for the whole device */
+    WR_EV_HOST_COPY = 14,   /* memcpy / memset issued by the host */
+    WR_EV_ALLOC = 15,       /* an allocation (catalog entry) becomes live */
+    WR_EV_FREE = 16,        /* an allocation is freed */
+    WR_EV_LOST = 17,        /* the recorder lost events: how many, where */
+    WR_EV_KIND_MAX = 17
+} wr_event_kind;
+
+typedef enum wr_mem_op {
+    WR_OP_LOAD = 0,
+    WR_OP_STORE = 1,
+    WR_OP_ATOMIC_RMW = 2,   /* read-modify-write: atomic_op says which */
+    WR_OP_ATOMIC_LOAD = 3,
+    WR_OP_ATOMIC_STORE = 4,
+    WR_OP_MAX = 4
+} wr_mem_op;
+
+typedef enum wr_atomic_op {
+    WR_AOP_NONE = 0,
+    WR_AOP_ADD, WR_AOP_SUB, WR_AOP_EXCH, WR_AOP_CAS, WR_AOP_MIN, WR_AOP_MAX,
+    WR_AOP_AND, WR_AOP_OR, WR_AOP_XOR, WR_AOP_INC, WR_AOP_DEC,
+    WR_AOP_MAX_ID = WR_AOP_DEC
+} wr_atomic_op;
+
+/* Ordered from narrowest to widest: a scope holds every narrower one. */
+typedef enum wr_scope {
+    WR_SCOPE_NONE = 0,      /* plain (non-atomic, non-fence) access */
+    WR_SCOPE_BLOCK = 1,     /* CTA */
+    WR_SCOPE_CLUSTER = 2,
+    WR_SCOPE_DEVICE = 3,    /* GPU */
+    WR_SCOPE_SYSTEM = 4,
+    WR_SCOPE_MAX = 4
+} wr_scope;
+
+/* Memory order / strength of an access or a fence (PTX memory model). */
+typedef enum wr_order {
+    WR_ORDER_WEAK = 0,      /* plain ld/st: may be cached, never synchronizes */
+    WR_ORDER_RELAXED = 1,   /* volatile / .relaxed: strong but unordered */
+    WR_ORDER_ACQUIRE = 2,
+    WR_ORDER_RELEASE = 3,
+    WR_ORDER_ACQ_REL = 4,
+    WR_ORDER_SC = 5,
+    WR_ORDER_MAX = 5
+} wr_order;
+
+typedef enum wr_space {
+    WR_SPACE_GLOBAL = 0,    /* device memory, shared by every kernel and the host */
+    WR_SPACE_SHARED = 1,    /* per block: an offset names a word of its block only */
+    WR_SPACE_LOCAL = 2,     /* per thread */
+    WR_SPACE_MAX = 2
+} wr_space;
+
+/* How the per-lane addresses of an access are encoded. */
+typedef enum wr_addr_mode {
+    WR_ADDR_UNIFORM = 0,    /* every active lane uses `base` */
+    WR_ADDR_STRIDED = 1,    /* lane i uses base + i * stride (i = lane index) */
+    WR_ADDR_VECTOR = 2      /* lane_addr[i] for every active lane i */
+} wr_addr_mode;
+
+typedef struct wr_access {
+    uint32_t launch;
+    uint32_t block;
+    uint32_t warp;
+    uint32_t active_mask;   /* lanes that executed the instruction */
+    uint32_t cas_success;   /* CAS only: lanes whose compare succeeded */
+    uint8_t op;             /* wr_mem_op */
+    uint8_t atomic_op;      /* wr_atomic_op; NONE unless op is ATOMIC_RMW */
+    uint8_t scope;          /* wr_scope; NONE for plain accesses */
+    uint8_t order;          /* wr_order */
+    uint8_t space;          /* wr_space */
+    uint8_t size;           /* bytes per lane: 1, 2, 4, 8 or 16 */
+    uint8_t addr_mode;      /* wr_addr_mode */
+    int64_t stride;         /* STRIDED only */
+    uint64_t base;          /* UNIFORM / STRIDED */
+    /* VECTOR only: 32 entries indexed by lane; inactive lanes are 0.  Points
+     * into the batch (reader) or the caller's memory (writer). */
+    const uint64_t *lane_addr;
+} wr_access;
+
+typedef struct wr_barrier {
+    uint32_t launch, block, warp;
+    uint32_t active_mask;   /* lanes of this warp arriving */
+    uint32_t barrier_id;    /* named barrier 0..15; __syncthreads is 0 */
+    uint32_t expected;      /* threads the barrier waits for (block size for
+                               __syncthreads) */
+} wr_barrier;
+
+typedef struct wr_warp_sync {
+    uint32_t launch, block, warp;
+    uint32_t mask;          /* the __syncwarp mask */
+} wr_warp_sync;
+
+typedef struct wr_fence {
+    uint32_t launch, block, warp;
+    uint32_t active_mask;
+    uint8_t scope;          /* BLOCK .. SYSTEM */
+    uint8_t order;          /* WR_ORDER_SC or WR_ORDER_ACQ_REL */
+} wr_fence;
+
+typedef struct wr_block_mark {  /* BLOCK_ENTER / BLOCK_EXIT */
+    uint32_t launch, block;
+} wr_block_mark;
+
+typedef struct wr_launch {
+    uint32_t launch;        /* new launch id */
+    uint32_t kernel;        /* catalog kernel id */
+    uint32_t grid[3];
+    uint32_t block_dim[3];
+    uint32_t cluster[3];    /* {1,1,1} without clusters */
+    uint32_t shared_bytes;  /* dynamic + static shared memory */
+    uint32_t stream;        /* recorder's stream id; 0 = legacy default */
+} wr_launch;
+
+typedef struct wr_kernel_end {
+    uint32_t launch;
+} wr_kernel_end;
+
+typedef struct wr_stream_event {  /* EVENT_RECORD / STREAM_WAIT / EVENT_SYNC */
+    uint32_t event;         /* recorder's cudaEvent id */
+    uint32_t stream;        /* unused for EVENT_SYNC */
+} wr_stream_event;
+
+typedef struct wr_stream_sync {   /* STREAM_SYNC (DEVICE_SYNC has no payload) */
+    uint32_t stream;
+} wr_stream_sync;
+
+typedef enum wr_copy_kind {
+    WR_COPY_H2D = 0,        /* host writes dst */
+    WR_COPY_D2H = 1,        /* host reads src */
+    WR_COPY_D2D = 2,        /* reads src, writes dst */
+    WR_COPY_MEMSET = 3,     /* writes dst */
+    WR_COPY_MAX = 3
+} wr_copy_kind;
+
+typedef struct wr_host_copy {
+    uint64_t dst, src;      /* device addresses; 0 where not a device side */
+    uint64_t bytes;
+    uint32_t stream;
+    uint8_t kind;           /* wr_copy_kind */
+    uint8_t async;          /* 1: ordered in its stream only; 0: also blocks
+                               the host until done (cudaMemcpy) */
+} wr_host_copy;
+
+typedef struct wr_alloc_mark {  /* ALLOC / FREE */
+    uint32_t alloc;         /* catalog allocation id */
+} wr_alloc_mark;
+
+typedef struct wr_lost {
+    uint64_t count;         /* events the recorder could not keep */
+    uint32_t launch;        /* where: the launch (0 = host side) */
+    uint32_t block;         /* and block, UINT32_MAX if several / unknown */
+} wr_lost;
+
+typedef struct wr_event {
+    uint8_t kind;           /* wr_event_kind */
+    uint32_t site;          /* catalog source-site id, 0 = unknown */
+    uint64_t seq;           /* reader: index of the event in the trace (0-based) */
+    union {
+        wr_access access;
+        wr_barrier barrier;
+        wr_warp_sync warp_sync;
+        wr_fence fence;
+        wr_block_mark block;
+        wr_launch launch;
+        wr_kernel_end kernel_end;
+        wr_stream_event stream_event;
+        wr_stream_sync stream_sync;
+        wr_host_copy copy;
+        wr_alloc_mark alloc;
+        wr_lost lost;
+    } u;
+} wr_event;
+
+/* The address lane `lane` of an access touches (meaningful for active lanes). */
+static inline uint64_t wr_access_lane_addr(const wr_access *a, unsigned lane)
+{
+    switch (a->addr_mode) {
+    case WR_ADDR_UNIFORM: return a->base;
+    case WR_ADDR_STRIDED: return a->base + (uint64_t)((int64_t)lane * a->stride);
+    default: return a->lane_addr[lane];
+    }
+}
+
+static inline bool wr_op_is_atomic(uint8_t op)
+{
+    return op == WR_OP_ATOMIC_RMW || op == WR_OP_ATOMIC_LOAD || op == WR_OP_ATOMIC_STORE;
+}
+
+static inline bool wr_op_reads(uint8_t op) { return op != WR_OP_STORE && op != WR_OP_ATOMIC_STORE; }
+static inline bool wr_op_writes(uint8_t op) { return op != WR_OP_LOAD && op != WR_OP_ATOMIC_LOAD; }
+
+/* Names used by the text form, reports and the database (stable strings). */
+const char *wr_event_kind_name(unsigned kind);
+const char *wr_mem_op_name(unsigned op);
+const char *wr_atomic_op_name(unsigned aop);
+const char *wr_scope_name(unsigned scope);
+const char *wr_order_name(unsigned order);
+const char *wr_space_name(unsigned space);
+const char *wr_copy_kind_name(unsigned kind);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,197 @@
+/*
+ * warprace trace files (.wrt): writer, streaming reader, catalog.
+ *
+ * The byte layout is specified in formats/FORMAT.md.  One library serves the
+ * recorder (writer) and the analyzer (reader).  All functions report errors
+ * through a wr_error that names the file and the byte offset; none of them
+ * aborts, prints, or allocates more than a bounded amount on bad input.
+ *
+ * Threading: a wr_writer or wr_reader is used by one thread at a time.
+ * Batches returned by the reader are independent objects that may be handed
+ * to other threads and freed there.
+ */
+#ifndef WARPRACE_TRACE_H
+#define WARPRACE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "warprace/event.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WR_FORMAT_MAJOR 1
+#define WR_FORMAT_MINOR 0
+
+typedef struct wr_error {
+    char msg[512];          /* "FILE: offset N: what went wrong" (binary) or
+                               "FILE:LINE:COL: what went wrong" (text) */
+    uint64_t offset;        /* byte offset of the fault (binary) */
+    uint32_t line, col;     /* text position, 1-based; 0 when not text */
+} wr_error;
+
+/* Fills err->msg with "file: offset N: <fmt>" and err->offset. */
+void wr_error_at(wr_error *err, const char *file, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ---- header -------------------------------------------------------------- */
+
+typedef struct wr_header {
+    uint16_t version_major, version_minor;
+    const char *producer;        /* e.g. "warprace-record" */
+    const char *producer_version;
+    const char *device;          /* e.g. "NVIDIA H100 80GB HBM3" */
+    uint32_t sm_arch;            /* e.g. 90 */
+    uint32_t warp_size;          /* 32 */
+    uint32_t clock_khz;
+    const char *host;
+    int64_t time_unix_ns;        /* when recording started */
+    const char *command;         /* the recorded command line */
+} wr_header;
+
+/* ---- catalog: metadata that events refer to by id ----------------------- */
+
+typedef struct wr_site {
+    uint32_t id;
+    uint64_t pc;                 /* 0 when unknown */
+    const char *file;            /* "" when unknown */
+    uint32_t line;
+    const char *function;        /* "" when unknown */
+} wr_site;
+
+typedef struct wr_kernel {
+    uint32_t id;
+    const char *name;
+} wr_kernel;
+
+typedef struct wr_alloc {
+    uint32_t id;
+    uint64_t base;
+    uint64_t size;
+    uint8_t space;               /* wr_space */
+    const char *name;            /* "" when unknown */
+} wr_alloc;
+
+typedef struct wr_module {
+    uint32_t id;
+    const char *name;
+    const uint8_t *image;        /* e.g. a cubin */
+    uint64_t size;
+} wr_module;
+
+typedef struct wr_catalog wr_catalog;
+
+/* Lookups return NULL for an unknown id (id 0 is always unknown). */
+const wr_site *wr_catalog_site(const wr_catalog *c, uint32_t id);
+const wr_kernel *wr_catalog_kernel(const wr_catalog *c, uint32_t id);
+const wr_alloc *wr_catalog_alloc(const wr_catalog *c, uint32_t id);
+const wr_module *wr_catalog_module(const wr_catalog *c, uint32_t id);
+uint32_t wr_catalog_site_count(const wr_catalog *c);    /* ids 1..count */
+uint32_t wr_catalog_kernel_count(const wr_catalog *c);
+uint32_t wr_catalog_alloc_count(const wr_catalog *c);
+uint32_t wr_catalog_module_count(const wr_catalog *c);
+/* The allocation of `space` that contains addr, or NULL.  When several
+ * (freed and re-allocated) contain it, the one with the highest id. */
+const wr_alloc *wr_catalog_find_alloc(const wr_catalog *c, uint8_t space, uint64_t addr);
+
+/* ---- writer -------------------------------------------------------------- */
+
+typedef struct wr_writer wr_writer;
+
+typedef struct wr_writer_options {
+    uint32_t chunk_bytes;        /* target uncompressed event payload per chunk;
+                                    0 = default (256 KiB) */
+} wr_writer_options;
+
+/* Creates/truncates path and writes the header.  opts may be NULL. */
+wr_writer *wr_writer_open(const char *path, const wr_header *hdr,
+                          const wr_writer_options *opts, wr_error *err);
+
+/* Catalog definitions return the new id (>= 1), or 0 on error.  A definition
+ * is written in a metadata chunk before the first event chunk that could
+ * refer to it.  Strings are copied. */
+uint32_t wr_writer_site(wr_writer *w, uint64_t pc, const char *file, uint32_t line,
+                        const char *function);
+uint32_t wr_writer_kernel(wr_writer *w, const char *name);
+uint32_t wr_writer_alloc(wr_writer *w, uint64_t base, uint64_t size, uint8_t space,
+                         const char *name);
+uint32_t wr_writer_module(wr_writer *w, const char *name, const void *image, uint64_t size);
+
+/* Appends one event (its seq is ignored).  Returns 0, or -1 with err set. */
+int wr_writer_event(wr_writer *w, const wr_event *ev, wr_error *err);
+/* Writes the pending chunk now (the recorder calls this so that a crash
+ * loses at most one chunk).  Returns 0 or -1. */
+int wr_writer_flush(wr_writer *w, wr_error *err);
+/* Flushes, writes the footer index, closes and frees w.  Returns 0 or -1. */
+int wr_writer_close(wr_writer *w, wr_error *err);
+/* Frees w without a footer (as if the producer had crashed). */
+void wr_writer_abandon(wr_writer *w);
+
+/* ---- reader -------------------------------------------------------------- */
+
+typedef struct wr_reader wr_reader;
+
+typedef struct wr_batch {
+    const wr_event *events;      /* in trace order */
+    size_t count;
+    uint64_t first_seq;          /* seq of events[0] */
+    uint64_t chunk_offset;       /* file offset of the chunk they came from */
+    /* private: owned storage */
+    void *priv_;
+} wr_batch;
+
+typedef struct wr_reader_stats {
+    uint64_t file_bytes;
+    uint64_t chunks;             /* chunks read so far (all types) */
+    uint64_t event_chunks;
+    uint64_t events;             /* events read so far */
+    uint64_t raw_bytes;          /* uncompressed payload bytes read so far */
+    uint64_t compressed_bytes;   /* compressed payload bytes read so far */
+    uint64_t lost_events;        /* sum of WR_EV_LOST counts seen so far */
+    int has_footer;              /* footer present and sound (known after end) */
+    int truncated;               /* the file ends inside a chunk or lacks
+                                    its footer (known after end) */
+    uint64_t truncated_at;       /* offset of the incomplete tail */
+    uint64_t truncated_bytes;    /* bytes of the incomplete tail */
+} wr_reader_stats;
+
+/* Opens and checks the header.  NULL with err set on failure. */
+wr_reader *wr_reader_open(const char *path, wr_error *err);
+const wr_header *wr_reader_header(const wr_reader *r);
+/* The catalog grows as metadata chunks are read; every id used by a batch is
+ * defined by the time the batch is returned.  Pointers into the catalog stay
+ * valid until wr_reader_close. */
+const wr_catalog *wr_reader_catalog(const wr_reader *r);
+const char *wr_reader_path(const wr_reader *r);
+
+/* Reads the next event chunk (metadata chunks are absorbed on the way).
+ * Returns 1 and fills *out, 0 at the end of the trace, -1 on a corrupt file
+ * (err names the offset).  A missing footer or an incomplete last chunk is
+ * NOT an error: the reader returns 0 and sets stats.truncated. */
+int wr_reader_next(wr_reader *r, wr_batch *out, wr_error *err);
+void wr_batch_release(wr_batch *b);
+
+const wr_reader_stats *wr_reader_stats_get(const wr_reader *r);
+void wr_reader_close(wr_reader *r);
+
+/* Checks every byte of the file: header, every chunk's checksum and
+ * decodability, catalog references, footer.  Writes a line per problem to
+ * `report` (may be NULL).  Returns 0 if sound, 1 if truncated but otherwise
+ * sound (no footer), 2 if corrupt, -1 if it could not be opened. */
+int wr_verify_file(const char *path, FILE *report, wr_error *err);
+
+/* ---- text form (formats/TEXT.md) ---------------------------------------- */
+
+/* Assembles the text trace at in_path into a .wrt at out_path.  Errors name
+ * in_path:line:col.  Returns 0 or -1. */
+int wr_text_assemble(const char *in_path, const char *out_path, wr_error *err);
+/* Writes the text form of the trace at path to out.  Returns 0 or -1. */
+int wr_text_dump(const char *path, FILE *out, wr_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
