@@ -1,0 +1,328 @@
+/*
+ * `warprace analyze TRACE [options]`: replay a trace through the engines,
+ * print a report, store the findings in SQLite.
+ *
+ * Exit status: 0 no race, 1 (or --exit-code N) races found, 2 bad input
+ * (missing or corrupt trace, bad option, database refused).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "commands.h"
+#include "engine.h"
+#include "replay.h"
+#include "store_sqlite.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+        "usage: warprace analyze TRACE [options]\n"
+        "Replays TRACE (.wrt) through race-detection engines, prints the races found and\n"
+        "stores them in a SQLite database (read it with raceq).\n\n"
+        "  --engines LIST   comma-separated engines (default: all built):");
+    for (unsigned i = 0; i < wr_engine_count; i++)
+        fprintf(out, "%s%s", i ? "," : " ", wr_engines[i]->name);
+    fprintf(out,
+        "\n"
+        "  --threads N      analysis threads, sharding the address space (default: all cores)\n"
+        "  --db FILE        database (default: warprace.db beside the trace)\n"
+        "  --no-db          do not write a database\n"
+        "  --name RUN       name of the run in the database (default: the trace file name)\n"
+        "  --kernels REGEX  analyse only launches whose kernel name matches (POSIX ERE);\n"
+        "                   other launches stay in their streams as empty kernels\n"
+        "  --exit-code N    exit status when races are found (default 1)\n"
+        "  --quiet          print only the summary lines\n"
+        "exit status: 0 no race, 1 (--exit-code) races found, 2 bad input\n");
+}
+
+static const char *thread_str(char *buf, size_t n, const wr_race_access *a, const char *kernel)
+{
+    if (a->launch == 0 && a->block == UINT32_MAX)
+        snprintf(buf, n, "host copy");
+    else
+        snprintf(buf, n, "kernel %s (launch %" PRIu32 ") block %" PRIu32 " warp %" PRIu32
+                 " lane %" PRIu32, kernel, a->launch, a->block, a->warp, a->lane);
+    return buf;
+}
+
+static const char *verdict_text(unsigned v)
+{
+    switch (v) {
+    case WR_VERDICT_MISSING_SYNC: return "missing synchronization";
+    case WR_VERDICT_SCOPE_FENCE: return "insufficient scope: fence too narrow";
+    case WR_VERDICT_SCOPE_ATOMIC: return "insufficient scope: atomic scope misses a party";
+    case WR_VERDICT_SCOPE_LOCK: return "insufficient scope: lock scope misses a party";
+    case WR_VERDICT_WEAK_ACCESS: return "weak access where a strong one was needed";
+    default: return "";
+    }
+}
+
+static void print_race(const wr_resolved_race *r)
+{
+    char t[2][160];
+    printf("==================\n");
+    printf("WARNING: %s race (%s): %s/%s, %s", r->potential ? "potential" : "data",
+           r->engine_name, wr_access_kind_name(r->kind[0]), wr_access_kind_name(r->kind[1]),
+           wr_race_class_name(r->race_class));
+    if (r->verdict)
+        printf(", %s", wr_scope_verdict_name(r->verdict));
+    printf(", seen %" PRIu64 " time%s\n", r->count, r->count == 1 ? "" : "s");
+    const wr_race_access *side[2] = {&r->example.first, &r->example.second};
+    for (int s = 0; s < 2; s++) {
+        printf("  %-6s at %s\n", wr_access_kind_name(r->kind[s]), r->site[s]);
+        printf("         by %s, event #%" PRIu64 "\n",
+               thread_str(t[s], sizeof t[s], side[s], r->kernel[s]), side[s]->seq);
+    }
+    printf("  example: %s address 0x%" PRIx64, wr_space_name(r->example.space), r->example.addr);
+    if (r->has_offset)
+        printf(" = %s+%" PRIu64, r->alloc_name[0] ? r->alloc_name : "(unnamed allocation)",
+               r->offset);
+    printf("\n");
+    if (r->verdict)
+        printf("  scope verdict: %s\n", verdict_text(r->verdict));
+    if (r->potential)
+        printf("  potential: no common lock protects these accesses; this run's order did not "
+               "expose the race, another schedule could\n");
+}
+
+/* Appends s to buf (quoted when it has spaces). */
+static void append_opt(char *buf, size_t n, const char *s)
+{
+    size_t len = strlen(buf);
+    if (len + 1 >= n)
+        return;
+    int quote = strpbrk(s, " \t'\"") != NULL;
+    snprintf(buf + len, n - len, "%s%s%s%s", len ? " " : "", quote ? "'" : "", s, quote ? "'" : "");
+}
+
+int wr_cmd_analyze(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"engines", required_argument, NULL, 'e'},
+        {"threads", required_argument, NULL, 't'},
+        {"db", required_argument, NULL, 'd'},
+        {"no-db", no_argument, NULL, 'D'},
+        {"name", required_argument, NULL, 'n'},
+        {"kernels", required_argument, NULL, 'k'},
+        {"exit-code", required_argument, NULL, 'x'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    wr_replay_options ro;
+    memset(&ro, 0, sizeof ro);
+    const char *db_path = NULL, *run_name = NULL;
+    int exit_code = 1, quiet = 0, no_db = 0;
+    char options[1024] = "";
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+        if (c != '?' && c != ':' && c != 'h') {
+            char o[64];
+            snprintf(o, sizeof o, "--%s", longopts[0].name);
+            for (const struct option *lo = longopts; lo->name; lo++)
+                if (lo->val == c)
+                    snprintf(o, sizeof o, "--%s", lo->name);
+            append_opt(options, sizeof options, o);
+            if (optarg)
+                append_opt(options, sizeof options, optarg);
+        }
+        switch (c) {
+        case 'e': {
+            ro.engine_mask = 0;
+            char *list = strdup(optarg), *save = NULL;
+            if (!list)
+                abort();
+            for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                int i = wr_engine_find(tok);
+                if (i < 0) {
+                    fprintf(stderr, "warprace analyze: --engines: no engine '%s' (built:", tok);
+                    for (unsigned j = 0; j < wr_engine_count; j++)
+                        fprintf(stderr, " %s", wr_engines[j]->name);
+                    fprintf(stderr, ")\n");
+                    free(list);
+                    return 2;
+                }
+                ro.engine_mask |= 1u << i;
+            }
+            free(list);
+            if (!ro.engine_mask) {
+                fprintf(stderr, "warprace analyze: --engines: empty list\n");
+                return 2;
+            }
+            break;
+        }
+        case 't': {
+            char *end;
+            errno = 0;
+            long n = strtol(optarg, &end, 10);
+            if (errno || *end || n < 1 || n > WR_REPLAY_MAX_THREADS) {
+                fprintf(stderr, "warprace analyze: --threads: '%s' is not a number in 1..%d\n",
+                        optarg, WR_REPLAY_MAX_THREADS);
+                return 2;
+            }
+            ro.threads = (unsigned)n;
+            break;
+        }
+        case 'd': db_path = optarg; break;
+        case 'D': no_db = 1; break;
+        case 'n': run_name = optarg; break;
+        case 'k': ro.kernels = optarg; break;
+        case 'x': {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (*end || n < 0 || n > 255) {
+                fprintf(stderr, "warprace analyze: --exit-code: '%s' is not in 0..255\n", optarg);
+                return 2;
+            }
+            exit_code = (int)n;
+            break;
+        }
+        case 'q': quiet = 1; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            if (optopt)
+                fprintf(stderr, "warprace analyze: option --%s needs an argument\n",
+                        argv[optind - 1][0] == '-' ? argv[optind - 1] + 2 : argv[optind - 1]);
+            else
+                fprintf(stderr, "warprace analyze: unknown option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind + 1 != argc) {
+        fprintf(stderr, optind == argc ? "warprace analyze: no trace given\n"
+                                       : "warprace analyze: one trace at a time\n");
+        usage(stderr);
+        return 2;
+    }
+    const char *trace = argv[optind];
+    struct stat sb;
+    if (stat(trace, &sb) != 0) {
+        fprintf(stderr, "warprace analyze: %s: %s\n", trace, strerror(errno));
+        return 2;
+    }
+
+    /* the database is opened first: a refused database costs no analysis */
+    char *default_db = NULL;
+    if (!db_path && !no_db) {
+        char *copy = strdup(trace);
+        if (!copy || asprintf(&default_db, "%s/warprace.db", dirname(copy)) < 0)
+            abort();
+        free(copy);
+        db_path = default_db;
+    }
+    wr_error err;
+    wr_store *store = NULL;
+    if (!no_db) {
+        store = wr_store_open(db_path, &err);
+        if (!store) {
+            fprintf(stderr, "warprace analyze: %s\n", err.msg);
+            free(default_db);
+            return 2;
+        }
+    }
+
+    wr_replay *rp = wr_replay_run(trace, &ro, &err);
+    if (!rp) {
+        fprintf(stderr, "warprace analyze: %s\n", err.msg);
+        wr_store_close(store);
+        free(default_db);
+        return 2;
+    }
+    const wr_replay_stats *st = wr_replay_get_stats(rp);
+    wr_resolved_race *races;
+    size_t nraces = wr_replay_resolve(rp, &races);
+
+    /* report */
+    uint64_t total = 0;
+    if (!quiet) {
+        for (unsigned e = 0; e < st->engine_count; e++) {
+            unsigned idx = st->engine_index[e];
+            for (size_t i = 0; i < nraces; i++)
+                if (races[i].engine == idx)
+                    print_race(&races[i]);
+        }
+        if (nraces)
+            printf("==================\n");
+    }
+    for (unsigned e = 0; e < st->engine_count; e++) {
+        unsigned idx = st->engine_index[e];
+        uint64_t n = 0, occ = 0, pot = 0;
+        for (size_t i = 0; i < nraces; i++)
+            if (races[i].engine == idx) {
+                n++;
+                occ += races[i].count;
+                pot += races[i].potential;
+            }
+        total += n;
+        printf("SUMMARY: %-8s %" PRIu64 " race%s", wr_engines[idx]->name, n, n == 1 ? "" : "s");
+        if (pot)
+            printf(" (%" PRIu64 " potential)", pot);
+        printf(", %" PRIu64 " occurrence%s, %.3f s CPU, %" PRIu64 " shadow words\n", occ,
+               occ == 1 ? "" : "s", st->engine_seconds[e], st->shadow_words[e]);
+    }
+    if (!quiet)
+        printf("trace: %s: %" PRIu64 " events, %" PRIu64 " warp accesses, %" PRIu64
+               " thread accesses, %" PRIu64 " launches (%" PRIu64 " analysed); %u thread%s,"
+               " decode %.3f s, wall %.3f s, peak RSS %.1f MiB\n",
+               trace, st->events, st->accesses, st->thread_accesses, st->launches,
+               st->launches_selected, st->threads, st->threads == 1 ? "" : "s",
+               st->decode_seconds, st->wall_seconds, (double)st->peak_rss_bytes / 1048576.0);
+    if (st->lost_events || st->lost_markers) {
+        const wr_replay_lost *lost;
+        size_t nl = wr_replay_lost_list(rp, &lost);
+        printf("WARNING: the recorder lost %" PRIu64 " events (%" PRIu64
+               " markers): races involving them cannot be found\n",
+               st->lost_events, st->lost_markers);
+        for (size_t i = 0; i < nl && i < 10 && !quiet; i++) {
+            printf("  lost %" PRIu64 " at event #%" PRIu64 ": ", lost[i].lost.count, lost[i].seq);
+            if (lost[i].lost.launch == 0)
+                printf("host side\n");
+            else if (lost[i].lost.block == UINT32_MAX)
+                printf("launch %" PRIu32 "\n", lost[i].lost.launch);
+            else
+                printf("launch %" PRIu32 " block %" PRIu32 "\n", lost[i].lost.launch,
+                       lost[i].lost.block);
+        }
+        if (nl > 10 && !quiet)
+            printf("  ... and %zu more markers\n", (size_t)(st->lost_markers - 10));
+    }
+    if (st->truncated)
+        printf("WARNING: %s is truncated at offset %" PRIu64 " (%" PRIu64
+               " bytes of incomplete tail ignored): analysed up to the last complete chunk\n",
+               trace, st->truncated_at, st->truncated_bytes);
+
+    int status = total ? exit_code : 0;
+    if (store) {
+        char *base_copy = strdup(trace);
+        if (!base_copy)
+            abort();
+        wr_store_run run;
+        memset(&run, 0, sizeof run);
+        wr_store_run_from_replay(&run, rp, trace, races, nraces);
+        run.name = run_name ? run_name : basename(base_copy);
+        run.options = options;
+        int64_t id = wr_store_write_run(store, &run, &err);
+        wr_store_run_release(&run);
+        free(base_copy);
+        if (id < 0) {
+            fprintf(stderr, "warprace analyze: %s\n", err.msg);
+            status = 2;
+        } else if (!quiet) {
+            printf("stored as run %" PRId64 " in %s\n", id, db_path);
+        }
+        wr_store_close(store);
+    }
+    wr_resolved_free(races, nraces);
+    wr_replay_free(rp);
+    free(default_db);
+    return status;
+}

@@ -1,0 +1,727 @@
+/* The replay driver (replay.h): decode thread + sharded workers. */
+#include "replay.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOST_KEEP 4096
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+static void *xcalloc(size_t n, size_t s)
+{
+    void *p = calloc(n ? n : 1, s ? s : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        abort();
+    return q;
+}
+
+static char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = xmalloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        abort();
+    va_end(ap);
+    return s;
+}
+
+static double clock_s(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- a small set of launch ids (unselected launches) --------------------- */
+
+typedef struct u32set {
+    uint32_t *keys;  /* 0 = empty (launch ids start at 1) */
+    size_t n, cap;   /* cap: power of two */
+} u32set;
+
+static size_t u32hash(uint32_t k, size_t cap)
+{
+    return (size_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+}
+
+static bool u32set_has(const u32set *s, uint32_t k)
+{
+    if (!s->cap || !k)
+        return false;
+    for (size_t i = u32hash(k, s->cap);; i = (i + 1) & (s->cap - 1)) {
+        if (s->keys[i] == k)
+            return true;
+        if (!s->keys[i])
+            return false;
+    }
+}
+
+static void u32set_add(u32set *s, uint32_t k)
+{
+    if (!k || u32set_has(s, k))
+        return;
+    if ((s->n + 1) * 2 > s->cap) {
+        size_t ncap = s->cap ? s->cap * 2 : 64;
+        uint32_t *nk = xcalloc(ncap, sizeof *nk);
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->keys[i]) {
+                size_t j = u32hash(s->keys[i], ncap);
+                while (nk[j])
+                    j = (j + 1) & (ncap - 1);
+                nk[j] = s->keys[i];
+            }
+        free(s->keys);
+        s->keys = nk;
+        s->cap = ncap;
+    }
+    size_t i = u32hash(k, s->cap);
+    while (s->keys[i])
+        i = (i + 1) & (s->cap - 1);
+    s->keys[i] = k;
+    s->n++;
+}
+
+/* ---- the broadcast ring ----------------------------------------------- */
+
+typedef struct slot {
+    wr_batch batch;
+    uint8_t *skip;      /* bit per event: not for the engines; NULL = none */
+    unsigned refs;      /* workers that have not finished it */
+    bool used;
+} slot;
+
+typedef struct ring {
+    pthread_mutex_t mu;
+    pthread_cond_t not_empty, not_full;
+    slot *slots;
+    unsigned cap;
+    uint64_t head;      /* batches pushed */
+    bool done;          /* no more batches */
+} ring;
+
+typedef struct worker {
+    struct wr_replay *rp;
+    unsigned index;
+    pthread_t thread;
+    void *inst[WR_REPLAY_MAX_ENGINES];
+    wr_findings *findings[WR_REPLAY_MAX_ENGINES];
+    double seconds[WR_REPLAY_MAX_ENGINES];
+    uint64_t shadow_words[WR_REPLAY_MAX_ENGINES];
+} worker;
+
+struct wr_replay {
+    wr_reader *reader;
+    const wr_engine_ops *const *table;
+    unsigned table_count;
+    wr_replay_stats stats;
+    const wr_engine_ops *sel[WR_REPLAY_MAX_ENGINES];
+    ring ring;
+    worker *workers;
+    wr_findings *findings;      /* merged */
+    wr_replay_launch *launches;
+    size_t nlaunches, caplaunches;
+    wr_replay_lost *lost;
+    size_t nlost;
+    bool have_regex;
+    regex_t regex;
+    u32set unselected;
+};
+
+static void run_batch(worker *w, const slot *s)
+{
+    wr_replay *rp = w->rp;
+    const wr_event *ev = s->batch.events;
+    size_t n = s->batch.count;
+    for (unsigned e = 0; e < rp->stats.engine_count; e++) {
+        const wr_engine_ops *ops = rp->sel[e];
+        void *inst = w->inst[e];
+        double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+        if (s->skip) {
+            for (size_t i = 0; i < n; i++)
+                if (!(s->skip[i >> 3] & (1u << (i & 7))))
+                    ops->on_event(inst, &ev[i]);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                ops->on_event(inst, &ev[i]);
+        }
+        w->seconds[e] += clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    ring *r = &w->rp->ring;
+    uint64_t pos = 0;
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        while (pos == r->head && !r->done)
+            pthread_cond_wait(&r->not_empty, &r->mu);
+        if (pos == r->head) {
+            pthread_mutex_unlock(&r->mu);
+            break;
+        }
+        slot *s = &r->slots[pos % r->cap];
+        pthread_mutex_unlock(&r->mu);
+
+        run_batch(w, s);
+
+        pthread_mutex_lock(&r->mu);
+        pos++;
+        bool last = --s->refs == 0;
+        wr_batch b = s->batch;
+        uint8_t *skip = s->skip;
+        if (last) {
+            s->used = false;
+            s->skip = NULL;
+            memset(&s->batch, 0, sizeof s->batch);
+            pthread_cond_signal(&r->not_full);
+        }
+        pthread_mutex_unlock(&r->mu);
+        if (last) {
+            wr_batch_release(&b);
+            free(skip);
+        }
+    }
+    for (unsigned e = 0; e < w->rp->stats.engine_count; e++) {
+        double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+        const wr_engine_ops *ops = w->rp->sel[e];
+        if (ops->finish)
+            ops->finish(w->inst[e]);
+        w->seconds[e] += clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
+        w->shadow_words[e] = ops->shadow_words ? ops->shadow_words(w->inst[e]) : 0;
+    }
+    return NULL;
+}
+
+/* ---- decoding side ------------------------------------------------------ */
+
+static bool event_of_launch(const wr_event *ev, uint32_t *launch)
+{
+    switch (ev->kind) {
+    case WR_EV_ACCESS: *launch = ev->u.access.launch; return true;
+    case WR_EV_BARRIER: *launch = ev->u.barrier.launch; return true;
+    case WR_EV_WARP_SYNC: *launch = ev->u.warp_sync.launch; return true;
+    case WR_EV_FENCE: *launch = ev->u.fence.launch; return true;
+    case WR_EV_BLOCK_ENTER:
+    case WR_EV_BLOCK_EXIT: *launch = ev->u.block.launch; return true;
+    default: return false;
+    }
+}
+
+static wr_replay_launch *find_launch(const wr_replay *rp, uint32_t id)
+{
+    /* Launch ids are usually increasing in trace order: binary search, with
+     * a linear fallback for traces where they are not. */
+    size_t lo = 0, hi = rp->nlaunches;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rp->launches[mid].launch.launch < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < rp->nlaunches && rp->launches[lo].launch.launch == id)
+        return &rp->launches[lo];
+    for (size_t i = rp->nlaunches; i-- > 0;)
+        if (rp->launches[i].launch.launch == id)
+            return &rp->launches[i];
+    return NULL;
+}
+
+/* Counts, records launches and LOST markers, builds the skip bits. */
+static uint8_t *scan_batch(wr_replay *rp, const wr_batch *b)
+{
+    wr_replay_stats *st = &rp->stats;
+    uint8_t *skip = NULL;
+    st->events += b->count;
+    for (size_t i = 0; i < b->count; i++) {
+        const wr_event *ev = &b->events[i];
+        switch (ev->kind) {
+        case WR_EV_ACCESS:
+            st->accesses++;
+            st->thread_accesses += (uint64_t)__builtin_popcount(ev->u.access.active_mask);
+            break;
+        case WR_EV_KERNEL_LAUNCH: {
+            st->launches++;
+            if (rp->nlaunches == rp->caplaunches) {
+                rp->caplaunches = rp->caplaunches ? rp->caplaunches * 2 : 64;
+                rp->launches = xrealloc(rp->launches, rp->caplaunches * sizeof *rp->launches);
+            }
+            wr_replay_launch *l = &rp->launches[rp->nlaunches++];
+            memset(l, 0, sizeof *l);
+            l->launch = ev->u.launch;
+            l->seq = ev->seq;
+            l->selected = true;
+            if (rp->have_regex) {
+                const wr_kernel *k = wr_catalog_kernel(wr_reader_catalog(rp->reader),
+                                                       ev->u.launch.kernel);
+                const char *name = k && k->name ? k->name : "";
+                l->selected = regexec(&rp->regex, name, 0, NULL, 0) == 0;
+                if (!l->selected)
+                    u32set_add(&rp->unselected, ev->u.launch.launch);
+            }
+            if (l->selected)
+                st->launches_selected++;
+            break;
+        }
+        case WR_EV_KERNEL_END: {
+            wr_replay_launch *l = find_launch(rp, ev->u.kernel_end.launch);
+            if (l)
+                l->ended = true;
+            break;
+        }
+        case WR_EV_LOST:
+            st->lost_events += ev->u.lost.count;
+            st->lost_markers++;
+            if (rp->nlost < LOST_KEEP) {
+                if (!rp->lost)
+                    rp->lost = xmalloc(LOST_KEEP * sizeof *rp->lost);
+                rp->lost[rp->nlost].lost = ev->u.lost;
+                rp->lost[rp->nlost].seq = ev->seq;
+                rp->nlost++;
+            }
+            break;
+        default:
+            break;
+        }
+        uint32_t launch;
+        if (rp->unselected.n && event_of_launch(ev, &launch) &&
+            u32set_has(&rp->unselected, launch)) {
+            if (!skip)
+                skip = xcalloc((b->count + 7) / 8, 1);
+            skip[i >> 3] |= (uint8_t)(1u << (i & 7));
+            st->skipped_events++;
+        }
+    }
+    return skip;
+}
+
+uint64_t wr_file_fnv1a64(const char *path, uint64_t *bytes)
+{
+    FILE *f = fopen(path, "rb");
+    if (bytes)
+        *bytes = 0;
+    if (!f)
+        return 0;
+    static const size_t BUF = 1 << 16;
+    unsigned char *buf = xmalloc(BUF);
+    uint64_t h = 0xcbf29ce484222325ull, total = 0;
+    size_t n;
+    while ((n = fread(buf, 1, BUF, f)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            h ^= buf[i];
+            h *= 0x100000001b3ull;
+        }
+        total += n;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    free(buf);
+    if (bytes)
+        *bytes = total;
+    if (bad) {
+        errno = EIO;
+        return 0;
+    }
+    return h;
+}
+
+static void set_err(wr_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(wr_error *err, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    memset(err, 0, sizeof *err);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+}
+
+void wr_replay_free(wr_replay *rp)
+{
+    if (!rp)
+        return;
+    if (rp->reader)
+        wr_reader_close(rp->reader);
+    wr_findings_free(rp->findings);
+    free(rp->launches);
+    free(rp->lost);
+    free(rp->unselected.keys);
+    if (rp->have_regex)
+        regfree(&rp->regex);
+    free(rp);
+}
+
+wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_error *err)
+{
+    wr_replay_options o;
+    memset(&o, 0, sizeof o);
+    if (opts)
+        o = *opts;
+    double wall0 = clock_s(CLOCK_MONOTONIC);
+
+    wr_replay *rp = xcalloc(1, sizeof *rp);
+    rp->table = o.table ? o.table : wr_engines;
+    rp->table_count = o.table ? o.table_count : wr_engine_count;
+    if (rp->table_count > WR_REPLAY_MAX_ENGINES)
+        rp->table_count = WR_REPLAY_MAX_ENGINES;
+    uint32_t mask = o.engine_mask ? o.engine_mask : UINT32_MAX;
+    for (unsigned i = 0; i < rp->table_count; i++)
+        if (mask & (1u << i)) {
+            rp->stats.engine_index[rp->stats.engine_count] = i;
+            rp->sel[rp->stats.engine_count++] = rp->table[i];
+        }
+    if (o.engine_mask >> rp->table_count) {
+        set_err(err, "engine selection names an engine that is not built");
+        wr_replay_free(rp);
+        return NULL;
+    }
+    unsigned threads = o.threads;
+    if (!threads) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n > 0 ? (unsigned)n : 1;
+    }
+    if (threads > WR_REPLAY_MAX_THREADS)
+        threads = WR_REPLAY_MAX_THREADS;
+    rp->stats.threads = threads;
+    if (o.kernels) {
+        int rc = regcomp(&rp->regex, o.kernels, REG_EXTENDED | REG_NOSUB);
+        if (rc) {
+            char msg[256];
+            regerror(rc, &rp->regex, msg, sizeof msg);
+            set_err(err, "--kernels '%s': %s", o.kernels, msg);
+            wr_replay_free(rp);
+            return NULL;
+        }
+        rp->have_regex = true;
+    }
+
+    rp->reader = wr_reader_open(path, err);
+    if (!rp->reader) {
+        wr_replay_free(rp);
+        return NULL;
+    }
+
+    /* workers and their engine instances */
+    ring *r = &rp->ring;
+    r->cap = o.queue_batches ? o.queue_batches : 2 * threads + 4;
+    r->slots = xcalloc(r->cap, sizeof *r->slots);
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->not_empty, NULL);
+    pthread_cond_init(&r->not_full, NULL);
+    rp->workers = xcalloc(threads, sizeof *rp->workers);
+    for (unsigned t = 0; t < threads; t++) {
+        worker *w = &rp->workers[t];
+        w->rp = rp;
+        w->index = t;
+        for (unsigned e = 0; e < rp->stats.engine_count; e++) {
+            w->findings[e] = wr_findings_new();
+            wr_engine_config cfg = {.shard = t, .shards = threads,
+                                    .engine_index = (uint8_t)rp->stats.engine_index[e],
+                                    .findings = w->findings[e]};
+            w->inst[e] = rp->sel[e]->create(&cfg);
+            if (!w->inst[e])
+                abort();
+        }
+    }
+    unsigned started = 0;
+    for (; started < threads; started++)
+        if (pthread_create(&rp->workers[started].thread, NULL, worker_main, &rp->workers[started]))
+            break;
+
+    /* decode */
+    int rc = 0;
+    if (started < threads) {
+        set_err(err, "cannot start %u analysis threads", threads);
+        rc = -1;
+    }
+    double decode = 0;
+    while (rc == 0) {
+        wr_batch b;
+        double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+        int got = wr_reader_next(rp->reader, &b, err);
+        decode += clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
+        if (got <= 0) {
+            rc = got;
+            break;
+        }
+        uint8_t *skip = scan_batch(rp, &b);
+        rp->stats.batches++;
+        pthread_mutex_lock(&r->mu);
+        slot *s = &r->slots[r->head % r->cap];
+        while (s->used)
+            pthread_cond_wait(&r->not_full, &r->mu);
+        s->batch = b;
+        s->skip = skip;
+        s->refs = started;
+        s->used = true;
+        r->head++;
+        pthread_cond_broadcast(&r->not_empty);
+        pthread_mutex_unlock(&r->mu);
+    }
+    pthread_mutex_lock(&r->mu);
+    r->done = true;
+    pthread_cond_broadcast(&r->not_empty);
+    pthread_mutex_unlock(&r->mu);
+
+    if (rc == 0 && !o.no_hash)
+        rp->stats.trace_hash = wr_file_fnv1a64(path, &rp->stats.trace_bytes);
+
+    for (unsigned t = 0; t < started; t++)
+        pthread_join(rp->workers[t].thread, NULL);
+    /* (a failed start leaves batches nobody released) */
+    for (unsigned i = 0; i < r->cap; i++)
+        if (r->slots[i].used) {
+            wr_batch_release(&r->slots[i].batch);
+            free(r->slots[i].skip);
+        }
+
+    /* merge, in shard order (the result does not depend on it) */
+    rp->findings = wr_findings_new();
+    for (unsigned t = 0; t < threads; t++) {
+        worker *w = &rp->workers[t];
+        for (unsigned e = 0; e < rp->stats.engine_count; e++) {
+            if (t < started) {
+                rp->stats.engine_seconds[e] += w->seconds[e];
+                rp->stats.shadow_words[e] += w->shadow_words[e];
+            }
+            wr_findings_merge(rp->findings, w->findings[e]);
+            rp->sel[e]->destroy(w->inst[e]);
+            wr_findings_free(w->findings[e]);
+        }
+    }
+    free(rp->workers);
+    rp->workers = NULL;
+    free(r->slots);
+    r->slots = NULL;
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->not_empty);
+    pthread_cond_destroy(&r->not_full);
+
+    if (rc < 0) {
+        wr_replay_free(rp);
+        return NULL;
+    }
+    const wr_reader_stats *rs = wr_reader_stats_get(rp->reader);
+    rp->stats.truncated = rs->truncated != 0;
+    rp->stats.truncated_at = rs->truncated_at;
+    rp->stats.truncated_bytes = rs->truncated_bytes;
+    if (o.no_hash || !rp->stats.trace_bytes)
+        rp->stats.trace_bytes = rs->file_bytes;
+    rp->stats.decode_seconds = decode;
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        rp->stats.peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024u;
+    rp->stats.wall_seconds = clock_s(CLOCK_MONOTONIC) - wall0;
+    return rp;
+}
+
+const wr_replay_stats *wr_replay_get_stats(const wr_replay *rp) { return &rp->stats; }
+const wr_findings *wr_replay_findings(const wr_replay *rp) { return rp->findings; }
+const wr_catalog *wr_replay_catalog(const wr_replay *rp) { return wr_reader_catalog(rp->reader); }
+const wr_header *wr_replay_header(const wr_replay *rp) { return wr_reader_header(rp->reader); }
+const wr_engine_ops *const *wr_replay_table(const wr_replay *rp) { return rp->table; }
+
+size_t wr_replay_launches(const wr_replay *rp, const wr_replay_launch **out)
+{
+    *out = rp->launches;
+    return rp->nlaunches;
+}
+
+size_t wr_replay_lost_list(const wr_replay *rp, const wr_replay_lost **out)
+{
+    *out = rp->lost;
+    return rp->nlost;
+}
+
+/* ---- resolution ---------------------------------------------------------- */
+
+static char *kernel_name(const wr_replay *rp, uint32_t launch)
+{
+    if (launch == 0)
+        return xstrdup("host");
+    const wr_replay_launch *l = find_launch(rp, launch);
+    if (l) {
+        const wr_kernel *k = wr_catalog_kernel(wr_replay_catalog(rp), l->launch.kernel);
+        if (k && k->name && k->name[0])
+            return xstrdup(k->name);
+        return xasprintf("kernel#%" PRIu32, l->launch.kernel);
+    }
+    return xasprintf("launch#%" PRIu32, launch);
+}
+
+static char *site_name(const wr_replay *rp, uint32_t id)
+{
+    const wr_site *s = id ? wr_catalog_site(wr_replay_catalog(rp), id) : NULL;
+    if (!s)
+        return xstrdup("?");
+    if (s->file && s->file[0])
+        return xasprintf("%s:%" PRIu32 ":%s", s->file, s->line, s->function ? s->function : "");
+    if (s->pc)
+        return xasprintf("pc:0x%" PRIx64, s->pc);
+    if (s->function && s->function[0])
+        return xasprintf("?:0:%s", s->function);
+    return xstrdup("?");
+}
+
+static int side_cmp(const wr_resolved_race *r, int a, int b)
+{
+    int c = strcmp(r->site[a], r->site[b]);
+    if (c)
+        return c;
+    if (r->kind[a] != r->kind[b])
+        return r->kind[a] < r->kind[b] ? -1 : 1;
+    return strcmp(r->kernel[a], r->kernel[b]);
+}
+
+static int resolved_cmp(const void *pa, const void *pb)
+{
+    const wr_resolved_race *a = pa, *b = pb;
+    if (a->engine != b->engine)
+        return a->engine < b->engine ? -1 : 1;
+    int c = strcmp(a->identity, b->identity);
+    if (c)
+        return c;
+    if (a->verdict != b->verdict)
+        return a->verdict < b->verdict ? -1 : 1;
+    return 0;
+}
+
+static uint64_t later_seq(const wr_race *r)
+{
+    return r->first.seq > r->second.seq ? r->first.seq : r->second.seq;
+}
+
+static uint64_t earlier_seq(const wr_race *r)
+{
+    return r->first.seq < r->second.seq ? r->first.seq : r->second.seq;
+}
+
+static void resolved_clear(wr_resolved_race *r)
+{
+    free(r->kernel[0]);
+    free(r->kernel[1]);
+    free(r->site[0]);
+    free(r->site[1]);
+    free(r->identity);
+    free(r->alloc_name);
+}
+
+void wr_resolved_free(wr_resolved_race *races, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        resolved_clear(&races[i]);
+    free(races);
+}
+
+size_t wr_replay_resolve(const wr_replay *rp, wr_resolved_race **out)
+{
+    const wr_race_group *g;
+    size_t n = wr_findings_groups(rp->findings, &g);
+    wr_resolved_race *v = xcalloc(n, sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        wr_resolved_race *r = &v[i];
+        r->example = g[i].example;
+        r->engine = r->example.engine;
+        r->engine_name = r->engine < rp->table_count ? rp->table[r->engine]->name : "?";
+        r->race_class = r->example.race_class;
+        r->verdict = r->example.verdict;
+        r->potential = r->example.potential;
+        r->count = g[i].count;
+        const wr_race_access *side[2] = {&r->example.first, &r->example.second};
+        for (int s = 0; s < 2; s++) {
+            r->kernel[s] = kernel_name(rp, side[s]->launch);
+            r->site[s] = site_name(rp, side[s]->site);
+            r->kind[s] = side[s]->kind;
+        }
+        int c = side_cmp(r, 0, 1);
+        if (c > 0 || (c == 0 && r->example.first.seq > r->example.second.seq)) {
+            char *t;
+            t = r->kernel[0], r->kernel[0] = r->kernel[1], r->kernel[1] = t;
+            t = r->site[0], r->site[0] = r->site[1], r->site[1] = t;
+            uint8_t k = r->kind[0];
+            r->kind[0] = r->kind[1];
+            r->kind[1] = k;
+            wr_race_access a = r->example.first;
+            r->example.first = r->example.second;
+            r->example.second = a;
+        }
+        r->identity = xasprintf("%s|%s|%s|%s|%s|%s|%s", r->kernel[0], r->kernel[1], r->site[0],
+                                r->site[1], wr_access_kind_name(r->kind[0]),
+                                wr_access_kind_name(r->kind[1]),
+                                wr_race_class_name(r->race_class));
+        const wr_alloc *al = NULL;
+        if (r->example.space == WR_SPACE_GLOBAL || r->example.space == WR_SPACE_SHARED)
+            al = wr_catalog_find_alloc(wr_replay_catalog(rp), r->example.space, r->example.addr);
+        if (al) {
+            r->alloc_name = xstrdup(al->name ? al->name : "");
+            r->has_offset = true;
+            r->offset = r->example.addr - al->base;
+        } else {
+            r->alloc_name = xstrdup("");
+        }
+    }
+    qsort(v, n, sizeof *v, resolved_cmp);
+    /* combine equal (engine, identity, verdict) */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && resolved_cmp(&v[m - 1], &v[i]) == 0) {
+            wr_resolved_race *d = &v[m - 1];
+            d->count += v[i].count;
+            d->potential = d->potential && v[i].potential;
+            uint64_t dl = later_seq(&d->example), il = later_seq(&v[i].example);
+            if (il < dl || (il == dl && earlier_seq(&v[i].example) < earlier_seq(&d->example))) {
+                uint64_t count = d->count;
+                uint8_t pot = d->potential;
+                resolved_clear(d);
+                *d = v[i];
+                d->count = count;
+                d->potential = pot;
+            } else {
+                resolved_clear(&v[i]);
+            }
+            continue;
+        }
+        if (m != i)
+            v[m] = v[i];
+        m++;
+    }
+    *out = v;
+    return m;
+}

@@ -1,0 +1,151 @@
+/*
+ * The replay driver: streams a trace through the selected engines.
+ *
+ * Threads.  The calling thread decodes (wr_reader_next) and counts; N worker
+ * threads analyse.  Decoded batches go through a bounded broadcast ring
+ * (queue_batches slots): every worker sees every batch, in trace order; the
+ * decoder waits when the slowest worker is queue_batches batches behind, so
+ * memory stays bounded whatever the trace length.  A batch is released by
+ * the last worker that used it.
+ *
+ * Sharding.  Worker i owns shard i of every selected engine (one engine
+ * instance per engine per worker, wr_engine_config.shard = i, .shards = N);
+ * an instance handles only the access words wr_shard_of() gives it and sees
+ * all synchronization.  Each instance reports to its own wr_findings; at the
+ * end the driver merges them with wr_findings_merge, whose result does not
+ * depend on N.
+ *
+ * Kernel selection (--kernels REGEX, POSIX extended, searched in the kernel
+ * name).  Accesses, barriers, warp syncs, fences and block marks of launches
+ * whose kernel does not match are not given to the engines.  Their
+ * KERNEL_LAUNCH and KERNEL_END events are kept, so an unselected launch is
+ * an empty kernel in its stream: it still orders later work on that stream
+ * (and events recorded after it), exactly as in the recorded run.  Host
+ * copies, allocations and stream/event synchronization are always kept.
+ * Races between a selected and an unselected launch are therefore not
+ * reported.
+ *
+ * Timing.  Within a batch a worker runs engine after engine (each engine
+ * sees the batch's events in order; engines are independent, so this is the
+ * same analysis as event-major order) and reads CLOCK_THREAD_CPUTIME_ID
+ * around each engine's pass: two clock reads per engine per batch, which
+ * does not distort the per-event cost.  engine_seconds[e] is the CPU time of
+ * engine e summed over all shards (including finish()).  decode_seconds is
+ * the decoding thread's CPU time inside wr_reader_next.  wall_seconds runs
+ * from wr_replay_run's start to the end of the merge.  peak_rss_bytes is
+ * getrusage's ru_maxrss of the process.
+ *
+ * Trace hash: FNV-1a 64 over every byte of the file (trace_hash), computed
+ * by the decoding thread in a second pass over the file after the last batch
+ * was queued, while the workers still drain the queue.
+ */
+#ifndef WARPRACE_REPLAY_H
+#define WARPRACE_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "finding.h"
+#include "warprace/trace.h"
+
+#define WR_REPLAY_MAX_ENGINES 16
+#define WR_REPLAY_MAX_THREADS 256
+
+typedef struct wr_replay_options {
+    /* The engines to choose from; NULL = the built-in table wr_engines.
+     * wr_race.engine is an index into this table. */
+    const wr_engine_ops *const *table;
+    unsigned table_count;
+    uint32_t engine_mask;     /* bit i selects table[i]; 0 = all */
+    unsigned threads;         /* workers; 0 = the number of online CPUs */
+    const char *kernels;      /* regex selecting launches by kernel name; NULL = all */
+    unsigned queue_batches;   /* ring slots; 0 = default (2 * threads + 4) */
+    bool no_hash;             /* skip the trace hash (trace_hash = 0) */
+} wr_replay_options;
+
+typedef struct wr_replay_stats {
+    unsigned threads;
+    uint64_t events;          /* all events of the trace */
+    uint64_t accesses;        /* warp-level access records */
+    uint64_t thread_accesses; /* sum of popcount(active_mask) over accesses */
+    uint64_t launches;
+    uint64_t launches_selected;
+    uint64_t skipped_events;  /* events of unselected launches not analysed */
+    uint64_t lost_events;     /* sum of WR_EV_LOST counts */
+    uint64_t lost_markers;    /* WR_EV_LOST events */
+    uint64_t batches;
+    bool truncated;           /* no footer or an incomplete last chunk */
+    uint64_t truncated_at, truncated_bytes;
+    uint64_t trace_bytes;
+    uint64_t trace_hash;      /* FNV-1a 64 of the file */
+    double decode_seconds, wall_seconds;
+    unsigned engine_count;    /* selected engines */
+    unsigned engine_index[WR_REPLAY_MAX_ENGINES]; /* their table indices */
+    double engine_seconds[WR_REPLAY_MAX_ENGINES]; /* by position in engine_index */
+    uint64_t shadow_words[WR_REPLAY_MAX_ENGINES];
+    uint64_t peak_rss_bytes;
+} wr_replay_stats;
+
+typedef struct wr_replay_launch {
+    wr_launch launch;         /* as recorded */
+    uint64_t seq;             /* trace position of the launch event */
+    bool selected;            /* analysed (matches --kernels) */
+    bool ended;               /* a KERNEL_END was seen */
+} wr_replay_launch;
+
+typedef struct wr_replay_lost {
+    wr_lost lost;
+    uint64_t seq;
+} wr_replay_lost;
+
+typedef struct wr_replay wr_replay;
+
+/* Replays the trace at path.  Returns the finished replay (findings, stats,
+ * catalog), or NULL with err set (unreadable or corrupt trace, bad regex,
+ * bad options).  A truncated trace is not an error: it is analysed up to the
+ * last complete chunk and stats.truncated is set. */
+wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_error *err);
+void wr_replay_free(wr_replay *rp);
+
+const wr_replay_stats *wr_replay_get_stats(const wr_replay *rp);
+const wr_findings *wr_replay_findings(const wr_replay *rp);
+const wr_catalog *wr_replay_catalog(const wr_replay *rp);
+const wr_header *wr_replay_header(const wr_replay *rp);
+const wr_engine_ops *const *wr_replay_table(const wr_replay *rp);
+/* Launches in trace order. */
+size_t wr_replay_launches(const wr_replay *rp, const wr_replay_launch **out);
+/* LOST markers in trace order (at most the first 4096 are kept). */
+size_t wr_replay_lost_list(const wr_replay *rp, const wr_replay_lost **out);
+
+/* ---- resolution: ids -> names, the cross-run identity ------------------- */
+
+typedef struct wr_resolved_race {
+    unsigned engine;          /* table index */
+    const char *engine_name;
+    char *kernel[2];          /* kernel names; "host" for a host copy */
+    char *site[2];            /* "file:line:function", "pc:0x...", or "?" */
+    uint8_t kind[2];          /* wr_access_kind */
+    uint8_t race_class, verdict, potential;
+    uint64_t count;
+    wr_race example;          /* sides in the same order as kernel/site/kind */
+    char *identity;           /* kernel_a|kernel_b|site_a|site_b|kind_a|kind_b|class */
+    char *alloc_name;         /* allocation holding the example address, "" */
+    bool has_offset;
+    uint64_t offset;          /* example address - allocation base */
+} wr_resolved_race;
+
+/* Resolves the merged findings: names for kernels and sites, the pair put
+ * in canonical order by (site, kind, kernel) names, and groups that have the
+ * same (engine, identity, scope verdict) combined (several launches of one
+ * kernel; potential = 0 when any of them was exposed).  Sorted by (engine,
+ * identity, verdict).  Returns the count; *out is freed with
+ * wr_resolved_free. */
+size_t wr_replay_resolve(const wr_replay *rp, wr_resolved_race **out);
+void wr_resolved_free(wr_resolved_race *races, size_t n);
+
+/* FNV-1a 64 of the file (0 and errno set on error). */
+uint64_t wr_file_fnv1a64(const char *path, uint64_t *bytes);
+
+#endif

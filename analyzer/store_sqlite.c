@@ -1,0 +1,477 @@
+/* Findings -> SQLite (store_sqlite.h). */
+#include "store_sqlite.h"
+
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "embedded_sql.h"
+#include "warprace_version.h"
+
+WR_SQL_FILES_DECLARE(wr_schema_sql);
+
+const char *wr_store_schema_sql(void) { return wr_schema_sql[0].text; }
+
+struct wr_store {
+    sqlite3 *db;
+    char *path;
+};
+
+static void set_err(wr_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(wr_error *err, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    memset(err, 0, sizeof *err);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+}
+
+int wr_store_schema_version(void)
+{
+    const char *p = strstr(wr_store_schema_sql(), "PRAGMA user_version");
+    if (!p)
+        return -1;
+    p += strlen("PRAGMA user_version");
+    while (*p == ' ' || *p == '=')
+        p++;
+    return atoi(p);
+}
+
+static int query_int(sqlite3 *db, const char *sql, int64_t *out)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *out = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+wr_store *wr_store_open(const char *path, wr_error *err)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+        set_err(err, "%s: cannot open database: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_busy_timeout(db, 10000);
+    int want = wr_store_schema_version();
+    int64_t have = 0, tables = 0;
+    if (query_int(db, "PRAGMA user_version", &have) ||
+        query_int(db, "SELECT count(*) FROM sqlite_master", &tables)) {
+        set_err(err, "%s: not a database: %s", path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return NULL;
+    }
+    if (have == 0 && tables == 0) {
+        char *msg = NULL;
+        if (sqlite3_exec(db, wr_store_schema_sql(), NULL, NULL, &msg) != SQLITE_OK) {
+            set_err(err, "%s: cannot create the schema: %s", path, msg ? msg : "?");
+            sqlite3_free(msg);
+            sqlite3_close(db);
+            return NULL;
+        }
+    } else if (have != want) {
+        set_err(err, "%s: database schema version %" PRId64 ", this warprace uses version %d%s",
+                path, have, want, have == 0 ? " (not a warprace database?)" : "");
+        sqlite3_close(db);
+        return NULL;
+    } else {
+        sqlite3_stmt *st;
+        int ok = 0;
+        if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'application'", -1, &st,
+                               NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW) {
+                const unsigned char *v = sqlite3_column_text(st, 0);
+                ok = v && !strcmp((const char *)v, "warprace");
+            }
+            sqlite3_finalize(st);
+        }
+        if (!ok) {
+            set_err(err, "%s: not a warprace database (no meta.application = 'warprace')", path);
+            sqlite3_close(db);
+            return NULL;
+        }
+    }
+    sqlite3_exec(db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+    wr_store *s = calloc(1, sizeof *s);
+    if (!s)
+        abort();
+    s->db = db;
+    s->path = strdup(path);
+    return s;
+}
+
+void wr_store_close(wr_store *s)
+{
+    if (!s)
+        return;
+    sqlite3_close(s->db);
+    free(s->path);
+    free(s);
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+static void now_iso(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+typedef struct writer {
+    wr_store *s;
+    wr_error *err;
+    int failed;
+} writer;
+
+static sqlite3_stmt *prep(writer *w, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (w->failed)
+        return NULL;
+    if (sqlite3_prepare_v2(w->s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        set_err(w->err, "%s: %s", w->s->path, sqlite3_errmsg(w->s->db));
+        w->failed = 1;
+        return NULL;
+    }
+    return st;
+}
+
+static void step(writer *w, sqlite3_stmt *st)
+{
+    if (w->failed || !st)
+        return;
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        set_err(w->err, "%s: %s", w->s->path, sqlite3_errmsg(w->s->db));
+        w->failed = 1;
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
+static void bt(sqlite3_stmt *st, int i, const char *v)
+{
+    if (st)
+        sqlite3_bind_text(st, i, v ? v : "", -1, SQLITE_TRANSIENT);
+}
+static void bi(sqlite3_stmt *st, int i, int64_t v)
+{
+    if (st)
+        sqlite3_bind_int64(st, i, v);
+}
+static void bu(sqlite3_stmt *st, int i, uint64_t v) { bi(st, i, (int64_t)v); }
+static void bd(sqlite3_stmt *st, int i, double v)
+{
+    if (st)
+        sqlite3_bind_double(st, i, v);
+}
+static void bnull(sqlite3_stmt *st, int i)
+{
+    if (st)
+        sqlite3_bind_null(st, i);
+}
+/* block/warp/lane: UINT32_MAX (host side) is stored as NULL */
+static void bthr(sqlite3_stmt *st, int i, uint32_t v)
+{
+    if (v == UINT32_MAX)
+        bnull(st, i);
+    else
+        bi(st, i, v);
+}
+
+static void exec(writer *w, const char *sql)
+{
+    if (w->failed)
+        return;
+    char *msg = NULL;
+    if (sqlite3_exec(w->s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        set_err(w->err, "%s: %s", w->s->path, msg ? msg : sqlite3_errmsg(w->s->db));
+        w->failed = 1;
+    }
+    sqlite3_free(msg);
+}
+
+int64_t wr_store_write_run(wr_store *s, const wr_store_run *run, wr_error *err)
+{
+    writer w = {.s = s, .err = err};
+    char started[32], finished[32];
+    if (run->started_at)
+        snprintf(started, sizeof started, "%s", run->started_at);
+    else
+        now_iso(started, sizeof started);
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016" PRIx64, run->trace_hash);
+
+    exec(&w, "BEGIN IMMEDIATE");
+    if (w.failed)
+        return -1;
+    sqlite3_stmt *st = prep(&w,
+        "INSERT INTO runs(name, status, started_at, analyzer_version, trace_path, trace_hash,"
+        " trace_bytes, device, sm_arch, producer, recorded_command, engines, threads, options,"
+        " events, accesses, thread_accesses, launches, lost_events, truncated, decode_seconds,"
+        " wall_seconds, peak_rss_bytes)"
+        " VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+        " ?16, ?17, ?18, ?19, ?20, ?21, ?22)");
+    bt(st, 1, run->name);
+    bt(st, 2, started);
+    bt(st, 3, WARPRACE_VERSION);
+    bt(st, 4, run->trace_path);
+    bt(st, 5, hash);
+    bu(st, 6, run->trace_bytes);
+    bt(st, 7, run->device);
+    bi(st, 8, run->sm_arch);
+    bt(st, 9, run->producer);
+    bt(st, 10, run->recorded_command);
+    bt(st, 11, run->engines);
+    bi(st, 12, run->threads);
+    bt(st, 13, run->options);
+    bu(st, 14, run->events);
+    bu(st, 15, run->accesses);
+    bu(st, 16, run->thread_accesses);
+    bu(st, 17, run->launches);
+    bu(st, 18, run->lost_events);
+    bi(st, 19, run->truncated);
+    bd(st, 20, run->decode_seconds);
+    bd(st, 21, run->wall_seconds);
+    bu(st, 22, run->peak_rss_bytes);
+    step(&w, st);
+    sqlite3_finalize(st);
+    int64_t id = w.failed ? -1 : sqlite3_last_insert_rowid(s->db);
+
+    st = prep(&w, "INSERT INTO engine_runs(run_id, engine, seconds, shadow_words, races,"
+                  " occurrences) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    for (size_t i = 0; i < run->nengines && !w.failed; i++) {
+        const wr_store_engine *e = &run->engine[i];
+        bi(st, 1, id);
+        bt(st, 2, e->name);
+        bd(st, 3, e->seconds);
+        bu(st, 4, e->shadow_words);
+        bu(st, 5, e->races);
+        bu(st, 6, e->occurrences);
+        step(&w, st);
+    }
+    sqlite3_finalize(st);
+
+    st = prep(&w, "INSERT OR REPLACE INTO launches(run_id, launch, kernel, grid, block,"
+                  " shared_bytes, stream) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    for (size_t i = 0; i < run->nlaunches && !w.failed; i++) {
+        const wr_store_launch *l = &run->launch[i];
+        char grid[48], block[48];
+        snprintf(grid, sizeof grid, "%u,%u,%u", l->grid[0], l->grid[1], l->grid[2]);
+        snprintf(block, sizeof block, "%u,%u,%u", l->block[0], l->block[1], l->block[2]);
+        bi(st, 1, id);
+        bi(st, 2, l->launch);
+        bt(st, 3, l->kernel);
+        bt(st, 4, grid);
+        bt(st, 5, block);
+        bi(st, 6, l->shared_bytes);
+        bi(st, 7, l->stream);
+        step(&w, st);
+    }
+    sqlite3_finalize(st);
+
+    st = prep(&w, "INSERT INTO allocations(run_id, alloc_id, name, space, base, size)"
+                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    for (size_t i = 0; i < run->nallocs && !w.failed; i++) {
+        const wr_alloc *a = &run->alloc[i];
+        bi(st, 1, id);
+        bi(st, 2, a->id);
+        bt(st, 3, a->name);
+        bt(st, 4, wr_space_name(a->space));
+        bu(st, 5, a->base);
+        bu(st, 6, a->size);
+        step(&w, st);
+    }
+    sqlite3_finalize(st);
+
+    st = prep(&w,
+        "INSERT INTO races(run_id, engine, identity, kernel_a, kernel_b, site_a, site_b, kind_a,"
+        " kind_b, race_class, scope_verdict, potential, count, ex_space, ex_address, ex_alloc,"
+        " ex_offset, ex_a_launch, ex_a_block, ex_a_warp, ex_a_lane, ex_a_seq, ex_b_launch,"
+        " ex_b_block, ex_b_warp, ex_b_lane, ex_b_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+        " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25,"
+        " ?26, ?27)");
+    for (size_t i = 0; i < run->nraces && !w.failed; i++) {
+        if (run->fail_after_races && i == run->fail_after_races) {
+            set_err(err, "%s: interrupted after %zu race rows (test)", s->path, i);
+            w.failed = 1;
+            break;
+        }
+        const wr_resolved_race *r = &run->race[i];
+        bi(st, 1, id);
+        bt(st, 2, r->engine_name);
+        bt(st, 3, r->identity);
+        bt(st, 4, r->kernel[0]);
+        bt(st, 5, r->kernel[1]);
+        bt(st, 6, r->site[0]);
+        bt(st, 7, r->site[1]);
+        bt(st, 8, wr_access_kind_name(r->kind[0]));
+        bt(st, 9, wr_access_kind_name(r->kind[1]));
+        bt(st, 10, wr_race_class_name(r->race_class));
+        bt(st, 11, wr_scope_verdict_name(r->verdict));
+        bi(st, 12, r->potential);
+        bu(st, 13, r->count);
+        bt(st, 14, wr_space_name(r->example.space));
+        bu(st, 15, r->example.addr);
+        bt(st, 16, r->alloc_name);
+        if (r->has_offset)
+            bu(st, 17, r->offset);
+        else
+            bnull(st, 17);
+        const wr_race_access *a = &r->example.first, *b = &r->example.second;
+        bi(st, 18, a->launch);
+        bthr(st, 19, a->block);
+        bthr(st, 20, a->warp);
+        bthr(st, 21, a->lane);
+        bu(st, 22, a->seq);
+        bi(st, 23, b->launch);
+        bthr(st, 24, b->block);
+        bthr(st, 25, b->warp);
+        bthr(st, 26, b->lane);
+        bu(st, 27, b->seq);
+        step(&w, st);
+    }
+    sqlite3_finalize(st);
+
+    now_iso(finished, sizeof finished);
+    st = prep(&w, "UPDATE runs SET status = 'complete', finished_at = ?1 WHERE id = ?2");
+    bt(st, 1, finished);
+    bi(st, 2, id);
+    step(&w, st);
+    sqlite3_finalize(st);
+    exec(&w, "COMMIT");
+    if (w.failed) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
+    return id;
+}
+
+/* ---- from a replay -------------------------------------------------------- */
+
+typedef struct run_storage {
+    wr_store_engine engines[WR_REPLAY_MAX_ENGINES];
+    char engine_list[WR_REPLAY_MAX_ENGINES * 16];
+    wr_store_launch *launches;
+    char **kernel_names;   /* allocated names for launches without one */
+    wr_alloc *allocs;
+} run_storage;
+
+void wr_store_run_from_replay(wr_store_run *run, const wr_replay *rp, const char *trace_path,
+                              const wr_resolved_race *races, size_t nraces)
+{
+    run_storage *ps = calloc(1, sizeof *ps);
+    if (!ps)
+        abort();
+    const wr_replay_stats *st = wr_replay_get_stats(rp);
+    const wr_header *h = wr_replay_header(rp);
+    const wr_catalog *cat = wr_replay_catalog(rp);
+    const wr_engine_ops *const *table = wr_replay_table(rp);
+
+    run->priv_ = ps;
+    run->trace_path = trace_path;
+    run->trace_hash = st->trace_hash;
+    run->trace_bytes = st->trace_bytes;
+    run->device = h && h->device ? h->device : "";
+    run->producer = h && h->producer ? h->producer : "";
+    run->recorded_command = h && h->command ? h->command : "";
+    run->sm_arch = h ? h->sm_arch : 0;
+    run->threads = st->threads;
+    run->events = st->events;
+    run->accesses = st->accesses;
+    run->thread_accesses = st->thread_accesses;
+    run->launches = st->launches;
+    run->lost_events = st->lost_events;
+    run->truncated = st->truncated;
+    run->decode_seconds = st->decode_seconds;
+    run->wall_seconds = st->wall_seconds;
+    run->peak_rss_bytes = st->peak_rss_bytes;
+
+    size_t len = 0;
+    for (unsigned e = 0; e < st->engine_count; e++) {
+        wr_store_engine *se = &ps->engines[e];
+        unsigned idx = st->engine_index[e];
+        se->name = table[idx]->name;
+        se->seconds = st->engine_seconds[e];
+        se->shadow_words = st->shadow_words[e];
+        for (size_t i = 0; i < nraces; i++)
+            if (races[i].engine == idx) {
+                se->races++;
+                se->occurrences += races[i].count;
+            }
+        len += (size_t)snprintf(ps->engine_list + len, sizeof ps->engine_list - len, "%s%s",
+                                e ? "," : "", se->name);
+        if (len >= sizeof ps->engine_list)
+            len = sizeof ps->engine_list - 1;
+    }
+    run->engines = ps->engine_list;
+    run->engine = ps->engines;
+    run->nengines = st->engine_count;
+
+    const wr_replay_launch *l;
+    size_t nl = wr_replay_launches(rp, &l);
+    ps->launches = calloc(nl ? nl : 1, sizeof *ps->launches);
+    ps->kernel_names = calloc(nl ? nl : 1, sizeof *ps->kernel_names);
+    if (!ps->launches || !ps->kernel_names)
+        abort();
+    for (size_t i = 0; i < nl; i++) {
+        wr_store_launch *sl = &ps->launches[i];
+        sl->launch = l[i].launch.launch;
+        const wr_kernel *k = wr_catalog_kernel(cat, l[i].launch.kernel);
+        if (k && k->name && k->name[0]) {
+            sl->kernel = k->name;
+        } else {
+            if (asprintf(&ps->kernel_names[i], "kernel#%u", l[i].launch.kernel) < 0)
+                abort();
+            sl->kernel = ps->kernel_names[i];
+        }
+        memcpy(sl->grid, l[i].launch.grid, sizeof sl->grid);
+        memcpy(sl->block, l[i].launch.block_dim, sizeof sl->block);
+        sl->shared_bytes = l[i].launch.shared_bytes;
+        sl->stream = l[i].launch.stream;
+    }
+    run->launch = ps->launches;
+    run->nlaunches = nl;
+
+    uint32_t na = wr_catalog_alloc_count(cat);
+    ps->allocs = calloc(na ? na : 1, sizeof *ps->allocs);
+    if (!ps->allocs)
+        abort();
+    size_t m = 0;
+    for (uint32_t id = 1; id <= na; id++) {
+        const wr_alloc *a = wr_catalog_alloc(cat, id);
+        if (a)
+            ps->allocs[m++] = *a;
+    }
+    run->alloc = ps->allocs;
+    run->nallocs = m;
+    run->race = races;
+    run->nraces = nraces;
+}
+
+void wr_store_run_release(wr_store_run *run)
+{
+    run_storage *ps = run->priv_;
+    if (!ps)
+        return;
+    for (size_t i = 0; i < run->nlaunches; i++)
+        free(ps->kernel_names[i]);
+    free(ps->kernel_names);
+    free(ps->launches);
+    free(ps->allocs);
+    free(ps);
+    run->priv_ = NULL;
+}
