@@ -1,0 +1,719 @@
+/*
+ * fsm: the 25-state race FSM of HiRace (seed 002), driven by exactly the
+ * transition table analyzer/fsm25-transitions.csv (compiled into
+ * fsm25_table.c).  One 8-byte shadow word per tracked 4-byte word (layout in
+ * engine_fsm.h); semantics and decisions in ENGINES.md, section "fsm".
+ *
+ * Counters.  Each warp keeps a block-barrier count (bc) and each lane a
+ * warp-sync count (wc; one count for the whole warp until a partial-mask
+ * __syncwarp makes the lanes differ).  Both are Lamport clocks: when a
+ * barrier completes, every participating warp's bc becomes max(bc of the
+ * participants) + 1; a __syncwarp(mask) sets the wc of the lanes in mask to
+ * max(their wc) + 1.  So if a synchronisation chain leads from the stored
+ * access to the current one, the current count is larger; plain program
+ * order changes nothing.  The shadow word keeps them modulo 2^11 / 2^10.
+ *
+ * Launch boundaries: every launch and host copy is an epoch (epochs.h).  A
+ * word whose stored epoch happens before the current one is treated as INIT
+ * (kernel boundary = global synchronisation); a word whose stored epoch is
+ * concurrent with the current one (other stream, no event, no host wait) is
+ * compared with relation G and sync U.  Pages are swept lazily when a newer
+ * epoch first touches them, so the 8-bit epoch tag never becomes ambiguous.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "engine_fsm.h"
+#include "epochs.h"
+#include "shadow.h"
+
+#define RING 8
+#define KEEP_EPOCHS 4   /* per-block state of this many past epochs is kept for reports */
+
+typedef struct ring_ent {
+    uint64_t seq, lo, hi;   /* byte range [lo, hi] touched by the lanes */
+    uint32_t site, mask;
+    uint8_t kind, space;
+} ring_ent;
+
+typedef struct warp_st {
+    uint32_t bc;            /* block-barrier count (Lamport) */
+    uint32_t wc;            /* warp-sync count while all lanes agree */
+    uint32_t *wcl;          /* per-lane warp-sync counts, NULL while uniform */
+    uint32_t ring_pos;
+    ring_ent ring[RING];    /* the warp's recent accesses (for the first site) */
+} warp_st;
+
+typedef struct block_st {
+    uint32_t epoch, block;
+    uint32_t pending;       /* warps waiting in some incomplete barrier */
+    struct {
+        uint32_t arrived;   /* threads */
+        uint32_t warps;     /* mask of arrived warps */
+    } bar[16];
+    warp_st *w[32];
+    uint64_t *shared_keys;  /* shared-memory pages of this block (this shard) */
+    uint32_t nshared, capshared;
+} block_st;
+
+typedef struct fsm {
+    wr_engine_config cfg;
+    wr_shadow_map *map;
+    wr_epochs *ep;
+    /* (epoch, block) -> block_st, open addressing */
+    block_st **blocks;
+    uint32_t bcap, bcount;
+    uint32_t purged_at;
+    uint8_t *ended;         /* ended[epoch]: the host saw the launch end */
+    uint32_t nended;
+    /* caches */
+    uint32_t c_launch, c_epoch, c_block, c_warp;
+    block_st *c_bs;
+    warp_st *c_ws;
+} fsm;
+
+static void *xcalloc(size_t n, size_t s)
+{
+    void *p = calloc(n ? n : 1, s ? s : 1);
+    if (!p) {
+        fprintf(stderr, "warprace: out of memory (fsm)\n");
+        abort();
+    }
+    return p;
+}
+
+/* ---- block / warp state ---- */
+
+static inline uint32_t bhash(uint32_t epoch, uint32_t block)
+{
+    uint64_t k = ((uint64_t)epoch << 32 | block) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(k >> 32);
+}
+
+static void blocks_insert(fsm *f, block_st *b)
+{
+    if ((f->bcount + 1) * 2 > f->bcap) {
+        uint32_t ncap = f->bcap ? f->bcap * 2 : 256;
+        block_st **nb = xcalloc(ncap, sizeof *nb);
+        for (uint32_t i = 0; i < f->bcap; i++) {
+            block_st *o = f->blocks[i];
+            if (!o)
+                continue;
+            uint32_t j = bhash(o->epoch, o->block) & (ncap - 1);
+            while (nb[j])
+                j = (j + 1) & (ncap - 1);
+            nb[j] = o;
+        }
+        free(f->blocks);
+        f->blocks = nb;
+        f->bcap = ncap;
+    }
+    uint32_t j = bhash(b->epoch, b->block) & (f->bcap - 1);
+    while (f->blocks[j])
+        j = (j + 1) & (f->bcap - 1);
+    f->blocks[j] = b;
+    f->bcount++;
+}
+
+static block_st *block_find(fsm *f, uint32_t epoch, uint32_t block, bool create)
+{
+    if (f->bcap) {
+        uint32_t j = bhash(epoch, block) & (f->bcap - 1);
+        while (f->blocks[j]) {
+            if (f->blocks[j]->epoch == epoch && f->blocks[j]->block == block)
+                return f->blocks[j];
+            j = (j + 1) & (f->bcap - 1);
+        }
+    }
+    if (!create)
+        return NULL;
+    block_st *b = xcalloc(1, sizeof *b);
+    b->epoch = epoch;
+    b->block = block;
+    blocks_insert(f, b);
+    return b;
+}
+
+static void drop_shared_pages(fsm *f, block_st *b)
+{
+    for (uint32_t i = 0; i < b->nshared; i++)
+        wr_shadow_remove(f->map, b->shared_keys[i]);
+    free(b->shared_keys);
+    b->shared_keys = NULL;
+    b->nshared = b->capshared = 0;
+}
+
+static void block_free(fsm *f, block_st *b)
+{
+    drop_shared_pages(f, b);
+    for (unsigned i = 0; i < 32; i++) {
+        if (b->w[i])
+            free(b->w[i]->wcl);
+        free(b->w[i]);
+    }
+    free(b);
+}
+
+/* Frees the per-block state of epochs older than KEEP_EPOCHS. */
+static void purge_blocks(fsm *f, uint32_t newest)
+{
+    if (newest < f->purged_at + KEEP_EPOCHS || !f->bcap)
+        return;
+    f->purged_at = newest;
+    block_st **old = f->blocks;
+    uint32_t cap = f->bcap;
+    f->blocks = xcalloc(cap, sizeof *f->blocks);
+    f->bcount = 0;
+    for (uint32_t i = 0; i < cap; i++) {
+        block_st *b = old[i];
+        if (!b)
+            continue;
+        bool done = b->block == UINT32_MAX || wr_epochs_ordered(f->ep, b->epoch, newest) ||
+                    (b->epoch < f->nended && f->ended[b->epoch]);
+        if (b->epoch + KEEP_EPOCHS < newest && done)
+            block_free(f, b);
+        else
+            blocks_insert(f, b);
+    }
+    free(old);
+    f->c_bs = NULL;
+    f->c_ws = NULL;
+    f->c_launch = 0;
+}
+
+static warp_st *warp_of(block_st *b, uint32_t warp)
+{
+    warp &= 31u;
+    if (!b->w[warp])
+        b->w[warp] = xcalloc(1, sizeof(warp_st));
+    return b->w[warp];
+}
+
+static inline uint32_t epoch_of(fsm *f, uint32_t launch)
+{
+    if (launch == f->c_launch && f->c_launch)
+        return f->c_epoch;
+    return wr_epochs_of_launch(f->ep, launch);
+}
+
+/* Block and warp state of (launch, block, warp), through a one-entry cache. */
+static void locate(fsm *f, uint32_t launch, uint32_t block, uint32_t warp, uint32_t *epoch,
+                   block_st **bs, warp_st **ws)
+{
+    if (f->c_bs && launch == f->c_launch && block == f->c_block && warp == f->c_warp) {
+        *epoch = f->c_epoch;
+        *bs = f->c_bs;
+        *ws = f->c_ws;
+        return;
+    }
+    uint32_t e = epoch_of(f, launch);
+    block_st *b = block_find(f, e, block, true);
+    warp_st *w = warp_of(b, warp);
+    f->c_launch = launch;
+    f->c_epoch = e;
+    f->c_block = block;
+    f->c_warp = warp;
+    f->c_bs = b;
+    f->c_ws = w;
+    *epoch = e;
+    *bs = b;
+    *ws = w;
+}
+
+static void barrier_complete(block_st *b, unsigned id)
+{
+    uint32_t warps = b->bar[id].warps;
+    uint32_t m = 0;
+    for (uint32_t x = warps; x; x &= x - 1) {
+        warp_st *w = b->w[__builtin_ctz(x)];
+        if (w && w->bc > m)
+            m = w->bc;
+    }
+    for (uint32_t x = warps; x; x &= x - 1) {
+        warp_st *w = b->w[__builtin_ctz(x)];
+        if (w)
+            w->bc = m + 1;
+    }
+    b->bar[id].warps = 0;
+    b->bar[id].arrived = 0;
+    b->pending = 0;
+    for (unsigned i = 0; i < 16; i++)
+        b->pending |= b->bar[i].warps;
+}
+
+/* A warp that waits in a barrier and acts again: the barrier has completed
+ * (trace order is consistent with synchronisation). */
+static void complete_pending_of(block_st *b, uint32_t warp_bit)
+{
+    for (unsigned i = 0; i < 16; i++)
+        if (b->bar[i].warps & warp_bit)
+            barrier_complete(b, i);
+}
+
+static void on_barrier(fsm *f, const wr_barrier *br)
+{
+    uint32_t e;
+    block_st *b;
+    warp_st *w;
+    locate(f, br->launch, br->block, br->warp, &e, &b, &w);
+    unsigned id = br->barrier_id & 15u;
+    uint32_t bit = 1u << (br->warp & 31u);
+    if (b->bar[id].warps & bit)
+        barrier_complete(b, id);
+    b->bar[id].warps |= bit;
+    b->bar[id].arrived += (uint32_t)__builtin_popcount(br->active_mask);
+    b->pending |= bit;
+    if (br->expected && b->bar[id].arrived >= br->expected)
+        barrier_complete(b, id);
+}
+
+static void on_warp_sync(fsm *f, const wr_warp_sync *s)
+{
+    uint32_t e;
+    block_st *b;
+    warp_st *w;
+    locate(f, s->launch, s->block, s->warp, &e, &b, &w);
+    uint32_t mask = s->mask;
+    if (!mask)
+        return;
+    if (mask == WR_FULL_MASK && !w->wcl) {
+        w->wc++;
+        return;
+    }
+    if (!w->wcl) {
+        w->wcl = xcalloc(32, sizeof *w->wcl);
+        for (unsigned i = 0; i < 32; i++)
+            w->wcl[i] = w->wc;
+    }
+    uint32_t m = 0;
+    for (uint32_t x = mask; x; x &= x - 1)
+        if (w->wcl[__builtin_ctz(x)] > m)
+            m = w->wcl[__builtin_ctz(x)];
+    for (uint32_t x = mask; x; x &= x - 1)
+        w->wcl[__builtin_ctz(x)] = m + 1;
+}
+
+/* ---- races ---- */
+
+static unsigned state_scope_class(unsigned st)
+{
+    switch (st) {
+    case 4: case 10: case 12: case 19: case 20:  /* BREAD B_MR_BSYNC BATOM_B GATOM_B BSYNC_ATOM_B */
+        return WR_CLASS_INTER_WARP;
+    case 5: case 16:                             /* GREAD GATOM_G */
+        return WR_CLASS_INTER_BLOCK;
+    default:
+        return WR_CLASS_INTRA_WARP;
+    }
+}
+
+static unsigned state_kind(unsigned st)
+{
+    switch (st) {
+    case 1: case 3: case 4: case 5: case 6: case 7: case 8: case 9: case 10: case 11:
+        return WR_KIND_READ;
+    case 2:
+        return WR_KIND_WRITE;
+    default:
+        return WR_KIND_ATOMIC;
+    }
+}
+
+static uint8_t access_kind(unsigned acc)
+{
+    return acc == WR_FSM_ACC_R ? WR_KIND_READ : acc == WR_FSM_ACC_W ? WR_KIND_WRITE : WR_KIND_ATOMIC;
+}
+
+typedef struct cur_ctx {
+    uint32_t epoch;
+    uint32_t launch;        /* 0 for the host */
+    uint32_t block, warp;   /* UINT32_MAX for the host */
+    uint64_t seq;
+    uint32_t site;
+    uint8_t space;
+    unsigned acc;
+} cur_ctx;
+
+static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epoch, uint8_t space,
+                       uint64_t addr, uint64_t cur_seq)
+{
+    unsigned bf = wr_fsm_block(old);
+    bool host = bf == WR_FSM_HOST_BLOCK;
+    a->launch = host ? 0 : wr_epochs_launch_of(f->ep, old_epoch);
+    a->block = host ? UINT32_MAX : bf;
+    a->warp = host ? UINT32_MAX : wr_fsm_warp(old);
+    a->lane = host ? UINT32_MAX : wr_fsm_lane(old);
+    a->kind = (uint8_t)state_kind(wr_fsm_state(old));
+    a->site = 0;
+    a->seq = 0;
+    block_st *b = block_find(f, old_epoch, host ? UINT32_MAX : bf, false);
+    warp_st *w = b ? b->w[host ? 0 : wr_fsm_warp(old)] : NULL;
+    if (!w)
+        return;
+    unsigned lane = host ? 0 : wr_fsm_lane(old);
+    for (unsigned k = 0; k < RING; k++) {
+        const ring_ent *r = &w->ring[(w->ring_pos + RING - 1 - k) % RING];
+        if (!r->seq && !r->site && !r->mask)
+            break;
+        if (r->seq == cur_seq)
+            continue;   /* the current access itself */
+        if (r->space == space && ((r->mask >> lane) & 1u) && r->lo <= addr + 3 && addr <= r->hi) {
+            a->site = r->site;
+            a->seq = r->seq;
+            a->kind = r->kind;
+            return;
+        }
+    }
+}
+
+static void report(fsm *f, const cur_ctx *c, uint64_t old, uint32_t old_epoch, unsigned rel,
+                   unsigned lane, uint64_t word)
+{
+    wr_race r;
+    memset(&r, 0, sizeof r);
+    r.engine = f->cfg.engine_index;
+    r.verdict = WR_VERDICT_NONE;
+    r.potential = 0;
+    r.space = c->space;
+    r.addr = word << WR_WORD_SHIFT;
+    bool host = wr_fsm_block(old) == WR_FSM_HOST_BLOCK || c->launch == 0;
+    if (old_epoch != c->epoch || host) {
+        r.race_class = WR_CLASS_INTER_KERNEL;
+    } else {
+        unsigned rc = rel == WR_FSM_REL_G ? WR_CLASS_INTER_BLOCK
+                      : rel == WR_FSM_REL_B ? WR_CLASS_INTER_WARP : WR_CLASS_INTRA_WARP;
+        unsigned sc = state_scope_class(wr_fsm_state(old));
+        r.race_class = (uint8_t)(rc > sc ? rc : sc);
+    }
+    fill_first(f, &r.first, old, old_epoch, c->space, r.addr, c->seq);
+    r.second.site = c->site;
+    r.second.kind = access_kind(c->acc);
+    r.second.launch = c->launch;
+    r.second.block = c->block;
+    r.second.warp = c->warp;
+    r.second.lane = c->launch ? lane : UINT32_MAX;
+    r.second.seq = c->seq;
+    if (f->cfg.findings)
+        wr_findings_report(f->cfg.findings, &r);
+}
+
+/* ---- pages and epochs ---- */
+
+static inline uint32_t tag_epoch(uint32_t newest, unsigned tag)
+{
+    return newest - ((newest - tag) & 0xffu);
+}
+
+/* A newer epoch touches the page: words whose epoch is ordered before it
+ * become INIT; words older than 255 epochs are dropped too (documented). */
+static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
+{
+    uint64_t *cells = (uint64_t *)(void *)p->cells;
+    uint32_t newest = (uint32_t)p->user;
+    for (unsigned i = 0; i < WR_SHADOW_PAGE_WORDS; i++) {
+        uint64_t w = cells[i];
+        if (!w)
+            continue;
+        uint32_t we = tag_epoch(newest, wr_fsm_tag(w));
+        if (we + 255u < epoch || wr_epochs_ordered(f->ep, we, epoch))
+            cells[i] = 0;
+    }
+    p->user = epoch;
+}
+
+static inline wr_shadow_page *page_for(fsm *f, uint8_t space, uint32_t launch, block_st *b,
+                                       uint64_t word, uint32_t epoch)
+{
+    uint64_t key = wr_shadow_key(space, launch, b ? b->block : 0, word);
+    wr_shadow_page *p = wr_shadow_get(f->map, key);
+    if (p->user < epoch) {
+        if (p->user)
+            sweep(f, p, epoch);
+        else
+            p->user = epoch;
+    }
+    if (space == WR_SPACE_SHARED && !p->user2 && b) {
+        p->user2 = 1;
+        if (b->nshared == b->capshared) {
+            b->capshared = b->capshared ? b->capshared * 2 : 4;
+            b->shared_keys = realloc(b->shared_keys, b->capshared * sizeof *b->shared_keys);
+            if (!b->shared_keys)
+                abort();
+        }
+        b->shared_keys[b->nshared++] = key;
+    }
+    return p;
+}
+
+/* The slow path of one word: another epoch's word, or a race. */
+static uint64_t step_slow(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t old, uint64_t cur,
+                          unsigned lane, uint64_t word)
+{
+    uint32_t old_epoch = c->epoch;
+    unsigned rel, sync;
+    if (old && wr_fsm_tag(old) != (c->epoch & 0xffu)) {
+        old_epoch = tag_epoch((uint32_t)p->user, wr_fsm_tag(old));
+        if (wr_epochs_ordered(f->ep, old_epoch, c->epoch))
+            old = 0;
+        rel = WR_FSM_REL_G;   /* concurrent launches / copies */
+        sync = WR_FSM_SYNC_U;
+    } else {
+        rel = wr_fsm_relation(old, cur);
+        sync = wr_fsm_sync(old, cur);
+    }
+    unsigned st = wr_fsm_state(old);
+    unsigned next = wr_fsm25_next[st][c->acc][sync][rel];
+    if (next == WR_FSM25_RACE && st != WR_FSM25_RACE)
+        report(f, c, old, old_epoch, rel, lane, word);
+    return cur | next;
+}
+
+static inline void touch_word(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t cur,
+                              unsigned lane, uint64_t word)
+{
+    uint64_t *cell = (uint64_t *)wr_shadow_cell(p, 8, word);
+    uint64_t old = *cell;
+    uint64_t nw;
+    if ((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT) && old) {
+        nw = step_slow(f, c, p, old, cur, lane, word);
+    } else {
+        nw = wr_fsm_step(old, cur, c->acc);
+        if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
+            nw = step_slow(f, c, p, old, cur, lane, word);
+    }
+    *cell = nw;
+}
+
+static unsigned access_label(const wr_access *a)
+{
+    if (wr_op_is_atomic(a->op))
+        return a->scope == WR_SCOPE_BLOCK ? WR_FSM_ACC_BA : WR_FSM_ACC_GA;
+    return a->op == WR_OP_STORE ? WR_FSM_ACC_W : WR_FSM_ACC_R;
+}
+
+static void on_access(fsm *f, const wr_event *ev)
+{
+    const wr_access *a = &ev->u.access;
+    if (a->space == WR_SPACE_LOCAL || !a->active_mask)
+        return;
+    uint32_t epoch;
+    block_st *b;
+    warp_st *w;
+    locate(f, a->launch, a->block, a->warp, &epoch, &b, &w);
+    uint32_t wbit = 1u << (a->warp & 31u);
+    if (b->pending & wbit)
+        complete_pending_of(b, wbit);
+
+    cur_ctx c = {.epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
+                 .seq = ev->seq, .site = ev->site, .space = a->space, .acc = access_label(a)};
+    unsigned size = a->size ? a->size : 4;
+
+    /* remember the access for reports (range over the active lanes) */
+    ring_ent *r = &w->ring[w->ring_pos];
+    w->ring_pos = (w->ring_pos + 1) % RING;
+    r->seq = ev->seq;
+    r->site = ev->site;
+    r->mask = a->active_mask;
+    r->kind = access_kind(c.acc);
+    r->space = a->space;
+    r->lo = UINT64_MAX;
+    r->hi = 0;
+    for (uint32_t x = a->active_mask; x; x &= x - 1) {
+        uint64_t ad = wr_access_lane_addr(a, (unsigned)__builtin_ctz(x));
+        if (ad < r->lo)
+            r->lo = ad;
+        if (ad + size - 1 > r->hi)
+            r->hi = ad + size - 1;
+    }
+
+    uint64_t base = wr_fsm_pack(0, epoch, 0, a->warp, wr_fsm_fold_block(a->block), w->bc, 0);
+    const uint32_t *wcl = w->wcl;
+    uint64_t cur_uniform = base | ((uint64_t)(w->wc & 0x3ffu) << WR_FSM_WC_SHIFT);
+    uint32_t shards = f->cfg.shards, shard = f->cfg.shard;
+    uint64_t run = UINT64_MAX;
+    bool run_ok = false;
+    uint64_t pn = UINT64_MAX;
+    wr_shadow_page *p = NULL;
+
+    for (uint32_t x = a->active_mask; x; x &= x - 1) {
+        unsigned lane = (unsigned)__builtin_ctz(x);
+        uint64_t ad = wr_access_lane_addr(a, lane);
+        uint64_t w0 = ad >> WR_WORD_SHIFT, w1 = (ad + size - 1) >> WR_WORD_SHIFT;
+        uint64_t cur = (wcl ? (base | ((uint64_t)(wcl[lane] & 0x3ffu) << WR_FSM_WC_SHIFT)) : cur_uniform) |
+                       ((uint64_t)lane << WR_FSM_LANE_SHIFT);
+        for (uint64_t wd = w0; wd <= w1; wd++) {
+            if ((wd >> 6) != run) {
+                run = wd >> 6;
+                run_ok = wr_shard_of(a->space, a->launch, a->block, wd << WR_WORD_SHIFT, shards) == shard;
+            }
+            if (!run_ok)
+                continue;
+            if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
+                pn = wd >> WR_SHADOW_PAGE_SHIFT;
+                p = page_for(f, a->space, a->launch, b, wd, epoch);
+            }
+            touch_word(f, &c, p, cur, lane, wd);
+        }
+    }
+}
+
+/* A host copy: the host reads the source and/or writes the destination. */
+static void host_range(fsm *f, cur_ctx *c, block_st *b, uint64_t addr, uint64_t bytes)
+{
+    if (!bytes)
+        return;
+    warp_st *w = warp_of(b, 0);
+    ring_ent *r = &w->ring[w->ring_pos];
+    w->ring_pos = (w->ring_pos + 1) % RING;
+    *r = (ring_ent){.seq = c->seq, .lo = addr, .hi = addr + bytes - 1, .site = c->site, .mask = 1,
+                    .kind = access_kind(c->acc), .space = WR_SPACE_GLOBAL};
+    uint64_t cur = wr_fsm_pack(0, c->epoch, 0, 0, WR_FSM_HOST_BLOCK, 0, 0);
+    uint64_t w0 = addr >> WR_WORD_SHIFT, w1 = (addr + bytes - 1) >> WR_WORD_SHIFT;
+    uint64_t run = UINT64_MAX, pn = UINT64_MAX;
+    bool run_ok = false;
+    wr_shadow_page *p = NULL;
+    for (uint64_t wd = w0; wd <= w1; wd++) {
+        if ((wd >> 6) != run) {
+            run = wd >> 6;
+            run_ok = wr_shard_of(WR_SPACE_GLOBAL, 0, 0, wd << WR_WORD_SHIFT, f->cfg.shards) ==
+                     f->cfg.shard;
+        }
+        if (!run_ok) {
+            wd |= 63;   /* skip the rest of the run */
+            continue;
+        }
+        if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
+            pn = wd >> WR_SHADOW_PAGE_SHIFT;
+            p = page_for(f, WR_SPACE_GLOBAL, 0, NULL, wd, c->epoch);
+        }
+        touch_word(f, c, p, cur, 0, wd);
+    }
+}
+
+static void on_host_copy(fsm *f, const wr_event *ev, uint32_t epoch)
+{
+    const wr_host_copy *cp = &ev->u.copy;
+    block_st *b = block_find(f, epoch, UINT32_MAX, true);
+    cur_ctx c = {.epoch = epoch, .launch = 0, .block = UINT32_MAX, .warp = UINT32_MAX,
+                 .seq = ev->seq, .site = ev->site, .space = WR_SPACE_GLOBAL};
+    if ((cp->kind == WR_COPY_D2H || cp->kind == WR_COPY_D2D) && cp->src) {
+        c.acc = WR_FSM_ACC_R;
+        host_range(f, &c, b, cp->src, cp->bytes);
+    }
+    if ((cp->kind == WR_COPY_H2D || cp->kind == WR_COPY_D2D || cp->kind == WR_COPY_MEMSET) && cp->dst) {
+        c.acc = WR_FSM_ACC_W;
+        host_range(f, &c, b, cp->dst, cp->bytes);
+    }
+}
+
+/* ---- ops ---- */
+
+static void *fsm_create(const wr_engine_config *cfg)
+{
+    fsm *f = xcalloc(1, sizeof *f);
+    f->cfg = *cfg;
+    if (!f->cfg.shards)
+        f->cfg.shards = 1;
+    f->map = wr_shadow_new(8);
+    f->ep = wr_epochs_new();
+    return f;
+}
+
+static void fsm_on_event(void *self, const wr_event *ev)
+{
+    fsm *f = self;
+    switch (ev->kind) {
+    case WR_EV_ACCESS:
+        on_access(f, ev);
+        break;
+    case WR_EV_BARRIER:
+        on_barrier(f, &ev->u.barrier);
+        break;
+    case WR_EV_WARP_SYNC:
+        on_warp_sync(f, &ev->u.warp_sync);
+        break;
+    case WR_EV_BLOCK_EXIT: {
+        block_st *b = block_find(f, epoch_of(f, ev->u.block.launch), ev->u.block.block, false);
+        if (b)
+            drop_shared_pages(f, b);   /* a block's shared memory dies with it */
+        break;
+    }
+    case WR_EV_KERNEL_LAUNCH:
+    case WR_EV_HOST_COPY: {
+        uint32_t e = wr_epochs_on_event(f->ep, ev);
+        purge_blocks(f, e);
+        if (ev->kind == WR_EV_HOST_COPY)
+            on_host_copy(f, ev, e);
+        break;
+    }
+    case WR_EV_KERNEL_END: {
+        uint32_t e = epoch_of(f, ev->u.kernel_end.launch);
+        if (e >= f->nended) {
+            uint32_t n = e + 64;
+            f->ended = realloc(f->ended, n);
+            if (!f->ended)
+                abort();
+            memset(f->ended + f->nended, 0, n - f->nended);
+            f->nended = n;
+        }
+        f->ended[e] = 1;
+        wr_epochs_on_event(f->ep, ev);
+        break;
+    }
+    case WR_EV_EVENT_RECORD:
+    case WR_EV_STREAM_WAIT:
+    case WR_EV_EVENT_SYNC:
+    case WR_EV_STREAM_SYNC:
+    case WR_EV_DEVICE_SYNC:
+        wr_epochs_on_event(f->ep, ev);
+        break;
+    default:   /* fences, block enter, allocations, lost markers: not modelled */
+        break;
+    }
+}
+
+static void fsm_finish(void *self) { (void)self; }
+
+static void count_page(wr_shadow_page *p, void *ctx)
+{
+    const uint64_t *cells = (const uint64_t *)(const void *)p->cells;
+    uint64_t *n = ctx;
+    for (unsigned i = 0; i < WR_SHADOW_PAGE_WORDS; i++)
+        *n += cells[i] != 0;
+}
+
+static uint64_t fsm_shadow_words(void *self)
+{
+    fsm *f = self;
+    uint64_t n = 0;
+    wr_shadow_foreach(f->map, count_page, &n);
+    return n;
+}
+
+static void fsm_destroy(void *self)
+{
+    fsm *f = self;
+    if (!f)
+        return;
+    for (uint32_t i = 0; i < f->bcap; i++)
+        if (f->blocks[i])
+            block_free(f, f->blocks[i]);
+    free(f->blocks);
+    free(f->ended);
+    wr_shadow_free(f->map);
+    wr_epochs_free(f->ep);
+    free(f);
+}
+
+const wr_engine_ops wr_engine_fsm = {
+    .name = "fsm",
+    .description = "HiRace 25-state FSM, one 8-byte shadow word per word (barriers, warp syncs, scoped atomics)",
+    .create = fsm_create,
+    .on_event = fsm_on_event,
+    .finish = fsm_finish,
+    .shadow_words = fsm_shadow_words,
+    .destroy = fsm_destroy,
+};

@@ -1,0 +1,300 @@
+/* Host-side ordering of launches and copies: see epochs.h. */
+#include "epochs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct vc {
+    uint32_t n;
+    uint32_t *v;     /* v[stream index] = newest epoch of that stream ordered before */
+} vc;
+
+typedef struct epoch_rec {
+    uint32_t launch;  /* 0 = host copy */
+    uint32_t stream;  /* stream index */
+    vc before;        /* what happens before this epoch */
+} epoch_rec;
+
+typedef struct kv {
+    uint32_t key, val;  /* val 0 = empty */
+} kv;
+
+typedef struct u32map {
+    kv *slots;
+    uint32_t cap, count;
+} u32map;
+
+struct wr_epochs {
+    epoch_rec *ep;       /* ep[0] unused */
+    uint32_t nep, capep;
+    uint32_t *stream_ids;  /* index -> recorder stream id */
+    vc *stream_vc;         /* per stream index: what its next work waits for */
+    uint32_t *stream_last; /* newest epoch on the stream */
+    uint32_t nstreams, capstreams;
+    vc host;               /* what the host has waited for */
+    u32map launches;       /* launch id -> epoch */
+    u32map events;         /* event id -> index into event_vc + 1 */
+    vc *event_vc;
+    uint32_t nevents, capevents;
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "warprace: out of memory (epochs)\n");
+        abort();
+    }
+    return p;
+}
+
+static uint32_t map_get(const u32map *m, uint32_t key)
+{
+    if (!m->cap)
+        return 0;
+    uint32_t i = (key * 2654435761u) & (m->cap - 1);
+    while (m->slots[i].val) {
+        if (m->slots[i].key == key)
+            return m->slots[i].val;
+        i = (i + 1) & (m->cap - 1);
+    }
+    return 0;
+}
+
+static void map_put(u32map *m, uint32_t key, uint32_t val)
+{
+    if ((m->count + 1) * 2 > m->cap) {
+        uint32_t ncap = m->cap ? m->cap * 2 : 64;
+        kv *ns = calloc(ncap, sizeof *ns);
+        if (!ns)
+            abort();
+        for (uint32_t i = 0; i < m->cap; i++) {
+            if (!m->slots[i].val)
+                continue;
+            uint32_t j = (m->slots[i].key * 2654435761u) & (ncap - 1);
+            while (ns[j].val)
+                j = (j + 1) & (ncap - 1);
+            ns[j] = m->slots[i];
+        }
+        free(m->slots);
+        m->slots = ns;
+        m->cap = ncap;
+    }
+    uint32_t i = (key * 2654435761u) & (m->cap - 1);
+    while (m->slots[i].val && m->slots[i].key != key)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->slots[i].val)
+        m->count++;
+    m->slots[i].key = key;
+    m->slots[i].val = val;
+}
+
+static void vc_set(vc *a, uint32_t idx, uint32_t val)
+{
+    if (idx >= a->n) {
+        a->v = xrealloc(a->v, (idx + 1) * sizeof *a->v);
+        memset(a->v + a->n, 0, (idx + 1 - a->n) * sizeof *a->v);
+        a->n = idx + 1;
+    }
+    if (a->v[idx] < val)
+        a->v[idx] = val;
+}
+
+static void vc_join(vc *a, const vc *b)
+{
+    for (uint32_t i = 0; i < b->n; i++)
+        if (b->v[i])
+            vc_set(a, i, b->v[i]);
+}
+
+static void vc_copy(vc *dst, const vc *src)
+{
+    free(dst->v);
+    dst->n = src->n;
+    dst->v = src->n ? xrealloc(NULL, src->n * sizeof *dst->v) : NULL;
+    if (src->n)
+        memcpy(dst->v, src->v, src->n * sizeof *dst->v);
+}
+
+static uint32_t vc_get(const vc *a, uint32_t idx) { return idx < a->n ? a->v[idx] : 0; }
+
+wr_epochs *wr_epochs_new(void)
+{
+    wr_epochs *e = calloc(1, sizeof *e);
+    if (!e)
+        abort();
+    e->nep = 1;  /* epoch 0 = none */
+    e->capep = 64;
+    e->ep = calloc(e->capep, sizeof *e->ep);
+    if (!e->ep)
+        abort();
+    return e;
+}
+
+void wr_epochs_free(wr_epochs *e)
+{
+    if (!e)
+        return;
+    for (uint32_t i = 0; i < e->nep; i++)
+        free(e->ep[i].before.v);
+    for (uint32_t i = 0; i < e->nstreams; i++)
+        free(e->stream_vc[i].v);
+    for (uint32_t i = 0; i < e->nevents; i++)
+        free(e->event_vc[i].v);
+    free(e->ep);
+    free(e->stream_ids);
+    free(e->stream_vc);
+    free(e->stream_last);
+    free(e->host.v);
+    free(e->launches.slots);
+    free(e->events.slots);
+    free(e->event_vc);
+    free(e);
+}
+
+static uint32_t stream_index(wr_epochs *e, uint32_t stream)
+{
+    for (uint32_t i = 0; i < e->nstreams; i++)
+        if (e->stream_ids[i] == stream)
+            return i;
+    if (e->nstreams == e->capstreams) {
+        e->capstreams = e->capstreams ? e->capstreams * 2 : 8;
+        e->stream_ids = xrealloc(e->stream_ids, e->capstreams * sizeof *e->stream_ids);
+        e->stream_vc = xrealloc(e->stream_vc, e->capstreams * sizeof *e->stream_vc);
+        e->stream_last = xrealloc(e->stream_last, e->capstreams * sizeof *e->stream_last);
+    }
+    uint32_t i = e->nstreams++;
+    e->stream_ids[i] = stream;
+    e->stream_vc[i] = (vc){0, NULL};
+    e->stream_last[i] = 0;
+    return i;
+}
+
+/* A new epoch issued on `stream`. */
+static uint32_t new_epoch(wr_epochs *e, uint32_t launch, uint32_t stream)
+{
+    uint32_t s = stream_index(e, stream);
+    uint32_t s0 = stream_index(e, 0);
+    vc before = {0, NULL};
+    vc_copy(&before, &e->stream_vc[s]);
+    vc_join(&before, &e->host);
+    if (s == s0) {
+        /* legacy default stream: waits for all earlier work */
+        for (uint32_t i = 0; i < e->nstreams; i++) {
+            vc_join(&before, &e->stream_vc[i]);
+            if (e->stream_last[i])
+                vc_set(&before, i, e->stream_last[i]);
+        }
+    } else {
+        vc_join(&before, &e->stream_vc[s0]);
+        if (e->stream_last[s0])
+            vc_set(&before, s0, e->stream_last[s0]);
+    }
+    if (e->nep == e->capep) {
+        e->capep *= 2;
+        e->ep = xrealloc(e->ep, e->capep * sizeof *e->ep);
+    }
+    uint32_t id = e->nep++;
+    e->ep[id].launch = launch;
+    e->ep[id].stream = s;
+    e->ep[id].before = before;
+    /* the stream's next work waits for this one (and what it waited for) */
+    vc_join(&e->stream_vc[s], &before);
+    vc_set(&e->stream_vc[s], s, id);
+    e->stream_last[s] = id;
+    return id;
+}
+
+/* The host has observed epoch `id` complete. */
+static void host_waits_epoch(wr_epochs *e, uint32_t id)
+{
+    if (!id || id >= e->nep)
+        return;
+    vc_join(&e->host, &e->ep[id].before);
+    vc_set(&e->host, e->ep[id].stream, id);
+}
+
+uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
+{
+    switch (ev->kind) {
+    case WR_EV_KERNEL_LAUNCH: {
+        uint32_t id = new_epoch(e, ev->u.launch.launch, ev->u.launch.stream);
+        map_put(&e->launches, ev->u.launch.launch, id);
+        return id;
+    }
+    case WR_EV_HOST_COPY: {
+        uint32_t id = new_epoch(e, 0, ev->u.copy.stream);
+        if (!ev->u.copy.async)
+            host_waits_epoch(e, id);
+        return id;
+    }
+    case WR_EV_KERNEL_END:
+        host_waits_epoch(e, map_get(&e->launches, ev->u.kernel_end.launch));
+        return 0;
+    case WR_EV_DEVICE_SYNC:
+        for (uint32_t i = 0; i < e->nstreams; i++)
+            host_waits_epoch(e, e->stream_last[i]);
+        return 0;
+    case WR_EV_STREAM_SYNC: {
+        uint32_t s = stream_index(e, ev->u.stream_sync.stream);
+        host_waits_epoch(e, e->stream_last[s]);
+        return 0;
+    }
+    case WR_EV_EVENT_RECORD: {
+        uint32_t s = stream_index(e, ev->u.stream_event.stream);
+        uint32_t idx = map_get(&e->events, ev->u.stream_event.event);
+        if (!idx) {
+            if (e->nevents == e->capevents) {
+                e->capevents = e->capevents ? e->capevents * 2 : 8;
+                e->event_vc = xrealloc(e->event_vc, e->capevents * sizeof *e->event_vc);
+            }
+            e->event_vc[e->nevents] = (vc){0, NULL};
+            idx = ++e->nevents;
+            map_put(&e->events, ev->u.stream_event.event, idx);
+        }
+        /* the event captures everything issued to the stream so far */
+        vc_copy(&e->event_vc[idx - 1], &e->stream_vc[s]);
+        return 0;
+    }
+    case WR_EV_STREAM_WAIT: {
+        uint32_t s = stream_index(e, ev->u.stream_event.stream);
+        uint32_t idx = map_get(&e->events, ev->u.stream_event.event);
+        if (idx)
+            vc_join(&e->stream_vc[s], &e->event_vc[idx - 1]);
+        return 0;
+    }
+    case WR_EV_EVENT_SYNC: {
+        uint32_t idx = map_get(&e->events, ev->u.stream_event.event);
+        if (idx)
+            vc_join(&e->host, &e->event_vc[idx - 1]);
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+uint32_t wr_epochs_of_launch(wr_epochs *e, uint32_t launch)
+{
+    uint32_t id = map_get(&e->launches, launch);
+    if (!id) {
+        id = new_epoch(e, launch, 0);
+        map_put(&e->launches, launch, id);
+    }
+    return id;
+}
+
+uint32_t wr_epochs_launch_of(const wr_epochs *e, uint32_t epoch)
+{
+    return epoch && epoch < e->nep ? e->ep[epoch].launch : 0;
+}
+
+uint32_t wr_epochs_count(const wr_epochs *e) { return e->nep - 1; }
+
+bool wr_epochs_ordered(const wr_epochs *e, uint32_t a, uint32_t b)
+{
+    if (!a || !b || a >= b || b >= e->nep)
+        return false;
+    return vc_get(&e->ep[b].before, e->ep[a].stream) >= a;
+}

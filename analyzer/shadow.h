@@ -1,0 +1,81 @@
+/*
+ * shadow.h: a page-table shadow map shared by the engines (lockset and fsm
+ * use it; vc/scoped may too).
+ *
+ * Memory words (WR_WORD_SHIFT = 4-byte granularity) are grouped into pages of
+ * WR_SHADOW_PAGE_WORDS (1024) consecutive words, i.e. one 4 KiB page of
+ * device memory.  A page is found by a 64-bit key (wr_shadow_key(): global
+ * memory by address, shared memory by (launch, block, offset)) in an
+ * open-addressing hash table, with a one-entry cache in front of it, so a
+ * coalesced warp access costs one lookup for all its lanes and then one
+ * array store per word.  Each page holds 1024 cells of `cell_bytes` bytes
+ * (fixed per map, zero-initialised: an engine should make "all zero" its
+ * virgin/INIT state) plus two 64-bit engine-owned header fields.
+ *
+ * Not thread-safe: one map per engine instance (per shard).
+ */
+#ifndef WARPRACE_SHADOW_H
+#define WARPRACE_SHADOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WR_SHADOW_PAGE_SHIFT 10
+#define WR_SHADOW_PAGE_WORDS (1u << WR_SHADOW_PAGE_SHIFT)
+#define WR_SHADOW_PAGE_MASK (WR_SHADOW_PAGE_WORDS - 1u)
+
+typedef struct wr_shadow_page {
+    uint64_t key;
+    uint64_t user;       /* engine-owned, 0 on creation */
+    uint64_t user2;      /* engine-owned, 0 on creation */
+    uint64_t pad;
+    _Alignas(16) unsigned char cells[]; /* WR_SHADOW_PAGE_WORDS * cell_bytes */
+} wr_shadow_page;
+
+typedef struct wr_shadow_map {
+    size_t cell_bytes;
+    size_t cap;          /* power of two */
+    size_t count;
+    uint64_t *keys;
+    wr_shadow_page **pages;  /* NULL = empty slot */
+    /* one-entry cache */
+    uint64_t last_key;
+    wr_shadow_page *last;
+} wr_shadow_map;
+
+/* The page key of word `word` (= address >> WR_WORD_SHIFT) in `space`.
+ * Global memory: one key space for every launch and the host.  Shared
+ * memory: distinct per (launch, block); shared offsets are < 2^22 words.
+ * Local memory is never tracked (engines skip it). */
+static inline uint64_t wr_shadow_key(uint8_t space, uint32_t launch, uint32_t block,
+                                     uint64_t word)
+{
+    if (space == 0)
+        return (word >> WR_SHADOW_PAGE_SHIFT) & 0x7fffffffffffffffull;
+    return 0x8000000000000000ull | ((uint64_t)(launch & 0x1ffffu) << 46) |
+           ((uint64_t)block << 14) | ((word >> WR_SHADOW_PAGE_SHIFT) & 0x3fffu);
+}
+
+wr_shadow_map *wr_shadow_new(size_t cell_bytes);
+void wr_shadow_free(wr_shadow_map *m);
+/* The page for `key`, created (zeroed) when absent when `create`. */
+wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool create);
+/* Drops the page for `key` if present. */
+void wr_shadow_remove(wr_shadow_map *m, uint64_t key);
+/* Calls fn on every page (in table order). */
+void wr_shadow_foreach(wr_shadow_map *m, void (*fn)(wr_shadow_page *, void *), void *ctx);
+
+static inline wr_shadow_page *wr_shadow_get(wr_shadow_map *m, uint64_t key)
+{
+    if (m->last && m->last_key == key)
+        return m->last;
+    return wr_shadow_lookup_slow(m, key, true);
+}
+
+static inline void *wr_shadow_cell(wr_shadow_page *p, size_t cell_bytes, uint64_t word)
+{
+    return p->cells + (size_t)(word & WR_SHADOW_PAGE_MASK) * cell_bytes;
+}
+
+#endif
