@@ -160,6 +160,9 @@ typedef struct wr_reader_stats {
 
 /* Opens and checks the header.  NULL with err set on failure. */
 wr_reader *wr_reader_open(const char *path, wr_error *err);
+/* The same over a trace held in memory (fuzzing, tests); `name` stands for
+ * the file in error messages.  data must outlive the reader. */
+wr_reader *wr_reader_open_memory(const void *data, size_t size, const char *name, wr_error *err);
 const wr_header *wr_reader_header(const wr_reader *r);
 /* The catalog grows as metadata chunks are read; every id used by a batch is
  * defined by the time the batch is returned.  Pointers into the catalog stay
@@ -182,6 +185,8 @@ void wr_reader_close(wr_reader *r);
  * `report` (may be NULL).  Returns 0 if sound, 1 if truncated but otherwise
  * sound (no footer), 2 if corrupt, -1 if it could not be opened. */
 int wr_verify_file(const char *path, FILE *report, wr_error *err);
+/* The same over a trace held in memory; `name` stands for the file. */
+int wr_verify_memory(const void *data, size_t size, const char *name, FILE *report, wr_error *err);
 
 /* ---- text form (formats/TEXT.md) ---------------------------------------- */
 

@@ -1,0 +1,761 @@
+/* The .wrt writer: header, metadata chunks, event chunks, footer index.
+ *
+ * Output is a pure function of the calls made: chunk boundaries depend only
+ * on the event payload size (and explicit flushes), pending metadata is
+ * written immediately before the event chunk that may refer to it, and the
+ * header's time comes from the caller's struct.  The text form relies on
+ * this for asm -> dump -> asm byte identity. */
+#include <errno.h>
+#include <lz4.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "format_internal.h"
+
+/* Pending metadata beyond this is flushed early so that no metadata chunk
+ * gets near the reader's chunk size limit. */
+#define METADATA_FLUSH_BYTES (16u << 20)
+
+typedef struct bytebuf {
+    uint8_t *data;
+    size_t len, cap;
+} bytebuf;
+
+static int buf_reserve(bytebuf *b, size_t extra)
+{
+    if (b->len + extra <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + extra)
+        cap *= 2;
+    uint8_t *d = realloc(b->data, cap);
+    if (!d)
+        return -1;
+    b->data = d;
+    b->cap = cap;
+    return 0;
+}
+
+static uint8_t *buf_grow(bytebuf *b, size_t n)
+{
+    if (buf_reserve(b, n))
+        return NULL;
+    uint8_t *p = b->data + b->len;
+    b->len += n;
+    return p;
+}
+
+typedef struct pending_table {
+    bytebuf bytes;
+    uint32_t count;             /* entries pending */
+    uint32_t next_id;           /* id the next definition gets */
+} pending_table;
+
+typedef struct pending_module {
+    uint32_t id;
+    bytebuf entry;              /* the whole MODULES payload of one module */
+} pending_module;
+
+struct wr_writer {
+    FILE *file;
+    char *path;
+    uint64_t offset;            /* bytes written so far */
+    uint32_t chunk_bytes;
+    int failed;                 /* sticky: a write failed, the file is unusable */
+    wr_error failure;
+
+    bytebuf events;             /* pending event chunk payload */
+    uint32_t event_count, vector_count;
+    uint64_t events_written;    /* seq of the first pending event */
+    uint64_t lost_events;
+
+    pending_table strings, kernels, allocs, sites;
+    pending_module *modules;
+    uint32_t module_count, module_cap, next_module_id;
+
+    /* string interning: ids in first-use order, so output is deterministic */
+    char **string_by_id;        /* [id-1] */
+    uint32_t string_total, string_cap;
+    uint32_t *hash_slots;       /* open addressing, holds ids, 0 = empty */
+    uint32_t hash_cap;
+
+    bytebuf index;              /* footer entries, one per chunk written */
+    uint32_t index_entries;
+    bytebuf compressed;
+};
+
+/* ---- low-level output ---- */
+
+static int fail_io(wr_writer *w, wr_error *err, const char *what)
+{
+    if (!w->failed) {
+        w->failed = 1;
+        wr_error_at(&w->failure, w->path, w->offset, "%s: %s", what, strerror(errno));
+    }
+    if (err)
+        *err = w->failure;
+    return -1;
+}
+
+static int write_bytes(wr_writer *w, const void *data, size_t len, wr_error *err)
+{
+    if (len && fwrite(data, 1, len, w->file) != len)
+        return fail_io(w, err, "write failed");
+    w->offset += len;
+    return 0;
+}
+
+static int write_chunk(wr_writer *w, uint8_t type, uint32_t count, uint32_t aux,
+                       uint64_t first_index, const uint8_t *raw, size_t raw_size, wr_error *err)
+{
+    if (w->failed) {
+        if (err)
+            *err = w->failure;
+        return -1;
+    }
+    int bound = LZ4_compressBound((int)raw_size);
+    if (buf_reserve(&w->compressed, (size_t)bound))
+        return fail_io(w, err, "out of memory");
+    int csize = raw_size ? LZ4_compress_default((const char *)raw, (char *)w->compressed.data,
+                                                (int)raw_size, bound)
+                         : 0;
+    wrf_chunk_header h = {.type = type, .raw_size = (uint32_t)raw_size, .count = count,
+                          .aux = aux, .first_index = first_index};
+    const uint8_t *payload;
+    /* Stored when LZ4 does not help: keeps the reader's worst case at 1:1. */
+    if (csize > 0 && (size_t)csize < raw_size) {
+        h.codec = WRF_CODEC_LZ4;
+        h.stored_size = (uint32_t)csize;
+        payload = w->compressed.data;
+    } else {
+        h.codec = WRF_CODEC_STORED;
+        h.stored_size = (uint32_t)raw_size;
+        payload = raw;
+    }
+    h.payload_crc = wrf_crc32c(0, payload, h.stored_size);
+    uint8_t hb[WRF_CHUNK_HEADER_SIZE];
+    wrf_chunk_header_encode(hb, &h);
+
+    if (type != WRF_CHUNK_INDEX) {
+        uint8_t *e = buf_grow(&w->index, WRF_INDEX_ENTRY);
+        if (!e)
+            return fail_io(w, err, "out of memory");
+        wrf_put64(e, w->offset);
+        wrf_put64(e + 8, first_index);
+        wrf_put32(e + 16, count);
+        e[20] = type;
+        e[21] = h.codec;
+        wrf_put16(e + 22, 0);
+        w->index_entries++;
+    }
+    if (write_bytes(w, hb, sizeof hb, err) || write_bytes(w, payload, h.stored_size, err))
+        return -1;
+    return 0;
+}
+
+/* ---- metadata ---- */
+
+static int flush_table(wr_writer *w, pending_table *t, uint8_t type, wr_error *err)
+{
+    if (!t->count)
+        return 0;
+    uint64_t first = t->next_id - t->count;
+    int rc = write_chunk(w, type, t->count, 0, first, t->bytes.data, t->bytes.len, err);
+    t->bytes.len = 0;
+    t->count = 0;
+    return rc;
+}
+
+/* Canonical order: strings first (everything refers to them), modules last. */
+static int flush_metadata(wr_writer *w, wr_error *err)
+{
+    if (flush_table(w, &w->strings, WRF_CHUNK_STRINGS, err) ||
+        flush_table(w, &w->kernels, WRF_CHUNK_KERNELS, err) ||
+        flush_table(w, &w->allocs, WRF_CHUNK_ALLOCS, err) ||
+        flush_table(w, &w->sites, WRF_CHUNK_SITES, err))
+        return -1;
+    for (uint32_t i = 0; i < w->module_count; i++) {
+        pending_module *m = &w->modules[i];
+        int rc = write_chunk(w, WRF_CHUNK_MODULES, 1, 0, m->id, m->entry.data, m->entry.len, err);
+        free(m->entry.data);
+        m->entry.data = NULL;
+        if (rc) {
+            /* free the rest too, the writer is failed */
+            for (uint32_t j = i + 1; j < w->module_count; j++)
+                free(w->modules[j].entry.data);
+            w->module_count = 0;
+            return -1;
+        }
+    }
+    w->module_count = 0;
+    return 0;
+}
+
+static size_t pending_metadata_bytes(const wr_writer *w)
+{
+    return w->strings.bytes.len + w->kernels.bytes.len + w->allocs.bytes.len + w->sites.bytes.len;
+}
+
+static int maybe_flush_metadata(wr_writer *w)
+{
+    if (pending_metadata_bytes(w) < METADATA_FLUSH_BYTES)
+        return 0;
+    return flush_metadata(w, NULL);
+}
+
+static uint32_t hash_string(const char *s)
+{
+    uint32_t h = 2166136261u;   /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+static int hash_insert(wr_writer *w, uint32_t id)
+{
+    uint32_t mask = w->hash_cap - 1;
+    for (uint32_t i = hash_string(w->string_by_id[id - 1]) & mask;; i = (i + 1) & mask)
+        if (!w->hash_slots[i]) {
+            w->hash_slots[i] = id;
+            return 0;
+        }
+}
+
+/* The id of s in the string table, defining it if new; 0 for "" / NULL,
+ * UINT32_MAX on failure. */
+static uint32_t intern(wr_writer *w, const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    size_t len = strlen(s);
+    if (len > WRF_CHUNK_RAW_MAX / 4)
+        return UINT32_MAX;
+    if (w->hash_cap) {
+        uint32_t mask = w->hash_cap - 1;
+        for (uint32_t i = hash_string(s) & mask; w->hash_slots[i]; i = (i + 1) & mask)
+            if (!strcmp(w->string_by_id[w->hash_slots[i] - 1], s))
+                return w->hash_slots[i];
+    }
+    if (w->string_total >= WRF_CATALOG_TABLE_MAX)
+        return UINT32_MAX;
+    if (w->string_total == w->string_cap) {
+        uint32_t cap = w->string_cap ? w->string_cap * 2 : 64;
+        char **p = realloc(w->string_by_id, cap * sizeof *p);
+        if (!p)
+            return UINT32_MAX;
+        w->string_by_id = p;
+        w->string_cap = cap;
+    }
+    if ((w->string_total + 1) * 2 > w->hash_cap) {
+        uint32_t cap = w->hash_cap ? w->hash_cap * 2 : 128;
+        uint32_t *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return UINT32_MAX;
+        free(w->hash_slots);
+        w->hash_slots = slots;
+        w->hash_cap = cap;
+        for (uint32_t id = 1; id <= w->string_total; id++)
+            hash_insert(w, id);
+    }
+    char *copy = strdup(s);
+    uint8_t *e = buf_grow(&w->strings.bytes, 4 + len);
+    if (!copy || !e) {
+        free(copy);
+        return UINT32_MAX;
+    }
+    wrf_put32(e, (uint32_t)len);
+    memcpy(e + 4, s, len);
+    w->string_by_id[w->string_total++] = copy;
+    uint32_t id = w->string_total;
+    hash_insert(w, id);
+    w->strings.count++;
+    w->strings.next_id++;
+    return id;
+}
+
+static uint8_t *table_entry(pending_table *t, size_t size)
+{
+    if (t->next_id >= WRF_CATALOG_TABLE_MAX)
+        return NULL;
+    return buf_grow(&t->bytes, size);
+}
+
+uint32_t wr_writer_site(wr_writer *w, uint64_t pc, const char *file, uint32_t line,
+                        const char *function)
+{
+    if (!w || w->failed)
+        return 0;
+    uint32_t fs = intern(w, file), fn = intern(w, function);
+    if (fs == UINT32_MAX || fn == UINT32_MAX)
+        return 0;
+    uint8_t *e = table_entry(&w->sites, WRF_SITE_ENTRY);
+    if (!e)
+        return 0;
+    wrf_put64(e, pc);
+    wrf_put32(e + 8, fs);
+    wrf_put32(e + 12, line);
+    wrf_put32(e + 16, fn);
+    wrf_put32(e + 20, 0);
+    w->sites.count++;
+    uint32_t id = w->sites.next_id++;
+    return maybe_flush_metadata(w) ? 0 : id;
+}
+
+uint32_t wr_writer_kernel(wr_writer *w, const char *name)
+{
+    if (!w || w->failed)
+        return 0;
+    uint32_t ns = intern(w, name);
+    if (ns == UINT32_MAX)
+        return 0;
+    uint8_t *e = table_entry(&w->kernels, WRF_KERNEL_ENTRY);
+    if (!e)
+        return 0;
+    wrf_put32(e, ns);
+    w->kernels.count++;
+    uint32_t id = w->kernels.next_id++;
+    return maybe_flush_metadata(w) ? 0 : id;
+}
+
+uint32_t wr_writer_alloc(wr_writer *w, uint64_t base, uint64_t size, uint8_t space,
+                         const char *name)
+{
+    if (!w || w->failed || space > WR_SPACE_MAX)
+        return 0;
+    uint32_t ns = intern(w, name);
+    if (ns == UINT32_MAX)
+        return 0;
+    uint8_t *e = table_entry(&w->allocs, WRF_ALLOC_ENTRY);
+    if (!e)
+        return 0;
+    wrf_put64(e, base);
+    wrf_put64(e + 8, size);
+    wrf_put32(e + 16, ns);
+    e[20] = space;
+    e[21] = e[22] = e[23] = 0;
+    w->allocs.count++;
+    uint32_t id = w->allocs.next_id++;
+    return maybe_flush_metadata(w) ? 0 : id;
+}
+
+uint32_t wr_writer_module(wr_writer *w, const char *name, const void *image, uint64_t size)
+{
+    if (!w || w->failed || (size && !image) || size > WRF_CHUNK_RAW_MAX - WRF_MODULE_ENTRY_FIXED ||
+        w->next_module_id >= WRF_CATALOG_TABLE_MAX)
+        return 0;
+    uint32_t ns = intern(w, name);
+    if (ns == UINT32_MAX)
+        return 0;
+    if (w->module_count == w->module_cap) {
+        uint32_t cap = w->module_cap ? w->module_cap * 2 : 4;
+        pending_module *m = realloc(w->modules, cap * sizeof *m);
+        if (!m)
+            return 0;
+        w->modules = m;
+        w->module_cap = cap;
+    }
+    pending_module *m = &w->modules[w->module_count];
+    memset(m, 0, sizeof *m);
+    uint8_t *e = buf_grow(&m->entry, WRF_MODULE_ENTRY_FIXED + size);
+    if (!e)
+        return 0;
+    wrf_put32(e, ns);
+    wrf_put32(e + 4, 0);
+    wrf_put64(e + 8, size);
+    if (size)
+        memcpy(e + 16, image, size);
+    m->id = w->next_module_id++;
+    w->module_count++;
+    return m->id;
+}
+
+/* ---- events ---- */
+
+static unsigned log2_size(uint8_t size)
+{
+    switch (size) {
+    case 1: return 0;
+    case 2: return 1;
+    case 4: return 2;
+    case 8: return 3;
+    case 16: return 4;
+    default: return 8;
+    }
+}
+
+/* Encodes ev at out (room for WRF_RECORD_MAX bytes).  Returns the record
+ * size, or 0 with *why set when ev breaks the event model's ranges. */
+static size_t encode_event(uint8_t *out, const wr_event *ev, int *is_vector, const char **why)
+{
+    uint8_t *p = out;
+    p[0] = ev->kind;
+    p[1] = p[2] = p[3] = 0;
+    wrf_put32(p + 4, ev->site);
+    p += 8;
+    *is_vector = 0;
+    switch (ev->kind) {
+    case WR_EV_ACCESS: {
+        const wr_access *a = &ev->u.access;
+        unsigned lg = log2_size(a->size);
+        if (a->op > WR_OP_MAX) return *why = "access op out of range", 0;
+        if (a->atomic_op > WR_AOP_MAX_ID) return *why = "atomic op out of range", 0;
+        if ((a->op == WR_OP_ATOMIC_RMW) != (a->atomic_op != WR_AOP_NONE))
+            return *why = "atomic_op must be set exactly for ATOMIC_RMW accesses", 0;
+        if (a->scope > WR_SCOPE_MAX) return *why = "scope out of range", 0;
+        if (a->order > WR_ORDER_MAX) return *why = "order out of range", 0;
+        if (a->space > WR_SPACE_MAX) return *why = "space out of range", 0;
+        if (lg > 4) return *why = "access size must be 1, 2, 4, 8 or 16", 0;
+        if (a->addr_mode > WR_ADDR_VECTOR) return *why = "address mode out of range", 0;
+        int cas = a->atomic_op == WR_AOP_CAS;
+        if (!cas && a->cas_success) return *why = "cas_success set on a non-CAS access", 0;
+        if (a->cas_success & ~a->active_mask) return *why = "cas_success has inactive lanes", 0;
+        uint8_t flags = (uint8_t)(a->addr_mode | lg << WRF_AF_SIZE_SHIFT);
+        if (a->active_mask == WR_FULL_MASK) flags |= WRF_AF_FULL_MASK;
+        if (cas) flags |= WRF_AF_CAS;
+        out[2] = (uint8_t)(a->op | a->space << 3 | a->order << 5);
+        out[3] = (uint8_t)(a->atomic_op | a->scope << 4);
+        wrf_put32(p, a->launch);
+        wrf_put32(p + 4, a->block);
+        wrf_put32(p + 8, a->warp);
+        p += 12;
+        if (!(flags & WRF_AF_FULL_MASK)) { wrf_put32(p, a->active_mask); p += 4; }
+        if (cas) { wrf_put32(p, a->cas_success); p += 4; }
+        if (a->addr_mode == WR_ADDR_UNIFORM) {
+            wrf_put64(p, a->base);
+            p += 8;
+        } else if (a->addr_mode == WR_ADDR_STRIDED) {
+            wrf_put64(p, a->base);
+            wrf_put64(p + 8, (uint64_t)a->stride);
+            p += 16;
+        } else {
+            if (!a->lane_addr) return *why = "vector access without lane addresses", 0;
+            *is_vector = 1;
+            uint32_t m = a->active_mask;
+            uint64_t base = m ? a->lane_addr[__builtin_ctz(m)] : 0;
+            int narrow = m != 0;
+            for (uint32_t rest = m; rest && narrow; rest &= rest - 1) {
+                int64_t d = (int64_t)(a->lane_addr[__builtin_ctz(rest)] - base);
+                narrow = d >= INT32_MIN && d <= INT32_MAX;
+            }
+            if (narrow) {
+                flags |= WRF_AF_NARROW;
+                wrf_put64(p, base);
+                p += 8;
+                for (uint32_t rest = m; rest; rest &= rest - 1) {
+                    wrf_put32(p, (uint32_t)(a->lane_addr[__builtin_ctz(rest)] - base));
+                    p += 4;
+                }
+            } else {
+                for (uint32_t rest = m; rest; rest &= rest - 1) {
+                    wrf_put64(p, a->lane_addr[__builtin_ctz(rest)]);
+                    p += 8;
+                }
+            }
+        }
+        out[1] = flags;
+        break;
+    }
+    case WR_EV_BARRIER: {
+        const wr_barrier *b = &ev->u.barrier;
+        wrf_put32(p, b->launch); wrf_put32(p + 4, b->block); wrf_put32(p + 8, b->warp);
+        wrf_put32(p + 12, b->active_mask); wrf_put32(p + 16, b->barrier_id);
+        wrf_put32(p + 20, b->expected);
+        p += 24;
+        break;
+    }
+    case WR_EV_WARP_SYNC: {
+        const wr_warp_sync *s = &ev->u.warp_sync;
+        wrf_put32(p, s->launch); wrf_put32(p + 4, s->block); wrf_put32(p + 8, s->warp);
+        wrf_put32(p + 12, s->mask);
+        p += 16;
+        break;
+    }
+    case WR_EV_FENCE: {
+        const wr_fence *f = &ev->u.fence;
+        if (f->scope > WR_SCOPE_MAX) return *why = "fence scope out of range", 0;
+        if (f->order > WR_ORDER_MAX) return *why = "fence order out of range", 0;
+        out[2] = f->scope;
+        out[3] = f->order;
+        wrf_put32(p, f->launch); wrf_put32(p + 4, f->block); wrf_put32(p + 8, f->warp);
+        wrf_put32(p + 12, f->active_mask);
+        p += 16;
+        break;
+    }
+    case WR_EV_BLOCK_ENTER:
+    case WR_EV_BLOCK_EXIT:
+        wrf_put32(p, ev->u.block.launch); wrf_put32(p + 4, ev->u.block.block);
+        p += 8;
+        break;
+    case WR_EV_KERNEL_LAUNCH: {
+        const wr_launch *l = &ev->u.launch;
+        const uint32_t v[13] = {l->launch, l->kernel, l->grid[0], l->grid[1], l->grid[2],
+                                l->block_dim[0], l->block_dim[1], l->block_dim[2],
+                                l->cluster[0], l->cluster[1], l->cluster[2],
+                                l->shared_bytes, l->stream};
+        for (int i = 0; i < 13; i++, p += 4)
+            wrf_put32(p, v[i]);
+        break;
+    }
+    case WR_EV_KERNEL_END:
+        wrf_put32(p, ev->u.kernel_end.launch);
+        p += 4;
+        break;
+    case WR_EV_EVENT_RECORD:
+    case WR_EV_STREAM_WAIT:
+    case WR_EV_EVENT_SYNC:
+        wrf_put32(p, ev->u.stream_event.event); wrf_put32(p + 4, ev->u.stream_event.stream);
+        p += 8;
+        break;
+    case WR_EV_STREAM_SYNC:
+        wrf_put32(p, ev->u.stream_sync.stream);
+        p += 4;
+        break;
+    case WR_EV_DEVICE_SYNC:
+        break;
+    case WR_EV_HOST_COPY: {
+        const wr_host_copy *c = &ev->u.copy;
+        if (c->kind > WR_COPY_MAX) return *why = "copy kind out of range", 0;
+        if (c->async > 1) return *why = "copy async flag must be 0 or 1", 0;
+        out[2] = c->kind;
+        out[3] = c->async;
+        wrf_put64(p, c->dst); wrf_put64(p + 8, c->src); wrf_put64(p + 16, c->bytes);
+        wrf_put32(p + 24, c->stream);
+        p += 28;
+        break;
+    }
+    case WR_EV_ALLOC:
+    case WR_EV_FREE:
+        wrf_put32(p, ev->u.alloc.alloc);
+        p += 4;
+        break;
+    case WR_EV_LOST:
+        wrf_put64(p, ev->u.lost.count); wrf_put32(p + 8, ev->u.lost.launch);
+        wrf_put32(p + 12, ev->u.lost.block);
+        p += 16;
+        break;
+    default:
+        return *why = "unknown event kind", 0;
+    }
+    return (size_t)(p - out);
+}
+
+size_t wrf_event_encoded_size(const wr_event *ev)
+{
+    uint8_t tmp[WRF_RECORD_MAX];
+    int vec;
+    const char *why;
+    return encode_event(tmp, ev, &vec, &why);
+}
+
+static int flush_events(wr_writer *w, wr_error *err)
+{
+    if (flush_metadata(w, err))
+        return -1;
+    if (!w->event_count)
+        return 0;
+    int rc = write_chunk(w, WRF_CHUNK_EVENTS, w->event_count, w->vector_count, w->events_written,
+                         w->events.data, w->events.len, err);
+    w->events_written += w->event_count;
+    w->events.len = 0;
+    w->event_count = w->vector_count = 0;
+    return rc;
+}
+
+int wr_writer_event(wr_writer *w, const wr_event *ev, wr_error *err)
+{
+    if (!w || !ev) {
+        wr_error_at(err, w ? w->path : NULL, 0, "wr_writer_event: no writer or event");
+        return -1;
+    }
+    if (w->failed) {
+        if (err)
+            *err = w->failure;
+        return -1;
+    }
+    uint8_t *p = buf_grow(&w->events, WRF_RECORD_MAX);
+    if (!p)
+        return fail_io(w, err, "out of memory");
+    int is_vector;
+    const char *why = NULL;
+    size_t n = encode_event(p, ev, &is_vector, &why);
+    w->events.len -= WRF_RECORD_MAX - n;
+    if (!n) {
+        wr_error_at(err, w->path, w->offset, "event %llu (%s): %s",
+                    (unsigned long long)(w->events_written + w->event_count),
+                    wr_event_kind_name(ev->kind), why);
+        return -1;
+    }
+    w->event_count++;
+    w->vector_count += (uint32_t)is_vector;
+    if (ev->kind == WR_EV_LOST)
+        w->lost_events += ev->u.lost.count;
+    if (w->events.len >= w->chunk_bytes || w->event_count >= WRF_EVENT_CHUNK_COUNT_MAX)
+        return flush_events(w, err);
+    return 0;
+}
+
+int wr_writer_flush(wr_writer *w, wr_error *err)
+{
+    if (!w)
+        return -1;
+    if (flush_events(w, err))
+        return -1;
+    if (fflush(w->file))
+        return fail_io(w, err, "flush failed");
+    return 0;
+}
+
+/* ---- open / close ---- */
+
+static int put_string(bytebuf *b, const char *s)
+{
+    size_t len = s ? strlen(s) : 0;
+    uint8_t *p = buf_grow(b, 4 + len);
+    if (!p)
+        return -1;
+    wrf_put32(p, (uint32_t)len);
+    if (len)
+        memcpy(p + 4, s, len);
+    return 0;
+}
+
+wr_writer *wr_writer_open(const char *path, const wr_header *hdr, const wr_writer_options *opts,
+                          wr_error *err)
+{
+    if (!path || !hdr) {
+        wr_error_at(err, path, 0, "wr_writer_open: no path or header");
+        return NULL;
+    }
+    if (hdr->warp_size && hdr->warp_size != WR_WARP_SIZE) {
+        wr_error_at(err, path, 0, "warp size %u is not supported (the event model has 32 lanes)",
+                    hdr->warp_size);
+        return NULL;
+    }
+    bytebuf h = {0};
+    uint8_t *fixed = buf_grow(&h, WRF_HEADER_FIXED);
+    if (!fixed)
+        goto oom;
+    memcpy(fixed, wrf_file_magic, WRF_MAGIC_LEN);
+    wrf_put16(fixed + 8, WR_FORMAT_MAJOR);
+    wrf_put16(fixed + 10, WR_FORMAT_MINOR);
+    wrf_put32(fixed + 12, 0);   /* header size, patched below */
+    wrf_put32(fixed + 16, hdr->sm_arch);
+    wrf_put32(fixed + 20, WR_WARP_SIZE);
+    wrf_put32(fixed + 24, hdr->clock_khz);
+    wrf_put32(fixed + 28, 0);
+    wrf_put64(fixed + 32, (uint64_t)hdr->time_unix_ns);
+    if (put_string(&h, hdr->producer) || put_string(&h, hdr->producer_version) ||
+        put_string(&h, hdr->device) || put_string(&h, hdr->host) || put_string(&h, hdr->command))
+        goto oom;
+    if (h.len + 4 > WRF_HEADER_MAX) {
+        free(h.data);
+        wr_error_at(err, path, 0, "header strings exceed %u bytes", WRF_HEADER_MAX);
+        return NULL;
+    }
+    wrf_put32(h.data + 12, (uint32_t)(h.len + 4));
+    uint32_t crc = wrf_crc32c(0, h.data, h.len);
+    uint8_t *c = buf_grow(&h, 4);
+    if (!c)
+        goto oom;
+    wrf_put32(c, crc);
+
+    wr_writer *w = calloc(1, sizeof *w);
+    if (!w || !(w->path = strdup(path))) {
+        free(w);
+        goto oom;
+    }
+    uint32_t chunk = opts && opts->chunk_bytes ? opts->chunk_bytes : WRF_DEFAULT_CHUNK_BYTES;
+    /* The last record may overshoot the target by up to one record. */
+    w->chunk_bytes = chunk > WRF_EVENT_CHUNK_RAW_MAX - WRF_RECORD_MAX ? WRF_EVENT_CHUNK_RAW_MAX - WRF_RECORD_MAX : chunk;
+    w->strings.next_id = w->kernels.next_id = w->allocs.next_id = w->sites.next_id = 1;
+    w->next_module_id = 1;
+    w->file = fopen(path, "wb");
+    if (!w->file) {
+        wr_error_at(err, path, 0, "cannot create: %s", strerror(errno));
+        free(w->path);
+        free(w);
+        free(h.data);
+        return NULL;
+    }
+    int rc = write_bytes(w, h.data, h.len, err);
+    free(h.data);
+    if (rc) {
+        wr_writer_abandon(w);
+        return NULL;
+    }
+    return w;
+oom:
+    free(h.data);
+    wr_error_at(err, path, 0, "out of memory");
+    return NULL;
+}
+
+static void writer_free(wr_writer *w)
+{
+    free(w->events.data);
+    free(w->strings.bytes.data);
+    free(w->kernels.bytes.data);
+    free(w->allocs.bytes.data);
+    free(w->sites.bytes.data);
+    for (uint32_t i = 0; i < w->module_count; i++)
+        free(w->modules[i].entry.data);
+    free(w->modules);
+    for (uint32_t i = 0; i < w->string_total; i++)
+        free(w->string_by_id[i]);
+    free(w->string_by_id);
+    free(w->hash_slots);
+    free(w->index.data);
+    free(w->compressed.data);
+    free(w->path);
+    free(w);
+}
+
+int wr_writer_close(wr_writer *w, wr_error *err)
+{
+    if (!w)
+        return -1;
+    int rc = flush_events(w, err);
+    if (!rc && w->index.len + WRF_INDEX_FIXED > WRF_CHUNK_RAW_MAX) {
+        wr_error_at(err, w->path, w->offset, "too many chunks (%u) for the footer index",
+                    w->index_entries);
+        rc = -1;
+    }
+    if (!rc) {
+        uint64_t index_offset = w->offset;
+        uint8_t *fixed = malloc(WRF_INDEX_FIXED + w->index.len);
+        if (!fixed) {
+            rc = fail_io(w, err, "out of memory");
+        } else {
+            wrf_put64(fixed, w->events_written);
+            wrf_put64(fixed + 8, w->lost_events);
+            wrf_put32(fixed + 16, w->index_entries);
+            wrf_put32(fixed + 20, 0);
+            if (w->index.len)
+                memcpy(fixed + WRF_INDEX_FIXED, w->index.data, w->index.len);
+            rc = write_chunk(w, WRF_CHUNK_INDEX, w->index_entries, 0, 0, fixed,
+                             WRF_INDEX_FIXED + w->index.len, err);
+            free(fixed);
+        }
+        if (!rc) {
+            uint8_t t[WRF_TRAILER_SIZE];
+            wrf_put64(t, index_offset);
+            wrf_put32(t + 8, WRF_TRAILER_MAGIC);
+            wrf_put32(t + 12, wrf_crc32c(0, t, 12));
+            rc = write_bytes(w, t, sizeof t, err);
+        }
+    }
+    if (fclose(w->file) && !rc) {
+        wr_error_at(err, w->path, w->offset, "close failed: %s", strerror(errno));
+        rc = -1;
+    }
+    writer_free(w);
+    return rc;
+}
+
+void wr_writer_abandon(wr_writer *w)
+{
+    if (!w)
+        return;
+    fclose(w->file);
+    writer_free(w);
+}

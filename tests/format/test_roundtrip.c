@@ -1,0 +1,408 @@
+/* Writer -> reader round trips: header, catalog, every event kind and lane
+ * address encoding, chunk boundaries, empty and multi-chunk traces,
+ * deterministic output. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format_internal.h"
+#include "sample_trace.h"
+
+static char tmp_path[256];
+
+static void make_tmp(void)
+{
+    snprintf(tmp_path, sizeof tmp_path, "/tmp/wr-format-test-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(tmp_path);
+    cr_assert(fd >= 0);
+    close(fd);
+}
+
+static void drop_tmp(void) { unlink(tmp_path); }
+
+TestSuite(roundtrip, .init = make_tmp, .fini = drop_tmp);
+
+/* Reads the whole trace at path back and compares it with the sample stream. */
+static void check_sample(const char *path, uint64_t events, int expect_footer)
+{
+    wr_error err = {0};
+    wr_reader *r = wr_reader_open(path, &err);
+    cr_assert(r, "%s", err.msg);
+    uint64_t seen = 0;
+    wr_batch b;
+    int rc;
+    uint64_t lanes[32];
+    while ((rc = wr_reader_next(r, &b, &err)) == 1) {
+        cr_assert_eq(b.first_seq, seen);
+        cr_assert_gt(b.count, 0);
+        for (size_t k = 0; k < b.count; k++, seen++) {
+            wr_event want;
+            sample_event(seen, &want, lanes);
+            char why[200] = "";
+            cr_assert_eq(b.events[k].seq, seen);
+            cr_assert(sample_events_equal(&want, &b.events[k], why, sizeof why),
+                      "event %llu (%s): %s", (unsigned long long)seen,
+                      wr_event_kind_name(want.kind), why);
+        }
+        wr_batch_release(&b);
+    }
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    cr_assert_eq(seen, events);
+    const wr_reader_stats *st = wr_reader_stats_get(r);
+    cr_assert_eq(st->events, events);
+    cr_assert_eq(st->has_footer, expect_footer);
+    cr_assert_eq(st->truncated, !expect_footer);
+    wr_reader_close(r);
+}
+
+Test(roundtrip, header_and_catalog)
+{
+    wr_error err = {0};
+    cr_assert_eq(sample_write(tmp_path, 10, 0, &err), 0, "%s", err.msg);
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    cr_assert(r, "%s", err.msg);
+    const wr_header *h = wr_reader_header(r), want = sample_header();
+    cr_assert_eq(h->version_major, WR_FORMAT_MAJOR);
+    cr_assert_eq(h->version_minor, WR_FORMAT_MINOR);
+    cr_assert_str_eq(h->producer, want.producer);
+    cr_assert_str_eq(h->producer_version, want.producer_version);
+    cr_assert_str_eq(h->device, want.device);
+    cr_assert_str_eq(h->host, want.host);
+    cr_assert_str_eq(h->command, want.command);
+    cr_assert_eq(h->sm_arch, 90);
+    cr_assert_eq(h->warp_size, 32);
+    cr_assert_eq(h->clock_khz, 1755000);
+    cr_assert_eq(h->time_unix_ns, want.time_unix_ns);
+
+    /* The catalog arrives with the first event chunk. */
+    wr_batch b;
+    cr_assert_eq(wr_reader_next(r, &b, &err), 1, "%s", err.msg);
+    const wr_catalog *c = wr_reader_catalog(r);
+    cr_assert_eq(wr_catalog_kernel_count(c), 3);
+    cr_assert_str_eq(wr_catalog_kernel(c, 1)->name, "reduce");
+    cr_assert_str_eq(wr_catalog_kernel(c, 2)->name, "scan_kernel<int>");
+    cr_assert_str_eq(wr_catalog_kernel(c, 3)->name, "reduce");
+    cr_assert_eq(wr_catalog_kernel(c, 3)->id, 3);
+    cr_assert_null(wr_catalog_kernel(c, 0));
+    cr_assert_null(wr_catalog_kernel(c, 4));
+    cr_assert_eq(wr_catalog_alloc_count(c), 4);
+    const wr_alloc *a = wr_catalog_alloc(c, 3);
+    cr_assert_eq(a->space, WR_SPACE_SHARED);
+    cr_assert_eq(a->size, 48 * 1024);
+    cr_assert_str_eq(a->name, "tile");
+    cr_assert_str_eq(wr_catalog_alloc(c, 2)->name, "");
+    /* newest allocation containing the address wins; outside it, the older */
+    cr_assert_eq(wr_catalog_find_alloc(c, WR_SPACE_GLOBAL, 0x7f0000000010ull)->id, 4);
+    cr_assert_eq(wr_catalog_find_alloc(c, WR_SPACE_GLOBAL, 0x7f0000020000ull)->id, 1);
+    cr_assert_eq(wr_catalog_find_alloc(c, WR_SPACE_GLOBAL, 0x7f0000100fffull)->id, 2);
+    cr_assert_null(wr_catalog_find_alloc(c, WR_SPACE_GLOBAL, 0x7f0000101000ull));
+    cr_assert_eq(wr_catalog_find_alloc(c, WR_SPACE_SHARED, 100)->id, 3);
+    cr_assert_null(wr_catalog_find_alloc(c, WR_SPACE_LOCAL, 100));
+    cr_assert_eq(wr_catalog_site_count(c), 5);
+    const wr_site *s = wr_catalog_site(c, 2);
+    cr_assert_eq(s->pc, 0x1b8);
+    cr_assert_str_eq(s->file, "reduce.cu");
+    cr_assert_eq(s->line, 43);
+    cr_assert_str_eq(s->function, "reduce");
+    cr_assert_str_eq(wr_catalog_site(c, 3)->file, "");
+    cr_assert_str_eq(wr_catalog_site(c, 5)->file, "dir/ü.cu");
+    cr_assert_eq(wr_catalog_site(c, 5)->line, 4000000000u);
+    cr_assert_eq(wr_catalog_module_count(c), 1);
+    const wr_module *m = wr_catalog_module(c, 1);
+    cr_assert_str_eq(m->name, "reduce.cubin");
+    cr_assert_eq(m->size, 10);
+    cr_assert_eq(m->image[1], 'E');
+    cr_assert_eq(m->image[9], 0xff);
+    wr_batch_release(&b);
+    wr_reader_close(r);
+}
+
+Test(roundtrip, every_kind_and_encoding_in_one_chunk)
+{
+    wr_error err = {0};
+    /* 24 * 11 events: every case of the sample with every atomic op */
+    cr_assert_eq(sample_write(tmp_path, 24 * 11 * 2, 0, &err), 0, "%s", err.msg);
+    check_sample(tmp_path, 24 * 11 * 2, 1);
+}
+
+Test(roundtrip, every_kind_hand_built)
+{
+    /* Independent of the sample generator: one event per kind with extreme
+     * values, read back field by field. */
+    wr_error err = {0};
+    wr_header h = sample_header();
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    cr_assert(w, "%s", err.msg);
+    uint32_t k = wr_writer_kernel(w, "k");
+    uint32_t al = wr_writer_alloc(w, 0x1000, 64, WR_SPACE_GLOBAL, "a");
+    uint32_t site = wr_writer_site(w, 1, "f.cu", 1, "k");
+    cr_assert(k == 1 && al == 1 && site == 1);
+    uint64_t lanes[32];
+    for (unsigned l = 0; l < 32; l++)
+        lanes[l] = UINT64_MAX - l * 0x100000000ull;   /* wide: deltas beyond int32 */
+    wr_event evs[] = {
+        {.kind = WR_EV_ACCESS, .site = 1, .u.access = {.launch = UINT32_MAX, .block = UINT32_MAX,
+            .warp = 31, .active_mask = 0x80000001u, .cas_success = 0x80000000u, .op = WR_OP_ATOMIC_RMW,
+            .atomic_op = WR_AOP_CAS, .scope = WR_SCOPE_SYSTEM, .order = WR_ORDER_SC,
+            .space = WR_SPACE_LOCAL, .size = 16, .addr_mode = WR_ADDR_STRIDED,
+            .stride = -(1ll << 40), .base = UINT64_MAX}},
+        {.kind = WR_EV_ACCESS, .u.access = {.launch = 1, .active_mask = WR_FULL_MASK,
+            .op = WR_OP_LOAD, .size = 1, .addr_mode = WR_ADDR_VECTOR, .lane_addr = lanes}},
+        {.kind = WR_EV_ACCESS, .u.access = {.launch = 1, .active_mask = 0,
+            .op = WR_OP_ATOMIC_STORE, .size = 8, .addr_mode = WR_ADDR_VECTOR, .lane_addr = lanes}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 2, 3, 4, 15, 1024}},
+        {.kind = WR_EV_WARP_SYNC, .u.warp_sync = {1, 2, 3, 0x0000ffffu}},
+        {.kind = WR_EV_FENCE, .u.fence = {1, 2, 3, WR_FULL_MASK, WR_SCOPE_CLUSTER, WR_ORDER_ACQ_REL}},
+        {.kind = WR_EV_BLOCK_ENTER, .u.block = {7, 8}},
+        {.kind = WR_EV_BLOCK_EXIT, .u.block = {7, 8}},
+        {.kind = WR_EV_KERNEL_LAUNCH, .u.launch = {9, 1, {1, 2, 3}, {4, 5, 6}, {7, 8, 9}, 10, 11}},
+        {.kind = WR_EV_KERNEL_END, .u.kernel_end = {9}},
+        {.kind = WR_EV_EVENT_RECORD, .u.stream_event = {5, 6}},
+        {.kind = WR_EV_STREAM_WAIT, .u.stream_event = {5, 7}},
+        {.kind = WR_EV_EVENT_SYNC, .u.stream_event = {5, 0}},
+        {.kind = WR_EV_STREAM_SYNC, .u.stream_sync = {3}},
+        {.kind = WR_EV_DEVICE_SYNC},
+        {.kind = WR_EV_HOST_COPY, .u.copy = {UINT64_MAX, 1, 1ull << 40, 2, WR_COPY_D2D, 1}},
+        {.kind = WR_EV_ALLOC, .u.alloc = {1}},
+        {.kind = WR_EV_FREE, .u.alloc = {1}},
+        {.kind = WR_EV_LOST, .u.lost = {UINT64_MAX / 2, 9, UINT32_MAX}},
+    };
+    size_t n = sizeof evs / sizeof evs[0];
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(wr_writer_event(w, &evs[i], &err), 0, "event %zu: %s", i, err.msg);
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    cr_assert(r, "%s", err.msg);
+    wr_batch b;
+    cr_assert_eq(wr_reader_next(r, &b, &err), 1, "%s", err.msg);
+    cr_assert_eq(b.count, n);
+    for (size_t i = 0; i < n; i++) {
+        char why[200] = "";
+        cr_assert(sample_events_equal(&evs[i], &b.events[i], why, sizeof why), "event %zu: %s", i, why);
+    }
+    /* inactive vector lanes read back as 0 */
+    cr_assert_eq(b.events[2].u.access.lane_addr[5], 0);
+    cr_assert_eq(b.events[1].u.access.lane_addr[31], lanes[31]);
+    wr_batch_release(&b);
+    cr_assert_eq(wr_reader_next(r, &b, &err), 0, "%s", err.msg);
+    cr_assert_eq(wr_reader_stats_get(r)->lost_events, UINT64_MAX / 2);
+    wr_reader_close(r);
+}
+
+Test(roundtrip, compact_lane_encodings)
+{
+    /* A full-warp coalesced access must cost far less than 32 addresses. */
+    wr_event ev = {.kind = WR_EV_ACCESS, .u.access = {.launch = 1, .active_mask = WR_FULL_MASK,
+                   .size = 4, .addr_mode = WR_ADDR_STRIDED, .base = 0x7f0000000000ull, .stride = 4}};
+    cr_assert_eq(wrf_event_encoded_size(&ev), 36);
+    ev.u.access.addr_mode = WR_ADDR_UNIFORM;
+    cr_assert_eq(wrf_event_encoded_size(&ev), 28);
+    uint64_t lanes[32];
+    for (unsigned l = 0; l < 32; l++)
+        lanes[l] = 0x7f0000000000ull + l * 4096;
+    ev.u.access.addr_mode = WR_ADDR_VECTOR;
+    ev.u.access.lane_addr = lanes;
+    cr_assert_eq(wrf_event_encoded_size(&ev), 20 + 8 + 32 * 4);  /* narrow deltas */
+    lanes[7] = 1;
+    cr_assert_eq(wrf_event_encoded_size(&ev), 20 + 32 * 8);      /* wide */
+    ev.u.access.active_mask = 0x3;
+    cr_assert_eq(wrf_event_encoded_size(&ev), 20 + 4 + 8 + 2 * 4);
+}
+
+Test(roundtrip, chunk_boundaries_follow_payload_size)
+{
+    wr_error err = {0};
+    const uint64_t n = 5000;
+    cr_assert_eq(sample_write(tmp_path, n, 1000, &err), 0, "%s", err.msg);
+    check_sample(tmp_path, n, 1);
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    cr_assert(r);
+    wr_batch b;
+    uint64_t batches = 0, last_offset = 0;
+    while (wr_reader_next(r, &b, &err) == 1) {
+        cr_assert_gt(b.chunk_offset, last_offset);
+        last_offset = b.chunk_offset;
+        batches++;
+        wr_batch_release(&b);
+    }
+    const wr_reader_stats *st = wr_reader_stats_get(r);
+    cr_assert_eq(st->event_chunks, batches);
+    cr_assert_gt(batches, 50);
+    /* every chunk closes at the first record reaching 1000 bytes: at most
+     * one record (<= WRF_RECORD_MAX) over the target */
+    cr_assert_leq(st->raw_bytes, batches * (1000 + WRF_RECORD_MAX) + 4096);
+    wr_reader_close(r);
+}
+
+Test(roundtrip, one_event_per_chunk)
+{
+    wr_error err = {0};
+    cr_assert_eq(sample_write(tmp_path, 100, 1, &err), 0, "%s", err.msg);
+    check_sample(tmp_path, 100, 1);
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    wr_batch b;
+    while (wr_reader_next(r, &b, &err) == 1) {
+        cr_assert_eq(b.count, 1);
+        wr_batch_release(&b);
+    }
+    cr_assert_eq(wr_reader_stats_get(r)->event_chunks, 100);
+    wr_reader_close(r);
+}
+
+Test(roundtrip, empty_trace)
+{
+    wr_error err = {0};
+    wr_header h = sample_header();
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    cr_assert(w, "%s", err.msg);
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    cr_assert(r, "%s", err.msg);
+    wr_batch b;
+    cr_assert_eq(wr_reader_next(r, &b, &err), 0, "%s", err.msg);
+    cr_assert_eq(wr_reader_next(r, &b, &err), 0, "end is sticky");
+    const wr_reader_stats *st = wr_reader_stats_get(r);
+    cr_assert_eq(st->events, 0);
+    cr_assert_eq(st->has_footer, 1);
+    cr_assert_eq(st->truncated, 0);
+    cr_assert_eq(wr_catalog_kernel_count(wr_reader_catalog(r)), 0);
+    wr_reader_close(r);
+    cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 0, "%s", err.msg);
+}
+
+Test(roundtrip, metadata_without_events_is_kept)
+{
+    wr_error err = {0};
+    wr_header h = {.producer = NULL};   /* NULL strings read back as "" */
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    cr_assert(w, "%s", err.msg);
+    cr_assert_eq(wr_writer_kernel(w, "lonely"), 1);
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    cr_assert(r, "%s", err.msg);
+    cr_assert_str_eq(wr_reader_header(r)->producer, "");
+    cr_assert_eq(wr_reader_header(r)->warp_size, 32);
+    wr_batch b;
+    cr_assert_eq(wr_reader_next(r, &b, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(wr_catalog_kernel(wr_reader_catalog(r), 1)->name, "lonely");
+    wr_reader_close(r);
+}
+
+Test(roundtrip, large_trace_many_chunks)
+{
+    wr_error err = {0};
+    const uint64_t n = 300000;
+    cr_assert_eq(sample_write(tmp_path, n, 0, &err), 0, "%s", err.msg);
+    check_sample(tmp_path, n, 1);
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    wr_batch b;
+    while (wr_reader_next(r, &b, &err) == 1)
+        wr_batch_release(&b);
+    const wr_reader_stats *st = wr_reader_stats_get(r);
+    cr_assert_gt(st->event_chunks, 10);
+    cr_assert_lt(st->compressed_bytes, st->raw_bytes);
+    wr_reader_close(r);
+}
+
+Test(roundtrip, batches_outlive_the_reader_and_each_other)
+{
+    wr_error err = {0};
+    cr_assert_eq(sample_write(tmp_path, 3000, 500, &err), 0, "%s", err.msg);
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    wr_batch kept[3];
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(wr_reader_next(r, &kept[i], &err), 1, "%s", err.msg);
+    wr_reader_close(r);
+    uint64_t lanes[32];
+    for (int i = 2; i >= 0; i--) {
+        for (size_t k = 0; k < kept[i].count; k++) {
+            wr_event want;
+            sample_event(kept[i].first_seq + k, &want, lanes);
+            char why[200];
+            cr_assert(sample_events_equal(&want, &kept[i].events[k], why, sizeof why), "%s", why);
+        }
+        wr_batch_release(&kept[i]);
+        cr_assert_null(kept[i].events);
+    }
+}
+
+Test(roundtrip, output_is_deterministic)
+{
+    wr_error err = {0};
+    char second[300];
+    snprintf(second, sizeof second, "%s.2", tmp_path);
+    cr_assert_eq(sample_write(tmp_path, 20000, 4096, &err), 0, "%s", err.msg);
+    cr_assert_eq(sample_write(second, 20000, 4096, &err), 0, "%s", err.msg);
+    size_t n1, n2;
+    unsigned char *a = sample_read_file(tmp_path, &n1), *b = sample_read_file(second, &n2);
+    unlink(second);
+    cr_assert(a && b);
+    cr_assert_eq(n1, n2);
+    cr_assert(!memcmp(a, b, n1), "two identical writes differ");
+    free(a);
+    free(b);
+}
+
+Test(roundtrip, memory_open_matches_file_open)
+{
+    wr_error err = {0};
+    cr_assert_eq(sample_write(tmp_path, 777, 2048, &err), 0, "%s", err.msg);
+    size_t size;
+    unsigned char *data = sample_read_file(tmp_path, &size);
+    wr_reader *r = wr_reader_open_memory(data, size, "in-memory.wrt", &err);
+    cr_assert(r, "%s", err.msg);
+    wr_batch b;
+    uint64_t events = 0;
+    while (wr_reader_next(r, &b, &err) == 1) {
+        events += b.count;
+        wr_batch_release(&b);
+    }
+    cr_assert_eq(events, 777);
+    cr_assert(wr_reader_stats_get(r)->has_footer);
+    cr_assert_str_eq(wr_reader_path(r), "in-memory.wrt");
+    wr_reader_close(r);
+    cr_assert_eq(wr_verify_memory(data, size, "in-memory.wrt", NULL, &err), 0, "%s", err.msg);
+    free(data);
+}
+
+Test(roundtrip, writer_rejects_events_outside_the_model)
+{
+    wr_error err = {0};
+    wr_header h = sample_header();
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    cr_assert(w);
+    wr_event bad[] = {
+        {.kind = 0},
+        {.kind = WR_EV_KIND_MAX + 1},
+        {.kind = WR_EV_ACCESS, .u.access = {.size = 3}},
+        {.kind = WR_EV_ACCESS, .u.access = {.size = 4, .op = WR_OP_MAX + 1}},
+        {.kind = WR_EV_ACCESS, .u.access = {.size = 4, .op = WR_OP_ATOMIC_RMW}},
+        {.kind = WR_EV_ACCESS, .u.access = {.size = 4, .op = WR_OP_LOAD, .atomic_op = WR_AOP_ADD}},
+        {.kind = WR_EV_ACCESS, .u.access = {.size = 4, .scope = WR_SCOPE_MAX + 1}},
+        {.kind = WR_EV_ACCESS, .u.access = {.size = 4, .addr_mode = 3}},
+        {.kind = WR_EV_ACCESS, .u.access = {.size = 4, .addr_mode = WR_ADDR_VECTOR}},
+        {.kind = WR_EV_ACCESS, .u.access = {.size = 4, .active_mask = 1, .cas_success = 1}},
+        {.kind = WR_EV_FENCE, .u.fence = {.scope = 9}},
+        {.kind = WR_EV_HOST_COPY, .u.copy = {.kind = 4}},
+        {.kind = WR_EV_HOST_COPY, .u.copy = {.async = 2}},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err.msg[0] = 0;
+        cr_assert_eq(wr_writer_event(w, &bad[i], &err), -1, "bad event %zu accepted", i);
+        cr_assert(strstr(err.msg, tmp_path), "error names the file: %s", err.msg);
+    }
+    /* a rejected event leaves no trace: the writer still works */
+    wr_event ok = {.kind = WR_EV_DEVICE_SYNC};
+    cr_assert_eq(wr_writer_event(w, &ok, &err), 0);
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    wr_batch b;
+    cr_assert_eq(wr_reader_next(r, &b, &err), 1);
+    cr_assert_eq(b.count, 1);
+    cr_assert_eq(b.events[0].kind, WR_EV_DEVICE_SYNC);
+    wr_batch_release(&b);
+    wr_reader_close(r);
+}
