@@ -8,6 +8,8 @@
 /* One line per command; each module adds its own. */
 static const wr_command commands[] = {
     /* WR_COMMAND_TABLE */
+    {"asm", "assemble a text trace (formats/TEXT.md) into a .wrt file", wr_cmd_asm},
+    {"dump", "print a .wrt trace as text (formats/TEXT.md)", wr_cmd_dump},
 };
 
 static const size_t command_count = sizeof(commands) / sizeof(commands[0]);
