@@ -1,0 +1,217 @@
+/* `warprace record`: run a program with the recorder injected. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../analyzer/commands.h"
+#include "record_args.h"
+
+#ifndef WARPRACE_HAVE_RECORDER
+#define WARPRACE_HAVE_RECORDER 0
+#endif
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The injection library: $WARPRACE_INJECT, the build tree, or beside the
+ * program (../lib/ or same dir). */
+static const char *find_inject(char *buf, size_t len)
+{
+    const char *env = getenv(WRR_ENV_INJECT);
+    if (env && *env)
+        return is_file(env) ? env : NULL;
+#ifdef WARPRACE_INJECT_BUILD_PATH
+    if (is_file(WARPRACE_INJECT_BUILD_PATH))
+        return WARPRACE_INJECT_BUILD_PATH;
+#endif
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = 0;
+            const char *rel[] = {"/libwarprace_inject.so", "/../lib/libwarprace_inject.so",
+                                 "/../lib64/libwarprace_inject.so",
+                                 "/../lib/x86_64-linux-gnu/libwarprace_inject.so",
+                                 "/../recorder/libwarprace_inject.so"};
+            for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+                snprintf(buf, len, "%s%s", self, rel[i]);
+                if (is_file(buf))
+                    return buf;
+            }
+        }
+    }
+    return NULL;
+}
+
+static void print_stats(const char *stats_path, const char *out)
+{
+    FILE *f = fopen(stats_path, "r");
+    if (!f) {
+        fprintf(stderr, "warprace record: the recorder left no summary (%s): the program "
+                        "may not have initialized CUDA, or crashed before exit\n", stats_path);
+        struct stat st;
+        if (stat(out, &st) == 0)
+            fprintf(stderr, "warprace record: %s: %lld bytes on disk (possibly truncated; "
+                            "'warprace verify' tells)\n", out, (long long)st.st_size);
+        return;
+    }
+    char line[512];
+    unsigned long long events = 0, lost = 0, lost_lanes = 0, launches = 0, records = 0;
+    unsigned long long busy_ns = 0, wall_ns = 0;
+    char error[512] = "";
+    while (fgets(line, sizeof line, f)) {
+        sscanf(line, "events=%llu", &events);
+        sscanf(line, "device_records=%llu", &records);
+        sscanf(line, "lost_records=%llu", &lost);
+        sscanf(line, "lost_lanes=%llu", &lost_lanes);
+        sscanf(line, "launches=%llu", &launches);
+        sscanf(line, "drain_busy_ns=%llu", &busy_ns);
+        sscanf(line, "wall_ns=%llu", &wall_ns);
+        if (!strncmp(line, "error=", 6)) {
+            snprintf(error, sizeof error, "%s", line + 6);
+            error[strcspn(error, "\n")] = 0;
+        }
+    }
+    fclose(f);
+    struct stat st;
+    long long bytes = stat(out, &st) == 0 ? (long long)st.st_size : -1;
+    printf("warprace record: wrote %s\n", out);
+    printf("  events         %llu (%llu from the device, %llu kernel launches)\n", events,
+           records, launches);
+    printf("  bytes          %lld\n", bytes);
+    printf("  lost events    %llu", lost);
+    if (lost)
+        printf(" (%llu thread-level accesses; enlarge --buffer or drop --drop)", lost_lanes);
+    printf("\n");
+    if (wall_ns)
+        printf("  drain overhead %.3f s busy of %.3f s (%.1f%% of one core)\n", busy_ns / 1e9,
+               wall_ns / 1e9, 100.0 * (double)busy_ns / (double)wall_ns);
+    if (error[0])
+        fprintf(stderr, "warprace record: recorder error: %s\n", error);
+}
+
+int wr_cmd_record(int argc, char **argv)
+{
+    wrr_record_opts o;
+    char err[512];
+    if (wrr_record_parse(argc, argv, &o, err, sizeof err) != 0) {
+        fprintf(stderr, "warprace %s\n", err);
+        return 2;
+    }
+    if (o.help) {
+        fputs(wrr_record_usage, stdout);
+        if (!WARPRACE_HAVE_RECORDER)
+            printf("\nThis build has no recorder (built without CUDA).\n");
+        return 0;
+    }
+    if (!WARPRACE_HAVE_RECORDER) {
+        fprintf(stderr,
+                "warprace record: this build of warprace has no recorder: it was built "
+                "without CUDA (nvcc was not found, or -Dcuda=disabled).\n"
+                "Rebuild on a machine with the CUDA toolkit (meson setup build "
+                "-Dcuda=enabled) to record; this build can still analyze traces.\n");
+        return 2;
+    }
+    char ibuf[PATH_MAX];
+    const char *inject = find_inject(ibuf, sizeof ibuf);
+    if (!inject) {
+        fprintf(stderr, "warprace record: cannot find the injection library "
+                        "libwarprace_inject.so (set %s to its path)\n", WRR_ENV_INJECT);
+        return 2;
+    }
+    char inject_abs[PATH_MAX];
+    if (!realpath(inject, inject_abs)) {
+        fprintf(stderr, "warprace record: %s: %s\n", inject, strerror(errno));
+        return 2;
+    }
+    /* the trace must be creatable before we run anything */
+    int fd = open(o.out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "warprace record: cannot create %s: %s\n", o.out, strerror(errno));
+        return 2;
+    }
+    close(fd);
+    char stats_path[] = "/tmp/warprace-record-XXXXXX";
+    int sfd = mkstemp(stats_path);
+    if (sfd < 0) {
+        fprintf(stderr, "warprace record: cannot create a temporary file: %s\n", strerror(errno));
+        return 2;
+    }
+    close(sfd);
+    unlink(stats_path);         /* the recorder creates it at exit */
+
+    char out_abs[PATH_MAX];
+    if (!realpath(o.out, out_abs))
+        snprintf(out_abs, sizeof out_abs, "%s", o.out);
+    char command[4096];
+    size_t len = 0;
+    command[0] = 0;
+    for (int i = 0; i < o.app_argc && len + 2 < sizeof command; i++)
+        len += (size_t)snprintf(command + len, sizeof command - len, "%s%s", i ? " " : "",
+                                o.app_argv[i]);
+    char bufsz[32];
+    snprintf(bufsz, sizeof bufsz, "%llu", (unsigned long long)o.buffer_bytes);
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "warprace record: fork: %s\n", strerror(errno));
+        return 2;
+    }
+    if (pid == 0) {
+        setenv("CUDA_INJECTION64_PATH", inject_abs, 1);
+        setenv(WRR_ENV_OUT, out_abs, 1);
+        setenv(WRR_ENV_STATS, stats_path, 1);
+        setenv(WRR_ENV_BUFFER, bufsz, 1);
+        setenv(WRR_ENV_COMMAND, command, 1);
+        if (o.kernels)
+            setenv(WRR_ENV_KERNELS, o.kernels, 1);
+        if (o.nvtx) {
+            setenv(WRR_ENV_NVTX, o.nvtx, 1);
+#ifdef WARPRACE_CUPTI_LIB
+            /* NVTX calls reach CUPTI's callbacks only through its injection */
+            setenv("NVTX_INJECTION64_PATH", WARPRACE_CUPTI_LIB, 0);
+#endif
+        }
+        if (o.drop)
+            setenv(WRR_ENV_DROP, "1", 1);
+        execvp(o.app_argv[0], o.app_argv);
+        fprintf(stderr, "warprace record: cannot run %s: %s\n", o.app_argv[0], strerror(errno));
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            fprintf(stderr, "warprace record: waitpid: %s\n", strerror(errno));
+            return 2;
+        }
+    int rc = 0;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+        unlink(stats_path);
+        return 2;
+    }
+    print_stats(stats_path, o.out);
+    unlink(stats_path);
+    if (WIFSIGNALED(status)) {
+        fprintf(stderr, "warprace record: %s was killed by signal %d (%s); the trace keeps "
+                        "every chunk flushed before that\n", o.app_argv[0], WTERMSIG(status),
+                strsignal(WTERMSIG(status)));
+        rc = 2;
+    } else if (WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "warprace record: %s exited with status %d\n", o.app_argv[0],
+                WEXITSTATUS(status));
+        rc = 2;
+    }
+    return rc;
+}

@@ -1,0 +1,145 @@
+/*
+ * The host drain: reads committed records from the ring (host memory),
+ * converts them, interleaves them with host-side events (launches, copies,
+ * syncs posted by the CUPTI callbacks) and hands everything to a sink
+ * (normally the trace writer, see writer_sink.c).  Plain C: the unit tests
+ * run it against a ring in ordinary host memory (ring_sim.c).
+ *
+ * Ordering rules (RECORDER.md):
+ *  - host events are emitted in the order they were posted;
+ *  - device records are consumed only while a launch is open (between its
+ *    posted KERNEL_LAUNCH and KERNEL_END); launches are serialized by the
+ *    runtime, so every record consumed then belongs to that launch;
+ *  - a KERNEL_END is emitted after every record committed before it was
+ *    posted (the runtime posts it after the kernel completed);
+ *  - lost records (drop mode) appear as WR_EV_LOST at the point the drain
+ *    noticed them, attributed to the open launch, block UINT32_MAX.
+ */
+#ifndef WARPRACE_RECORDER_DRAIN_H
+#define WARPRACE_RECORDER_DRAIN_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ring_format.h"
+#include "warprace/event.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where converted events go. */
+typedef struct wrr_sink {
+    void *ctx;
+    int (*event)(void *ctx, const wr_event *ev);          /* 0 or -1 */
+    int (*flush)(void *ctx);                               /* 0 or -1 */
+    /* Defines a source site, returns its catalog id (>= 1) or 0. */
+    uint32_t (*site)(void *ctx, const char *file, uint32_t line, const char *function,
+                     uint64_t pc);
+} wrr_sink;
+
+/* Reads `len` bytes of device memory at `addr` (site descriptors and their
+ * strings).  Returns the bytes read (may be fewer near the end of the
+ * memory), or -1. */
+typedef long (*wrr_read_mem_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/* The host's view of the ring. */
+typedef struct wrr_ring {
+    uint64_t *slots;             /* 2 << log2cap words */
+    wrr_host_ctl *ctl;
+    uint32_t log2cap;
+} wrr_ring;
+
+typedef struct wrr_drain_options {
+    uint64_t flush_events;       /* flush the sink after this many events
+                                    (0 = 65536) */
+    uint64_t flush_ns;           /* ... or this long after the last flush
+                                    when events are pending (0 = 200 ms) */
+    uint64_t (*now_ns)(void);    /* clock (tests inject one); NULL = monotonic */
+    wrr_read_mem_fn read_mem;    /* NULL: site addresses stay unresolved (0) */
+    void *read_mem_ctx;
+} wrr_drain_options;
+
+typedef struct wrr_drain_stats {
+    uint64_t records;            /* device records consumed */
+    uint64_t slots;              /* ring slots consumed */
+    uint64_t device_events;      /* events from device records */
+    uint64_t host_events;        /* events posted by the host */
+    uint64_t lost_records;       /* total of the WR_EV_LOST counts emitted */
+    uint64_t lost_lanes;         /* thread-level accesses in lost records */
+    uint64_t lost_events_emitted;/* WR_EV_LOST events emitted */
+    uint64_t flushes;
+    uint64_t polls, idle_polls;
+    uint64_t busy_ns;            /* time spent converting / writing */
+    uint64_t sites;              /* distinct site descriptors resolved */
+} wrr_drain_stats;
+
+typedef struct wrr_site_entry {
+    uint64_t addr;
+    uint32_t id;
+} wrr_site_entry;
+
+typedef struct wrr_qnode wrr_qnode;
+
+typedef struct wrr_drain {
+    wrr_ring ring;
+    wrr_sink sink;
+    wrr_drain_options opt;
+    uint64_t pos;                /* next position to consume (== published tail) */
+    uint32_t launch;             /* open launch, 0 = none */
+    uint64_t dropped_seen;       /* ctl->dropped_records already reported */
+    uint64_t since_flush;        /* events written since the last flush */
+    uint64_t last_flush_ns;
+    wrr_drain_stats st;
+    int failed;                  /* sink error or corrupt ring: stop */
+    char error[256];
+    /* site cache: open addressing, power-of-two size */
+    wrr_site_entry *sites;
+    size_t site_cap, site_count;
+    /* host event queue (multi-producer, single consumer) */
+    pthread_mutex_t qlock;
+    pthread_cond_t qcond;
+    wrr_qnode *qhead, *qtail;
+    uint64_t posted, processed;  /* host events posted / processed */
+    /* drain thread */
+    pthread_t thread;
+    int thread_running;
+    volatile int stop;
+    uint64_t poll_sleep_ns;
+} wrr_drain;
+
+/* Initializes d over ring (already allocated; ring.ctl->tail must be 0 and
+ * the slots zeroed).  opts may be NULL.  Returns 0 or -1. */
+int wrr_drain_init(wrr_drain *d, const wrr_ring *ring, const wrr_sink *sink,
+                   const wrr_drain_options *opts);
+void wrr_drain_destroy(wrr_drain *d);
+
+/* Posts a host event (any thread).  KERNEL_LAUNCH opens a launch,
+ * KERNEL_END closes it. */
+void wrr_drain_post(wrr_drain *d, const wr_event *ev);
+
+/* Consumes up to max_records committed records of the open launch (none
+ * when no launch is open).  Returns the number consumed or -1 on failure. */
+long wrr_drain_poll(wrr_drain *d, size_t max_records);
+
+/* Processes posted host events and polls the ring once.  Returns the amount
+ * of work done (0 = idle) or -1. */
+long wrr_drain_step(wrr_drain *d);
+
+/* Processes everything posted, consumes every committed record, flushes
+ * the sink.  Returns 0 or -1. */
+int wrr_drain_finish(wrr_drain *d);
+
+/* Runs wrr_drain_step in a thread until wrr_drain_stop_thread. */
+int wrr_drain_start_thread(wrr_drain *d);
+/* Waits until every host event posted so far has been processed. */
+void wrr_drain_wait_processed(wrr_drain *d);
+int wrr_drain_stop_thread(wrr_drain *d);
+
+uint64_t wrr_monotonic_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,48 @@
+/* `warprace record` options: parsing (plain C, unit-tested) and the
+ * environment contract between the command and the injection library. */
+#ifndef WARPRACE_RECORDER_RECORD_ARGS_H
+#define WARPRACE_RECORDER_RECORD_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Environment variables the command sets for the recorded program (the
+ * injection library reads them; RECORDER.md lists them). */
+#define WRR_ENV_OUT "WARPRACE_OUT"          /* trace path */
+#define WRR_ENV_KERNELS "WARPRACE_KERNELS"  /* POSIX extended regex */
+#define WRR_ENV_NVTX "WARPRACE_NVTX"        /* NVTX range name */
+#define WRR_ENV_BUFFER "WARPRACE_BUFFER"    /* ring bytes */
+#define WRR_ENV_DROP "WARPRACE_DROP"        /* "1": drop mode */
+#define WRR_ENV_STATS "WARPRACE_STATS"      /* where to write the summary */
+#define WRR_ENV_COMMAND "WARPRACE_COMMAND"  /* the recorded command line */
+#define WRR_ENV_INJECT "WARPRACE_INJECT"    /* override: injection library */
+
+#define WRR_DEFAULT_BUFFER (64ull << 20)
+#define WRR_MIN_BUFFER (1ull << 10)          /* 64 slots */
+#define WRR_MAX_BUFFER (16ull << 30)         /* 2^30 slots */
+
+typedef struct wrr_record_opts {
+    const char *out;
+    const char *kernels;
+    const char *nvtx;
+    uint64_t buffer_bytes;       /* a power of two */
+    int drop;
+    int help;
+    int app_argc;
+    char **app_argv;             /* NULL-terminated (points into argv) */
+} wrr_record_opts;
+
+/* Parses `record` arguments (argv[0] is "record").  Returns 0 (also for
+ * --help, with opts->help set) or -1 with a message in err. */
+int wrr_record_parse(int argc, char **argv, wrr_record_opts *opts, char *err, size_t errlen);
+
+/* "64M", "1G", "4096", "512k": bytes, rounded DOWN to a power of two, in
+ * [WRR_MIN_BUFFER, WRR_MAX_BUFFER].  Returns 0 or -1. */
+int wrr_parse_size(const char *s, uint64_t *out);
+
+/* log2 of the ring's slot count for a buffer of `bytes`. */
+uint32_t wrr_buffer_log2cap(uint64_t bytes);
+
+extern const char wrr_record_usage[];
+
+#endif

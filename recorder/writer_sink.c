@@ -1,0 +1,38 @@
+/* wrr_sink over the trace writer.  The writer lives in the drain thread
+ * (one thread per wr_writer, as trace.h requires); it compresses and writes
+ * chunks itself. */
+#include "writer_sink.h"
+
+#include <string.h>
+
+static int ws_event(void *ctx, const wr_event *ev)
+{
+    wrr_writer_sink *ws = ctx;
+    if (wr_writer_event(ws->w, ev, &ws->err) != 0)
+        return -1;
+    ws->events++;
+    return 0;
+}
+
+static int ws_flush(void *ctx)
+{
+    wrr_writer_sink *ws = ctx;
+    return wr_writer_flush(ws->w, &ws->err);
+}
+
+static uint32_t ws_site(void *ctx, const char *file, uint32_t line, const char *function,
+                        uint64_t pc)
+{
+    wrr_writer_sink *ws = ctx;
+    return wr_writer_site(ws->w, pc, file, line, function);
+}
+
+void wrr_writer_sink_init(wrr_writer_sink *ws, wr_writer *w, wrr_sink *sink)
+{
+    memset(ws, 0, sizeof *ws);
+    ws->w = w;
+    sink->ctx = ws;
+    sink->event = ws_event;
+    sink->flush = ws_flush;
+    sink->site = ws_site;
+}

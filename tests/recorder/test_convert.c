@@ -1,0 +1,272 @@
+/* Record encoding (host mirror of the device encoder) and conversion to
+ * wr_event, for every record kind and address mode. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "convert.h"
+
+static uint64_t words[2 * WRR_MAX_SLOTS];
+static uint64_t lanes[32];
+
+static wrr_access_desc base_desc(void)
+{
+    wrr_access_desc d;
+    memset(&d, 0, sizeof d);
+    d.block = 7;
+    d.warp = 3;
+    d.active_mask = WR_FULL_MASK;
+    d.op = WR_OP_LOAD;
+    d.size = 4;
+    d.site_addr = 0x1234;
+    return d;
+}
+
+static wr_event roundtrip(const wrr_access_desc *d, unsigned *nslots)
+{
+    *nslots = wrr_encode_access(d, words);
+    wr_event ev;
+    const char *why = NULL;
+    cr_assert_eq(wrr_convert(words, 2 * *nslots, 42, 9, &ev, lanes, &why), 0, "%s", why);
+    cr_assert_eq(ev.kind, WR_EV_ACCESS);
+    cr_assert_eq(ev.site, 9);
+    cr_assert_eq(ev.u.access.launch, 42);
+    cr_assert_eq(ev.u.access.block, d->block);
+    cr_assert_eq(ev.u.access.warp, d->warp);
+    cr_assert_eq(ev.u.access.active_mask, d->active_mask);
+    cr_assert_eq(ev.u.access.size, d->size);
+    cr_assert_eq(ev.u.access.op, d->op);
+    cr_assert_eq(ev.u.access.atomic_op, d->atomic_op);
+    cr_assert_eq(ev.u.access.scope, d->scope);
+    cr_assert_eq(ev.u.access.order, d->order);
+    cr_assert_eq(ev.u.access.space, d->space);
+    for (unsigned i = 0; i < 32; i++)
+        if (d->active_mask >> i & 1)
+            cr_assert_eq(wr_access_lane_addr(&ev.u.access, i), d->lane_addr[i],
+                         "lane %u: %#llx != %#llx", i,
+                         (unsigned long long)wr_access_lane_addr(&ev.u.access, i),
+                         (unsigned long long)d->lane_addr[i]);
+    return ev;
+}
+
+Test(convert, uniform)
+{
+    wrr_access_desc d = base_desc();
+    for (int i = 0; i < 32; i++)
+        d.lane_addr[i] = 0x7f0000001000ull;
+    unsigned n;
+    wr_event ev = roundtrip(&d, &n);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(ev.u.access.addr_mode, WR_ADDR_UNIFORM);
+    cr_assert_eq(ev.u.access.base, 0x7f0000001000ull);
+}
+
+Test(convert, strided_coalesced_full_warp)
+{
+    wrr_access_desc d = base_desc();
+    for (int i = 0; i < 32; i++)
+        d.lane_addr[i] = 0x7f0000002000ull + 4u * (unsigned)i;
+    unsigned n;
+    wr_event ev = roundtrip(&d, &n);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(ev.u.access.addr_mode, WR_ADDR_STRIDED);
+    cr_assert_eq(ev.u.access.stride, 4);
+    cr_assert_eq(ev.u.access.base, 0x7f0000002000ull);
+}
+
+Test(convert, strided_partial_mask_leader_not_lane0)
+{
+    wrr_access_desc d = base_desc();
+    d.active_mask = 0xf0f0f000u;      /* leader lane 12, next active 13 */
+    for (int i = 0; i < 32; i++)
+        d.lane_addr[i] = (d.active_mask >> i & 1) ? 0x10000ull + 8u * (unsigned)i : 0xdead;
+    unsigned n;
+    wr_event ev = roundtrip(&d, &n);
+    cr_assert_eq(ev.u.access.addr_mode, WR_ADDR_STRIDED);
+    cr_assert_eq(ev.u.access.stride, 8);
+    cr_assert_eq(ev.u.access.base, 0x10000ull);
+}
+
+Test(convert, strided_negative_and_gapped)
+{
+    wrr_access_desc d = base_desc();
+    d.active_mask = 0x80000101u;      /* lanes 0, 8, 31 */
+    d.lane_addr[0] = 0x100000;
+    d.lane_addr[8] = 0x100000 - 8 * 16;
+    d.lane_addr[31] = 0x100000 - 31 * 16;
+    unsigned n;
+    wr_event ev = roundtrip(&d, &n);
+    cr_assert_eq(ev.u.access.addr_mode, WR_ADDR_STRIDED);
+    cr_assert_eq(ev.u.access.stride, -16);
+}
+
+Test(convert, gapped_not_divisible_is_vector)
+{
+    wrr_access_desc d = base_desc();
+    d.active_mask = 0x5u;             /* lanes 0 and 2, difference 5: no integer stride */
+    d.lane_addr[0] = 0x1000;
+    d.lane_addr[2] = 0x1005;
+    d.size = 1;
+    unsigned n;
+    wr_event ev = roundtrip(&d, &n);
+    cr_assert_eq(ev.u.access.addr_mode, WR_ADDR_VECTOR);
+    cr_assert_eq(n, 11);
+    cr_assert_eq(ev.u.access.lane_addr[1], 0, "inactive lanes read as 0");
+}
+
+Test(convert, vector32_gather)
+{
+    wrr_access_desc d = base_desc();
+    d.size = 8;
+    d.op = WR_OP_STORE;
+    for (int i = 0; i < 32; i++)
+        d.lane_addr[i] = 0x7f0000100000ull + (uint64_t)((i * 7919) % 1000) * 8 - (i == 5 ? 0x100000 : 0);
+    unsigned n;
+    wr_event ev = roundtrip(&d, &n);
+    cr_assert_eq(n, 11);
+    cr_assert_eq(ev.u.access.addr_mode, WR_ADDR_VECTOR);
+}
+
+Test(convert, vector64_far_apart)
+{
+    wrr_access_desc d = base_desc();
+    d.active_mask = 0x0000ffffu;
+    for (int i = 0; i < 32; i++)
+        d.lane_addr[i] = (i & 1) ? 0x7f0000000000ull + (uint64_t)i * 64 : 0x100000000ull * (uint64_t)(i + 1);
+    unsigned n;
+    wr_event ev = roundtrip(&d, &n);
+    cr_assert_eq(n, 19);
+    cr_assert_eq(ev.u.access.addr_mode, WR_ADDR_VECTOR);
+    for (unsigned i = 16; i < 32; i++)
+        cr_assert_eq(ev.u.access.lane_addr[i], 0);
+}
+
+Test(convert, single_lane)
+{
+    wrr_access_desc d = base_desc();
+    d.active_mask = 1u << 17;
+    d.lane_addr[17] = 0x42;
+    d.space = WR_SPACE_SHARED;
+    unsigned n;
+    wr_event ev = roundtrip(&d, &n);
+    cr_assert_eq(ev.u.access.addr_mode, WR_ADDR_UNIFORM);
+    cr_assert_eq(ev.u.access.space, WR_SPACE_SHARED);
+}
+
+Test(convert, cas_success_and_atomic_fields)
+{
+    wrr_access_desc d = base_desc();
+    d.op = WR_OP_ATOMIC_RMW;
+    d.atomic_op = WR_AOP_CAS;
+    d.scope = WR_SCOPE_BLOCK;
+    d.order = WR_ORDER_RELAXED;
+    d.active_mask = 0x0000000fu;
+    d.cas_success = 0xf0000002u;      /* bits outside the mask must not survive */
+    for (int i = 0; i < 32; i++)
+        d.lane_addr[i] = 0x5000;
+    unsigned n;
+    wr_event ev = roundtrip(&d, &n);
+    cr_assert_eq(ev.u.access.cas_success, 0x2u);
+    /* and a non-CAS atomic carries no success mask */
+    d.atomic_op = WR_AOP_EXCH;
+    d.scope = WR_SCOPE_SYSTEM;
+    ev = roundtrip(&d, &n);
+    cr_assert_eq(ev.u.access.cas_success, 0);
+    cr_assert_eq(ev.u.access.scope, WR_SCOPE_SYSTEM);
+}
+
+Test(convert, every_size)
+{
+    unsigned sizes[] = {1, 2, 4, 8, 16};
+    for (unsigned k = 0; k < 5; k++) {
+        wrr_access_desc d = base_desc();
+        d.size = (uint8_t)sizes[k];
+        for (int i = 0; i < 32; i++)
+            d.lane_addr[i] = 0x9000 + sizes[k] * (unsigned)i;
+        unsigned n;
+        wr_event ev = roundtrip(&d, &n);
+        cr_assert_eq(ev.u.access.size, sizes[k]);
+        cr_assert_eq(ev.u.access.stride, (int64_t)sizes[k]);
+    }
+}
+
+Test(convert, sync_records)
+{
+    wr_event ev;
+    const char *why;
+    unsigned n = wrr_encode_sync(words, WRR_K_BARRIER, 5, 2, 0xffffu, 3u | (256u << 8), 0, 0, 0);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(wrr_convert(words, 4, 8, 0, &ev, lanes, &why), 0);
+    cr_assert_eq(ev.kind, WR_EV_BARRIER);
+    cr_assert_eq(ev.u.barrier.launch, 8);
+    cr_assert_eq(ev.u.barrier.block, 5);
+    cr_assert_eq(ev.u.barrier.warp, 2);
+    cr_assert_eq(ev.u.barrier.active_mask, 0xffffu);
+    cr_assert_eq(ev.u.barrier.barrier_id, 3);
+    cr_assert_eq(ev.u.barrier.expected, 256);
+
+    wrr_encode_sync(words, WRR_K_WARP_SYNC, 1, 0, 0x0000ff00u, 0, 0, 0, 0);
+    cr_assert_eq(wrr_convert(words, 4, 8, 0, &ev, lanes, &why), 0);
+    cr_assert_eq(ev.kind, WR_EV_WARP_SYNC);
+    cr_assert_eq(ev.u.warp_sync.mask, 0x0000ff00u);
+
+    wrr_encode_sync(words, WRR_K_FENCE, 1, 4, 0x1u, 0, WR_SCOPE_DEVICE, WR_ORDER_SC, 0);
+    cr_assert_eq(wrr_convert(words, 4, 8, 0, &ev, lanes, &why), 0);
+    cr_assert_eq(ev.kind, WR_EV_FENCE);
+    cr_assert_eq(ev.u.fence.scope, WR_SCOPE_DEVICE);
+    cr_assert_eq(ev.u.fence.order, WR_ORDER_SC);
+    cr_assert_eq(ev.u.fence.warp, 4);
+
+    wrr_encode_sync(words, WRR_K_BLOCK_ENTER, 99, 0, 0, 0, 0, 0, 0);
+    cr_assert_eq(wrr_convert(words, 4, 8, 0, &ev, lanes, &why), 0);
+    cr_assert_eq(ev.kind, WR_EV_BLOCK_ENTER);
+    cr_assert_eq(ev.u.block.block, 99);
+    wrr_encode_sync(words, WRR_K_BLOCK_EXIT, 99, 0, 0, 0, 0, 0, 0);
+    cr_assert_eq(wrr_convert(words, 4, 8, 0, &ev, lanes, &why), 0);
+    cr_assert_eq(ev.kind, WR_EV_BLOCK_EXIT);
+}
+
+Test(convert, malformed_records_rejected)
+{
+    wr_event ev;
+    const char *why = NULL;
+    wrr_encode_sync(words, WRR_K_FENCE, 0, 0, 1, 0, WR_SCOPE_NONE, WR_ORDER_SC, 0);
+    cr_assert_eq(wrr_convert(words, 4, 1, 0, &ev, lanes, &why), -1);
+    cr_assert_str_eq(why, "fence scope out of range");
+
+    words[0] = WRR_W0(1, 9, 2, 0, 0, 0, 0, 0, 0, 0);
+    cr_assert_eq(wrr_convert(words, 4, 1, 0, &ev, lanes, &why), -1);
+    cr_assert_str_eq(why, "unknown record kind");
+
+    words[0] = WRR_W0(1, WRR_K_ACCESS, 3, WR_OP_LOAD, 0, 0, 0, 0, 2, WRR_A_VECTOR32);
+    cr_assert_eq(wrr_convert(words, 6, 1, 0, &ev, lanes, &why), -1);
+    cr_assert_str_eq(why, "slot count does not match the address mode");
+
+    words[0] = WRR_W0(1, WRR_K_ACCESS, 3, WR_OP_LOAD, WR_AOP_ADD, 0, 0, 0, 2, WRR_A_UNIFORM);
+    cr_assert_eq(wrr_convert(words, 6, 1, 0, &ev, lanes, &why), -1);
+    cr_assert_str_eq(why, "atomic operation does not match the memory operation");
+
+    words[0] = WRR_W0(1, WRR_K_ACCESS, 3, WR_OP_LOAD, 0, 0, 0, 0, 5, WRR_A_UNIFORM);
+    cr_assert_eq(wrr_convert(words, 6, 1, 0, &ev, lanes, &why), -1);
+    cr_assert_str_eq(why, "access size out of range");
+
+    words[0] = WRR_W0(1, WRR_K_ACCESS, 11, WR_OP_LOAD, 0, 0, 0, 0, 2, WRR_A_VECTOR32);
+    cr_assert_eq(wrr_convert(words, 6, 1, 0, &ev, lanes, &why), -1);
+    cr_assert_str_eq(why, "record shorter than its slot count");
+}
+
+Test(convert, header_fields_do_not_overlap)
+{
+    uint64_t w = WRR_W0(0xdeadbeefu, WRR_K_ACCESS, 19, WR_OP_ATOMIC_RMW, WR_AOP_DEC,
+                        WR_SCOPE_SYSTEM, WR_ORDER_SC, WR_SPACE_LOCAL, 4, WRR_A_VECTOR64);
+    cr_assert_eq(WRR_W0_TAG(w), 0xdeadbeefu);
+    cr_assert_eq(WRR_W0_KIND(w), WRR_K_ACCESS);
+    cr_assert_eq(WRR_W0_NSLOTS(w), 19);
+    cr_assert_eq(WRR_W0_OP(w), WR_OP_ATOMIC_RMW);
+    cr_assert_eq(WRR_W0_AOP(w), WR_AOP_DEC);
+    cr_assert_eq(WRR_W0_SCOPE(w), WR_SCOPE_SYSTEM);
+    cr_assert_eq(WRR_W0_ORDER(w), WR_ORDER_SC);
+    cr_assert_eq(WRR_W0_SPACE(w), WR_SPACE_LOCAL);
+    cr_assert_eq(WRR_W0_LSIZE(w), 4);
+    cr_assert_eq(WRR_W0_AMODE(w), WRR_A_VECTOR64);
+    cr_assert_eq(WRR_W0_RESERVED(w), 0);
+}

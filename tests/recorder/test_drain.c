@@ -1,0 +1,535 @@
+/* The drain against a simulated ring in host memory: order, wrap-around,
+ * back-pressure, drop mode and lost-events markers, chunk flushing, sites,
+ * corruption. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "capture.h"
+#include "convert.h"
+#include "drain.h"
+#include "ring_sim.h"
+
+static uint64_t enc[2 * WRR_MAX_SLOTS];
+
+/* An access record whose address encodes `tag` so that order is checkable;
+ * vector = 1 gives an 11-slot record, 2 a 19-slot one. */
+static const uint64_t *access_rec(uint32_t block, uint64_t tag, int vector)
+{
+    wrr_access_desc d;
+    memset(&d, 0, sizeof d);
+    d.block = block;
+    d.active_mask = WR_FULL_MASK;
+    d.op = WR_OP_STORE;
+    d.size = 4;
+    for (unsigned i = 0; i < 32; i++)
+        d.lane_addr[i] = vector == 0 ? 0x1000 + tag * 128 + 4 * i
+                       : vector == 1 ? 0x1000 + tag * 128 + ((i * 13) % 32) * 4
+                                     : (0x100000000ull << (i % 8)) + tag;
+    wrr_encode_access(&d, enc);
+    return enc;
+}
+
+static uint64_t first_addr(const wr_event *e)
+{
+    return wr_access_lane_addr(&e->u.access, 0);
+}
+
+static wr_event launch_ev(uint32_t id)
+{
+    wr_event e;
+    memset(&e, 0, sizeof e);
+    e.kind = WR_EV_KERNEL_LAUNCH;
+    e.u.launch.launch = id;
+    e.u.launch.kernel = 1;
+    return e;
+}
+
+static wr_event end_ev(uint32_t id)
+{
+    wr_event e;
+    memset(&e, 0, sizeof e);
+    e.kind = WR_EV_KERNEL_END;
+    e.u.kernel_end.launch = id;
+    return e;
+}
+
+Test(drain, launch_records_end_in_order)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+
+    /* records committed before the drain saw their KERNEL_LAUNCH: a poll
+     * with the launch posted but unprocessed must not take them */
+    wr_event l = launch_ev(1);
+    wrr_drain_post(&d, &l);
+    for (uint64_t i = 0; i < 5; i++)
+        cr_assert_eq(wrr_sim_write(&sim, access_rec(0, i, 0), 32, 0), 1);
+    cr_assert_eq(wrr_drain_poll(&d, 100), 0);
+    cr_assert_eq(cap.n, 0);
+    cr_assert_gt(wrr_drain_step(&d), 0);
+    wr_event e = end_ev(1);
+    wrr_drain_post(&d, &e);
+    for (uint64_t i = 5; i < 8; i++)
+        cr_assert_eq(wrr_sim_write(&sim, access_rec(0, i, 0), 32, 0), 1);
+    cr_assert_eq(wrr_drain_finish(&d), 0);
+
+    cr_assert_eq(cap.n, 10);
+    cr_assert_eq(cap.ev[0].kind, WR_EV_KERNEL_LAUNCH);
+    for (unsigned i = 1; i <= 8; i++) {
+        cr_assert_eq(cap.ev[i].kind, WR_EV_ACCESS);
+        cr_assert_eq(cap.ev[i].u.access.launch, 1);
+        cr_assert_eq(first_addr(&cap.ev[i]), 0x1000 + (i - 1) * 128);
+    }
+    cr_assert_eq(cap.ev[9].kind, WR_EV_KERNEL_END, "the end follows every record of its kernel");
+    cr_assert_eq(d.st.records, 8);
+    cr_assert_eq(__atomic_load_n(&sim.ring.ctl->tail, __ATOMIC_ACQUIRE), 24, "tail published");
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
+Test(drain, wraparound_with_records_straddling_the_end)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 6, 0), 0);      /* 64 slots */
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event l = launch_ev(3);
+    wrr_drain_post(&d, &l);
+    wrr_drain_step(&d);
+    /* sizes 3, 11, 19 slots in a pattern that makes records straddle the
+     * end of the array on many laps */
+    uint64_t expect = 0;
+    int straddled = 0;
+    for (uint64_t i = 0; i < 600; i++) {
+        int v = (int)(i % 3);
+        const uint64_t *r = access_rec(2, i, v);
+        unsigned n = WRR_W0_NSLOTS(r[0]);
+        uint64_t head = sim.dev.head;
+        if ((head & 63) + n > 64)
+            straddled++;
+        cr_assert_eq(wrr_sim_write(&sim, r, 32, 0), 1);
+        if (i % 2)
+            cr_assert_geq(wrr_drain_poll(&d, 1000), 0, "%s", d.error);
+        expect++;
+    }
+    cr_assert_eq(wrr_drain_finish(&d), 0, "%s", d.error);
+    cr_assert_gt(straddled, 10);
+    cr_assert_eq(cap.n, 1 + expect);
+    for (uint64_t i = 0; i < expect; i++) {
+        const wr_event *e = &cap.ev[1 + i];
+        cr_assert_eq(e->u.access.block, 2);
+        int v = (int)(i % 3);
+        if (v == 0)
+            cr_assert_eq(first_addr(e), 0x1000 + i * 128);
+        else if (v == 1)
+            cr_assert_eq(e->u.access.lane_addr[1], 0x1000 + i * 128 + 13 * 4, "record %llu",
+                         (unsigned long long)i);
+        else
+            cr_assert_eq(e->u.access.lane_addr[3], (0x100000000ull << 3) + i);
+    }
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
+Test(drain, an_uncommitted_record_holds_back_later_ones)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event l = launch_ev(1);
+    wrr_drain_post(&d, &l);
+    uint64_t first[2 * WRR_MAX_SLOTS];
+    memcpy(first, access_rec(0, 0, 0), sizeof first);
+    uint64_t pos = wrr_sim_reserve_only(&sim, 3);
+    cr_assert_eq(wrr_sim_write(&sim, access_rec(0, 1, 0), 32, 0), 1);
+    wrr_drain_step(&d);
+    cr_assert_eq(cap.n, 1, "only the launch: record 0 is reserved, not committed");
+    wrr_sim_commit_at(&sim, pos, first);
+    cr_assert_eq(wrr_drain_poll(&d, 100), 2);
+    cr_assert_eq(first_addr(&cap.ev[1]), 0x1000);
+    cr_assert_eq(first_addr(&cap.ev[2]), 0x1000 + 128);
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
+Test(drain, back_pressure_blocks_until_drained)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 6, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event l = launch_ev(1);
+    wrr_drain_post(&d, &l);
+    wrr_drain_step(&d);
+    /* 21 records of 3 slots fill 63 of 64 slots; the 22nd must wait */
+    for (uint64_t i = 0; i < 21; i++)
+        cr_assert_eq(wrr_sim_write(&sim, access_rec(0, i, 0), 32, 100), 1);
+    cr_assert_eq(wrr_sim_write(&sim, access_rec(0, 21, 0), 32, 100), -1, "ring full: waits");
+    cr_assert_eq(sim.waits, 1);
+    uint64_t held = sim.last_pos;
+    cr_assert_eq(wrr_drain_poll(&d, 5), 5);
+    /* space now: the waiting writer proceeds into its reservation */
+    uint64_t rec[2 * WRR_MAX_SLOTS];
+    memcpy(rec, access_rec(0, 21, 0), sizeof rec);
+    wrr_sim_commit_at(&sim, held, rec);
+    cr_assert_eq(wrr_drain_finish(&d), 0);
+    cr_assert_eq(cap.n, 23);
+    for (uint64_t i = 0; i < 22; i++)
+        cr_assert_eq(first_addr(&cap.ev[1 + i]), 0x1000 + i * 128);
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
+typedef struct prod_arg {
+    wrr_sim *sim;
+    uint64_t count;
+    uint32_t block;
+} prod_arg;
+
+static void *producer(void *p)
+{
+    prod_arg *a = p;
+    uint64_t buf[2 * WRR_MAX_SLOTS];
+    for (uint64_t i = 0; i < a->count; i++) {
+        wrr_access_desc d;
+        memset(&d, 0, sizeof d);
+        d.block = a->block;
+        d.active_mask = WR_FULL_MASK;
+        d.op = WR_OP_LOAD;
+        d.size = 4;
+        for (unsigned k = 0; k < 32; k++)
+            d.lane_addr[k] = (i % 5 == 4) ? 0x1000 + i * 128 + ((k * 7) % 32) * 4
+                                          : 0x1000 + i * 128 + 4 * k;
+        wrr_encode_access(&d, buf);
+        if (wrr_sim_write(a->sim, buf, 32, 0) != 1)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+Test(drain, threaded_producers_and_drain_thread)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 7, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    d.poll_sleep_ns = 1000;
+    cr_assert_eq(wrr_drain_start_thread(&d), 0);
+    wr_event l = launch_ev(1);
+    wrr_drain_post(&d, &l);
+    wrr_drain_wait_processed(&d);
+    enum { P = 4, N = 5000 };
+    pthread_t t[P];
+    prod_arg a[P];
+    for (int i = 0; i < P; i++) {
+        a[i] = (prod_arg){&sim, N, (uint32_t)i};
+        pthread_create(&t[i], NULL, producer, &a[i]);
+    }
+    for (int i = 0; i < P; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        cr_assert_null(r);
+    }
+    wr_event e = end_ev(1);
+    wrr_drain_post(&d, &e);
+    wrr_drain_wait_processed(&d);
+    cr_assert_eq(wrr_drain_stop_thread(&d), 0, "%s", d.error);
+    cr_assert_eq(cap.n, 2 + P * N);
+    cr_assert_eq(cap.ev[cap.n - 1].kind, WR_EV_KERNEL_END);
+    cr_assert_gt(sim.waits, 0, "a 128-slot ring must have pushed back");
+    /* per producer, records arrive in program order */
+    uint64_t next[P] = {0};
+    for (size_t i = 1; i + 1 < cap.n; i++) {
+        const wr_event *ev = &cap.ev[i];
+        uint32_t b = ev->u.access.block;
+        cr_assert_lt(b, P);
+        cr_assert_eq(first_addr(ev), 0x1000 + next[b] * 128);
+        next[b]++;
+    }
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
+Test(drain, drop_mode_counts_and_emits_lost)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 6, 1), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event l = launch_ev(5);
+    wrr_drain_post(&d, &l);
+    wrr_drain_step(&d);
+    int kept = 0, dropped = 0;
+    for (uint64_t i = 0; i < 30; i++) {
+        int r = wrr_sim_write(&sim, access_rec(1, i, 0), 20, 0);
+        cr_assert_neq(r, -1, "drop mode never waits");
+        r ? kept++ : dropped++;
+    }
+    cr_assert_eq(kept, 21);
+    cr_assert_eq(dropped, 9);
+    cr_assert_eq(sim.ring.ctl->dropped_records, 9);
+    cr_assert_eq(sim.ring.ctl->dropped_lanes, 9 * 20);
+    cr_assert_eq(wrr_drain_poll(&d, 1000), 21);
+    /* after the drain made room, records are kept again */
+    cr_assert_eq(wrr_sim_write(&sim, access_rec(1, 100, 0), 32, 0), 1);
+    int r = wrr_sim_write(&sim, access_rec(1, 101, 0), 32, 0);
+    cr_assert_eq(r, 1);
+    wr_event e = end_ev(5);
+    wrr_drain_post(&d, &e);
+    cr_assert_eq(wrr_drain_finish(&d), 0);
+    /* launch, LOST(9), 21 records, 2 records, end */
+    cr_assert_eq(cap.n, 1 + 1 + 21 + 2 + 1);
+    cr_assert_eq(cap.ev[1].kind, WR_EV_LOST, "the loss is reported where it was noticed");
+    cr_assert_eq(cap.ev[1].u.lost.count, 9);
+    cr_assert_eq(cap.ev[1].u.lost.launch, 5);
+    cr_assert_eq(cap.ev[1].u.lost.block, UINT32_MAX);
+    cr_assert_eq(d.st.lost_records, 9);
+    cr_assert_eq(d.st.lost_lanes, 180);
+    cr_assert_eq(d.st.lost_events_emitted, 1);
+    cr_assert_eq(cap.ev[cap.n - 1].kind, WR_EV_KERNEL_END);
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
+Test(drain, drops_noticed_at_kernel_end_precede_it)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 6, 1), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event l = launch_ev(2), e = end_ev(2);
+    wrr_drain_post(&d, &l);
+    wrr_drain_step(&d);
+    for (uint64_t i = 0; i < 25; i++)
+        wrr_sim_write(&sim, access_rec(1, i, 0), 32, 0);
+    wrr_drain_post(&d, &e);
+    cr_assert_eq(wrr_drain_finish(&d), 0);
+    cr_assert_eq(cap.ev[cap.n - 1].kind, WR_EV_KERNEL_END);
+    int lost_seen = 0;
+    for (size_t i = 0; i + 1 < cap.n; i++)
+        if (cap.ev[i].kind == WR_EV_LOST) {
+            lost_seen = 1;
+            cr_assert_eq(cap.ev[i].u.lost.count, 4);
+        }
+    cr_assert(lost_seen);
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
+static uint64_t fake_now;
+static uint64_t fake_clock(void) { return fake_now; }
+
+Test(drain, chunk_flushing_by_count_time_and_finish)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 10, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    wrr_drain_options o = {.flush_events = 10, .flush_ns = 1000, .now_ns = fake_clock};
+    fake_now = 0;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, &o), 0);
+    wr_event l = launch_ev(1);
+    wrr_drain_post(&d, &l);
+    for (uint64_t i = 0; i < 24; i++)
+        wrr_sim_write(&sim, access_rec(0, i, 0), 32, 0);
+    wrr_drain_step(&d);
+    cr_assert_eq(cap.n, 25);
+    cr_assert_eq(cap.flushes, 2, "a flush every 10 events");
+    cr_assert_eq(cap.flushed_upto, 20);
+    /* idle, 5 events pending, not long enough yet */
+    fake_now = 500;
+    cr_assert_eq(wrr_drain_step(&d), 0);
+    cr_assert_eq(cap.flushes, 2);
+    fake_now = 1500;
+    cr_assert_eq(wrr_drain_step(&d), 0);
+    cr_assert_eq(cap.flushes, 3, "pending events are flushed after flush_ns idle");
+    cr_assert_eq(cap.flushed_upto, 25);
+    /* nothing pending: no empty flushes */
+    fake_now = 5000;
+    wrr_drain_step(&d);
+    cr_assert_eq(cap.flushes, 3);
+    wrr_sim_write(&sim, access_rec(0, 99, 0), 32, 0);
+    cr_assert_eq(wrr_drain_finish(&d), 0);
+    cr_assert_eq(cap.flushes, 4);
+    cr_assert_eq(cap.flushed_upto, cap.n, "finish leaves nothing unflushed");
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
+static long host_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    (void)ctx;
+    if (addr == 0xbad)
+        return -1;
+    memcpy(buf, (const void *)(uintptr_t)addr, len);   /* strings here are long enough */
+    return (long)len;
+}
+
+Test(drain, sites_resolved_once_per_descriptor)
+{
+    static char file[128] = "kernels/mp.cu";
+    static char func[128] = "mp_kernel";
+    static wrr_site_desc s1 = {WRR_SITE_MAGIC, 17, file, func};
+    static wrr_site_desc s2 = {WRR_SITE_MAGIC, 23, file, func};
+    static wrr_site_desc bad = {0x1111, 5, file, func};
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    wrr_drain_options o = {.read_mem = host_read};
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, &o), 0);
+    wr_event l = launch_ev(1);
+    wrr_drain_post(&d, &l);
+    uint64_t sites[] = {(uintptr_t)&s1, (uintptr_t)&s2, (uintptr_t)&s1, (uintptr_t)&bad, 0, 0xbad,
+                        (uintptr_t)&s2};
+    uint64_t w[4];
+    for (unsigned i = 0; i < 7; i++) {
+        wrr_encode_sync(w, WRR_K_FENCE, 0, 0, 1, 0, WR_SCOPE_DEVICE, WR_ORDER_SC, sites[i]);
+        wrr_sim_write(&sim, w, 1, 0);
+    }
+    cr_assert_eq(wrr_drain_finish(&d), 0);
+    cr_assert_eq(cap.nsites, 2, "two good descriptors, each defined once");
+    cr_assert_str_eq(cap.sites[0].file, "kernels/mp.cu");
+    cr_assert_str_eq(cap.sites[0].func, "mp_kernel");
+    cr_assert_eq(cap.sites[0].line, 17);
+    cr_assert_eq(cap.sites[1].line, 23);
+    uint32_t expect[] = {1, 2, 1, 0, 0, 0, 2};
+    for (unsigned i = 0; i < 7; i++)
+        cr_assert_eq(cap.ev[1 + i].site, expect[i], "event %u", i);
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
+Test(drain, corrupt_ring_is_reported)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 6, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event l = launch_ev(1);
+    wrr_drain_post(&d, &l);
+    /* a header whose tag belongs to a later lap */
+    sim.ring.slots[0] = WRR_W0(WRR_TAG(64, 6), WRR_K_FENCE, 2, 0, 0, WR_SCOPE_DEVICE, WR_ORDER_SC, 0, 0, 0);
+    cr_assert_eq(wrr_drain_step(&d), -1);
+    cr_assert(strstr(d.error, "another lap"), "%s", d.error);
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+
+    /* a committed record with a bad kind */
+    wrr_sim_free(&sim);
+    cr_assert_eq(wrr_sim_init(&sim, 6, 0), 0);
+    sink = cap_sink(&cap);
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wrr_drain_post(&d, &l);
+    uint64_t w[4] = {WRR_W0(0, 13, 2, 0, 0, 0, 0, 0, 0, 0), 1, 0, 0};
+    wrr_sim_write(&sim, w, 1, 0);
+    cr_assert_eq(wrr_drain_step(&d), -1);
+    cr_assert(strstr(d.error, "unknown record kind"), "%s", d.error);
+    cr_assert_eq(wrr_drain_finish(&d), -1);
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
+Test(drain, sink_failure_stops_the_drain)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    cap.fail_after = 3;
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event l = launch_ev(1);
+    wrr_drain_post(&d, &l);
+    for (uint64_t i = 0; i < 6; i++)
+        wrr_sim_write(&sim, access_rec(0, i, 0), 32, 0);
+    cr_assert_eq(wrr_drain_step(&d), -1);
+    cr_assert(strstr(d.error, "rejected"), "%s", d.error);
+    cr_assert_eq(cap.n, 3);
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
+Test(drain, records_without_any_launch_are_kept_as_launch_0)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wrr_sim_write(&sim, access_rec(0, 0, 0), 32, 0);
+    cr_assert_eq(wrr_drain_step(&d), 1);
+    cr_assert_eq(cap.ev[0].u.access.launch, 0);
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
+Test(drain, host_events_pass_through_in_post_order)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event e;
+    memset(&e, 0, sizeof e);
+    e.kind = WR_EV_ALLOC;
+    e.u.alloc.alloc = 4;
+    wrr_drain_post(&d, &e);
+    memset(&e, 0, sizeof e);
+    e.kind = WR_EV_HOST_COPY;
+    e.u.copy.dst = 0x7000;
+    e.u.copy.bytes = 64;
+    e.u.copy.kind = WR_COPY_H2D;
+    wrr_drain_post(&d, &e);
+    memset(&e, 0, sizeof e);
+    e.kind = WR_EV_DEVICE_SYNC;
+    wrr_drain_post(&d, &e);
+    cr_assert_eq(wrr_drain_finish(&d), 0);
+    cr_assert_eq(cap.n, 3);
+    cr_assert_eq(cap.ev[0].kind, WR_EV_ALLOC);
+    cr_assert_eq(cap.ev[0].u.alloc.alloc, 4);
+    cr_assert_eq(cap.ev[1].kind, WR_EV_HOST_COPY);
+    cr_assert_eq(cap.ev[1].u.copy.bytes, 64);
+    cr_assert_eq(cap.ev[2].kind, WR_EV_DEVICE_SYNC);
+    cr_assert_eq(d.st.host_events, 3);
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}

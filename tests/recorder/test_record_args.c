@@ -1,0 +1,100 @@
+/* `warprace record` argument parsing and its error messages. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "record_args.h"
+
+static wrr_record_opts o;
+static char err[512];
+
+#define PARSE(...) ({ char *av_[] = {"record", __VA_ARGS__, NULL}; \
+    wrr_record_parse((int)(sizeof av_ / sizeof av_[0]) - 1, av_, &o, err, sizeof err); })
+
+Test(record_args, full_command_line)
+{
+    cr_assert_eq(PARSE("-o", "out.wrt", "--kernels", "^mp_.*", "--nvtx", "phase2", "--buffer",
+                       "8M", "--drop", "--", "./app", "-x", "1"), 0, "%s", err);
+    cr_assert_str_eq(o.out, "out.wrt");
+    cr_assert_str_eq(o.kernels, "^mp_.*");
+    cr_assert_str_eq(o.nvtx, "phase2");
+    cr_assert_eq(o.buffer_bytes, 8u << 20);
+    cr_assert_eq(o.drop, 1);
+    cr_assert_eq(o.app_argc, 3);
+    cr_assert_str_eq(o.app_argv[0], "./app");
+    cr_assert_str_eq(o.app_argv[2], "1");
+    cr_assert_null(o.app_argv[3]);
+}
+
+Test(record_args, equals_forms_and_defaults)
+{
+    cr_assert_eq(PARSE("--output=t.wrt", "--buffer=1G", "./app"), 0, "%s", err);
+    cr_assert_str_eq(o.out, "t.wrt");
+    cr_assert_eq(o.buffer_bytes, 1ull << 30);
+    cr_assert_eq(o.drop, 0);
+    cr_assert_null(o.kernels);
+    cr_assert_str_eq(o.app_argv[0], "./app");
+    cr_assert_eq(PARSE("-ox.wrt", "--", "prog"), 0, "%s", err);
+    cr_assert_str_eq(o.out, "x.wrt");
+    cr_assert_eq(o.buffer_bytes, WRR_DEFAULT_BUFFER);
+}
+
+Test(record_args, options_after_the_program_belong_to_it)
+{
+    cr_assert_eq(PARSE("-o", "a.wrt", "./app", "--drop", "-o", "b"), 0, "%s", err);
+    cr_assert_eq(o.drop, 0);
+    cr_assert_str_eq(o.out, "a.wrt");
+    cr_assert_eq(o.app_argc, 4);
+}
+
+Test(record_args, help)
+{
+    cr_assert_eq(PARSE("--help"), 0);
+    cr_assert_eq(o.help, 1);
+    cr_assert(strstr(wrr_record_usage, "--kernels REGEX"));
+}
+
+Test(record_args, errors_name_the_problem)
+{
+    cr_assert_eq(PARSE("--", "./app"), -1);
+    cr_assert(strstr(err, "no output file"), "%s", err);
+    cr_assert_eq(PARSE("-o", "x.wrt"), -1);
+    cr_assert(strstr(err, "no program to run"), "%s", err);
+    cr_assert_eq(PARSE("-o", "x.wrt", "--"), -1);
+    cr_assert(strstr(err, "no program to run"), "%s", err);
+    cr_assert_eq(PARSE("-o"), -1);
+    cr_assert(strstr(err, "'-o' needs a value"), "%s", err);
+    cr_assert_eq(PARSE("-o", "x", "--frobnicate", "--", "a"), -1);
+    cr_assert(strstr(err, "unknown option '--frobnicate'"), "%s", err);
+    cr_assert_eq(PARSE("-o", "x", "--kernels", "(unclosed", "--", "a"), -1);
+    cr_assert(strstr(err, "not a valid regular expression"), "%s", err);
+    cr_assert_eq(PARSE("-o", "x", "--buffer", "12Q", "--", "a"), -1);
+    cr_assert(strstr(err, "--buffer '12Q'"), "%s", err);
+    cr_assert_eq(PARSE("-o", "", "--", "a"), -1);
+    cr_assert(strstr(err, "empty"), "%s", err);
+    cr_assert_eq(PARSE("-o", "x", "--nvtx=", "--", "a"), -1);
+    cr_assert(strstr(err, "--nvtx range name is empty"), "%s", err);
+}
+
+Test(record_args, sizes)
+{
+    uint64_t v;
+    cr_assert_eq(wrr_parse_size("4096", &v), 0);
+    cr_assert_eq(v, 4096);
+    cr_assert_eq(wrr_parse_size("3000", &v), 0);
+    cr_assert_eq(v, 2048, "rounded down to a power of two");
+    cr_assert_eq(wrr_parse_size("64M", &v), 0);
+    cr_assert_eq(v, 64u << 20);
+    cr_assert_eq(wrr_parse_size("512k", &v), 0);
+    cr_assert_eq(v, 512u << 10);
+    cr_assert_eq(wrr_parse_size("2GiB", &v), 0);
+    cr_assert_eq(v, 2ull << 30);
+    cr_assert_eq(wrr_parse_size("16G", &v), 0);
+    cr_assert_eq(wrr_parse_size("17G", &v), -1, "above the maximum");
+    cr_assert_eq(wrr_parse_size("512", &v), -1, "below the minimum");
+    cr_assert_eq(wrr_parse_size("-1M", &v), -1);
+    cr_assert_eq(wrr_parse_size("", &v), -1);
+    cr_assert_eq(wrr_parse_size("M", &v), -1);
+    cr_assert_eq(wrr_parse_size("99999999999999999999999", &v), -1);
+    cr_assert_eq(wrr_buffer_log2cap(1024), 6);
+    cr_assert_eq(wrr_buffer_log2cap(64u << 20), 22);
+}
