@@ -123,7 +123,7 @@ int wr_cmd_analyze(int argc, char **argv)
     optind = 0;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         if (c != '?' && c != ':' && c != 'h') {
             char o[64];
             snprintf(o, sizeof o, "--%s", longopts[0].name);

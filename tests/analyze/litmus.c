@@ -1,0 +1,306 @@
+/*
+ * The litmus harness: for each litmus trace (tests/litmus/NAME.txt, format in
+ * tests/litmus/README.md) assembles it with wr_text_assemble, analyses it
+ * with every built engine (with 1 and with 2 threads, which must agree) and
+ * checks each engine's verdict against the file's expectation lines:
+ *
+ *     # expect ENGINE[,ENGINE...]: race|norace [TOKEN...]
+ *
+ * ENGINE is an engine name or "all".  "norace": the engine reports nothing
+ * (a potential race counts as a report).  "race": it reports at least one
+ * race, and every TOKEN is matched by some reported race of that engine:
+ *   a race class      intra-warp inter-warp inter-block inter-kernel
+ *   a scope verdict   missing-sync scope-fence scope-atomic scope-lock weak-access
+ *   "potential"       a race labelled potential
+ *   "exposed"         a race not labelled potential
+ * Anything after a second '#' on the line is a comment.  Unknown tokens make
+ * the file fail (a typo must not weaken a test).
+ *
+ * usage: litmus FILE.txt...   or   litmus DIR  (every *.txt in DIR)
+ * Exit status: 0 all passed, 1 a check failed, 77 nothing to check (no
+ * litmus file, or no expectation names a built engine).
+ */
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "replay.h"
+
+#define MAX_EXPECT 64
+#define MAX_TOKENS 8
+
+typedef struct expect {
+    unsigned line;
+    uint32_t engines;       /* mask over wr_engines */
+    char unbuilt[64];       /* engine names not built (skipped) */
+    bool race;
+    unsigned ntok;
+    char tok[MAX_TOKENS][32];
+} expect;
+
+static const char *const classes[] = {"intra-warp", "inter-warp", "inter-block", "inter-kernel"};
+static const char *const verdicts[] = {"", "missing-sync", "scope-fence", "scope-atomic",
+                                       "scope-lock", "weak-access"};
+
+static bool known_token(const char *t)
+{
+    for (unsigned i = 0; i < 4; i++)
+        if (!strcmp(t, classes[i]))
+            return true;
+    for (unsigned i = 1; i < 6; i++)
+        if (!strcmp(t, verdicts[i]))
+            return true;
+    return !strcmp(t, "potential") || !strcmp(t, "exposed");
+}
+
+/* Parses the expectation lines; -1 on a malformed one (message printed). */
+static int parse_expect(const char *path, expect *ex, unsigned *nex)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        printf("%s: cannot open\n", path);
+        return -1;
+    }
+    char line[4200];
+    unsigned ln = 0;
+    *nex = 0;
+    int rc = 0;
+    while (fgets(line, sizeof line, f)) {
+        ln++;
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p != '#')
+            continue;
+        p++;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (strncmp(p, "expect", 6) || (p[6] != ' ' && p[6] != '\t'))
+            continue;
+        p += 6;
+        char *hash = strchr(p, '#');
+        if (hash)
+            *hash = 0;
+        char *colon = strchr(p, ':');
+        if (!colon || *nex == MAX_EXPECT) {
+            printf("%s:%u: malformed expectation (want '# expect ENGINE: race|norace ...')\n",
+                   path, ln);
+            rc = -1;
+            continue;
+        }
+        *colon = 0;
+        expect *e = &ex[*nex];
+        memset(e, 0, sizeof *e);
+        e->line = ln;
+        char *save = NULL;
+        for (char *t = strtok_r(p, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
+            if (!strcmp(t, "all") || !strcmp(t, "*")) {
+                e->engines |= (1u << wr_engine_count) - 1;
+            } else {
+                int i = wr_engine_find(t);
+                if (i >= 0)
+                    e->engines |= 1u << i;
+                else if (!strcmp(t, "vc") || !strcmp(t, "scoped") || !strcmp(t, "lockset") ||
+                         !strcmp(t, "fsm"))
+                    snprintf(e->unbuilt + strlen(e->unbuilt), sizeof e->unbuilt - strlen(e->unbuilt),
+                             " %s", t);
+                else {
+                    printf("%s:%u: unknown engine '%s'\n", path, ln, t);
+                    rc = -1;
+                }
+            }
+        }
+        char *v = strtok_r(colon + 1, " \t\r\n", &save);
+        if (!v || (strcmp(v, "race") && strcmp(v, "norace"))) {
+            printf("%s:%u: verdict must be race or norace, not '%s'\n", path, ln, v ? v : "");
+            rc = -1;
+            continue;
+        }
+        e->race = !strcmp(v, "race");
+        for (char *t = strtok_r(NULL, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
+            if (!known_token(t)) {
+                printf("%s:%u: unknown token '%s'\n", path, ln, t);
+                rc = -1;
+                continue;
+            }
+            if (e->ntok < MAX_TOKENS)
+                snprintf(e->tok[e->ntok++], sizeof e->tok[0], "%s", t);
+        }
+        (*nex)++;
+    }
+    fclose(f);
+    return rc;
+}
+
+static bool race_matches(const wr_resolved_race *r, const char *t)
+{
+    if (!strcmp(t, "potential"))
+        return r->potential;
+    if (!strcmp(t, "exposed"))
+        return !r->potential;
+    if (r->race_class < 4 && !strcmp(t, classes[r->race_class]))
+        return true;
+    return r->verdict && r->verdict < 6 && !strcmp(t, verdicts[r->verdict]);
+}
+
+static void print_races(const wr_resolved_race *r, size_t n, unsigned engine)
+{
+    for (size_t i = 0; i < n; i++)
+        if (r[i].engine == engine)
+            printf("      %s%s %s/%s %s %s | %s  (x%llu)\n", r[i].potential ? "potential " : "",
+                   wr_race_class_name(r[i].race_class), wr_access_kind_name(r[i].kind[0]),
+                   wr_access_kind_name(r[i].kind[1]), wr_scope_verdict_name(r[i].verdict),
+                   r[i].site[0], r[i].site[1], (unsigned long long)r[i].count);
+}
+
+/* 0 pass, 1 fail, 77 nothing checked */
+static int check_file(const char *path)
+{
+    expect ex[MAX_EXPECT];
+    unsigned nex;
+    if (parse_expect(path, ex, &nex))
+        return 1;
+    if (nex == 0) {
+        printf("FAIL %s: no '# expect' line\n", path);
+        return 1;
+    }
+    char wrt[] = "/tmp/wr-litmus-XXXXXX";
+    int fd = mkstemp(wrt);
+    if (fd < 0) {
+        perror("mkstemp");
+        return 1;
+    }
+    close(fd);
+    wr_error err;
+    if (wr_text_assemble(path, wrt, &err)) {
+        printf("FAIL %s: does not assemble: %s\n", path, err.msg);
+        unlink(wrt);
+        return 1;
+    }
+    wr_replay *rp[2];
+    wr_resolved_race *rr[2];
+    size_t nr[2];
+    for (int k = 0; k < 2; k++) {
+        wr_replay_options o = {.threads = (unsigned)k + 1};
+        rp[k] = wr_replay_run(wrt, &o, &err);
+        if (!rp[k]) {
+            printf("FAIL %s: replay: %s\n", path, err.msg);
+            if (k)
+                wr_replay_free(rp[0]), wr_resolved_free(rr[0], nr[0]);
+            unlink(wrt);
+            return 1;
+        }
+        nr[k] = wr_replay_resolve(rp[k], &rr[k]);
+    }
+    unlink(wrt);
+    int rc = 0;
+    /* 1 and 2 threads agree */
+    bool same = nr[0] == nr[1];
+    for (size_t i = 0; same && i < nr[0]; i++)
+        same = !strcmp(rr[0][i].identity, rr[1][i].identity) && rr[0][i].count == rr[1][i].count &&
+               rr[0][i].verdict == rr[1][i].verdict && rr[0][i].engine == rr[1][i].engine;
+    if (!same) {
+        printf("FAIL %s: findings differ between 1 and 2 threads\n", path);
+        rc = 1;
+    }
+    unsigned checked = 0;
+    for (unsigned x = 0; x < nex; x++) {
+        const expect *e = &ex[x];
+        if (e->unbuilt[0])
+            printf("skip %s:%u: engine(s)%s not built\n", path, e->line, e->unbuilt);
+        for (unsigned eng = 0; eng < wr_engine_count; eng++) {
+            if (!(e->engines >> eng & 1))
+                continue;
+            checked++;
+            size_t n = 0;
+            for (size_t i = 0; i < nr[0]; i++)
+                n += rr[0][i].engine == eng;
+            const char *name = wr_engines[eng]->name;
+            if (!e->race && n) {
+                printf("FAIL %s:%u: %s: expected no race, reported %zu:\n", path, e->line, name, n);
+                print_races(rr[0], nr[0], eng);
+                rc = 1;
+            } else if (e->race && !n) {
+                printf("FAIL %s:%u: %s: expected a race, reported none\n", path, e->line, name);
+                rc = 1;
+            } else if (e->race) {
+                for (unsigned t = 0; t < e->ntok; t++) {
+                    bool found = false;
+                    for (size_t i = 0; i < nr[0] && !found; i++)
+                        found = rr[0][i].engine == eng && race_matches(&rr[0][i], e->tok[t]);
+                    if (!found) {
+                        printf("FAIL %s:%u: %s: no reported race is '%s'; reported:\n", path,
+                               e->line, name, e->tok[t]);
+                        print_races(rr[0], nr[0], eng);
+                        rc = 1;
+                    }
+                }
+            }
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        wr_resolved_free(rr[k], nr[k]);
+        wr_replay_free(rp[k]);
+    }
+    if (rc == 0 && checked == 0) {
+        printf("skip %s: no expectation names a built engine\n", path);
+        return 77;
+    }
+    if (rc == 0)
+        printf("ok   %s (%u verdicts)\n", path, checked);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int main(int argc, char **argv)
+{
+    char **files = NULL;
+    size_t n = 0;
+    for (int i = 1; i < argc; i++) {
+        struct stat sb;
+        if (stat(argv[i], &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            DIR *d = opendir(argv[i]);
+            struct dirent *de;
+            while (d && (de = readdir(d))) {
+                size_t len = strlen(de->d_name);
+                if (len > 4 && !strcmp(de->d_name + len - 4, ".txt")) {
+                    files = realloc(files, (n + 1) * sizeof *files);
+                    if (!files || asprintf(&files[n], "%s/%s", argv[i], de->d_name) < 0)
+                        abort();
+                    n++;
+                }
+            }
+            if (d)
+                closedir(d);
+        } else {
+            files = realloc(files, (n + 1) * sizeof *files);
+            if (!files || !(files[n] = strdup(argv[i])))
+                abort();
+            n++;
+        }
+    }
+    qsort(files, n, sizeof *files, cmp_str);
+    int failed = 0, passed = 0, skipped = 0;
+    for (size_t i = 0; i < n; i++) {
+        int rc = check_file(files[i]);
+        failed += rc == 1;
+        passed += rc == 0;
+        skipped += rc == 77;
+        free(files[i]);
+    }
+    free(files);
+    printf("litmus: %d passed, %d failed, %d skipped (engines built: %u)\n", passed, failed,
+           skipped, wr_engine_count);
+    if (failed)
+        return 1;
+    return passed ? 0 : 77;
+}

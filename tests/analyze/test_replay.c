@@ -1,0 +1,387 @@
+/* The replay driver: determinism over --threads, counts, lost events,
+ * truncated traces, kernel selection; and `warprace analyze` end to end. */
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "gen.h"
+#include "replay.h"
+#include "store_sqlite.h"
+
+static char dir[256];
+
+static void mk_tmp(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/wr-replay-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void rm_tmp(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static const char *tpath(const char *name)
+{
+    static char p[4][300];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
+    return p[k];
+}
+
+TestSuite(replay, .init = mk_tmp, .fini = rm_tmp, .timeout = 120);
+
+static const wr_engine_ops *const double_table[] = {&gen_conflict_engine};
+
+static gen_opts default_opts(uint64_t seed)
+{
+    return (gen_opts){.seed = seed, .launches = 3, .blocks = 3, .warps = 2, .steps = 6,
+                      .phases = 3, .words = 2048, .chunk_bytes = 2048};
+}
+
+static wr_replay *run(const char *path, const wr_engine_ops *const *table, unsigned count,
+                      unsigned threads, const char *kernels)
+{
+    wr_replay_options o = {.table = table, .table_count = count, .threads = threads,
+                           .kernels = kernels, .queue_batches = threads == 3 ? 1 : 0};
+    wr_error err;
+    wr_replay *rp = wr_replay_run(path, &o, &err);
+    cr_assert_not_null(rp, "replay %s: %s", path, err.msg);
+    return rp;
+}
+
+/* Everything observable about the findings must be equal. */
+static void expect_same_findings(const wr_replay *a, const wr_replay *b, const char *what)
+{
+    const wr_race_group *ga, *gb;
+    size_t na = wr_findings_groups(wr_replay_findings(a), &ga);
+    size_t nb = wr_findings_groups(wr_replay_findings(b), &gb);
+    cr_assert_eq(na, nb, "%s: %zu vs %zu groups", what, na, nb);
+    for (size_t i = 0; i < na; i++) {
+        cr_assert_eq(ga[i].count, gb[i].count, "%s: group %zu count", what, i);
+        cr_assert_eq(memcmp(&ga[i].example, &gb[i].example, sizeof ga[i].example), 0,
+                     "%s: group %zu example differs", what, i);
+    }
+    wr_resolved_race *ra, *rb;
+    size_t ma = wr_replay_resolve(a, &ra), mb = wr_replay_resolve(b, &rb);
+    cr_assert_eq(ma, mb, "%s", what);
+    for (size_t i = 0; i < ma; i++) {
+        cr_assert_str_eq(ra[i].identity, rb[i].identity, "%s", what);
+        cr_assert_eq(ra[i].count, rb[i].count, "%s", what);
+        cr_assert_eq(ra[i].example.addr, rb[i].example.addr, "%s", what);
+    }
+    wr_resolved_free(ra, ma);
+    wr_resolved_free(rb, mb);
+}
+
+Test(replay, identical_for_1_2_3_threads_engine_double)
+{
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        const char *p = tpath("t.wrt");
+        gen_opts o = default_opts(seed);
+        gen_result g;
+        cr_assert_eq(gen_trace(p, &o, &g), 0);
+        wr_replay *r1 = run(p, double_table, 1, 1, NULL);
+        const wr_race_group *gr;
+        cr_assert_gt(wr_findings_groups(wr_replay_findings(r1), &gr), 10, "races expected");
+        for (unsigned t = 2; t <= 3; t++) {
+            wr_replay *rt = run(p, double_table, 1, t, NULL);
+            cr_assert_eq(wr_replay_get_stats(rt)->threads, t);
+            expect_same_findings(r1, rt, t == 2 ? "1 vs 2 threads" : "1 vs 3 threads");
+            /* every shard did some of the work */
+            cr_assert_eq(wr_replay_get_stats(rt)->shadow_words[0],
+                         wr_replay_get_stats(r1)->shadow_words[0]);
+            wr_replay_free(rt);
+        }
+        wr_replay_free(r1);
+    }
+}
+
+Test(replay, identical_for_1_2_3_threads_real_engines)
+{
+    if (wr_engine_count == 0)
+        cr_skip_test("no engine built yet");
+    const char *p = tpath("t.wrt");
+    gen_opts o = default_opts(7);
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    wr_replay *r1 = run(p, NULL, 0, 1, NULL);
+    cr_assert_eq(wr_replay_get_stats(r1)->engine_count, wr_engine_count);
+    const wr_race_group *gr;
+    cr_assert_gt(wr_findings_groups(wr_replay_findings(r1), &gr), 0, "races expected");
+    for (unsigned t = 2; t <= 3; t++) {
+        wr_replay *rt = run(p, NULL, 0, t, NULL);
+        expect_same_findings(r1, rt, t == 2 ? "1 vs 2 threads" : "1 vs 3 threads");
+        wr_replay_free(rt);
+    }
+    wr_replay_free(r1);
+}
+
+Test(replay, counts_events_and_accesses)
+{
+    const char *p = tpath("c.wrt");
+    gen_opts o = default_opts(11);
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    wr_replay *rp = run(p, double_table, 1, 2, NULL);
+    const wr_replay_stats *st = wr_replay_get_stats(rp);
+    cr_assert_eq(st->events, g.events);
+    cr_assert_eq(st->accesses, g.accesses);
+    cr_assert_eq(st->thread_accesses, g.thread_accesses);
+    cr_assert_eq(st->launches, 3);
+    cr_assert_eq(st->launches_selected, 3);
+    cr_assert_eq(st->lost_events, 0);
+    cr_assert(!st->truncated);
+    cr_assert_gt(st->batches, 3, "small chunks: several batches");
+    struct stat sb;
+    cr_assert_eq(stat(p, &sb), 0);
+    cr_assert_eq(st->trace_bytes, (uint64_t)sb.st_size);
+    uint64_t bytes;
+    cr_assert_eq(st->trace_hash, wr_file_fnv1a64(p, &bytes));
+    cr_assert_neq(st->trace_hash, 0);
+    cr_assert_gt(st->peak_rss_bytes, 0);
+    cr_assert_geq(st->wall_seconds, 0);
+    const wr_replay_launch *l;
+    cr_assert_eq(wr_replay_launches(rp, &l), 3);
+    cr_assert_eq(l[1].launch.launch, 2);
+    cr_assert(l[2].ended);
+    wr_replay_free(rp);
+}
+
+Test(replay, fnv1a_known_value)
+{
+    const char *p = tpath("h.bin");
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f);
+    fputs("a", f);
+    fclose(f);
+    uint64_t n;
+    cr_assert_eq(wr_file_fnv1a64(p, &n), 0xaf63dc4c8601ec8cull);
+    cr_assert_eq(n, 1);
+}
+
+Test(replay, lost_events_are_surfaced)
+{
+    const char *p = tpath("l.wrt");
+    gen_opts o = default_opts(3);
+    o.lost = 4242;
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    wr_replay *rp = run(p, double_table, 1, 2, NULL);
+    const wr_replay_stats *st = wr_replay_get_stats(rp);
+    cr_assert_eq(st->lost_events, 4242);
+    cr_assert_eq(st->lost_markers, 1);
+    const wr_replay_lost *lost;
+    cr_assert_eq(wr_replay_lost_list(rp, &lost), 1);
+    cr_assert_eq(lost[0].lost.launch, 1);
+    cr_assert_eq(lost[0].lost.count, 4242);
+    wr_replay_free(rp);
+}
+
+Test(replay, truncated_trace_analyzed_up_to_last_chunk)
+{
+    /* no footer: the producer crashed after a flush */
+    const char *p = tpath("tr.wrt");
+    gen_opts o = default_opts(5);
+    o.launches = 4;
+    o.abandon_half = true;
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    wr_replay *rp = run(p, double_table, 1, 2, NULL);
+    const wr_replay_stats *st = wr_replay_get_stats(rp);
+    cr_assert(st->truncated, "a trace without footer is truncated");
+    cr_assert_geq(st->events, g.events, "flushed events are analysed");
+    cr_assert_geq(st->launches, 2, "chunks written before the crash are analysed");
+    wr_replay_free(rp);
+
+    /* a complete trace cut in the middle of its last chunks */
+    const char *full = tpath("full.wrt");
+    o.abandon_half = false;
+    cr_assert_eq(gen_trace(full, &o, &g), 0);
+    struct stat sb;
+    cr_assert_eq(stat(full, &sb), 0);
+    cr_assert_eq(truncate(full, sb.st_size * 2 / 3), 0);
+    rp = run(full, double_table, 1, 3, NULL);
+    st = wr_replay_get_stats(rp);
+    cr_assert(st->truncated);
+    cr_assert_gt(st->truncated_bytes, 0);
+    cr_assert_lt(st->events, g.events);
+    cr_assert_gt(st->events, 0);
+    wr_replay *r1 = run(full, double_table, 1, 1, NULL);
+    expect_same_findings(r1, rp, "truncated, 1 vs 3 threads");
+    wr_replay_free(r1);
+    wr_replay_free(rp);
+}
+
+Test(replay, kernel_selection)
+{
+    const char *p = tpath("k.wrt");
+    gen_opts o = default_opts(9);
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    wr_replay *rp = run(p, double_table, 1, 2, "_b$");
+    const wr_replay_stats *st = wr_replay_get_stats(rp);
+    cr_assert_eq(st->launches, 3);
+    cr_assert_eq(st->launches_selected, 1, "only launch 2 runs gen_b");
+    cr_assert_gt(st->skipped_events, 0);
+    const wr_race_group *gr;
+    size_t n = wr_findings_groups(wr_replay_findings(rp), &gr);
+    cr_assert_gt(n, 0);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(gr[i].example.first.launch, 2);
+        cr_assert_eq(gr[i].example.second.launch, 2);
+    }
+    wr_resolved_race *rr;
+    size_t m = wr_replay_resolve(rp, &rr);
+    for (size_t i = 0; i < m; i++) {
+        cr_assert_str_eq(rr[i].kernel[0], "gen_b");
+        cr_assert(!strncmp(rr[i].identity, "gen_b|gen_b|gen.cu:", 19), "%s", rr[i].identity);
+        cr_assert_str_eq(rr[i].alloc_name, "buf");
+        cr_assert(rr[i].has_offset);
+        cr_assert_lt(rr[i].offset, 2048 * 4);
+    }
+    wr_resolved_free(rr, m);
+    wr_replay_free(rp);
+
+    wr_replay_options bad = {.kernels = "(unclosed"};
+    wr_error err;
+    cr_assert_null(wr_replay_run(p, &bad, &err));
+    cr_assert(strstr(err.msg, "--kernels"), "%s", err.msg);
+}
+
+Test(replay, resolve_collapses_launches_of_one_kernel)
+{
+    /* launches 1 and 3 both run gen_a: after resolution, no two rows share
+     * (engine, identity, verdict) */
+    const char *p = tpath("r.wrt");
+    gen_opts o = default_opts(13);
+    o.launches = 5;
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    wr_replay *rp = run(p, double_table, 1, 2, NULL);
+    const wr_race_group *gr;
+    size_t n = wr_findings_groups(wr_replay_findings(rp), &gr);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += gr[i].count;
+    wr_resolved_race *rr;
+    size_t m = wr_replay_resolve(rp, &rr);
+    cr_assert_lt(m, n, "launches of one kernel collapse");
+    uint64_t total2 = 0;
+    for (size_t i = 0; i < m; i++) {
+        total2 += rr[i].count;
+        if (i)
+            cr_assert(strcmp(rr[i - 1].identity, rr[i].identity) < 0, "sorted, unique");
+        cr_assert(strcmp(rr[i].site[0], rr[i].site[1]) <= 0, "canonical order by site name");
+    }
+    cr_assert_eq(total, total2);
+    wr_resolved_free(rr, m);
+    wr_replay_free(rp);
+}
+
+Test(replay, errors_name_the_file)
+{
+    wr_error err;
+    const char *missing = tpath("missing.wrt");
+    cr_assert_null(wr_replay_run(missing, NULL, &err));
+    cr_assert(strstr(err.msg, missing), "%s", err.msg);
+    const char *junk = tpath("junk.wrt");
+    FILE *f = fopen(junk, "wb");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 4096; i++)
+        fputc(i * 7 & 0xff, f);
+    fclose(f);
+    cr_assert_null(wr_replay_run(junk, NULL, &err));
+    cr_assert(strstr(err.msg, junk), "%s", err.msg);
+}
+
+/* ---- warprace analyze ---------------------------------------------------- */
+
+static int analyze(const char *const *args)
+{
+    char *argv[32];
+    int argc = 0;
+    argv[argc++] = "analyze";
+    for (; *args; args++)
+        argv[argc++] = (char *)*args;
+    argv[argc] = NULL;
+    fflush(stdout);
+    return wr_cmd_analyze(argc, argv);
+}
+
+static int64_t q_int(const char *db_path, const char *sql)
+{
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+Test(replay, cli_bad_input_exits_2)
+{
+    cr_assert_eq(analyze((const char *[]){tpath("nope.wrt"), NULL}), 2);
+    cr_assert_eq(analyze((const char *[]){NULL}), 2);
+    const char *p = tpath("c.wrt");
+    gen_opts o = default_opts(2);
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    cr_assert_eq(analyze((const char *[]){p, "--bogus", NULL}), 2);
+    cr_assert_eq(analyze((const char *[]){p, "--engines", "nosuch", NULL}), 2);
+    cr_assert_eq(analyze((const char *[]){p, "--threads", "0", NULL}), 2);
+    cr_assert_eq(analyze((const char *[]){p, "--threads", "x", NULL}), 2);
+    cr_assert_eq(analyze((const char *[]){p, "--kernels", "(", NULL}), 2);
+    cr_assert_eq(analyze((const char *[]){p, "--threads", NULL}), 2);
+    /* a database of another schema version is refused before analysing */
+    const char *db = tpath("other.db");
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_exec(h, "PRAGMA user_version = 99; CREATE TABLE x(y);", NULL, NULL, NULL);
+    sqlite3_close(h);
+    cr_assert_eq(analyze((const char *[]){p, "--db", db, NULL}), 2);
+}
+
+Test(replay, cli_analyzes_into_database)
+{
+    const char *p = tpath("a.wrt");
+    gen_opts o = default_opts(4);
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    int rc = analyze((const char *[]){p, "--threads", "2", "--quiet", NULL});
+    const char *db = tpath("warprace.db");
+    cr_assert_eq(access(db, F_OK), 0, "default database beside the trace");
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM complete_runs"), 1);
+    cr_assert_eq(q_int(db, "SELECT events FROM runs"), (int64_t)g.events);
+    cr_assert_eq(q_int(db, "SELECT threads FROM runs"), 2);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM launches"), 3);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM allocations"), 1);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM engine_runs"), wr_engine_count);
+    int64_t races = q_int(db, "SELECT count(*) FROM races");
+    cr_assert_eq(rc, races ? 1 : 0, "exit status follows the races found");
+    if (wr_engine_count) {
+        cr_assert_gt(races, 0, "the random trace has unsynchronized conflicts");
+        int rc2 = analyze((const char *[]){p, "--threads", "1", "--exit-code", "7", "--name",
+                                           "second", "--quiet", NULL});
+        cr_assert_eq(rc2, 7);
+        cr_assert_eq(q_int(db, "SELECT count(*) FROM complete_runs WHERE name = 'second'"), 1);
+        cr_assert_eq(q_int(db, "SELECT count(*) FROM races WHERE run_id = 2"), races,
+                     "same races for 1 and 2 threads");
+        cr_assert_eq(q_int(db, "SELECT count(*) FROM races a JOIN races b ON a.identity ="
+                               " b.identity AND a.engine = b.engine AND a.count = b.count AND"
+                               " a.scope_verdict = b.scope_verdict AND a.ex_address ="
+                               " b.ex_address WHERE a.run_id = 1 AND b.run_id = 2"),
+                     races);
+    }
+}
