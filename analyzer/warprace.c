@@ -11,6 +11,7 @@ static const wr_command commands[] = {
     {"analyze", "replay a trace through the race engines, store the findings in SQLite", wr_cmd_analyze},
     {"asm", "assemble a text trace (formats/TEXT.md) into a .wrt file", wr_cmd_asm},
     {"dump", "print a .wrt trace as text (formats/TEXT.md)", wr_cmd_dump},
+    {"record", "run a CUDA program and record its trace (needs a CUDA build)", wr_cmd_record},
 };
 
 static const size_t command_count = sizeof(commands) / sizeof(commands[0]);
