@@ -11,7 +11,9 @@ static const wr_command commands[] = {
     {"analyze", "replay a trace through the race engines, store the findings in SQLite", wr_cmd_analyze},
     {"asm", "assemble a text trace (formats/TEXT.md) into a .wrt file", wr_cmd_asm},
     {"dump", "print a .wrt trace as text (formats/TEXT.md)", wr_cmd_dump},
+    {"info", "header, kernels, allocations, chunks, sizes, integrity of a trace", wr_cmd_info},
     {"record", "run a CUDA program and record its trace (needs a CUDA build)", wr_cmd_record},
+    {"verify", "check every byte of a trace; exit 0 only if it is sound", wr_cmd_verify},
 };
 
 static const size_t command_count = sizeof(commands) / sizeof(commands[0]);

@@ -63,7 +63,7 @@ typedef struct wrf_chunk_header {
 /* ---- event records ---- */
 #define WRF_RECORD_MIN 8u               /* DEVICE_SYNC: the 8-byte prefix alone */
 #define WRF_RECORD_MAX (8u + 12u + 4u + 4u + 32u * 8u)  /* wide vector access, all fields */
-#define WRF_VECTOR_RECORD_MIN (8u + 12u + 4u + 8u + 4u) /* narrow vector, one lane, explicit mask */
+#define WRF_VECTOR_RECORD_MIN (8u + 12u + 4u)   /* wide vector with no active lane */
 
 /* access flags (record byte 1) */
 #define WRF_AF_MODE_MASK 0x03u
