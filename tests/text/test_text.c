@@ -1,0 +1,745 @@
+/* The text form (formats/TEXT.md): parsing, errors, round trips. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "text_priv.h"
+#include "warprace/trace.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof(dir), "/tmp/wrtextXXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(text, .init = setup, .fini = teardown);
+
+static char *path_of(const char *name)
+{
+    static char buf[4][256];
+    static int k;
+    char *b = buf[k++ & 3];
+    snprintf(b, 256, "%s/%s", dir, name);
+    return b;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    b[n] = 0;
+    fclose(f);
+    if (len)
+        *len = (size_t)n;
+    return b;
+}
+
+/* Assembles text into name.wrt; asserts success. */
+static const char *asm_ok(const char *name, const char *text)
+{
+    char tname[128];
+    snprintf(tname, sizeof(tname), "%s.txt", name);
+    const char *in = path_of(tname);
+    write_text(in, text);
+    snprintf(tname, sizeof(tname), "%s.wrt", name);
+    const char *out = path_of(tname);
+    wr_error err;
+    int rc = wr_text_assemble(in, out, &err);
+    cr_assert_eq(rc, 0, "assemble failed: %s", err.msg);
+    return out;
+}
+
+static char *dump_str(const char *wrt)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    wr_error err;
+    int rc = wr_text_dump(wrt, f, &err);
+    fclose(f);
+    cr_assert_eq(rc, 0, "dump failed: %s", err.msg);
+    return buf;
+}
+
+/* Reads every event (lane addresses copied into lanes[i]). */
+typedef struct evs {
+    wr_event ev[256];
+    uint64_t lanes[256][32];
+    size_t n;
+} evs;
+
+static void read_events(const char *wrt, evs *out)
+{
+    wr_error err;
+    wr_reader *r = wr_reader_open(wrt, &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    out->n = 0;
+    wr_batch b;
+    int rc;
+    while ((rc = wr_reader_next(r, &b, &err)) == 1) {
+        for (size_t i = 0; i < b.count; i++) {
+            cr_assert_lt(out->n, 256);
+            out->ev[out->n] = b.events[i];
+            if (b.events[i].kind == WR_EV_ACCESS && b.events[i].u.access.addr_mode == WR_ADDR_VECTOR) {
+                memcpy(out->lanes[out->n], b.events[i].u.access.lane_addr, sizeof(out->lanes[0]));
+                out->ev[out->n].u.access.lane_addr = out->lanes[out->n];
+            }
+            out->n++;
+        }
+        wr_batch_release(&b);
+    }
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    wr_reader_close(r);
+}
+
+/* ---- parsing ------------------------------------------------------------- */
+
+static const char *every_kind =
+    "# every event kind\n"
+    "producer \"litmus\" \"9.9\"\n"
+    "device \"Test GPU\"   # trailing comment\n"
+    "sm 90\n"
+    "warpsize 32\n"
+    "clock 1755000\n"
+    "host \"h\\\"ost\"\n"
+    "time -5\n"
+    "command \"./a --x\\ty\"\n"
+    "\n"
+    "alloc data global 64\n"
+    "alloc flag global 4 at 0x20000000\n"
+    "def alloc %3 shared 128 name=\"tile s\"\n"
+    "alloc %3\n"
+    "launch L7 \"k<int>\" grid=2,3 block=64 cluster=2,1,1 shared=4096 stream=5 @k.cu:1:main\n"
+    "ld b5 w1 data[3]\n"
+    "st.volatile.8 L7 b0 w0 lane=3 data+0x10 @k.cu:10\n"
+    "atom.cas.acquire.block b1 w0 lanes=0-1,4 {data[0], data[1] flag} cas=0x1 @k.cu:11:spin\n"
+    "atom.add.shared.sc.system.2 b1 w1 mask=0xf0 %3[2..]\n"
+    "ld.atomic.relaxed b0 w0 data stride=-4\n"
+    "st.atomic.release.cluster.16 b0 w0 data[1]\n"
+    "barrier b0 w1 mask=0xffff id=3 expected=48 @%1\n"
+    "bar b0 w0\n"
+    "warpsync b0 w0 mask=0x0000ffff\n"
+    "fence.acq_rel.block b0 w0\n"
+    "fence b0 w1\n"
+    "block_enter b4\n"
+    "block_exit L7 b4\n"
+    "kernel_end\n"
+    "event_record event=1 stream=2\n"
+    "stream_wait stream=3 event=1\n"
+    "event_sync event=1\n"
+    "stream_sync stream=2\n"
+    "device_sync\n"
+    "copy.h2d dst=data\n"
+    "copy.d2h src=data+8 bytes=8 stream=1 async\n"
+    "copy.d2d dst=flag src=data bytes=4\n"
+    "copy.memset dst=0x30000000 bytes=12\n"
+    "lost count=9\n"
+    "lost count=1 launch=7 block=1\n"
+    "free data\n";
+
+Test(text, every_kind_and_shorthand)
+{
+    const char *wrt = asm_ok("every", every_kind);
+    wr_error err;
+    wr_reader *r = wr_reader_open(wrt, &err);
+    cr_assert_not_null(r);
+    const wr_header *h = wr_reader_header(r);
+    cr_assert_str_eq(h->producer, "litmus");
+    cr_assert_str_eq(h->producer_version, "9.9");
+    cr_assert_str_eq(h->device, "Test GPU");
+    cr_assert_eq(h->sm_arch, 90);
+    cr_assert_eq(h->clock_khz, 1755000);
+    cr_assert_str_eq(h->host, "h\"ost");
+    cr_assert_eq(h->time_unix_ns, -5);
+    cr_assert_str_eq(h->command, "./a --x\ty");
+    wr_reader_close(r);
+
+    evs *e = calloc(1, sizeof(*e));
+    read_events(wrt, e);
+    cr_assert_eq(e->n, 30);
+    size_t i = 0;
+    /* alloc data, alloc flag, alloc %3 */
+    cr_assert_eq(e->ev[i].kind, WR_EV_ALLOC);
+    cr_assert_eq(e->ev[i++].u.alloc.alloc, 1);
+    cr_assert_eq(e->ev[i++].u.alloc.alloc, 2);
+    cr_assert_eq(e->ev[i++].u.alloc.alloc, 3);
+    const wr_event *ev = &e->ev[i++];
+    cr_assert_eq(ev->kind, WR_EV_KERNEL_LAUNCH);
+    cr_assert_eq(ev->u.launch.launch, 7);
+    cr_assert_eq(ev->u.launch.kernel, 1);
+    cr_assert_eq(ev->u.launch.grid[0], 2);
+    cr_assert_eq(ev->u.launch.grid[1], 3);
+    cr_assert_eq(ev->u.launch.grid[2], 1);
+    cr_assert_eq(ev->u.launch.block_dim[0], 64);
+    cr_assert_eq(ev->u.launch.cluster[0], 2);
+    cr_assert_eq(ev->u.launch.shared_bytes, 4096);
+    cr_assert_eq(ev->u.launch.stream, 5);
+    cr_assert_eq(ev->site, 1);
+    /* ld b5 w1 data[3]: defaults */
+    ev = &e->ev[i++];
+    const wr_access *a = &ev->u.access;
+    cr_assert_eq(ev->kind, WR_EV_ACCESS);
+    cr_assert_eq(a->launch, 7);
+    cr_assert_eq(a->block, 5);
+    cr_assert_eq(a->warp, 1);
+    cr_assert_eq(a->active_mask, WR_FULL_MASK);
+    cr_assert_eq(a->op, WR_OP_LOAD);
+    cr_assert_eq(a->order, WR_ORDER_WEAK);
+    cr_assert_eq(a->scope, WR_SCOPE_NONE);
+    cr_assert_eq(a->space, WR_SPACE_GLOBAL);
+    cr_assert_eq(a->size, 4);
+    cr_assert_eq(a->addr_mode, WR_ADDR_UNIFORM);
+    cr_assert_eq(a->base, WR_TEXT_GLOBAL_BASE + 12);
+    cr_assert_eq(ev->site, 0);
+    /* st.volatile.8 lane=3 data+0x10 */
+    ev = &e->ev[i++];
+    a = &ev->u.access;
+    cr_assert_eq(a->op, WR_OP_STORE);
+    cr_assert_eq(a->order, WR_ORDER_RELAXED);
+    cr_assert_eq(a->size, 8);
+    cr_assert_eq(a->active_mask, 0x8);
+    cr_assert_eq(a->base, WR_TEXT_GLOBAL_BASE + 16);
+    cr_assert_eq(ev->site, 2);
+    /* CAS vector */
+    ev = &e->ev[i++];
+    a = &ev->u.access;
+    cr_assert_eq(a->op, WR_OP_ATOMIC_RMW);
+    cr_assert_eq(a->atomic_op, WR_AOP_CAS);
+    cr_assert_eq(a->order, WR_ORDER_ACQUIRE);
+    cr_assert_eq(a->scope, WR_SCOPE_BLOCK);
+    cr_assert_eq(a->active_mask, 0x13);
+    cr_assert_eq(a->cas_success, 0x1);
+    cr_assert_eq(a->addr_mode, WR_ADDR_VECTOR);
+    cr_assert_eq(a->lane_addr[0], WR_TEXT_GLOBAL_BASE);
+    cr_assert_eq(a->lane_addr[1], WR_TEXT_GLOBAL_BASE + 4);
+    cr_assert_eq(a->lane_addr[4], 0x20000000);
+    cr_assert_eq(ev->site, 3);
+    /* atom.add shared strided */
+    ev = &e->ev[i++];
+    a = &ev->u.access;
+    cr_assert_eq(a->atomic_op, WR_AOP_ADD);
+    cr_assert_eq(a->space, WR_SPACE_SHARED);
+    cr_assert_eq(a->order, WR_ORDER_SC);
+    cr_assert_eq(a->scope, WR_SCOPE_SYSTEM);
+    cr_assert_eq(a->size, 2);
+    cr_assert_eq(a->active_mask, 0xf0);
+    cr_assert_eq(a->addr_mode, WR_ADDR_STRIDED);
+    cr_assert_eq(a->base, 4);
+    cr_assert_eq(a->stride, 2);
+    cr_assert_eq(a->cas_success, 0);
+    /* ld.atomic default order/scope, negative stride */
+    ev = &e->ev[i++];
+    a = &ev->u.access;
+    cr_assert_eq(a->op, WR_OP_ATOMIC_LOAD);
+    cr_assert_eq(a->order, WR_ORDER_RELAXED);
+    cr_assert_eq(a->scope, WR_SCOPE_DEVICE);
+    cr_assert_eq(a->stride, -4);
+    ev = &e->ev[i++];
+    a = &ev->u.access;
+    cr_assert_eq(a->op, WR_OP_ATOMIC_STORE);
+    cr_assert_eq(a->order, WR_ORDER_RELEASE);
+    cr_assert_eq(a->scope, WR_SCOPE_CLUSTER);
+    cr_assert_eq(a->size, 16);
+    cr_assert_eq(a->base, WR_TEXT_GLOBAL_BASE + 16);
+    /* barriers */
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->kind, WR_EV_BARRIER);
+    cr_assert_eq(ev->u.barrier.warp, 1);
+    cr_assert_eq(ev->u.barrier.active_mask, 0xffff);
+    cr_assert_eq(ev->u.barrier.barrier_id, 3);
+    cr_assert_eq(ev->u.barrier.expected, 48);
+    cr_assert_eq(ev->site, 1);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->u.barrier.barrier_id, 0);
+    cr_assert_eq(ev->u.barrier.expected, 64);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->kind, WR_EV_WARP_SYNC);
+    cr_assert_eq(ev->u.warp_sync.mask, 0xffff);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->kind, WR_EV_FENCE);
+    cr_assert_eq(ev->u.fence.order, WR_ORDER_ACQ_REL);
+    cr_assert_eq(ev->u.fence.scope, WR_SCOPE_BLOCK);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->u.fence.order, WR_ORDER_SC);
+    cr_assert_eq(ev->u.fence.scope, WR_SCOPE_DEVICE);
+    cr_assert_eq(ev->u.fence.warp, 1);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->kind, WR_EV_BLOCK_ENTER);
+    cr_assert_eq(ev->u.block.block, 4);
+    cr_assert_eq(e->ev[i++].kind, WR_EV_BLOCK_EXIT);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->kind, WR_EV_KERNEL_END);
+    cr_assert_eq(ev->u.kernel_end.launch, 7);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->kind, WR_EV_EVENT_RECORD);
+    cr_assert_eq(ev->u.stream_event.event, 1);
+    cr_assert_eq(ev->u.stream_event.stream, 2);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->kind, WR_EV_STREAM_WAIT);
+    cr_assert_eq(ev->u.stream_event.stream, 3);
+    cr_assert_eq(e->ev[i++].kind, WR_EV_EVENT_SYNC);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->kind, WR_EV_STREAM_SYNC);
+    cr_assert_eq(ev->u.stream_sync.stream, 2);
+    cr_assert_eq(e->ev[i++].kind, WR_EV_DEVICE_SYNC);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->kind, WR_EV_HOST_COPY);
+    cr_assert_eq(ev->u.copy.kind, WR_COPY_H2D);
+    cr_assert_eq(ev->u.copy.dst, WR_TEXT_GLOBAL_BASE);
+    cr_assert_eq(ev->u.copy.bytes, 64);
+    cr_assert_eq(ev->u.copy.async, 0);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->u.copy.kind, WR_COPY_D2H);
+    cr_assert_eq(ev->u.copy.src, WR_TEXT_GLOBAL_BASE + 8);
+    cr_assert_eq(ev->u.copy.bytes, 8);
+    cr_assert_eq(ev->u.copy.stream, 1);
+    cr_assert_eq(ev->u.copy.async, 1);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->u.copy.kind, WR_COPY_D2D);
+    cr_assert_eq(ev->u.copy.dst, 0x20000000);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->u.copy.kind, WR_COPY_MEMSET);
+    cr_assert_eq(ev->u.copy.dst, 0x30000000);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->kind, WR_EV_LOST);
+    cr_assert_eq(ev->u.lost.count, 9);
+    cr_assert_eq(ev->u.lost.launch, 0);
+    cr_assert_eq(ev->u.lost.block, UINT32_MAX);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->u.lost.launch, 7);
+    cr_assert_eq(ev->u.lost.block, 1);
+    ev = &e->ev[i++];
+    cr_assert_eq(ev->kind, WR_EV_FREE);
+    cr_assert_eq(ev->u.alloc.alloc, 1);
+    cr_assert_eq(i, e->n);
+    free(e);
+
+    /* the catalog */
+    r = wr_reader_open(wrt, &err);
+    wr_batch b;
+    while (wr_reader_next(r, &b, &err) == 1)
+        wr_batch_release(&b);
+    const wr_catalog *c = wr_reader_catalog(r);
+    cr_assert_eq(wr_catalog_kernel_count(c), 1);
+    cr_assert_str_eq(wr_catalog_kernel(c, 1)->name, "k<int>");
+    cr_assert_eq(wr_catalog_alloc_count(c), 3);
+    cr_assert_str_eq(wr_catalog_alloc(c, 1)->name, "data");
+    cr_assert_eq(wr_catalog_alloc(c, 2)->base, 0x20000000);
+    cr_assert_str_eq(wr_catalog_alloc(c, 3)->name, "tile s");
+    cr_assert_eq(wr_catalog_alloc(c, 3)->space, WR_SPACE_SHARED);
+    cr_assert_eq(wr_catalog_alloc(c, 3)->base, 0);
+    cr_assert_eq(wr_catalog_site_count(c), 3);
+    cr_assert_str_eq(wr_catalog_site(c, 1)->file, "k.cu");
+    cr_assert_str_eq(wr_catalog_site(c, 1)->function, "main");
+    cr_assert_eq(wr_catalog_site(c, 2)->line, 10);
+    cr_assert_str_eq(wr_catalog_site(c, 2)->function, "");
+    cr_assert_str_eq(wr_catalog_site(c, 3)->function, "spin");
+    wr_reader_close(r);
+}
+
+Test(text, site_reuse_and_module)
+{
+    const char *wrt = asm_ok("sites",
+        "def site \"a.cu\" 5 \"f\" pc=0x40\n"
+        "def kernel k\n"
+        "def module \"m.cubin\" 3\n"
+        "image 7f4500\n"
+        "launch k grid=1 block=32\n"
+        "ld b0 w0 0x100 @a.cu:5:f\n"       /* reuses %1 although its pc is not 0 */
+        "ld b0 w0 0x100 @a.cu:5\n"         /* a new site (function differs) */
+        "ld b0 w0 0x100 @%1\n");
+    evs *e = calloc(1, sizeof(*e));
+    read_events(wrt, e);
+    cr_assert_eq(e->n, 4);
+    cr_assert_eq(e->ev[0].u.launch.kernel, 1);
+    cr_assert_eq(e->ev[1].site, 1);
+    cr_assert_eq(e->ev[2].site, 2);
+    cr_assert_eq(e->ev[3].site, 1);
+    free(e);
+    char *d = dump_str(wrt);
+    cr_assert(strstr(d, "def module %1 \"m.cubin\" 3\nimage 7f4500\n"), "%s", d);
+    cr_assert(strstr(d, "def site %1 \"a.cu\" 5 \"f\" pc=0x40\n"), "%s", d);
+    cr_assert(strstr(d, "ld.weak.global.4 L1 b0 w0 0x100 @a.cu:5\n"), "%s", d);
+    free(d);
+}
+
+Test(text, dump_canonical_form)
+{
+    const char *wrt = asm_ok("canon",
+        "alloc buf global 256\n"
+        "alloc sh shared 128\n"
+        "launch reduce grid=1 block=64\n"
+        "ld b0 w1 buf[32..]\n"
+        "ld.8.shared b0 w0 lanes=0-1 {sh[3] sh+0x40}\n"
+        "st.2 b0 w0 lane=1 buf+3\n"
+        "atom.cas b0 w0 lane=0 buf[0] cas=0\n"
+        "copy.d2h src=buf\n");
+    char *d = dump_str(wrt);
+    const char *want =
+        "producer \"warprace-asm\" \"0.1.0\"\n"
+        "device \"\"\nsm 0\nwarpsize 32\nclock 0\nhost \"\"\ntime 0\ncommand \"\"\n"
+        "def kernel %1 reduce\n"
+        "def alloc buf global 256 at 0x10000000\n"
+        "def alloc sh shared 128 at 0x0\n"
+        "alloc buf\n"
+        "alloc sh\n"
+        "launch L1 reduce grid=1,1,1 block=64,1,1 cluster=1,1,1 shared=0 stream=0\n"
+        "ld.weak.global.4 L1 b0 w1 buf[32] stride=4\n"
+        "ld.weak.shared.8 L1 b0 w0 mask=0x3 {sh[3] sh[8]}\n"
+        "st.weak.global.2 L1 b0 w0 mask=0x2 buf+0x3\n"
+        "atom.cas.relaxed.device.global.4 L1 b0 w0 mask=0x1 buf[0] cas=0x0\n"
+        "copy.d2h src=buf bytes=256 stream=0\n";
+    cr_assert_str_eq(d, want);
+    free(d);
+}
+
+/* ---- errors -------------------------------------------------------------- */
+
+static void expect_error(const char *text, const char *want)
+{
+    const char *in = path_of("bad.txt");
+    const char *out = path_of("bad.wrt");
+    write_text(in, text);
+    wr_error err;
+    int rc = wr_text_assemble(in, out, &err);
+    cr_assert_eq(rc, -1, "accepted: %s", text);
+    char full[600];
+    snprintf(full, sizeof(full), "%s:%s", in, want);
+    cr_assert(strstr(err.msg, full) == err.msg, "got '%s', want prefix '%s'", err.msg, full);
+    cr_assert_gt(err.line, 0);
+    cr_assert_gt(err.col, 0);
+    cr_assert_neq(access(out, F_OK), 0, "output left behind after an error");
+}
+
+#define L1 "launch k grid=2 block=64\n"
+
+Test(text, errors)
+{
+    expect_error("lod b0 w0 0x0\n", "1:1: unknown directive 'lod'");
+    expect_error(L1 "ld b0 w0 0x1g\n", "2:10: bad number '0x1g'");
+    expect_error(L1 "ld b0 w0 99999999999999999999999\n", "2:10: number out of range");
+    expect_error("alloc data global 4\n" L1 "ld b0 w0 dta[0]\n", "3:10: undefined allocation 'dta'");
+    expect_error(L1 "ld b0 w0 0x0 @%3\n", "2:14: undefined site '@%3'");
+    expect_error(L1 "ld L3 b0 w0 0x0\n", "2:4: launch L3 is not defined");
+    expect_error("ld b0 w0 0x0\n", "1:4: no launch yet");
+    expect_error("launch k block=64\n", "1:10: missing field 'grid='");
+    expect_error("launch k grid=1\n", "1:16: missing field 'block='");
+    expect_error(L1 "ld b2 w0 0x0\n", "2:4: block 2 out of range");
+    expect_error(L1 "ld b0 w2 0x0\n", "2:7: warp 2 out of range");
+    expect_error(L1 "ld b0 0x0\n", "2:7: missing warp");
+    expect_error(L1 "ld b0 w0\n", "2:9: missing address");
+    expect_error(L1 "ld.foo b0 w0 0x0\n", "2:4: unknown modifier 'foo'");
+    expect_error(L1 "ld.8.4 b0 w0 0x0\n", "2:6: size given twice");
+    expect_error(L1 "atom b0 w0 0x0\n", "2:1: 'atom' needs an operation");
+    expect_error(L1 "ld b0 w0 lanes=0-2 {0x0 0x4}\n", "2:20: fewer addresses than active lanes");
+    expect_error(L1 "ld b0 w0 lane=0 {0x0 0x4}\n", "2:22: more addresses than active lanes");
+    expect_error(L1 "ld b0 w0 lane=32 0x0\n", "2:15: number out of range");
+    expect_error("alloc d global 8\n" L1 "ld b0 w0 d[2]\n", "3:10: offset 8 is outside allocation 'd'");
+    expect_error(L1 "ld b0 w0 0x0 extra\n", "2:14: unexpected 'extra'");
+    expect_error(L1 "launch L1 k grid=1 block=1\n", "2:8: launch L1 is already defined");
+    expect_error("alloc d global 8\nsm 90\n", "2:1: header line 'sm' after the first event");
+    expect_error("sm 90\nsm 80\n", "2:1: duplicate header line 'sm'");
+    expect_error("device H100\n", "1:8: expected a \"string\"");
+    expect_error("device \"abc\n", "1:8: unterminated string");
+    expect_error("device \"a\\x00\"\n", "1:");
+    expect_error("def kernel %2 k\n", "1:12: definition %2 gets id %1");
+    expect_error("def thing x\n", "1:5: unknown definition kind 'thing'");
+    expect_error("def module \"m\" 4\nimage 0102\n", "2:7: image line must hold 4 bytes");
+    expect_error("def module \"m\" 4\n", "1:1: module image incomplete at end of file");
+    expect_error("def module \"m\" 99999999999\n", "1:16: number out of range");
+    expect_error("alloc d global 8\ncopy.h2d dst=0x10\n", "2:18: missing field 'bytes='");
+    expect_error("copy.h2d src=0x10 bytes=1\n", "1:19: missing field 'dst='");
+    expect_error("copy.x dst=0x10 bytes=1\n", "1:6: unknown copy kind 'x'");
+    expect_error("lost launch=1\n", "1:6: missing field 'count='");
+    expect_error("event_record event=1\n", "1:21: missing field 'stream='");
+    expect_error("free nothing\n", "1:6: undefined allocation 'nothing'");
+    expect_error(L1 "ld b0 w0 0x0 @a.cu:x\n", "2:20: bad number 'x'");
+    expect_error(L1 "ld b0 w0 0x0 @nofile\n", "2:14: bad site");
+    expect_error(L1 "ld b0 w0 0x0 cas=1\n", "2:1: ");   /* the writer's check, placed at the line */
+    expect_error("launch k grid=1,0 block=1\n", "1:17: dimension must not be 0");
+
+    /* an overlong line, and a NUL byte */
+    char *big = malloc(WR_TEXT_MAX_LINE + 100);
+    memset(big, 'x', WR_TEXT_MAX_LINE + 50);
+    memcpy(big, "# ", 2);
+    strcpy(big + WR_TEXT_MAX_LINE + 50, "\n");
+    char *two = malloc(WR_TEXT_MAX_LINE + 200);
+    snprintf(two, WR_TEXT_MAX_LINE + 200, "sm 1\n%s", big);
+    expect_error(two, "2:4097: line longer than 4096 bytes");
+    free(big);
+    free(two);
+    const char nul[] = "sm 1\nsm\0 2\n";
+    const char *in = path_of("nul.txt");
+    FILE *f = fopen(in, "wb");
+    fwrite(nul, 1, sizeof(nul) - 1, f);
+    fclose(f);
+    wr_error err;
+    cr_assert_eq(wr_text_assemble(in, path_of("nul.wrt"), &err), -1);
+    cr_assert(strstr(err.msg, "nul.txt:2:3: NUL byte"), "%s", err.msg);
+
+    cr_assert_eq(wr_text_assemble(path_of("missing.txt"), path_of("x.wrt"), &err), -1);
+    cr_assert(strstr(err.msg, "missing.txt"), "%s", err.msg);
+}
+
+Test(text, exactly_max_line_is_accepted)
+{
+    char *t = malloc(WR_TEXT_MAX_LINE + 2);
+    memset(t, ' ', WR_TEXT_MAX_LINE);
+    memcpy(t, "device_sync #", 13);
+    t[WR_TEXT_MAX_LINE] = '\n';
+    t[WR_TEXT_MAX_LINE + 1] = 0;
+    asm_ok("maxline", t);
+    free(t);
+}
+
+/* ---- round trips --------------------------------------------------------- */
+
+static void check_round_trips(const char *name, const char *text)
+{
+    char n1[64], n2[64], n3[64];
+    snprintf(n1, sizeof(n1), "%s1", name);
+    snprintf(n2, sizeof(n2), "%s2", name);
+    snprintf(n3, sizeof(n3), "%s3", name);
+    const char *w1 = asm_ok(n1, text);
+    char *d1 = dump_str(w1);
+    const char *w2 = asm_ok(n2, d1);          /* asm -> dump -> asm */
+    size_t l1, l2;
+    char *b1 = read_all(w1, &l1), *b2 = read_all(w2, &l2);
+    cr_assert(l1 == l2 && !memcmp(b1, b2, l1), "%s: asm -> dump -> asm differs", name);
+    char *d2 = dump_str(w2);                  /* dump -> asm -> dump */
+    cr_assert_str_eq(d1, d2, "%s: dump -> asm -> dump differs", name);
+    const char *w3 = asm_ok(n3, d2);
+    char *b3 = read_all(w3, &l2);
+    cr_assert(l1 == l2 && !memcmp(b1, b3, l1));
+    free(b1);
+    free(b2);
+    free(b3);
+    free(d1);
+    free(d2);
+}
+
+Test(text, round_trip_every_kind)
+{
+    check_round_trips("every", every_kind);
+}
+
+Test(text, round_trip_definitions_mid_stream)
+{
+    /* sites and kernels defined between events, labels shadowed and
+     * clashing, explicit flushes, a module, odd strings */
+    check_round_trips("mid",
+        "alloc a global 16\n"
+        "launch k grid=1 block=32 @x.cu:1\n"
+        "st b0 w0 a[0] @y.cu:2:f\n"
+        "def kernel \"odd name \\\"q\\\"\"\n"
+        "alloc a global 16\n"        /* shadows: the dump must call it %2 */
+        "alloc _a1 global 4\n"       /* reserved-looking name */
+        "def alloc %4 global 8 name=\"\\xc3\\xbc\"\n"
+        "ld b0 w0 a[1] @y.cu:2:f\n"
+        "launch \"odd name \\\"q\\\"\" grid=1 block=32\n"
+        "launch k grid=1 block=32\n"
+        "flush\n"
+        "ld L1 b0 w0 {%2[0] %4+1 a[3] 0x5 0x6 0x7 0x8 0x9 0xa 0xb 0xc 0xd 0xe 0xf 0x10 0x11 0x12 0x13 0x14 "
+        "0x15 0x16 0x17 0x18 0x19 0x1a 0x1b 0x1c 0x1d 0x1e 0x1f 0x20 0x21} @z.cu:3\n"
+        "def site \"z.cu\" 3 \"\" pc=0x10\n"     /* same key: the newest wins */
+        "ld b0 w0 a[2] @z.cu:3\n"
+        "ld b0 w0 a[2] @%3\n"
+        "def site \"\" 0\n"
+        "ld b0 w0 a[2] @%5\n"
+        "def kernel k\n"                         /* a second kernel named k */
+        "launch k grid=1 block=32\n"
+        "launch %1 grid=1 block=32\n"
+        "def module \"mod\" 70\n"
+        "image 000102030405060708090a0b0c0d0e0f000102030405060708090a0b0c0d0e0f"
+        "000102030405060708090a0b0c0d0e0f000102030405060708090a0b0c0d0e0f\n"
+        "image 112233445566\n"
+        "flush\n"
+        "def site \"late.cu\" 9\n"
+        "def alloc late global 4\n");
+}
+
+Test(text, round_trip_many_chunks)
+{
+    /* > 256 KiB of events: the writer cuts chunks by itself, with sites
+     * defined all along the way. */
+    size_t cap = 8u << 20, len = 0;
+    char *t = malloc(cap);
+    len += (size_t)snprintf(t + len, cap - len, "alloc big global 1048576\nlaunch k grid=64 block=256\n");
+    for (int i = 0; i < 30000; i++) {
+        len += (size_t)snprintf(t + len, cap - len, "ld b%d w%d lanes=0-3 {big[%d] big[%d] big[%d] big[%d]} @s%d.cu:%d\n",
+                                i % 64, i % 8, i, i + 1, i * 3, 7, i / 500, i % 7);
+        if (i % 7000 == 6999)
+            len += (size_t)snprintf(t + len, cap - len, "def alloc x%d global 16\n", i);
+    }
+    check_round_trips("many", t);
+    /* and the writer really cut several chunks */
+    char *d = dump_str(path_of("many1.wrt"));
+    cr_assert(strstr(d, "\nflush\n"), "expected several chunks");
+    free(d);
+    free(t);
+}
+
+Test(text, dump_of_a_writer_trace_reassembles_identically)
+{
+    /* A trace written through the API (as the recorder does, definitions
+     * before the events of their chunk in canonical order), small chunks. */
+    const char *orig = path_of("api.wrt");
+    wr_header h = {.producer = "rec", .producer_version = "1", .device = "GPU \"x\"\n", .sm_arch = 80,
+                   .warp_size = 32, .clock_khz = 1, .host = "h", .time_unix_ns = 123456789012345, .command = "c"};
+    wr_writer_options o = {.chunk_bytes = 300};
+    wr_error err;
+    wr_writer *w = wr_writer_open(orig, &h, &o, &err);
+    cr_assert_not_null(w, "%s", err.msg);
+    cr_assert_eq(wr_writer_kernel(w, "reduce"), 1);
+    cr_assert_eq(wr_writer_kernel(w, ""), 2);
+    cr_assert_eq(wr_writer_alloc(w, 0x7f0000000000ull, 4096, WR_SPACE_GLOBAL, "data"), 1);
+    cr_assert_eq(wr_writer_alloc(w, 0x7f0000000000ull, 64, WR_SPACE_GLOBAL, "data"), 2);
+    cr_assert_eq(wr_writer_alloc(w, 0, 1024, WR_SPACE_SHARED, "has space"), 3);
+    cr_assert_eq(wr_writer_site(w, 0x1a0, "reduce.cu", 42, "reduce"), 1);
+    cr_assert_eq(wr_writer_site(w, 0x1b0, "dir/\xc3\xbc.cu", 7, "ns::f(int)"), 2);
+    uint64_t lanes[32] = {0};
+    for (uint32_t i = 0; i < 200; i++) {
+        wr_event ev;
+        memset(&ev, 0, sizeof(ev));
+        if (i % 50 == 0) {
+            ev.kind = WR_EV_KERNEL_LAUNCH;
+            ev.u.launch = (wr_launch){.launch = i / 50 + 1, .kernel = 1 + (i / 50) % 2, .grid = {4, 1, 1},
+                                      .block_dim = {128, 1, 1}, .cluster = {1, 1, 1}, .stream = i / 50};
+        } else {
+            ev.kind = WR_EV_ACCESS;
+            ev.site = i % 3;
+            wr_access *a = &ev.u.access;
+            a->launch = i / 50 + 1;
+            a->block = i % 4;
+            a->warp = i % 4;
+            a->active_mask = i % 2 ? WR_FULL_MASK : 0x0f0f0f0fu;
+            a->op = (uint8_t)(i % 5);
+            a->atomic_op = a->op == WR_OP_ATOMIC_RMW ? (uint8_t)(1 + i % 11) : 0;
+            a->cas_success = a->atomic_op == WR_AOP_CAS ? (a->active_mask & 0x3) : 0;
+            a->scope = (uint8_t)(i % 5);
+            a->order = (uint8_t)(i % 6);
+            a->space = (uint8_t)(i % 2);
+            a->size = (uint8_t)(1u << (i % 5));
+            a->addr_mode = (uint8_t)(i % 3);
+            a->base = a->space ? 4 * i : 0x7f0000000000ull + 3 * i;
+            a->stride = (int64_t)(i % 7) - 3;
+            for (int l = 0; l < 32; l++)
+                lanes[l] = (a->active_mask >> l & 1) ? 0x7f0000000000ull + 64 * (uint64_t)l + i : 0;
+            a->lane_addr = lanes;
+        }
+        cr_assert_eq(wr_writer_event(w, &ev, &err), 0, "%s", err.msg);
+        if (i == 120) {
+            cr_assert_eq(wr_writer_site(w, 0, "late.cu", 1, ""), 3);
+            static const unsigned char img[] = {1, 2, 3};
+            cr_assert_eq(wr_writer_module(w, "m", img, 3), 1);
+        }
+    }
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+
+    char *d = dump_str(orig);
+    const char *w2 = asm_ok("api2", d);
+    size_t l1, l2;
+    char *b1 = read_all(orig, &l1), *b2 = read_all(w2, &l2);
+    cr_assert(l1 == l2 && !memcmp(b1, b2, l1), "dump of a writer trace does not reassemble identically");
+    cr_assert(strstr(d, "def alloc %2 global 64 at 0x7f0000000000 name=\"data\"\n"), "%s", d);
+    cr_assert(strstr(d, "def alloc %3 shared 1024 at 0x0 name=\"has space\"\n"), "%s", d);
+    cr_assert(strstr(d, " @%2\n"), "%s", d);
+    cr_assert(strstr(d, "launch L2 %2 "), "%s", d);
+    free(b1);
+    free(b2);
+    free(d);
+}
+
+/* ---- in-memory entry point and the commands ------------------------------ */
+
+Test(text, assemble_from_memory)
+{
+    const char *t = "launch k grid=1 block=32\nld b0 w0 0x10\n";
+    wr_error err;
+    cr_assert_eq(wr_text_assemble_buf("mem", t, strlen(t), path_of("m.wrt"), &err), 0, "%s", err.msg);
+    cr_assert_eq(wr_text_assemble_buf("mem", "ld b0\n", 6, path_of("n.wrt"), &err), -1);
+    cr_assert(strstr(err.msg, "mem:1:4: no launch yet"), "%s", err.msg);
+}
+
+static int run_cmd(const char *cmd)
+{
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+Test(text, commands)
+{
+    char cmd[1024];
+    write_text(path_of("c.txt"), "alloc d global 4\nlaunch k grid=1 block=32\nst b0 w0 d[0]\n");
+    write_text(path_of("bad.txt"), "alloc d global 4\nlaunch k grid=1 block=32\nst b0 w0 e[0]\n");
+    snprintf(cmd, sizeof(cmd), "%s asm %s -o %s", WARPRACE_EXE, path_of("c.txt"), path_of("c.wrt"));
+    cr_assert_eq(run_cmd(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "%s dump %s -o %s", WARPRACE_EXE, path_of("c.wrt"), path_of("c.out"));
+    cr_assert_eq(run_cmd(cmd), 0);
+    char *o = read_all(path_of("c.out"), NULL);
+    cr_assert(strstr(o, "st.weak.global.4 L1 b0 w0 d[0]\n"), "%s", o);
+    free(o);
+    snprintf(cmd, sizeof(cmd), "%s asm %s -o %s 2>%s", WARPRACE_EXE, path_of("bad.txt"), path_of("b.wrt"),
+             path_of("err"));
+    cr_assert_eq(run_cmd(cmd), 2);
+    o = read_all(path_of("err"), NULL);
+    cr_assert(strstr(o, "bad.txt:3:10: undefined allocation 'e'"), "%s", o);
+    free(o);
+    snprintf(cmd, sizeof(cmd), "%s dump %s >/dev/null 2>&1", WARPRACE_EXE, path_of("bad.txt"));
+    cr_assert_eq(run_cmd(cmd), 2);
+    snprintf(cmd, sizeof(cmd), "%s asm >/dev/null 2>&1", WARPRACE_EXE);
+    cr_assert_eq(run_cmd(cmd), 2);
+    snprintf(cmd, sizeof(cmd), "%s asm --help >/dev/null", WARPRACE_EXE);
+    cr_assert_eq(run_cmd(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "%s dump --help >/dev/null", WARPRACE_EXE);
+    cr_assert_eq(run_cmd(cmd), 0);
+}
+
+/* Every litmus trace assembles, and round-trips. */
+Test(text, litmus_traces_round_trip)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "ls %s/*.txt 2>/dev/null", LITMUS_DIR);
+    FILE *ls = popen(cmd, "r");
+    cr_assert_not_null(ls);
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof(line), ls)) {
+        line[strcspn(line, "\n")] = 0;
+        char *text = read_all(line, NULL);
+        cr_assert_not_null(text);
+        char name[32];
+        snprintf(name, sizeof(name), "lit%d", n++);
+        check_round_trips(name, text);
+        free(text);
+    }
+    pclose(ls);
+}
