@@ -1,0 +1,916 @@
+/*
+ * lockset: Eraser-style locksets with GPU locks inferred from the idioms of
+ * seed 001 (ScoRD).  Semantics and decisions in ENGINES.md, "lockset".
+ *
+ * Lock inference, per lane:
+ *   acquire = a successful atomicCAS on L (cas_success bit) followed by a
+ *             fence of the same lane; the hold's scope = min(CAS, fence);
+ *   release = a fence, then an atomic exchange (or atomic store) on a held L
+ *             with no plain access of that lane between the fence and the
+ *             exchange; release scope = min(fence, exchange).  A release
+ *             without such a fence marks L "broken": its protection no
+ *             longer counts (for any pair checked afterwards).
+ * A hold of scope block (or cluster) by a thread of block b is the lock
+ * "L@b"; a device/system hold is "L@dev" plus "L@b", so a block-scoped lock
+ * protects only accesses from its block.  An atomic access also holds the
+ * implicit lock "ATOM@scope" for itself: atomic vs atomic at a scope that
+ * holds both never conflicts, atomic vs plain does.
+ *
+ * Per-word state (16-byte cell): VIRGIN, EXCLUSIVE (one thread), SHARED
+ * (read by several, no write), SHARED_MOD; the candidate set C(v) is
+ * intersected with the accessor's locks on every access; a warning is issued
+ * (once per word) when the word is SHARED_MOD and C(v) holds no valid lock.
+ * A block barrier resets words touched by that block only; a launch boundary
+ * that orders the previous accesses resets everything (epochs.h).  Lockset
+ * does not track happens-before, so every warning is potential = 1.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "epochs.h"
+#include "shadow.h"
+
+enum { ST_VIRGIN = 0, ST_EXCL = 1, ST_SHARED = 2, ST_SMOD = 3 };
+
+#define BLOCK_BITS 20
+#define HOST_BLOCK ((1u << BLOCK_BITS) - 1u)
+#define DEV_FIELD 0x1fffffu     /* block field of a device-scope lock entry */
+#define ATOM_WORD 0ull           /* lock word of the implicit atomic lock */
+
+typedef struct cell {
+    uint32_t ls;     /* interned candidate lockset C(v) */
+    uint32_t site;   /* site of the last access */
+    uint32_t who;    /* lane 0..4 | warp 5..9 | block 10..29 | state 30..31 */
+    uint32_t meta;   /* tag 0..7 | bar 8..19 | multi 20 | written 21 | kind 22..23 |
+                        reported 24 | live 25 */
+} cell;
+
+#define M_TAG(m) ((m) & 0xffu)
+#define M_BAR(m) (((m) >> 8) & 0xfffu)
+#define M_MULTI (1u << 20)
+#define M_WRITTEN (1u << 21)
+#define M_KIND(m) (((m) >> 22) & 3u)
+#define M_REPORTED (1u << 24)
+#define M_LIVE (1u << 25)
+
+/* ---- interned locksets ---- */
+
+typedef struct lsets {
+    uint64_t *ent;      /* all entries, sets stored contiguously */
+    uint32_t nent, capent;
+    uint32_t *off, *len; /* per set id */
+    uint32_t nsets, capsets;
+    uint32_t *slot;     /* hash of sets -> id + 1 */
+    uint32_t capslot;
+    uint64_t *icache_key; /* (a, b) -> intersection id, direct-mapped */
+    uint32_t *icache_val;
+} lsets;
+
+#define ICACHE 4096
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "warprace: out of memory (lockset)\n");
+        abort();
+    }
+    return p;
+}
+
+static void *xcalloc(size_t n, size_t s)
+{
+    void *p = calloc(n ? n : 1, s ? s : 1);
+    if (!p) {
+        fprintf(stderr, "warprace: out of memory (lockset)\n");
+        abort();
+    }
+    return p;
+}
+
+static uint64_t set_hash(const uint64_t *e, uint32_t n)
+{
+    uint64_t h = 0x84222325cbf29ce4ull ^ n;
+    for (uint32_t i = 0; i < n; i++) {
+        h ^= e[i];
+        h *= 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+static uint32_t ls_intern(lsets *L, const uint64_t *e, uint32_t n);
+
+static void ls_init(lsets *L)
+{
+    memset(L, 0, sizeof *L);
+    L->capslot = 256;
+    L->slot = xcalloc(L->capslot, sizeof *L->slot);
+    L->icache_key = xcalloc(ICACHE, sizeof *L->icache_key);
+    L->icache_val = xcalloc(ICACHE, sizeof *L->icache_val);
+    memset(L->icache_key, 0xff, ICACHE * sizeof *L->icache_key);
+    ls_intern(L, NULL, 0); /* id 0 = the empty set */
+}
+
+static void ls_free(lsets *L)
+{
+    free(L->ent);
+    free(L->off);
+    free(L->len);
+    free(L->slot);
+    free(L->icache_key);
+    free(L->icache_val);
+}
+
+static uint32_t ls_intern(lsets *L, const uint64_t *e, uint32_t n)
+{
+    uint64_t h = set_hash(e, n);
+    uint32_t i = (uint32_t)h & (L->capslot - 1);
+    while (L->slot[i]) {
+        uint32_t id = L->slot[i] - 1;
+        if (L->len[id] == n && (!n || !memcmp(L->ent + L->off[id], e, n * sizeof *e)))
+            return id;
+        i = (i + 1) & (L->capslot - 1);
+    }
+    if (L->nsets == L->capsets) {
+        L->capsets = L->capsets ? L->capsets * 2 : 64;
+        L->off = xrealloc(L->off, L->capsets * sizeof *L->off);
+        L->len = xrealloc(L->len, L->capsets * sizeof *L->len);
+    }
+    if (L->nent + n > L->capent) {
+        while (L->nent + n > L->capent)
+            L->capent = L->capent ? L->capent * 2 : 256;
+        L->ent = xrealloc(L->ent, L->capent * sizeof *L->ent);
+    }
+    uint32_t id = L->nsets++;
+    L->off[id] = L->nent;
+    L->len[id] = n;
+    if (n)
+        memcpy(L->ent + L->nent, e, n * sizeof *e);
+    L->nent += n;
+    L->slot[i] = id + 1;
+    if (L->nsets * 2 > L->capslot) {
+        uint32_t ncap = L->capslot * 2;
+        uint32_t *ns = xcalloc(ncap, sizeof *ns);
+        for (uint32_t s = 0; s < L->nsets; s++) {
+            uint32_t j = (uint32_t)set_hash(L->ent + L->off[s], L->len[s]) & (ncap - 1);
+            while (ns[j])
+                j = (j + 1) & (ncap - 1);
+            ns[j] = s + 1;
+        }
+        free(L->slot);
+        L->slot = ns;
+        L->capslot = ncap;
+    }
+    return id;
+}
+
+static uint32_t ls_intersect(lsets *L, uint32_t a, uint32_t b)
+{
+    if (a == b)
+        return a;
+    if (!a || !b)
+        return 0;
+    uint64_t key = a < b ? ((uint64_t)a << 32 | b) : ((uint64_t)b << 32 | a);
+    uint32_t slot = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 52) & (ICACHE - 1);
+    if (L->icache_key[slot] == key)
+        return L->icache_val[slot];
+    uint64_t tmp[64];
+    uint32_t n = 0;
+    const uint64_t *x = L->ent + L->off[a], *y = L->ent + L->off[b];
+    uint32_t i = 0, j = 0, nx = L->len[a], ny = L->len[b];
+    while (i < nx && j < ny && n < 64) {
+        if (x[i] == y[j]) {
+            tmp[n++] = x[i];
+            i++;
+            j++;
+        } else if (x[i] < y[j]) {
+            i++;
+        } else {
+            j++;
+        }
+    }
+    uint32_t r = ls_intern(L, tmp, n);
+    L->icache_key[slot] = key;
+    L->icache_val[slot] = r;
+    return r;
+}
+
+/* ---- lock records (per lock word) ---- */
+
+typedef struct lockrec {
+    uint64_t word;      /* lock address >> 2; 0 = empty slot */
+    uint8_t broken;     /* some release had no fence */
+    uint8_t min_rel;    /* narrowest release scope seen (WR_SCOPE_*), 0xff none yet */
+} lockrec;
+
+/* ---- per block / warp ---- */
+
+#define MAX_HOLDS 16
+
+typedef struct hold {
+    uint64_t word;
+    uint64_t acq_seq;   /* seq of the fence that completed the acquire (0: pending) */
+    uint8_t lane;
+    uint8_t scope;      /* min(CAS, fence) once held; CAS scope while pending */
+} hold;
+
+typedef struct warp_st {
+    hold holds[MAX_HOLDS];
+    uint32_t nholds;
+    uint64_t last_fence_seq[32];
+    uint8_t last_fence_scope[32];
+    uint64_t last_data_seq[32];
+    uint32_t lsid[32];      /* cached lockset of each lane (plain accesses) */
+    uint32_t lsid_valid;    /* lanes whose lsid is valid */
+} warp_st;
+
+typedef struct block_st {
+    uint32_t epoch, block;
+    uint32_t gen;           /* completed barriers */
+    uint32_t pending;
+    struct {
+        uint32_t arrived, warps;
+    } bar[16];
+    warp_st *w[32];
+} block_st;
+
+typedef struct lk {
+    wr_engine_config cfg;
+    wr_shadow_map *map;
+    wr_epochs *ep;
+    lsets ls;
+    lockrec *locks;
+    uint32_t lcap, lcount;
+    block_st **blocks;
+    uint32_t bcap, bcount;
+    uint32_t purged_at;
+    uint8_t *ended;
+    uint32_t nended;
+    uint32_t c_launch, c_epoch, c_block, c_warp;
+    block_st *c_bs;
+    warp_st *c_ws;
+} lk;
+
+static lockrec *lock_rec(lk *s, uint64_t word, bool create)
+{
+    word |= 1ull << 63;  /* never 0 */
+    if (s->lcap) {
+        uint32_t i = (uint32_t)((word * 0x9E3779B97F4A7C15ull) >> 32) & (s->lcap - 1);
+        while (s->locks[i].word) {
+            if (s->locks[i].word == word)
+                return &s->locks[i];
+            i = (i + 1) & (s->lcap - 1);
+        }
+    }
+    if (!create)
+        return NULL;
+    if ((s->lcount + 1) * 2 > s->lcap) {
+        uint32_t ncap = s->lcap ? s->lcap * 2 : 64;
+        lockrec *nl = xcalloc(ncap, sizeof *nl);
+        for (uint32_t i = 0; i < s->lcap; i++) {
+            if (!s->locks[i].word)
+                continue;
+            uint32_t j = (uint32_t)((s->locks[i].word * 0x9E3779B97F4A7C15ull) >> 32) & (ncap - 1);
+            while (nl[j].word)
+                j = (j + 1) & (ncap - 1);
+            nl[j] = s->locks[i];
+        }
+        free(s->locks);
+        s->locks = nl;
+        s->lcap = ncap;
+    }
+    uint32_t i = (uint32_t)((word * 0x9E3779B97F4A7C15ull) >> 32) & (s->lcap - 1);
+    while (s->locks[i].word)
+        i = (i + 1) & (s->lcap - 1);
+    s->locks[i].word = word;
+    s->locks[i].broken = 0;
+    s->locks[i].min_rel = 0xff;
+    s->lcount++;
+    return &s->locks[i];
+}
+
+static inline uint32_t bhash(uint32_t epoch, uint32_t block)
+{
+    uint64_t k = ((uint64_t)epoch << 32 | block) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(k >> 32);
+}
+
+static void blocks_insert(lk *s, block_st *b)
+{
+    if ((s->bcount + 1) * 2 > s->bcap) {
+        uint32_t ncap = s->bcap ? s->bcap * 2 : 256;
+        block_st **nb = xcalloc(ncap, sizeof *nb);
+        for (uint32_t i = 0; i < s->bcap; i++) {
+            block_st *o = s->blocks[i];
+            if (!o)
+                continue;
+            uint32_t j = bhash(o->epoch, o->block) & (ncap - 1);
+            while (nb[j])
+                j = (j + 1) & (ncap - 1);
+            nb[j] = o;
+        }
+        free(s->blocks);
+        s->blocks = nb;
+        s->bcap = ncap;
+    }
+    uint32_t j = bhash(b->epoch, b->block) & (s->bcap - 1);
+    while (s->blocks[j])
+        j = (j + 1) & (s->bcap - 1);
+    s->blocks[j] = b;
+    s->bcount++;
+}
+
+static block_st *block_find(lk *s, uint32_t epoch, uint32_t block, bool create)
+{
+    if (s->bcap) {
+        uint32_t j = bhash(epoch, block) & (s->bcap - 1);
+        while (s->blocks[j]) {
+            if (s->blocks[j]->epoch == epoch && s->blocks[j]->block == block)
+                return s->blocks[j];
+            j = (j + 1) & (s->bcap - 1);
+        }
+    }
+    if (!create)
+        return NULL;
+    block_st *b = xcalloc(1, sizeof *b);
+    b->epoch = epoch;
+    b->block = block;
+    blocks_insert(s, b);
+    return b;
+}
+
+static void block_free(block_st *b)
+{
+    for (unsigned i = 0; i < 32; i++)
+        free(b->w[i]);
+    free(b);
+}
+
+/* Drops the state of finished blocks of epochs older than the last few. */
+static void purge_blocks(lk *s, uint32_t newest)
+{
+    if (newest < s->purged_at + 4 || !s->bcap)
+        return;
+    s->purged_at = newest;
+    block_st **old = s->blocks;
+    uint32_t cap = s->bcap;
+    s->blocks = xcalloc(cap, sizeof *s->blocks);
+    s->bcount = 0;
+    for (uint32_t i = 0; i < cap; i++) {
+        block_st *b = old[i];
+        if (!b)
+            continue;
+        bool done = wr_epochs_ordered(s->ep, b->epoch, newest) ||
+                    (b->epoch < s->nended && s->ended[b->epoch]);
+        if (b->epoch + 4 < newest && done)
+            block_free(b);
+        else
+            blocks_insert(s, b);
+    }
+    free(old);
+    s->c_bs = NULL;
+    s->c_ws = NULL;
+    s->c_launch = 0;
+}
+
+static void locate(lk *s, uint32_t launch, uint32_t block, uint32_t warp, uint32_t *epoch,
+                   block_st **bs, warp_st **ws)
+{
+    if (s->c_bs && launch == s->c_launch && block == s->c_block && warp == s->c_warp) {
+        *epoch = s->c_epoch;
+        *bs = s->c_bs;
+        *ws = s->c_ws;
+        return;
+    }
+    uint32_t e = wr_epochs_of_launch(s->ep, launch);
+    block_st *b = block_find(s, e, block, true);
+    if (!b->w[warp & 31u])
+        b->w[warp & 31u] = xcalloc(1, sizeof(warp_st));
+    s->c_launch = launch;
+    s->c_epoch = e;
+    s->c_block = block;
+    s->c_warp = warp;
+    s->c_bs = b;
+    s->c_ws = b->w[warp & 31u];
+    *epoch = e;
+    *bs = b;
+    *ws = s->c_ws;
+}
+
+static void barrier_complete(block_st *b, unsigned id)
+{
+    b->gen++;
+    b->bar[id].warps = 0;
+    b->bar[id].arrived = 0;
+    b->pending = 0;
+    for (unsigned i = 0; i < 16; i++)
+        b->pending |= b->bar[i].warps;
+}
+
+static void on_barrier(lk *s, const wr_barrier *br)
+{
+    uint32_t e;
+    block_st *b;
+    warp_st *w;
+    locate(s, br->launch, br->block, br->warp, &e, &b, &w);
+    unsigned id = br->barrier_id & 15u;
+    uint32_t bit = 1u << (br->warp & 31u);
+    if (b->bar[id].warps & bit)
+        barrier_complete(b, id);
+    b->bar[id].warps |= bit;
+    b->bar[id].arrived += (uint32_t)__builtin_popcount(br->active_mask);
+    b->pending |= bit;
+    if (br->expected && b->bar[id].arrived >= br->expected)
+        barrier_complete(b, id);
+}
+
+/* ---- lock inference ---- */
+
+static uint8_t norm_scope(uint8_t scope)
+{
+    return scope == WR_SCOPE_NONE ? WR_SCOPE_DEVICE : scope;
+}
+
+static void on_fence(lk *s, const wr_event *ev)
+{
+    const wr_fence *fe = &ev->u.fence;
+    uint32_t e;
+    block_st *b;
+    warp_st *w;
+    locate(s, fe->launch, fe->block, fe->warp, &e, &b, &w);
+    uint8_t fs = norm_scope(fe->scope);
+    for (uint32_t x = fe->active_mask; x; x &= x - 1) {
+        unsigned lane = (unsigned)__builtin_ctz(x);
+        w->last_fence_seq[lane] = ev->seq + 1;
+        w->last_fence_scope[lane] = fs;
+    }
+    for (uint32_t i = 0; i < w->nholds; i++) {
+        hold *h = &w->holds[i];
+        if (!h->acq_seq && ((fe->active_mask >> h->lane) & 1u)) {
+            h->acq_seq = ev->seq + 1;
+            if (fs < h->scope)
+                h->scope = fs;
+            w->lsid_valid &= ~(1u << h->lane);
+        }
+    }
+}
+
+static void lock_events(lk *s, warp_st *w, const wr_event *ev)
+{
+    const wr_access *a = &ev->u.access;
+    uint8_t as = norm_scope(a->scope);
+    if (a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS) {
+        for (uint32_t x = a->active_mask & a->cas_success; x; x &= x - 1) {
+            unsigned lane = (unsigned)__builtin_ctz(x);
+            uint64_t word = wr_access_lane_addr(a, lane) >> WR_WORD_SHIFT;
+            bool dup = false;
+            for (uint32_t i = 0; i < w->nholds; i++)
+                if (w->holds[i].lane == lane && w->holds[i].word == word)
+                    dup = true;
+            if (dup || w->nholds == MAX_HOLDS)
+                continue;
+            w->holds[w->nholds++] = (hold){.word = word, .acq_seq = 0, .lane = (uint8_t)lane, .scope = as};
+        }
+        return;
+    }
+    bool release_op = (a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_EXCH) ||
+                      a->op == WR_OP_ATOMIC_STORE;
+    if (!release_op || !w->nholds)
+        return;
+    for (uint32_t x = a->active_mask; x; x &= x - 1) {
+        unsigned lane = (unsigned)__builtin_ctz(x);
+        uint64_t word = wr_access_lane_addr(a, lane) >> WR_WORD_SHIFT;
+        for (uint32_t i = 0; i < w->nholds; i++) {
+            hold *h = &w->holds[i];
+            if (h->lane != lane || h->word != word)
+                continue;
+            lockrec *r = lock_rec(s, word, true);
+            uint64_t f = w->last_fence_seq[lane];
+            bool fenced = h->acq_seq && f > h->acq_seq && f > w->last_data_seq[lane];
+            if (!h->acq_seq)
+                fenced = f > w->last_data_seq[lane] && f > 0;
+            if (!fenced) {
+                r->broken = 1;
+            } else {
+                uint8_t rs = w->last_fence_scope[lane] < as ? w->last_fence_scope[lane] : as;
+                if (rs < r->min_rel)
+                    r->min_rel = rs;
+            }
+            w->holds[i] = w->holds[--w->nholds];
+            w->lsid_valid &= ~(1u << lane);
+            break;
+        }
+    }
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static inline uint64_t entry(uint64_t word, uint32_t field)
+{
+    return (word << 21) | (field & DEV_FIELD);
+}
+
+static inline uint32_t fold_block(uint32_t block)
+{
+    return block < HOST_BLOCK ? block : block % HOST_BLOCK;
+}
+
+/* The lockset of `lane` for this access (plus the implicit atomic lock). */
+static uint32_t lane_lockset(lk *s, warp_st *w, uint32_t block, unsigned lane, bool atomic,
+                             uint8_t ascope)
+{
+    if (!atomic && ((w->lsid_valid >> lane) & 1u))
+        return w->lsid[lane];
+    uint64_t e[2 * MAX_HOLDS + 2];
+    uint32_t n = 0;
+    uint32_t bf = fold_block(block);
+    for (uint32_t i = 0; i < w->nholds; i++) {
+        const hold *h = &w->holds[i];
+        if (h->lane != lane || !h->acq_seq)
+            continue;
+        e[n++] = entry(h->word, bf);
+        if (h->scope >= WR_SCOPE_DEVICE)
+            e[n++] = entry(h->word, DEV_FIELD);
+    }
+    if (atomic) {
+        e[n++] = entry(ATOM_WORD, bf);
+        if (ascope >= WR_SCOPE_DEVICE)
+            e[n++] = entry(ATOM_WORD, DEV_FIELD);
+    }
+    if (n > 1)
+        qsort(e, n, sizeof *e, cmp_u64);
+    uint32_t id = ls_intern(&s->ls, e, n);
+    if (!atomic) {
+        w->lsid[lane] = id;
+        w->lsid_valid |= 1u << lane;
+    }
+    return id;
+}
+
+/* Does the candidate set still hold a lock whose releases were sound? */
+static bool effective(lk *s, uint32_t id)
+{
+    const uint64_t *e = s->ls.ent + s->ls.off[id];
+    for (uint32_t i = 0; i < s->ls.len[id]; i++) {
+        uint64_t word = e[i] >> 21;
+        uint32_t field = (uint32_t)(e[i] & DEV_FIELD);
+        if (word == ATOM_WORD)
+            return true;
+        lockrec *r = lock_rec(s, word, false);
+        if (!r)
+            return true;   /* not released yet */
+        if (r->broken)
+            continue;
+        uint8_t need = field == DEV_FIELD ? WR_SCOPE_DEVICE : WR_SCOPE_BLOCK;
+        if (r->min_rel == 0xff || r->min_rel >= need)
+            return true;
+    }
+    return false;
+}
+
+/* ---- accesses ---- */
+
+typedef struct cur_ctx {
+    uint32_t epoch, launch, block, warp;
+    uint32_t block_field, gen;
+    uint64_t seq;
+    uint32_t site;
+    uint8_t space, kind;
+    bool write;
+} cur_ctx;
+
+static inline uint32_t tag_epoch(uint32_t newest, unsigned tag)
+{
+    return newest - ((newest - tag) & 0xffu);
+}
+
+static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
+{
+    cell *cells = (cell *)(void *)p->cells;
+    uint32_t newest = (uint32_t)p->user;
+    for (unsigned i = 0; i < WR_SHADOW_PAGE_WORDS; i++) {
+        if (!cells[i].meta)
+            continue;
+        uint32_t we = tag_epoch(newest, M_TAG(cells[i].meta));
+        if (we + 255u < epoch || wr_epochs_ordered(s->ep, we, epoch))
+            memset(&cells[i], 0, sizeof cells[i]);
+    }
+    p->user = epoch;
+}
+
+static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch, unsigned lane,
+                   uint64_t word)
+{
+    wr_race r;
+    memset(&r, 0, sizeof r);
+    r.engine = s->cfg.engine_index;
+    r.potential = 1;
+    r.verdict = WR_VERDICT_NONE;
+    r.space = c->space;
+    r.addr = word << WR_WORD_SHIFT;
+    uint32_t ob = (old->who >> 10) & HOST_BLOCK, ow = (old->who >> 5) & 31u, ol = old->who & 31u;
+    bool ohost = ob == HOST_BLOCK;
+    if (old_epoch != c->epoch || ohost || c->launch == 0)
+        r.race_class = WR_CLASS_INTER_KERNEL;
+    else if (ob != c->block_field)
+        r.race_class = WR_CLASS_INTER_BLOCK;
+    else if (ow != (c->warp & 31u))
+        r.race_class = WR_CLASS_INTER_WARP;
+    else
+        r.race_class = WR_CLASS_INTRA_WARP;
+    r.first.site = old->site;
+    r.first.kind = (uint8_t)M_KIND(old->meta);
+    r.first.launch = ohost ? 0 : wr_epochs_launch_of(s->ep, old_epoch);
+    r.first.block = ohost ? UINT32_MAX : ob;
+    r.first.warp = ohost ? UINT32_MAX : ow;
+    r.first.lane = ohost ? UINT32_MAX : ol;
+    r.first.seq = 0;   /* not kept in the 16-byte cell */
+    r.second.site = c->site;
+    r.second.kind = c->kind;
+    r.second.launch = c->launch;
+    r.second.block = c->launch ? c->block : UINT32_MAX;
+    r.second.warp = c->launch ? c->warp : UINT32_MAX;
+    r.second.lane = c->launch ? lane : UINT32_MAX;
+    r.second.seq = c->seq;
+    if (s->cfg.findings)
+        wr_findings_report(s->cfg.findings, &r);
+}
+
+static void touch(lk *s, const cur_ctx *c, wr_shadow_page *p, cell *cl, uint32_t who_id,
+                  uint32_t lsid, unsigned lane, uint64_t word)
+{
+    cell old = *cl;
+    uint32_t old_epoch = c->epoch;
+    bool concurrent_epoch = false;
+    if (old.meta && M_TAG(old.meta) != (c->epoch & 0xffu)) {
+        old_epoch = tag_epoch((uint32_t)p->user, M_TAG(old.meta));
+        if (wr_epochs_ordered(s->ep, old_epoch, c->epoch))
+            old.meta = 0;
+        else
+            concurrent_epoch = true;
+    }
+    if (old.meta && !concurrent_epoch && !(old.meta & M_MULTI) &&
+        ((old.who >> 10) & HOST_BLOCK) == c->block_field && M_BAR(old.meta) != (c->gen & 0xfffu))
+        old.meta = 0;   /* only this block touched it, and a barrier intervened */
+
+    cell nc;
+    unsigned st;
+    uint32_t meta = M_LIVE | (c->epoch & 0xffu) | ((c->gen & 0xfffu) << 8) |
+                    ((uint32_t)c->kind << 22);
+    if (!old.meta) {
+        st = ST_EXCL;
+        nc.ls = lsid;
+        if (c->write)
+            meta |= M_WRITTEN;
+    } else {
+        st = old.who >> 30;
+        nc.ls = ls_intersect(&s->ls, old.ls, lsid);
+        bool same = !concurrent_epoch && (old.who & 0x3fffffffu) == who_id;
+        bool written = (old.meta & M_WRITTEN) || c->write;
+        if (st == ST_EXCL && !same)
+            st = written ? ST_SMOD : ST_SHARED;
+        else if (st == ST_SHARED && c->write)
+            st = ST_SMOD;
+        if (written)
+            meta |= M_WRITTEN;
+        if ((old.meta & M_MULTI) || concurrent_epoch ||
+            ((old.who >> 10) & HOST_BLOCK) != c->block_field)
+            meta |= M_MULTI;
+        meta |= old.meta & M_REPORTED;
+        if (st == ST_SMOD && !(old.meta & M_REPORTED) && !effective(s, nc.ls)) {
+            report(s, c, &old, old_epoch, lane, word);
+            meta |= M_REPORTED;
+        }
+    }
+    nc.site = c->site;
+    nc.who = who_id | ((uint32_t)st << 30);
+    nc.meta = meta;
+    *cl = nc;
+}
+
+static inline wr_shadow_page *page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block,
+                                       uint64_t word, uint32_t epoch)
+{
+    wr_shadow_page *p = wr_shadow_get(s->map, wr_shadow_key(space, launch, block, word));
+    if (p->user < epoch) {
+        if (p->user)
+            sweep(s, p, epoch);
+        else
+            p->user = epoch;
+    }
+    return p;
+}
+
+static void on_access(lk *s, const wr_event *ev)
+{
+    const wr_access *a = &ev->u.access;
+    if (a->space == WR_SPACE_LOCAL || !a->active_mask)
+        return;
+    uint32_t epoch;
+    block_st *b;
+    warp_st *w;
+    locate(s, a->launch, a->block, a->warp, &epoch, &b, &w);
+    uint32_t wbit = 1u << (a->warp & 31u);
+    if (b->pending & wbit)
+        for (unsigned i = 0; i < 16; i++)
+            if (b->bar[i].warps & wbit)
+                barrier_complete(b, i);
+
+    bool atomic = wr_op_is_atomic(a->op);
+    uint8_t ascope = atomic ? norm_scope(a->scope) : 0;
+    if (atomic) {
+        lock_events(s, w, ev);
+    } else {
+        for (uint32_t x = a->active_mask; x; x &= x - 1)
+            w->last_data_seq[__builtin_ctz(x)] = ev->seq + 1;
+    }
+
+    cur_ctx c = {.epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
+                 .block_field = fold_block(a->block), .gen = b->gen, .seq = ev->seq,
+                 .site = ev->site, .space = a->space,
+                 .kind = atomic ? WR_KIND_ATOMIC : a->op == WR_OP_STORE ? WR_KIND_WRITE : WR_KIND_READ,
+                 .write = atomic || a->op == WR_OP_STORE};
+    unsigned size = a->size ? a->size : 4;
+    uint64_t run = UINT64_MAX, pn = UINT64_MAX;
+    bool run_ok = false;
+    wr_shadow_page *p = NULL;
+    uint32_t base_id = ((uint32_t)(a->warp & 31u) << 5) | (c.block_field << 10);
+    for (uint32_t x = a->active_mask; x; x &= x - 1) {
+        unsigned lane = (unsigned)__builtin_ctz(x);
+        uint64_t ad = wr_access_lane_addr(a, lane);
+        uint64_t w0 = ad >> WR_WORD_SHIFT, w1 = (ad + size - 1) >> WR_WORD_SHIFT;
+        uint32_t lsid = UINT32_MAX;
+        for (uint64_t wd = w0; wd <= w1; wd++) {
+            if ((wd >> 6) != run) {
+                run = wd >> 6;
+                run_ok = wr_shard_of(a->space, a->launch, a->block, wd << WR_WORD_SHIFT,
+                                     s->cfg.shards) == s->cfg.shard;
+            }
+            if (!run_ok)
+                continue;
+            if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
+                pn = wd >> WR_SHADOW_PAGE_SHIFT;
+                p = page_for(s, a->space, a->launch, a->block, wd, epoch);
+            }
+            if (lsid == UINT32_MAX)
+                lsid = lane_lockset(s, w, a->block, lane, atomic, ascope);
+            touch(s, &c, p, (cell *)wr_shadow_cell(p, sizeof(cell), wd), base_id | lane, lsid, lane, wd);
+        }
+    }
+}
+
+static void host_range(lk *s, cur_ctx *c, uint64_t addr, uint64_t bytes)
+{
+    if (!bytes)
+        return;
+    uint64_t w0 = addr >> WR_WORD_SHIFT, w1 = (addr + bytes - 1) >> WR_WORD_SHIFT;
+    uint64_t run = UINT64_MAX, pn = UINT64_MAX;
+    bool run_ok = false;
+    wr_shadow_page *p = NULL;
+    for (uint64_t wd = w0; wd <= w1; wd++) {
+        if ((wd >> 6) != run) {
+            run = wd >> 6;
+            run_ok = wr_shard_of(WR_SPACE_GLOBAL, 0, 0, wd << WR_WORD_SHIFT, s->cfg.shards) ==
+                     s->cfg.shard;
+        }
+        if (!run_ok) {
+            wd |= 63;
+            continue;
+        }
+        if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
+            pn = wd >> WR_SHADOW_PAGE_SHIFT;
+            p = page_for(s, WR_SPACE_GLOBAL, 0, 0, wd, c->epoch);
+        }
+        touch(s, c, p, (cell *)wr_shadow_cell(p, sizeof(cell), wd), HOST_BLOCK << 10, 0, 0, wd);
+    }
+}
+
+static void on_host_copy(lk *s, const wr_event *ev, uint32_t epoch)
+{
+    const wr_host_copy *cp = &ev->u.copy;
+    cur_ctx c = {.epoch = epoch, .launch = 0, .block = UINT32_MAX, .warp = UINT32_MAX,
+                 .block_field = HOST_BLOCK, .gen = 0, .seq = ev->seq, .site = ev->site,
+                 .space = WR_SPACE_GLOBAL};
+    if ((cp->kind == WR_COPY_D2H || cp->kind == WR_COPY_D2D) && cp->src) {
+        c.kind = WR_KIND_READ;
+        c.write = false;
+        host_range(s, &c, cp->src, cp->bytes);
+    }
+    if ((cp->kind == WR_COPY_H2D || cp->kind == WR_COPY_D2D || cp->kind == WR_COPY_MEMSET) && cp->dst) {
+        c.kind = WR_KIND_WRITE;
+        c.write = true;
+        host_range(s, &c, cp->dst, cp->bytes);
+    }
+}
+
+/* ---- ops ---- */
+
+static void *lk_create(const wr_engine_config *cfg)
+{
+    lk *s = xcalloc(1, sizeof *s);
+    s->cfg = *cfg;
+    if (!s->cfg.shards)
+        s->cfg.shards = 1;
+    s->map = wr_shadow_new(sizeof(cell));
+    s->ep = wr_epochs_new();
+    ls_init(&s->ls);
+    return s;
+}
+
+static void lk_on_event(void *self, const wr_event *ev)
+{
+    lk *s = self;
+    switch (ev->kind) {
+    case WR_EV_ACCESS:
+        on_access(s, ev);
+        break;
+    case WR_EV_BARRIER:
+        on_barrier(s, &ev->u.barrier);
+        break;
+    case WR_EV_FENCE:
+        on_fence(s, ev);
+        break;
+    case WR_EV_KERNEL_LAUNCH:
+    case WR_EV_HOST_COPY: {
+        uint32_t e = wr_epochs_on_event(s->ep, ev);
+        purge_blocks(s, e);
+        if (ev->kind == WR_EV_HOST_COPY)
+            on_host_copy(s, ev, e);
+        break;
+    }
+    case WR_EV_KERNEL_END: {
+        uint32_t e = wr_epochs_of_launch(s->ep, ev->u.kernel_end.launch);
+        if (e >= s->nended) {
+            uint32_t n = e + 64;
+            s->ended = xrealloc(s->ended, n);
+            memset(s->ended + s->nended, 0, n - s->nended);
+            s->nended = n;
+        }
+        s->ended[e] = 1;
+        wr_epochs_on_event(s->ep, ev);
+        break;
+    }
+    case WR_EV_EVENT_RECORD:
+    case WR_EV_STREAM_WAIT:
+    case WR_EV_EVENT_SYNC:
+    case WR_EV_STREAM_SYNC:
+    case WR_EV_DEVICE_SYNC:
+        wr_epochs_on_event(s->ep, ev);
+        break;
+    default:
+        break;
+    }
+}
+
+static void lk_finish(void *self) { (void)self; }
+
+static void count_page(wr_shadow_page *p, void *ctx)
+{
+    const cell *cells = (const cell *)(const void *)p->cells;
+    uint64_t *n = ctx;
+    for (unsigned i = 0; i < WR_SHADOW_PAGE_WORDS; i++)
+        *n += cells[i].meta != 0;
+}
+
+static uint64_t lk_shadow_words(void *self)
+{
+    lk *s = self;
+    uint64_t n = 0;
+    wr_shadow_foreach(s->map, count_page, &n);
+    return n;
+}
+
+static void lk_destroy(void *self)
+{
+    lk *s = self;
+    if (!s)
+        return;
+    for (uint32_t i = 0; i < s->bcap; i++)
+        if (s->blocks[i])
+            block_free(s->blocks[i]);
+    free(s->blocks);
+    free(s->locks);
+    free(s->ended);
+    ls_free(&s->ls);
+    wr_shadow_free(s->map);
+    wr_epochs_free(s->ep);
+    free(s);
+}
+
+const wr_engine_ops wr_engine_lockset = {
+    .name = "lockset",
+    .description = "Eraser-style locksets with inferred scoped GPU locks (CAS+fence / fence+exch); potential races",
+    .create = lk_create,
+    .on_event = lk_on_event,
+    .finish = lk_finish,
+    .shadow_words = lk_shadow_words,
+    .destroy = lk_destroy,
+};

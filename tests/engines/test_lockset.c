@@ -1,0 +1,328 @@
+/* lockset engine: the ScoR lock cases (seed 001 / scor-microbenchmarks.md),
+ * atomics, barrier and kernel-boundary resets. */
+#include <criterion/criterion.h>
+
+#include "lf_events.h"
+
+extern const wr_engine_ops wr_engine_lockset;
+
+#define DATA 0x20000ull
+#define LOCK 0x30000ull
+#define L 1u
+#define S_DATA 500u   /* site of the data accesses of party A */
+#define S_DATA_B 501u /* party B */
+
+static lf_run R;
+
+typedef struct party {
+    uint32_t block, warp;
+} party;
+
+static const party A0 = {0, 0}, B_BLOCK = {1, 0}, B_WARP = {0, 1};
+
+static void start(void)
+{
+    lf_start(&R, &wr_engine_lockset, 1);
+    lf_feed(&R, lf_launch(L, 0));
+}
+
+static void cas(party p, uint8_t scope, int success)
+{
+    wr_event e = lf_acc(600, L, p.block, p.warp, 1u, WR_OP_ATOMIC_RMW, scope, LOCK, 0);
+    e.u.access.atomic_op = WR_AOP_CAS;
+    e.u.access.cas_success = success ? 1u : 0u;
+    lf_feed(&R, e);
+}
+
+static void exch(party p, uint8_t scope)
+{
+    wr_event e = lf_acc(601, L, p.block, p.warp, 1u, WR_OP_ATOMIC_RMW, scope, LOCK, 0);
+    e.u.access.atomic_op = WR_AOP_EXCH;
+    lf_feed(&R, e);
+}
+
+static void fence(party p, uint8_t scope)
+{
+    lf_feed(&R, lf_fence(L, p.block, p.warp, 1u, scope));
+}
+
+/* lock(s) with an acquire fence of scope fs (0 = missing) */
+static void lock_(party p, uint8_t s, uint8_t fs)
+{
+    cas(p, s, 1);
+    if (fs)
+        fence(p, fs);
+}
+
+/* unlock(s) with a release fence of scope fs (0 = missing) */
+static void unlock_(party p, uint8_t s, uint8_t fs)
+{
+    if (fs)
+        fence(p, fs);
+    exch(p, s);
+}
+
+static void store(party p, uint32_t site)
+{
+    lf_feed(&R, lf_acc(site, L, p.block, p.warp, 1u, WR_OP_STORE, 0, DATA, 0));
+}
+
+static void load(party p, uint32_t site)
+{
+    lf_feed(&R, lf_acc(site, L, p.block, p.warp, 1u, WR_OP_LOAD, 0, DATA, 0));
+}
+
+/* Both parties: lock; store data; unlock, with the given scopes. */
+static void waw(party a, uint8_t as, uint8_t a_acq, uint8_t a_rel, party b, uint8_t bs,
+                uint8_t b_acq, uint8_t b_rel)
+{
+    start();
+    lock_(a, as, a_acq);
+    store(a, S_DATA);
+    cas(b, bs, 0);   /* B spins while A holds the lock */
+    unlock_(a, as, a_rel);
+    lock_(b, bs, b_acq);
+    store(b, S_DATA_B);
+    unlock_(b, bs, b_rel);
+}
+
+static int data_race(wr_findings *f)
+{
+    const wr_race_group *g;
+    size_t n = lf_groups(f, &g);
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(g[i].example.potential, 1, "lockset warnings are potential");
+        uint32_t s1 = g[i].example.first.site, s2 = g[i].example.second.site;
+        if ((s1 == S_DATA || s1 == S_DATA_B) && (s2 == S_DATA || s2 == S_DATA_B))
+            found++;
+    }
+    return found;
+}
+
+#define D WR_SCOPE_DEVICE
+#define B WR_SCOPE_BLOCK
+
+Test(lockset, norace_interblock_lock_waw)
+{
+    waw(A0, D, D, D, B_BLOCK, D, D, D);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0);
+    wr_findings_free(f);
+}
+
+Test(lockset, norace_interwarp_blklock_waw)
+{
+    waw(A0, B, B, B, B_WARP, B, B, B);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0);
+    wr_findings_free(f);
+}
+
+Test(lockset, norace_interwarp_dev_blklock_waw)
+{
+    waw(A0, D, D, D, B_WARP, B, B, B);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0);
+    wr_findings_free(f);
+}
+
+Test(lockset, race_interblock_blklock_waw)
+{
+    waw(A0, B, B, B, B_BLOCK, B, B, B);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1, "a block-scoped lock does not exclude another block");
+    wr_findings_free(f);
+}
+
+Test(lockset, race_interblock_lock_blkfence_waw)
+{
+    waw(A0, D, B, D, B_BLOCK, D, D, D);   /* A's acquire fence is block scope */
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1);
+    wr_findings_free(f);
+}
+
+Test(lockset, race_interblock_lock_blk_release_fence_waw)
+{
+    waw(A0, D, D, B, B_BLOCK, D, D, D);   /* A's release fence is block scope */
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1);
+    wr_findings_free(f);
+}
+
+Test(lockset, race_interblock_lock_no_stf_waw)
+{
+    waw(A0, D, 0, D, B_BLOCK, D, D, D);   /* A misses its acquire fence */
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1);
+    wr_findings_free(f);
+}
+
+Test(lockset, race_interblock_lock_no_tf_waw)
+{
+    waw(A0, D, D, 0, B_BLOCK, D, D, 0);   /* both miss the release fence */
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1);
+    wr_findings_free(f);
+}
+
+Test(lockset, race_interwarp_blklock_no_stf_and_no_tf)
+{
+    waw(A0, B, 0, B, B_WARP, B, B, B);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1);
+    cr_assert_eq(lf_total(f), 1);
+    wr_findings_free(f);
+    waw(A0, D, D, 0, B_WARP, B, B, 0);     /* dev-blklock-no-tf */
+    f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1);
+    wr_findings_free(f);
+}
+
+Test(lockset, race_interblock_none_lock_waw)
+{
+    start();
+    lock_(A0, D, D);
+    store(A0, S_DATA);
+    unlock_(A0, D, D);
+    store(B_BLOCK, S_DATA_B);   /* no lock */
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1);
+    const wr_race_group *g;
+    lf_groups(f, &g);
+    cr_assert_eq(g[0].example.race_class, WR_CLASS_INTER_BLOCK);
+    wr_findings_free(f);
+    /* the other order: the unlocked store first */
+    start();
+    store(B_BLOCK, S_DATA_B);
+    lock_(A0, D, D);
+    store(A0, S_DATA);
+    unlock_(A0, D, D);
+    f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1);
+    wr_findings_free(f);
+}
+
+Test(lockset, race_interblock_none_lock_rtraw)
+{
+    start();
+    lock_(A0, D, D);
+    load(A0, S_DATA);
+    unlock_(A0, D, D);
+    store(A0, S_DATA);          /* outside the lock */
+    lock_(B_BLOCK, D, D);
+    load(B_BLOCK, S_DATA_B);
+    unlock_(B_BLOCK, D, D);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1);
+    wr_findings_free(f);
+}
+
+Test(lockset, norace_intrawarp_blklock_no_tf)
+{
+    start();
+    lock_(A0, B, B);
+    store(A0, S_DATA);
+    unlock_(A0, B, 0);
+    store(A0, S_DATA);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0, "program order of one thread");
+    wr_findings_free(f);
+}
+
+Test(lockset, atomics)
+{
+    start();   /* device atomics from two blocks: never a data race */
+    lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_ATOMIC_RMW, D, DATA, 0));
+    lf_feed(&R, lf_acc(S_DATA_B, L, 1, 0, 1u, WR_OP_ATOMIC_RMW, D, DATA, 0));
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0);
+    wr_findings_free(f);
+    start();   /* block atomics from two blocks */
+    lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_ATOMIC_RMW, B, DATA, 0));
+    lf_feed(&R, lf_acc(S_DATA_B, L, 1, 0, 1u, WR_OP_ATOMIC_RMW, B, DATA, 0));
+    f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1);
+    wr_findings_free(f);
+    start();   /* block atomics from two warps of one block */
+    lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_ATOMIC_RMW, B, DATA, 0));
+    lf_feed(&R, lf_acc(S_DATA_B, L, 0, 1, 1u, WR_OP_ATOMIC_RMW, B, DATA, 0));
+    f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0);
+    wr_findings_free(f);
+    start();   /* atomic vs plain */
+    lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_ATOMIC_RMW, D, DATA, 0));
+    store(B_BLOCK, S_DATA_B);
+    f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1);
+    wr_findings_free(f);
+}
+
+Test(lockset, barrier_resets_block_local_words)
+{
+    start();
+    store(A0, S_DATA);
+    lf_feed(&R, lf_barrier(L, 0, 0, 64));
+    lf_feed(&R, lf_barrier(L, 0, 1, 64));
+    store(B_WARP, S_DATA_B);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0);
+    wr_findings_free(f);
+    start();   /* no barrier */
+    store(A0, S_DATA);
+    store(B_WARP, S_DATA_B);
+    f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1);
+    const wr_race_group *g;
+    lf_groups(f, &g);
+    cr_assert_eq(g[0].example.race_class, WR_CLASS_INTER_WARP);
+    wr_findings_free(f);
+    start();   /* a barrier does not order another block */
+    store(A0, S_DATA);
+    lf_feed(&R, lf_barrier(L, 0, 0, 64));
+    lf_feed(&R, lf_barrier(L, 0, 1, 64));
+    store(B_BLOCK, S_DATA_B);
+    f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1);
+    wr_findings_free(f);
+}
+
+Test(lockset, kernel_boundary_resets)
+{
+    lf_start(&R, &wr_engine_lockset, 1);
+    lf_feed(&R, lf_launch(1, 0));
+    lf_feed(&R, lf_acc(S_DATA, 1, 0, 0, 1u, WR_OP_STORE, 0, DATA, 0));
+    lf_feed(&R, lf_launch(2, 0));
+    lf_feed(&R, lf_acc(S_DATA_B, 2, 1, 0, 1u, WR_OP_STORE, 0, DATA, 0));
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0);
+    wr_findings_free(f);
+    lf_start(&R, &wr_engine_lockset, 1);   /* two streams, no event */
+    lf_feed(&R, lf_launch(1, 1));
+    lf_feed(&R, lf_launch(2, 2));
+    lf_feed(&R, lf_acc(S_DATA, 1, 0, 0, 1u, WR_OP_STORE, 0, DATA, 0));
+    lf_feed(&R, lf_acc(S_DATA_B, 2, 1, 0, 1u, WR_OP_STORE, 0, DATA, 0));
+    f = lf_end(&R);
+    cr_assert_eq(data_race(f), 1);
+    const wr_race_group *g;
+    lf_groups(f, &g);
+    cr_assert_eq(g[0].example.race_class, WR_CLASS_INTER_KERNEL);
+    wr_findings_free(f);
+}
+
+Test(lockset, shards_give_same_findings)
+{
+    uint64_t tot[2];
+    for (unsigned k = 0; k < 2; k++) {
+        lf_start(&R, &wr_engine_lockset, k ? 3 : 1);
+        lf_feed(&R, lf_launch(L, 0));
+        for (uint32_t b = 0; b < 3; b++)
+            lf_feed(&R, lf_acc(700, L, b, 0, WR_FULL_MASK, WR_OP_STORE, 0, DATA + 64 * b, 4));
+        wr_findings *f = lf_end(&R);
+        tot[k] = lf_total(f);
+        wr_findings_free(f);
+    }
+    cr_assert_gt(tot[0], 0);
+    cr_assert_eq(tot[0], tot[1]);
+}
