@@ -1,0 +1,44 @@
+/*
+ * engine_vc: classic happens-before race detection with vector clocks and
+ * FastTrack-style epochs, scope-oblivious (semantics in ENGINES.md, "vc").
+ *
+ * The clocks and the synchronization model live in vclock.c, the shadow
+ * cells in hbcore.c; this file decides what a race is: two conflicting
+ * accesses (one writes), not both atomic, not ordered by happens-before.
+ */
+#include "engine.h"
+#include "hbcore.h"
+
+static bool vc_decide(wr_hbe *e, const wr_hb_warp *w, const wr_hb_ctx *prev, uint32_t prev_ep,
+                      const wr_hb_ctx *cur, unsigned lane, uint8_t *verdict)
+{
+    if (prev->kind == WR_KIND_ATOMIC && cur->kind == WR_KIND_ATOMIC)
+        return false;   /* two atomics never race */
+    if (wr_hbe_ordered(e, w, WR_HB_OBL, prev, prev_ep, lane))
+        return false;
+    *verdict = WR_VERDICT_NONE;
+    return true;
+}
+
+static void *vc_create(const wr_engine_config *cfg)
+{
+    return wr_hbe_new(cfg, 1, WR_HB_OBL, vc_decide);
+}
+
+static void vc_on_event(void *self, const wr_event *ev) { wr_hbe_event(self, ev); }
+
+static void vc_finish(void *self) { (void)self; }
+
+static uint64_t vc_shadow_words(void *self) { return wr_hbe_words(self); }
+
+static void vc_destroy(void *self) { wr_hbe_free(self); }
+
+const wr_engine_ops wr_engine_vc = {
+    .name = "vc",
+    .description = "happens-before with vector clocks and epochs (scope-oblivious)",
+    .create = vc_create,
+    .on_event = vc_on_event,
+    .finish = vc_finish,
+    .shadow_words = vc_shadow_words,
+    .destroy = vc_destroy,
+};

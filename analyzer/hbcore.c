@@ -1,0 +1,510 @@
+/*
+ * hbcore.c: shadow memory, access contexts and read sets of the
+ * happens-before engines (see hbcore.h).
+ */
+#include "hbcore.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shadow.h"
+
+#define RSET 0x80000000u
+
+typedef struct hb_cell {
+    uint32_t wctx, wep, rctx, rep;
+} hb_cell;
+
+typedef struct rset_ent {
+    uint32_t ctx, ep;
+} rset_ent;
+
+typedef struct rset {
+    uint32_t n, cap;
+    rset_ent *e;
+} rset;
+
+struct wr_hbe {
+    wr_engine_config cfg;
+    wr_hb *hb;
+    unsigned prune_layer;
+    wr_hbe_decide_fn decide;
+    wr_shadow_map *shadow;
+    uint64_t words;
+    /* contexts: id 0 unused */
+    wr_hb_ctx *ctx;
+    uint32_t nctx, capctx;
+    uint32_t *cslots;
+    uint32_t ncslots;
+    /* read sets */
+    rset *rs;
+    uint32_t nrs, caprs;
+    uint32_t *rfree;
+    uint32_t nfree, capfree;
+    uint64_t max_shared_word;
+    uint8_t intra_verdict;   /* verdict of a same-instruction race */
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "warprace: out of memory\n");
+        abort();
+    }
+    return p;
+}
+
+/* ---- contexts ---- */
+
+static uint64_t ctx_hash(uint32_t unit, uint32_t site, uint32_t flags)
+{
+    uint64_t h = ((uint64_t)unit << 32 | site) * 0x9E3779B97F4A7C15ull;
+    h ^= flags * 0xC2B2AE3D27D4EB4Full;
+    h ^= h >> 29;
+    return h;
+}
+
+static uint32_t ctx_flags(const wr_hb_ctx *c)
+{
+    return (uint32_t)c->kind | (uint32_t)c->scope << 8 | (uint32_t)c->weak << 16;
+}
+
+static uint32_t ctx_intern(wr_hbe *e, uint32_t unit, uint32_t site, uint8_t kind,
+                           uint8_t scope, uint8_t weak, uint64_t seq)
+{
+    wr_hb_ctx key = {unit, site, kind, scope, weak, 0, seq};
+    uint32_t fl = ctx_flags(&key);
+    if ((e->nctx + 1) * 2 > e->ncslots) {
+        uint32_t n = e->ncslots ? e->ncslots * 2 : 1024;
+        uint32_t *s = calloc(n, sizeof *s);
+        if (!s)
+            abort();
+        for (uint32_t i = 1; i < e->nctx; i++) {
+            const wr_hb_ctx *c = &e->ctx[i];
+            uint32_t j = (uint32_t)ctx_hash(c->unit, c->site, ctx_flags(c)) & (n - 1);
+            while (s[j])
+                j = (j + 1) & (n - 1);
+            s[j] = i;
+        }
+        free(e->cslots);
+        e->cslots = s;
+        e->ncslots = n;
+    }
+    uint32_t j = (uint32_t)ctx_hash(unit, site, fl) & (e->ncslots - 1);
+    while (e->cslots[j]) {
+        wr_hb_ctx *c = &e->ctx[e->cslots[j]];
+        if (c->unit == unit && c->site == site && ctx_flags(c) == fl) {
+            c->seq = seq;
+            return e->cslots[j];
+        }
+        j = (j + 1) & (e->ncslots - 1);
+    }
+    if (e->nctx == e->capctx) {
+        e->capctx *= 2;
+        e->ctx = xrealloc(e->ctx, (size_t)e->capctx * sizeof *e->ctx);
+    }
+    e->ctx[e->nctx] = key;
+    e->cslots[j] = e->nctx;
+    return e->nctx++;
+}
+
+/* ---- read sets ---- */
+
+static uint32_t rset_new(wr_hbe *e)
+{
+    uint32_t i;
+    if (e->nfree) {
+        i = e->rfree[--e->nfree];
+    } else {
+        if (e->nrs == e->caprs) {
+            e->caprs = e->caprs ? e->caprs * 2 : 64;
+            e->rs = xrealloc(e->rs, (size_t)e->caprs * sizeof *e->rs);
+        }
+        i = e->nrs++;
+        memset(&e->rs[i], 0, sizeof e->rs[i]);
+    }
+    e->rs[i].n = 0;
+    return i;
+}
+
+static void rset_release(wr_hbe *e, uint32_t i)
+{
+    rset *r = &e->rs[i];
+    if (r->cap > 16) {   /* give big sets back */
+        free(r->e);
+        r->e = NULL;
+        r->cap = 0;
+    }
+    r->n = 0;
+    if (e->nfree == e->capfree) {
+        e->capfree = e->capfree ? e->capfree * 2 : 64;
+        e->rfree = xrealloc(e->rfree, (size_t)e->capfree * sizeof *e->rfree);
+    }
+    e->rfree[e->nfree++] = i;
+}
+
+static void rset_push(rset *r, uint32_t ctx, uint32_t ep)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 4;
+        r->e = xrealloc(r->e, (size_t)r->cap * sizeof *r->e);
+    }
+    r->e[r->n].ctx = ctx;
+    r->e[r->n].ep = ep;
+    r->n++;
+}
+
+/* ---- checks ---- */
+
+bool wr_hbe_ordered(wr_hbe *e, const wr_hb_warp *w, unsigned layer, const wr_hb_ctx *prev,
+                    uint32_t prev_ep, unsigned lane)
+{
+    if (prev->unit == w->unit)
+        return wr_hb_intra_ordered(w, WR_EP_LANE(prev_ep), WR_EP_STAMP(prev_ep),
+                                   WR_EP_CONV(prev_ep), lane);
+    return wr_hb_knows(e->hb, w, layer, prev->unit, WR_EP_STAMP(prev_ep));
+}
+
+typedef struct cur_access {
+    const wr_hb_warp *w;
+    uint32_t ctx;
+    const wr_hb_ctx *c;
+    uint32_t ep;        /* without lane */
+    uint8_t space;
+    bool writes;
+} cur_access;
+
+static void report(wr_hbe *e, const wr_hb_warp *w, const wr_hb_ctx *prev, uint32_t prev_ep,
+                   const wr_hb_ctx *cur, unsigned lane, uint8_t verdict, uint8_t space,
+                   uint64_t addr)
+{
+    wr_race r;
+    memset(&r, 0, sizeof r);
+    r.engine = e->cfg.engine_index;
+    r.race_class = wr_hb_race_class(e->hb, prev->unit, cur->unit);
+    r.verdict = verdict;
+    wr_hb_race_side(e->hb, &r.first, prev->unit, WR_EP_LANE(prev_ep), prev->site, prev->kind,
+                    prev->seq);
+    wr_hb_race_side(e->hb, &r.second, cur->unit, lane, cur->site, cur->kind, cur->seq);
+    r.space = space;
+    r.addr = addr;
+    (void)w;
+    if (e->cfg.findings)
+        wr_findings_report(e->cfg.findings, &r);
+}
+
+static inline bool same_instr(const cur_access *ca, const wr_hb_ctx *p, uint32_t pep)
+{
+    return p->unit == ca->w->unit && WR_EP_STAMP(pep) == WR_EP_STAMP(ca->ep);
+}
+
+/* prev against the current access; at least one of them writes. */
+static void check_pair(wr_hbe *e, const cur_access *ca, uint32_t pctx, uint32_t pep,
+                       unsigned lane, uint64_t addr)
+{
+    const wr_hb_ctx *p = &e->ctx[pctx];
+    if (same_instr(ca, p, pep))
+        return;
+    uint8_t verdict = 0;
+    if (e->decide(e, ca->w, p, pep, ca->c, lane, &verdict))
+        report(e, ca->w, p, pep, ca->c, lane, verdict, ca->space, addr);
+}
+
+static void check_word(wr_hbe *e, const cur_access *ca, hb_cell *c, unsigned lane,
+                       uint64_t addr)
+{
+    uint32_t ep = ca->ep | lane;
+    if (!c->wctx && !c->rctx)
+        e->words++;
+    if (ca->writes) {
+        if (c->wctx)
+            check_pair(e, ca, c->wctx, c->wep, lane, addr);
+        if (c->rctx & RSET) {
+            uint32_t ri = c->rctx & ~RSET;
+            rset *r = &e->rs[ri];
+            for (uint32_t i = 0; i < r->n; i++)
+                check_pair(e, ca, r->e[i].ctx, r->e[i].ep, lane, addr);
+            rset_release(e, ri);
+        } else if (c->rctx) {
+            check_pair(e, ca, c->rctx, c->rep, lane, addr);
+        }
+        if (c->wctx && same_instr(ca, &e->ctx[c->wctx], c->wep) && c->wctx == ca->ctx)
+            ; /* another lane of this instruction: keep the first */
+        else {
+            c->wctx = ca->ctx;
+            c->wep = ep;
+        }
+        c->rctx = 0;
+        c->rep = 0;
+        return;
+    }
+    /* read */
+    if (c->wctx)
+        check_pair(e, ca, c->wctx, c->wep, lane, addr);
+    if (!c->rctx) {
+        c->rctx = ca->ctx;
+        c->rep = ep;
+        return;
+    }
+    if (!(c->rctx & RSET)) {
+        const wr_hb_ctx *p = &e->ctx[c->rctx];
+        if (same_instr(ca, p, c->rep))
+            return;
+        if ((p->unit == ca->w->unit && WR_EP_LANE(c->rep) == lane) ||
+            wr_hbe_ordered(e, ca->w, e->prune_layer, p, c->rep, lane)) {
+            c->rctx = ca->ctx;
+            c->rep = ep;
+            return;
+        }
+        uint32_t ri = rset_new(e);
+        rset_push(&e->rs[ri], c->rctx, c->rep);
+        rset_push(&e->rs[ri], ca->ctx, ep);
+        c->rctx = RSET | ri;
+        c->rep = 0;
+        return;
+    }
+    rset *r = &e->rs[c->rctx & ~RSET];
+    uint32_t o = 0;
+    for (uint32_t i = 0; i < r->n; i++) {
+        const wr_hb_ctx *p = &e->ctx[r->e[i].ctx];
+        if (same_instr(ca, p, r->e[i].ep))
+            return;   /* this instruction is already in (another lane) */
+        if ((p->unit == ca->w->unit && WR_EP_LANE(r->e[i].ep) == lane) ||
+            wr_hbe_ordered(e, ca->w, e->prune_layer, p, r->e[i].ep, lane))
+            continue; /* superseded by the current read */
+        r->e[o++] = r->e[i];
+    }
+    r->n = o;
+    rset_push(r, ca->ctx, ep);
+}
+
+static inline hb_cell *cell_of(wr_hbe *e, uint8_t space, uint32_t launch, uint32_t block,
+                               uint64_t word)
+{
+    uint64_t key = wr_shadow_key(space, launch, block, word);
+    wr_shadow_page *p = wr_shadow_get(e->shadow, key);
+    e->shadow->last_key = key;
+    e->shadow->last = p;
+    return (hb_cell *)wr_shadow_cell(p, sizeof(hb_cell), word);
+}
+
+static uint8_t access_kind(uint8_t op)
+{
+    if (wr_op_is_atomic(op))
+        return WR_KIND_ATOMIC;
+    return op == WR_OP_STORE ? WR_KIND_WRITE : WR_KIND_READ;
+}
+
+/* Two lanes of one plain store writing overlapping bytes: an intra-warp race
+ * inside one instruction. */
+static void intra_instruction(wr_hbe *e, const cur_access *ca, const wr_access *a)
+{
+    if (a->op != WR_OP_STORE || __builtin_popcount(a->active_mask) < 2)
+        return;
+    uint64_t addr[32];
+    unsigned lane[32], n = 0;
+    for (unsigned l = 0; l < 32; l++)
+        if ((a->active_mask >> l) & 1u) {
+            addr[n] = wr_access_lane_addr(a, l);
+            lane[n] = l;
+            n++;
+        }
+    /* insertion sort by address (stable: lower lane first) */
+    for (unsigned i = 1; i < n; i++) {
+        uint64_t x = addr[i];
+        unsigned y = lane[i], j = i;
+        while (j > 0 && addr[j - 1] > x) {
+            addr[j] = addr[j - 1];
+            lane[j] = lane[j - 1];
+            j--;
+        }
+        addr[j] = x;
+        lane[j] = y;
+    }
+    uint64_t reported_word = UINT64_MAX;
+    for (unsigned i = 1; i < n; i++) {
+        if (addr[i] >= addr[i - 1] + a->size)
+            continue;
+        uint64_t word = addr[i] >> WR_WORD_SHIFT;
+        if (word == reported_word)
+            continue;
+        reported_word = word;
+        if (wr_shard_of(a->space, a->launch, a->block, addr[i], e->cfg.shards) != e->cfg.shard)
+            continue;
+        unsigned la = lane[i - 1] < lane[i] ? lane[i - 1] : lane[i];
+        unsigned lb = lane[i - 1] < lane[i] ? lane[i] : lane[i - 1];
+        report(e, ca->w, ca->c, ca->ep | la, ca->c, lb, e->intra_verdict, a->space, addr[i]);
+    }
+}
+
+static void do_access(wr_hbe *e, const wr_event *ev)
+{
+    const wr_access *a = &ev->u.access;
+    if (a->space == WR_SPACE_LOCAL || !a->active_mask)
+        return;
+    wr_hb_warp *w = wr_hb_access_begin(e->hb, a);
+    cur_access ca;
+    uint8_t kind = access_kind(a->op);
+    uint8_t scope = wr_op_is_atomic(a->op) ? (a->scope ? a->scope : WR_SCOPE_DEVICE) : 0;
+    uint8_t weak = !wr_op_is_atomic(a->op) && a->order == WR_ORDER_WEAK;
+    ca.w = w;
+    ca.ctx = ctx_intern(e, w->unit, ev->site, kind, scope, weak, ev->seq);
+    ca.c = &e->ctx[ca.ctx];
+    ca.ep = (w->c << 6) | ((uint32_t)w->conv << 5);
+    ca.space = a->space;
+    ca.writes = wr_op_writes(a->op);
+    unsigned size = a->size ? a->size : 4;
+    uint64_t last_word = UINT64_MAX;
+    for (unsigned lane = 0; lane < WR_WARP_SIZE; lane++) {
+        if (!((a->active_mask >> lane) & 1u))
+            continue;
+        uint64_t addr = wr_access_lane_addr(a, lane);
+        uint64_t w0 = addr >> WR_WORD_SHIFT, w1 = (addr + size - 1) >> WR_WORD_SHIFT;
+        for (uint64_t word = w0; word <= w1; word++) {
+            if (word == last_word)
+                continue;
+            last_word = word;
+            uint64_t waddr = word << WR_WORD_SHIFT;
+            if (e->cfg.shards > 1 &&
+                wr_shard_of(a->space, a->launch, a->block, waddr, e->cfg.shards) != e->cfg.shard)
+                continue;
+            if (a->space == WR_SPACE_SHARED && word > e->max_shared_word)
+                e->max_shared_word = word;
+            hb_cell *c = cell_of(e, a->space, a->launch, a->block, word);
+            check_word(e, &ca, c, lane, word == w0 ? addr : waddr);
+        }
+    }
+    intra_instruction(e, &ca, a);
+    wr_hb_access_end(e->hb, w, a);
+}
+
+static void copy_range(wr_hbe *e, cur_access *ca, uint64_t base, uint64_t bytes)
+{
+    if (!bytes)
+        return;
+    uint64_t w0 = base >> WR_WORD_SHIFT, w1 = (base + bytes - 1) >> WR_WORD_SHIFT;
+    for (uint64_t word = w0; word <= w1; word++) {
+        uint64_t waddr = word << WR_WORD_SHIFT;
+        if (e->cfg.shards > 1 &&
+            wr_shard_of(WR_SPACE_GLOBAL, 0, 0, waddr, e->cfg.shards) != e->cfg.shard) {
+            word |= 63;   /* runs of 64 words share a shard */
+            continue;
+        }
+        hb_cell *c = cell_of(e, WR_SPACE_GLOBAL, 0, 0, word);
+        check_word(e, ca, c, 0, word == w0 ? base : waddr);
+    }
+}
+
+static void do_copy(wr_hbe *e, const wr_event *ev)
+{
+    const wr_host_copy *cp = &ev->u.copy;
+    wr_hb_warp *w = wr_hb_copy_begin(e->hb, cp);
+    cur_access ca;
+    ca.w = w;
+    ca.ep = (w->c << 6) | (1u << 5);
+    ca.space = WR_SPACE_GLOBAL;
+    bool rd = cp->kind == WR_COPY_D2H || cp->kind == WR_COPY_D2D;
+    bool wr = cp->kind != WR_COPY_D2H;
+    if (rd) {
+        ca.ctx = ctx_intern(e, w->unit, ev->site, WR_KIND_READ, 0, 0, ev->seq);
+        ca.c = &e->ctx[ca.ctx];
+        ca.writes = false;
+        copy_range(e, &ca, cp->src, cp->bytes);
+    }
+    if (wr) {
+        w->c++;   /* the write part is a later "instruction" of the copy */
+        ca.ep = (w->c << 6) | (1u << 5);
+        ca.ctx = ctx_intern(e, w->unit, ev->site, WR_KIND_WRITE, 0, 0, ev->seq);
+        ca.c = &e->ctx[ca.ctx];
+        ca.writes = true;
+        copy_range(e, &ca, cp->dst, cp->bytes);
+    }
+    wr_hb_copy_end(e->hb, w, cp);
+}
+
+static void free_page_sets(wr_hbe *e, wr_shadow_page *p)
+{
+    hb_cell *c = (hb_cell *)p->cells;
+    for (unsigned i = 0; i < WR_SHADOW_PAGE_WORDS; i++)
+        if (c[i].rctx & RSET) {
+            rset_release(e, c[i].rctx & ~RSET);
+            c[i].rctx = 0;
+        }
+}
+
+static void drop_shared(wr_hbe *e, uint32_t launch, uint32_t block)
+{
+    uint64_t words = wr_hb_shared_bytes(e->hb, launch) >> WR_WORD_SHIFT;
+    if (words < e->max_shared_word + 1)
+        words = e->max_shared_word + 1;
+    for (uint64_t wd = 0; wd < words; wd += WR_SHADOW_PAGE_WORDS) {
+        uint64_t key = wr_shadow_key(WR_SPACE_SHARED, launch, block, wd);
+        wr_shadow_page *p = wr_shadow_lookup_slow(e->shadow, key, false);
+        if (!p)
+            continue;
+        free_page_sets(e, p);
+        wr_shadow_remove(e->shadow, key);
+    }
+    e->shadow->last = NULL;
+}
+
+void wr_hbe_event(wr_hbe *e, const wr_event *ev)
+{
+    switch (ev->kind) {
+    case WR_EV_ACCESS:
+        do_access(e, ev);
+        break;
+    case WR_EV_HOST_COPY:
+        do_copy(e, ev);
+        break;
+    case WR_EV_BLOCK_EXIT:
+        drop_shared(e, ev->u.block.launch, ev->u.block.block);
+        wr_hb_event(e->hb, ev);
+        break;
+    default:
+        wr_hb_event(e->hb, ev);
+        break;
+    }
+}
+
+wr_hbe *wr_hbe_new(const wr_engine_config *cfg, unsigned layers, unsigned prune_layer,
+                   wr_hbe_decide_fn decide)
+{
+    wr_hbe *e = calloc(1, sizeof *e);
+    if (!e)
+        abort();
+    e->cfg = *cfg;
+    if (!e->cfg.shards)
+        e->cfg.shards = 1;
+    e->hb = wr_hb_new(layers);
+    e->prune_layer = prune_layer;
+    e->decide = decide;
+    e->intra_verdict = layers > 1 ? WR_VERDICT_MISSING_SYNC : WR_VERDICT_NONE;
+    e->shadow = wr_shadow_new(sizeof(hb_cell));
+    e->capctx = 256;
+    e->ctx = xrealloc(NULL, (size_t)e->capctx * sizeof *e->ctx);
+    memset(&e->ctx[0], 0, sizeof e->ctx[0]);
+    e->nctx = 1;
+    return e;
+}
+
+uint64_t wr_hbe_words(const wr_hbe *e) { return e->words; }
+
+wr_hb *wr_hbe_hb(wr_hbe *e) { return e->hb; }
+
+void wr_hbe_free(wr_hbe *e)
+{
+    if (!e)
+        return;
+    wr_hb_free(e->hb);
+    wr_shadow_free(e->shadow);
+    free(e->ctx);
+    free(e->cslots);
+    for (uint32_t i = 0; i < e->nrs; i++)
+        free(e->rs[i].e);
+    free(e->rs);
+    free(e->rfree);
+    free(e);
+}

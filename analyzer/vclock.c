@@ -1,0 +1,1329 @@
+/*
+ * vclock.c: sparse vector clocks and the happens-before state shared by the
+ * vc and scoped engines (see vclock.h for the model).
+ */
+#include "vclock.h"
+
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *xcalloc(size_t n, size_t s)
+{
+    void *p = calloc(n ? n : 1, s ? s : 1);
+    if (!p) {
+        fprintf(stderr, "warprace: out of memory\n");
+        abort();
+    }
+    return p;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "warprace: out of memory\n");
+        abort();
+    }
+    return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* sparse clocks                                                        */
+
+static void vc_reserve(wr_vclock *c, uint32_t n)
+{
+    if (n <= c->cap)
+        return;
+    uint32_t cap = c->cap ? c->cap : 4;
+    while (cap < n)
+        cap *= 2;
+    c->e = xrealloc(c->e, (size_t)cap * sizeof *c->e);
+    c->cap = cap;
+}
+
+static uint32_t vc_find(const wr_vclock *c, uint32_t k)
+{
+    uint32_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (c->e[mid].k < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+uint32_t wr_vc_get(const wr_vclock *c, uint32_t k)
+{
+    if (!c->n)
+        return 0;
+    uint32_t i = vc_find(c, k);
+    return i < c->n && c->e[i].k == k ? c->e[i].v : 0;
+}
+
+void wr_vc_set_max(wr_vclock *c, uint32_t k, uint32_t v)
+{
+    if (!v)
+        return;
+    uint32_t i = vc_find(c, k);
+    if (i < c->n && c->e[i].k == k) {
+        if (c->e[i].v < v)
+            c->e[i].v = v;
+        return;
+    }
+    vc_reserve(c, c->n + 1);
+    memmove(c->e + i + 1, c->e + i, (size_t)(c->n - i) * sizeof *c->e);
+    c->e[i].k = k;
+    c->e[i].v = v;
+    c->n++;
+}
+
+bool wr_vc_join(wr_vclock *dst, const wr_vclock *src)
+{
+    if (!src->n)
+        return false;
+    /* fast path: every key of src already in dst with a value >= */
+    uint32_t i = 0, j = 0, extra = 0;
+    bool changed = false;
+    while (j < src->n) {
+        if (i < dst->n && dst->e[i].k < src->e[j].k) {
+            i++;
+        } else if (i < dst->n && dst->e[i].k == src->e[j].k) {
+            if (dst->e[i].v < src->e[j].v) {
+                dst->e[i].v = src->e[j].v;
+                changed = true;
+            }
+            i++;
+            j++;
+        } else {
+            extra++;
+            j++;
+        }
+    }
+    if (!extra)
+        return changed;
+    /* merge from the back */
+    uint32_t n = dst->n + extra;
+    vc_reserve(dst, n);
+    int64_t a = (int64_t)dst->n - 1, b = (int64_t)src->n - 1, o = (int64_t)n - 1;
+    while (b >= 0) {
+        if (a >= 0 && dst->e[a].k > src->e[b].k) {
+            dst->e[o--] = dst->e[a--];
+        } else if (a >= 0 && dst->e[a].k == src->e[b].k) {
+            dst->e[o--] = dst->e[a--]; /* value already maxed above */
+            b--;
+        } else {
+            dst->e[o--] = src->e[b--];
+        }
+    }
+    dst->n = n;
+    return true;
+}
+
+void wr_vc_copy(wr_vclock *dst, const wr_vclock *src)
+{
+    vc_reserve(dst, src->n);
+    if (src->n)
+        memcpy(dst->e, src->e, (size_t)src->n * sizeof *src->e);
+    dst->n = src->n;
+}
+
+void wr_vc_clear(wr_vclock *c) { c->n = 0; }
+
+void wr_vc_free(wr_vclock *c)
+{
+    free(c->e);
+    c->e = NULL;
+    c->n = c->cap = 0;
+}
+
+static wr_vc_snap *snap_new(void)
+{
+    wr_vc_snap *s = xcalloc(1, sizeof *s);
+    s->refs = 1;
+    return s;
+}
+
+void wr_snap_ref(wr_vc_snap *s)
+{
+    if (s)
+        s->refs++;
+}
+
+void wr_snap_unref(wr_vc_snap *s)
+{
+    if (s && --s->refs == 0) {
+        wr_vc_free(&s->c);
+        free(s);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* state                                                                */
+
+#define MULTI UINT32_MAX
+#define MAX_PEND 8
+#define MAX_REL 16
+#define STAMP_MAX 0x3ffffffu  /* stamps live in 26 bits of a shadow epoch */
+
+typedef struct hb_rel {      /* one release recorded at a synchronizing word */
+    uint8_t scope;           /* effective scope of the release */
+    uint8_t kind;            /* verdict if the scope turns out too narrow */
+    uint8_t lock;            /* fence-then-exch (unlock idiom) */
+    uint32_t launch, block, cluster;  /* releaser (block MULTI: several) */
+    wr_vc_snap *snap[2];     /* OBL, SCOPED; own entry included */
+} hb_rel;
+
+typedef struct hb_loc {
+    uint64_t k1, word;
+    hb_rel *rel;
+    uint32_t n, cap;
+} hb_loc;
+
+typedef struct hb_pend {     /* relaxed CAS read awaiting a fence */
+    hb_rel *rel;             /* copies (with refs) */
+    uint32_t n;
+    uint8_t scope;
+    uint64_t k1, word;
+} hb_pend;
+
+typedef struct hb_bar {
+    uint32_t count;
+    uint64_t arrived;        /* warps */
+    uint32_t stamp[64];
+} hb_bar;
+
+typedef struct wr_hb_block {
+    uint32_t idx, unit0, nw;
+    wr_hb_warp *w;           /* nw warps */
+    uint8_t *live;           /* warp touched */
+    hb_bar *bar[16];
+    uint8_t exited;
+} hb_block;
+
+typedef struct hb_launch {
+    uint32_t id;
+    uint32_t stream_slot, pos;
+    uint8_t is_copy, ended;
+    uint32_t grid[3], bdim[3], cl[3];
+    uint32_t nblocks, threads, nw, shared;
+    hb_block **blocks;
+    wr_vclock base[WR_HB_MAX_LAYERS];
+    wr_vclock endj[WR_HB_MAX_LAYERS];
+} hb_launch;
+
+typedef struct hb_stream {
+    uint32_t id, pos;
+    wr_vclock tail[WR_HB_MAX_LAYERS];
+} hb_stream;
+
+typedef struct hb_cuevent {
+    uint32_t id;
+    wr_vclock clk[WR_HB_MAX_LAYERS];
+} hb_cuevent;
+
+struct wr_hb {
+    unsigned L;
+    wr_hb_unit *units;
+    uint32_t nunits, capunits;
+    hb_launch **launches;    /* internal index */
+    uint32_t nlaunches, caplaunches;
+    uint32_t *id2idx;        /* recorder launch id -> internal index + 1 */
+    uint32_t capid;
+    hb_stream *streams;
+    uint32_t nstreams;
+    hb_cuevent *events;
+    uint32_t nevents;
+    wr_vclock host[WR_HB_MAX_LAYERS];
+    /* synchronizing words */
+    hb_loc **locs;
+    size_t nloc, caploc;
+    wr_vclock tmp, tmp2;
+};
+
+static unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
+
+/* ---- units / launches / streams ---- */
+
+static uint32_t unit_add(wr_hb *hb, uint32_t launch, uint32_t launch_id, uint32_t block,
+                         uint32_t warp)
+{
+    if (hb->nunits == hb->capunits) {
+        hb->capunits = hb->capunits ? hb->capunits * 2 : 1024;
+        hb->units = xrealloc(hb->units, (size_t)hb->capunits * sizeof *hb->units);
+    }
+    wr_hb_unit *u = &hb->units[hb->nunits];
+    u->launch = launch;
+    u->launch_id = launch_id;
+    u->block = block;
+    u->warp = warp;
+    return hb->nunits++;
+}
+
+const wr_hb_unit *wr_hb_unit_of(const wr_hb *hb, uint32_t unit)
+{
+    return &hb->units[unit];
+}
+
+static hb_stream *stream_get(wr_hb *hb, uint32_t id, uint32_t *slot)
+{
+    for (uint32_t i = 0; i < hb->nstreams; i++)
+        if (hb->streams[i].id == id) {
+            if (slot)
+                *slot = i;
+            return &hb->streams[i];
+        }
+    hb->streams = xrealloc(hb->streams, (size_t)(hb->nstreams + 1) * sizeof *hb->streams);
+    hb_stream *s = &hb->streams[hb->nstreams];
+    memset(s, 0, sizeof *s);
+    s->id = id;
+    if (slot)
+        *slot = hb->nstreams;
+    hb->nstreams++;
+    return s;
+}
+
+static hb_cuevent *cuevent_get(wr_hb *hb, uint32_t id)
+{
+    for (uint32_t i = 0; i < hb->nevents; i++)
+        if (hb->events[i].id == id)
+            return &hb->events[i];
+    hb->events = xrealloc(hb->events, (size_t)(hb->nevents + 1) * sizeof *hb->events);
+    hb_cuevent *e = &hb->events[hb->nevents++];
+    memset(e, 0, sizeof *e);
+    e->id = id;
+    return e;
+}
+
+static uint32_t launch_new(wr_hb *hb)
+{
+    if (hb->nlaunches == hb->caplaunches) {
+        hb->caplaunches = hb->caplaunches ? hb->caplaunches * 2 : 16;
+        hb->launches = xrealloc(hb->launches, (size_t)hb->caplaunches * sizeof *hb->launches);
+    }
+    hb->launches[hb->nlaunches] = xcalloc(1, sizeof(hb_launch));
+    return hb->nlaunches++;
+}
+
+/* Knowledge a new stream item starts with: the stream's tail, the host, and
+ * the completion of the previous items; the legacy default stream 0 orders
+ * with every stream (as epochs.c does). */
+static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *slot_out,
+                       uint32_t *pos_out)
+{
+    uint32_t slot;
+    hb_stream *s = stream_get(hb, stream_id, &slot);
+    uint32_t pos = ++s->pos;
+    for (unsigned l = 0; l < hb->L; l++) {
+        wr_vc_copy(&out[l], &s->tail[l]);
+        wr_vc_join(&out[l], &hb->host[l]);
+        wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | slot, pos - 1);
+    }
+    if (stream_id == 0) {
+        for (uint32_t i = 0; i < hb->nstreams; i++) {
+            if (i == slot)
+                continue;
+            hb_stream *o = &hb->streams[i];
+            for (unsigned l = 0; l < hb->L; l++) {
+                wr_vc_join(&out[l], &o->tail[l]);
+                wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | i, o->pos);
+            }
+        }
+    } else {
+        uint32_t s0;
+        for (s0 = 0; s0 < hb->nstreams; s0++)
+            if (hb->streams[s0].id == 0)
+                break;
+        if (s0 < hb->nstreams) {
+            hb_stream *o = &hb->streams[s0];
+            for (unsigned l = 0; l < hb->L; l++) {
+                wr_vc_join(&out[l], &o->tail[l]);
+                wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | s0, o->pos);
+            }
+        }
+    }
+    /* a stream-0 item: later items of any stream wait for it */
+    *slot_out = slot;
+    *pos_out = pos;
+}
+
+/* After an item completes: its stream's tail learns what it knew. */
+static void stream_item_done(wr_hb *hb, uint32_t slot, uint32_t pos, wr_vclock *knowledge)
+{
+    hb_stream *s = &hb->streams[slot];
+    for (unsigned l = 0; l < hb->L; l++) {
+        wr_vc_join(&s->tail[l], &knowledge[l]);
+        wr_vc_set_max(&s->tail[l], WR_HB_STREAM_KEY | slot, pos);
+    }
+}
+
+static hb_launch *launch_of_id(wr_hb *hb, uint32_t id, bool create)
+{
+    if (id < hb->capid && hb->id2idx[id])
+        return hb->launches[hb->id2idx[id] - 1];
+    if (!create)
+        return NULL;
+    if (id >= hb->capid) {
+        uint32_t cap = hb->capid ? hb->capid : 64;
+        while (cap <= id)
+            cap *= 2;
+        hb->id2idx = xrealloc(hb->id2idx, (size_t)cap * sizeof *hb->id2idx);
+        memset(hb->id2idx + hb->capid, 0, (size_t)(cap - hb->capid) * sizeof *hb->id2idx);
+        hb->capid = cap;
+    }
+    uint32_t idx = launch_new(hb);
+    hb->id2idx[id] = idx + 1;
+    hb_launch *l = hb->launches[idx];
+    l->id = id;
+    return l;
+}
+
+static void launch_setup(wr_hb *hb, hb_launch *l, const wr_launch *d)
+{
+    for (int i = 0; i < 3; i++) {
+        l->grid[i] = d ? (d->grid[i] ? d->grid[i] : 1) : 0;
+        l->bdim[i] = d ? (d->block_dim[i] ? d->block_dim[i] : 1) : 0;
+        l->cl[i] = d ? (d->cluster[i] ? d->cluster[i] : 1) : 1;
+    }
+    if (d) {
+        l->nblocks = l->grid[0] * l->grid[1] * l->grid[2];
+        l->threads = l->bdim[0] * l->bdim[1] * l->bdim[2];
+        l->nw = (l->threads + WR_WARP_SIZE - 1) / WR_WARP_SIZE;
+        l->shared = d->shared_bytes;
+    }
+    item_start(hb, d ? d->stream : 0, l->base, &l->stream_slot, &l->pos);
+}
+
+static hb_launch *launch_get(wr_hb *hb, uint32_t id)
+{
+    hb_launch *l = launch_of_id(hb, id, false);
+    if (!l) {   /* never announced: a fresh item on stream 0 */
+        l = launch_of_id(hb, id, true);
+        launch_setup(hb, l, NULL);
+    }
+    return l;
+}
+
+uint32_t wr_hb_shared_bytes(const wr_hb *hb, uint32_t launch_id)
+{
+    hb_launch *l = launch_of_id((wr_hb *)hb, launch_id, false);
+    return l ? l->shared : 0;
+}
+
+static uint32_t cluster_of(const hb_launch *l, uint32_t block)
+{
+    if (!l->grid[0] || (l->cl[0] == 1 && l->cl[1] == 1 && l->cl[2] == 1))
+        return block;
+    uint32_t bx = block % l->grid[0];
+    uint32_t by = (block / l->grid[0]) % l->grid[1];
+    uint32_t bz = block / (l->grid[0] * l->grid[1]);
+    uint32_t gx = (l->grid[0] + l->cl[0] - 1) / l->cl[0];
+    uint32_t gy = (l->grid[1] + l->cl[1] - 1) / l->cl[1];
+    return (bx / l->cl[0]) + (by / l->cl[1]) * gx + (bz / l->cl[2]) * gx * gy;
+}
+
+static void warp_init(wr_hb *hb, hb_launch *l, hb_block *b, uint32_t i)
+{
+    wr_hb_warp *w = &b->w[i];
+    memset(w, 0, sizeof *w);
+    w->unit = b->unit0 + i;
+    w->launch = (uint32_t)(hb->id2idx[l->id] - 1);
+    w->block = b->idx;
+    w->widx = i;
+    w->cluster = cluster_of(l, b->idx);
+    w->blkp = b;
+    uint32_t lanes = WR_WARP_SIZE;
+    if (l->threads && (i + 1) * WR_WARP_SIZE > l->threads)
+        lanes = l->threads - i * WR_WARP_SIZE;
+    w->full_mask = lanes >= 32 ? WR_FULL_MASK : ((1u << lanes) - 1u);
+}
+
+static void warp_drop_snaps(wr_hb_warp *w)
+{
+    for (unsigned l = 0; l < WR_HB_MAX_LAYERS; l++) {
+        wr_snap_unref(w->snap[l]);
+        w->snap[l] = NULL;
+    }
+}
+
+static void pend_free(hb_pend *p)
+{
+    for (uint32_t i = 0; i < p->n; i++) {
+        wr_snap_unref(p->rel[i].snap[0]);
+        wr_snap_unref(p->rel[i].snap[1]);
+    }
+    free(p->rel);
+    p->rel = NULL;
+    p->n = 0;
+}
+
+static void warp_fini(wr_hb_warp *w)
+{
+    for (unsigned l = 0; l < WR_HB_MAX_LAYERS; l++) {
+        free(w->blk[l]);
+        wr_vc_free(&w->ext[l]);
+    }
+    free(w->lane_ord);
+    free(w->pair);
+    hb_pend *p = w->pend;
+    for (uint32_t i = 0; i < w->npend; i++)
+        pend_free(&p[i]);
+    free(w->pend);
+    warp_drop_snaps(w);
+}
+
+static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t warp)
+{
+    if (block >= l->nblocks) {
+        uint32_t n = l->nblocks ? l->nblocks : 1;
+        while (n <= block)
+            n *= 2;
+        l->blocks = xrealloc(l->blocks, (size_t)n * sizeof *l->blocks);
+        memset(l->blocks + l->nblocks, 0, (size_t)(n - l->nblocks) * sizeof *l->blocks);
+        l->nblocks = n;
+    } else if (!l->blocks) {
+        l->blocks = xcalloc(l->nblocks, sizeof *l->blocks);
+    }
+    hb_block *b = l->blocks[block];
+    if (!b) {
+        b = xcalloc(1, sizeof *b);
+        b->idx = block;
+        b->nw = l->nw ? l->nw : 32;
+        if (b->nw <= warp)
+            b->nw = warp + 1;
+        b->w = xcalloc(b->nw, sizeof *b->w);
+        b->live = xcalloc(b->nw, 1);
+        uint32_t li = hb->id2idx[l->id] - 1;
+        b->unit0 = hb->nunits;
+        for (uint32_t i = 0; i < b->nw; i++) {
+            unit_add(hb, li, l->id, block, i);
+            warp_init(hb, l, b, i);
+        }
+        l->blocks[block] = b;
+    } else if (warp >= b->nw) {
+        /* malformed (warp beyond the block size): give it its own unit */
+        uint32_t nw = warp + 1;
+        uint32_t li = hb->id2idx[l->id] - 1;
+        wr_hb_warp *nwarr = xcalloc(nw, sizeof *nwarr);
+        memcpy(nwarr, b->w, (size_t)b->nw * sizeof *nwarr);
+        /* the dense blk vectors are sized by nw: regrow them */
+        for (uint32_t i = 0; i < b->nw; i++)
+            for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++)
+                if (nwarr[i].blk[k]) {
+                    nwarr[i].blk[k] = xrealloc(nwarr[i].blk[k], (size_t)nw * sizeof(uint32_t));
+                    memset(nwarr[i].blk[k] + b->nw, 0, (size_t)(nw - b->nw) * sizeof(uint32_t));
+                }
+        free(b->w);
+        b->w = nwarr;
+        b->live = xrealloc(b->live, nw);
+        memset(b->live + b->nw, 0, nw - b->nw);
+        /* new units are not contiguous with unit0: not supported, so they
+         * stay apart (their blk slots are unused) */
+        for (uint32_t i = b->nw; i < nw; i++) {
+            uint32_t u = unit_add(hb, li, l->id, block, i);
+            warp_init(hb, l, b, i);
+            b->w[i].unit = u;
+        }
+        b->nw = nw;
+    }
+    return b;
+}
+
+static void block_fold(wr_hb *hb, hb_launch *l, hb_block *b)
+{
+    for (uint32_t i = 0; i < b->nw; i++) {
+        wr_hb_warp *w = &b->w[i];
+        if (b->live[i])
+            for (unsigned k = 0; k < hb->L; k++)
+                wr_vc_join(&l->endj[k], &w->ext[k]);
+        warp_fini(w);
+    }
+    for (int i = 0; i < 16; i++)
+        free(b->bar[i]);
+    free(b->w);
+    free(b->live);
+    free(b);
+}
+
+static wr_hb_warp *warp_get(wr_hb *hb, uint32_t launch, uint32_t block, uint32_t warp)
+{
+    hb_launch *l = launch_get(hb, launch);
+    hb_block *b = block_get(hb, l, block, warp);
+    b->live[warp] = 1;
+    return &b->w[warp];
+}
+
+/* ------------------------------------------------------------------ */
+/* ordering queries                                                     */
+
+static inline const hb_launch *warp_launch(const wr_hb *hb, const wr_hb_warp *w)
+{
+    return hb->launches[w->launch];
+}
+
+bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t u,
+                 uint32_t s)
+{
+    const wr_hb_unit *U = &hb->units[u];
+    if (U->launch == w->launch && U->block == w->block && w->block != UINT32_MAX &&
+        w->blkp && u >= w->blkp->unit0 && u < w->blkp->unit0 + w->blkp->nw)
+        return w->blk[layer] && w->blk[layer][u - w->blkp->unit0] >= s;
+    const hb_launch *wl = warp_launch(hb, w);
+    if (wr_vc_get(&w->ext[layer], u) >= s || wr_vc_get(&wl->base[layer], u) >= s)
+        return true;
+    const hb_launch *ul = hb->launches[U->launch];
+    if (U->launch == w->launch)
+        return false;   /* same launch: its completion is never known inside it */
+    uint32_t sk = WR_HB_STREAM_KEY | ul->stream_slot;
+    return wr_vc_get(&w->ext[layer], sk) >= ul->pos ||
+           wr_vc_get(&wl->base[layer], sk) >= ul->pos;
+}
+
+bool wr_hb_intra_ordered(const wr_hb_warp *w, unsigned a, uint32_t s, bool conv, unsigned b)
+{
+    if (a == b || conv)
+        return true;
+    if (w->lane_ord && s <= w->lane_ord[b])
+        return true;
+    if (w->pair && s <= w->pair[b * 32 + a])
+        return true;
+    return false;
+}
+
+unsigned wr_hb_relation(const wr_hb *hb, uint32_t u1, uint32_t u2)
+{
+    const wr_hb_unit *a = &hb->units[u1], *b = &hb->units[u2];
+    if (a->block == UINT32_MAX || b->block == UINT32_MAX)
+        return WR_SCOPE_SYSTEM;
+    if (a->launch != b->launch)
+        return WR_SCOPE_DEVICE;
+    if (a->block == b->block)
+        return WR_SCOPE_BLOCK;
+    const hb_launch *l = hb->launches[a->launch];
+    if (cluster_of(l, a->block) == cluster_of(l, b->block))
+        return WR_SCOPE_CLUSTER;
+    return WR_SCOPE_DEVICE;
+}
+
+void wr_hb_race_side(const wr_hb *hb, wr_race_access *ra, uint32_t unit, uint32_t lane,
+                     uint32_t site, uint8_t kind, uint64_t seq)
+{
+    const wr_hb_unit *u = &hb->units[unit];
+    ra->site = site;
+    ra->kind = kind;
+    ra->launch = u->launch_id;
+    ra->block = u->block;
+    ra->warp = u->warp;
+    ra->lane = u->block == UINT32_MAX ? UINT32_MAX : lane;
+    ra->seq = seq;
+}
+
+uint8_t wr_hb_race_class(const wr_hb *hb, uint32_t u1, uint32_t u2)
+{
+    const wr_hb_unit *a = &hb->units[u1], *b = &hb->units[u2];
+    if (a->block == UINT32_MAX || b->block == UINT32_MAX || a->launch != b->launch)
+        return WR_CLASS_INTER_KERNEL;
+    if (a->block != b->block)
+        return WR_CLASS_INTER_BLOCK;
+    if (a->warp != b->warp)
+        return WR_CLASS_INTER_WARP;
+    return WR_CLASS_INTRA_WARP;
+}
+
+/* ------------------------------------------------------------------ */
+/* joins                                                                */
+
+static uint32_t *warp_blk(wr_hb_warp *w, unsigned layer)
+{
+    if (!w->blk[layer])
+        w->blk[layer] = xcalloc(w->blkp->nw, sizeof(uint32_t));
+    return w->blk[layer];
+}
+
+static void lane_ord_raise(wr_hb_warp *w, uint32_t mask, uint32_t v)
+{
+    if (!w->lane_ord)
+        w->lane_ord = xcalloc(32, sizeof(uint32_t));
+    for (unsigned b = 0; b < 32; b++)
+        if ((mask >> b) & 1u && w->lane_ord[b] < v)
+            w->lane_ord[b] = v;
+}
+
+/* w[layer] join= src (a flat clock).  `mask`: the lanes acquiring. */
+static void warp_join(wr_hb *hb, wr_hb_warp *w, unsigned layer, const wr_vclock *src,
+                      uint32_t mask)
+{
+    if (!src->n)
+        return;
+    const hb_launch *wl = warp_launch(hb, w);
+    wr_vclock *t = &hb->tmp;
+    t->n = 0;
+    bool changed = false;
+    hb_block *b = w->blkp;
+    for (uint32_t i = 0; i < src->n; i++) {
+        uint32_t k = src->e[i].k, v = src->e[i].v;
+        if (k == w->unit) {
+            if (layer == 0)
+                lane_ord_raise(w, mask, v);
+            continue;
+        }
+        if (b && k >= b->unit0 && k < b->unit0 + b->nw) {
+            uint32_t *blk = warp_blk(w, layer);
+            if (blk[k - b->unit0] < v) {
+                blk[k - b->unit0] = v;
+                changed = true;
+            }
+            continue;
+        }
+        if (wr_vc_get(&wl->base[layer], k) >= v)
+            continue;
+        vc_reserve(t, t->n + 1);
+        t->e[t->n++] = src->e[i];
+    }
+    if (wr_vc_join(&w->ext[layer], t))
+        changed = true;
+    if (changed)
+        warp_drop_snaps(w);
+}
+
+/* Flat clock of w for a release: base + ext + blk + own entry. */
+static wr_vc_snap *warp_flatten(wr_hb *hb, wr_hb_warp *w, unsigned layer, uint32_t own)
+{
+    if (w->snap[layer] && w->snap_own == own) {
+        wr_snap_ref(w->snap[layer]);
+        return w->snap[layer];
+    }
+    if (w->snap_own != own)
+        warp_drop_snaps(w);
+    wr_vc_snap *s = snap_new();
+    const hb_launch *wl = warp_launch(hb, w);
+    wr_vc_copy(&s->c, &wl->base[layer]);
+    wr_vc_join(&s->c, &w->ext[layer]);
+    if (w->blkp && w->blk[layer]) {
+        wr_vclock *t = &hb->tmp2;
+        t->n = 0;
+        for (uint32_t i = 0; i < w->blkp->nw; i++)
+            if (w->blk[layer][i] && i != w->widx) {
+                vc_reserve(t, t->n + 1);
+                t->e[t->n].k = w->blkp->unit0 + i;
+                t->e[t->n].v = w->blk[layer][i];
+                t->n++;
+            }
+        wr_vc_join(&s->c, t);
+    }
+    wr_vc_set_max(&s->c, w->unit, own);
+    s->narrow = w->narrow;
+    w->snap[layer] = s;
+    w->snap_own = own;
+    wr_snap_ref(s);
+    return s;
+}
+
+/* ------------------------------------------------------------------ */
+/* synchronizing words                                                  */
+
+static uint64_t loc_hash(uint64_t k1, uint64_t word)
+{
+    uint64_t h = (k1 * 0x9E3779B97F4A7C15ull) ^ word;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    return h;
+}
+
+static hb_loc *loc_find(wr_hb *hb, uint64_t k1, uint64_t word, bool create)
+{
+    if (create && (hb->nloc + 1) * 2 > hb->caploc) {
+        size_t cap = hb->caploc ? hb->caploc * 2 : 256;
+        hb_loc **nl = xcalloc(cap, sizeof *nl);
+        for (size_t i = 0; i < hb->caploc; i++) {
+            hb_loc *p = hb->locs[i];
+            if (!p)
+                continue;
+            size_t j = loc_hash(p->k1, p->word) & (cap - 1);
+            while (nl[j])
+                j = (j + 1) & (cap - 1);
+            nl[j] = p;
+        }
+        free(hb->locs);
+        hb->locs = nl;
+        hb->caploc = cap;
+    }
+    if (!hb->caploc)
+        return NULL;
+    size_t j = loc_hash(k1, word) & (hb->caploc - 1);
+    while (hb->locs[j]) {
+        if (hb->locs[j]->k1 == k1 && hb->locs[j]->word == word)
+            return hb->locs[j];
+        j = (j + 1) & (hb->caploc - 1);
+    }
+    if (!create)
+        return NULL;
+    hb_loc *p = xcalloc(1, sizeof *p);
+    p->k1 = k1;
+    p->word = word;
+    hb->locs[j] = p;
+    hb->nloc++;
+    return p;
+}
+
+static void rel_clear(hb_loc *p)
+{
+    for (uint32_t i = 0; i < p->n; i++) {
+        wr_snap_unref(p->rel[i].snap[0]);
+        wr_snap_unref(p->rel[i].snap[1]);
+    }
+    p->n = 0;
+}
+
+static wr_vc_snap *snap_join(wr_vc_snap *a, wr_vc_snap *b)
+{
+    /* returns a new reference to a join of a and b (consumes neither) */
+    if (!a) {
+        wr_snap_ref(b);
+        return b;
+    }
+    if (!b || a == b) {
+        wr_snap_ref(a);
+        return a;
+    }
+    wr_vc_snap *s = snap_new();
+    wr_vc_copy(&s->c, &a->c);
+    wr_vc_join(&s->c, &b->c);
+    s->narrow = a->narrow ? a->narrow : b->narrow;
+    return s;
+}
+
+/* Record a release by w at loc.  is_store: a plain atomic store replaces the
+ * release sequence; an RMW continues it. */
+static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsigned scope,
+                        unsigned kind, bool lock, bool is_store, bool *cleared)
+{
+    if (is_store && !*cleared) {
+        rel_clear(p);
+        *cleared = true;
+    }
+    hb_rel r;
+    memset(&r, 0, sizeof r);
+    r.scope = (uint8_t)scope;
+    r.kind = (uint8_t)kind;
+    r.lock = lock;
+    r.launch = w->launch;
+    r.block = w->block;
+    r.cluster = w->cluster;
+    r.snap[0] = warp_flatten(hb, w, WR_HB_OBL, own);
+    r.snap[1] = hb->L > 1 ? warp_flatten(hb, w, WR_HB_SCOPED, own) : NULL;
+    for (uint32_t i = 0; i < p->n; i++) {
+        hb_rel *q = &p->rel[i];
+        if (q->scope == r.scope && q->launch == r.launch && q->block == r.block) {
+            for (int k = 0; k < 2; k++) {
+                wr_vc_snap *j = snap_join(q->snap[k], r.snap[k]);
+                wr_snap_unref(q->snap[k]);
+                wr_snap_unref(r.snap[k]);
+                q->snap[k] = j;
+            }
+            q->kind = r.kind;
+            q->lock = q->lock || r.lock;
+            return;
+        }
+    }
+    if (p->n == MAX_REL) {
+        /* merge into the oldest release of the same scope: several blocks */
+        for (uint32_t i = 0; i < p->n; i++) {
+            hb_rel *q = &p->rel[i];
+            if (q->scope != r.scope)
+                continue;
+            for (int k = 0; k < 2; k++) {
+                wr_vc_snap *j = snap_join(q->snap[k], r.snap[k]);
+                wr_snap_unref(q->snap[k]);
+                wr_snap_unref(r.snap[k]);
+                q->snap[k] = j;
+            }
+            if (q->launch != r.launch)
+                q->launch = MULTI;
+            q->block = MULTI;
+            q->cluster = MULTI;
+            return;
+        }
+        /* no release of that scope: drop the oldest */
+        wr_snap_unref(p->rel[0].snap[0]);
+        wr_snap_unref(p->rel[0].snap[1]);
+        memmove(p->rel, p->rel + 1, (size_t)(p->n - 1) * sizeof *p->rel);
+        p->n--;
+    }
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 2;
+        p->rel = xrealloc(p->rel, (size_t)p->cap * sizeof *p->rel);
+    }
+    p->rel[p->n++] = r;
+}
+
+/* Relation between a release's party and w. */
+static unsigned rel_relation(const wr_hb_warp *w, const hb_rel *r)
+{
+    if (r->launch == MULTI || r->launch != w->launch)
+        return WR_SCOPE_DEVICE;
+    if (r->block != MULTI && r->block == w->block)
+        return WR_SCOPE_BLOCK;
+    if (r->cluster != MULTI && r->cluster == w->cluster)
+        return WR_SCOPE_CLUSTER;
+    return WR_SCOPE_DEVICE;
+}
+
+/* w acquires the releases rel[0..n) at scope acq_scope. */
+static void acquire_rels(wr_hb *hb, wr_hb_warp *w, const hb_rel *rel, uint32_t n,
+                         unsigned acq_scope, unsigned acq_kind, bool lock_shaped,
+                         uint32_t mask)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const hb_rel *r = &rel[i];
+        warp_join(hb, w, WR_HB_OBL, &r->snap[0]->c, mask);
+        if (r->snap[0]->narrow && !w->narrow)
+            w->narrow = r->snap[0]->narrow;
+        if (hb->L < 2)
+            continue;
+        unsigned relation = rel_relation(w, r);
+        if (relation <= min_u(r->scope, acq_scope)) {
+            warp_join(hb, w, WR_HB_SCOPED, &r->snap[1]->c, mask);
+        } else {
+            unsigned v;
+            if (r->lock || lock_shaped)
+                v = WR_VERDICT_SCOPE_LOCK;
+            else if (r->scope < relation)
+                v = r->kind;
+            else
+                v = acq_kind;
+            w->narrow = (uint8_t)v;
+            warp_drop_snaps(w);
+        }
+    }
+}
+
+static void pend_add(wr_hb_warp *w, hb_loc *p, uint64_t k1, uint64_t word, unsigned scope)
+{
+    hb_pend *pend = w->pend;
+    hb_pend *slot = NULL;
+    for (uint32_t i = 0; i < w->npend; i++)
+        if (pend[i].k1 == k1 && pend[i].word == word) {
+            slot = &pend[i];
+            pend_free(slot);
+            break;
+        }
+    if (!slot) {
+        if (w->npend == MAX_PEND) {
+            pend_free(&pend[0]);
+            memmove(pend, pend + 1, (MAX_PEND - 1) * sizeof *pend);
+            w->npend--;
+        }
+        if (!w->pend)
+            w->pend = pend = xcalloc(MAX_PEND, sizeof *pend);
+        slot = &pend[w->npend++];
+        memset(slot, 0, sizeof *slot);
+    }
+    slot->k1 = k1;
+    slot->word = word;
+    slot->scope = (uint8_t)scope;
+    slot->rel = xcalloc(p->n, sizeof *slot->rel);
+    slot->n = p->n;
+    for (uint32_t i = 0; i < p->n; i++) {
+        slot->rel[i] = p->rel[i];
+        wr_snap_ref(slot->rel[i].snap[0]);
+        wr_snap_ref(slot->rel[i].snap[1]);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* accesses                                                             */
+
+static inline uint32_t stamp_next(wr_hb_warp *w)
+{
+    if (w->c < STAMP_MAX)
+        w->c++;
+    return w->c;
+}
+
+wr_hb_warp *wr_hb_access_begin(wr_hb *hb, const wr_access *a)
+{
+    wr_hb_warp *w = warp_get(hb, a->launch, a->block, a->warp);
+    stamp_next(w);
+    if ((a->active_mask & w->full_mask) != w->full_mask)
+        w->diverged = 1;
+    w->conv = !w->diverged;
+    return w;
+}
+
+static bool order_acquires(unsigned o)
+{
+    return o == WR_ORDER_ACQUIRE || o == WR_ORDER_ACQ_REL || o == WR_ORDER_SC;
+}
+
+static bool order_releases(unsigned o)
+{
+    return o == WR_ORDER_RELEASE || o == WR_ORDER_ACQ_REL || o == WR_ORDER_SC;
+}
+
+void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
+{
+    if (!wr_op_is_atomic(a->op) || a->space == WR_SPACE_LOCAL)
+        return;
+    bool reads = wr_op_reads(a->op), writes = wr_op_writes(a->op);
+    bool is_cas = a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS;
+    bool is_exch = a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_EXCH;
+    unsigned scope = a->scope ? a->scope : WR_SCOPE_DEVICE;
+    uint64_t k1 = a->space == WR_SPACE_SHARED
+                      ? (0x8000000000000000ull | ((uint64_t)a->launch << 32) | a->block)
+                      : 0;
+    uint64_t last = UINT64_MAX;
+    for (unsigned lane = 0; lane < WR_WARP_SIZE; lane++) {
+        if (!((a->active_mask >> lane) & 1u))
+            continue;
+        uint64_t word = wr_access_lane_addr(a, lane) >> WR_WORD_SHIFT;
+        if (word == last)
+            continue;
+        last = word;
+        uint32_t lm = 1u << lane;
+        if (reads) {
+            hb_loc *p = loc_find(hb, k1, word, false);
+            if (p && p->n) {
+                if (order_acquires(a->order) || !is_cas)
+                    acquire_rels(hb, w, p->rel, p->n, scope, WR_VERDICT_SCOPE_ATOMIC, false,
+                                 a->addr_mode == WR_ADDR_UNIFORM ? a->active_mask : lm);
+                else
+                    pend_add(w, p, k1, word, scope);
+            }
+        }
+        bool does_write = writes && (!is_cas || ((a->cas_success >> lane) & 1u));
+        if (!does_write)
+            continue;
+        bool is_store = a->op == WR_OP_ATOMIC_STORE;
+        if (order_releases(a->order)) {
+            hb_loc *p = loc_find(hb, k1, word, true);
+            bool cleared = false;
+            loc_release(hb, w, p, w->c, scope, WR_VERDICT_SCOPE_ATOMIC, false, is_store,
+                        &cleared);
+        } else if (w->has_fence) {
+            hb_loc *p = loc_find(hb, k1, word, true);
+            bool cleared = false;
+            unsigned fs = w->fence_scope;
+            unsigned eff = min_u(fs, scope);
+            unsigned kind = fs < scope ? WR_VERDICT_SCOPE_FENCE : WR_VERDICT_SCOPE_ATOMIC;
+            loc_release(hb, w, p, w->fence_c, eff, kind, is_exch, is_store, &cleared);
+        } else if (is_store) {
+            hb_loc *p = loc_find(hb, k1, word, false);
+            if (p)
+                rel_clear(p);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* host copies                                                          */
+
+wr_hb_warp *wr_hb_copy_begin(wr_hb *hb, const wr_host_copy *c)
+{
+    uint32_t idx = launch_new(hb);
+    hb_launch *l = hb->launches[idx];
+    l->is_copy = 1;
+    item_start(hb, c->stream, l->base, &l->stream_slot, &l->pos);
+    wr_hb_warp *w = xcalloc(1, sizeof *w);
+    w->unit = unit_add(hb, idx, 0, UINT32_MAX, UINT32_MAX);
+    w->launch = idx;
+    w->block = UINT32_MAX;
+    w->widx = 0;
+    w->full_mask = 1;
+    w->c = 1;
+    w->conv = 1;
+    return w;
+}
+
+void wr_hb_copy_end(wr_hb *hb, wr_hb_warp *w, const wr_host_copy *c)
+{
+    hb_launch *l = hb->launches[w->launch];
+    stream_item_done(hb, l->stream_slot, l->pos, l->base);
+    if (!c->async)
+        for (unsigned k = 0; k < hb->L; k++) {
+            wr_vc_join(&hb->host[k], &l->base[k]);
+            wr_vc_set_max(&hb->host[k], WR_HB_STREAM_KEY | l->stream_slot, l->pos);
+        }
+    for (unsigned k = 0; k < hb->L; k++)
+        wr_vc_free(&l->base[k]);
+    /* keep the stream position: later accesses of other actors look it up */
+    warp_fini(w);
+    free(w);
+}
+
+/* ------------------------------------------------------------------ */
+/* synchronization events                                               */
+
+static void do_barrier(wr_hb *hb, const wr_barrier *br)
+{
+    wr_hb_warp *w = warp_get(hb, br->launch, br->block, br->warp);
+    hb_block *b = w->blkp;
+    uint32_t id = br->barrier_id & 15u;
+    if (!b->bar[id])
+        b->bar[id] = xcalloc(1, sizeof(hb_bar));
+    hb_bar *bar = b->bar[id];
+    uint32_t s = stamp_next(w);
+    /* the barrier is also a block-scope fence for the arriving warp */
+    w->has_fence = 1;
+    w->fence_scope = WR_SCOPE_BLOCK;
+    w->fence_c = s;
+    if (w->npend) {
+        hb_pend *pend = w->pend;
+        for (uint32_t i = 0; i < w->npend; i++) {
+            acquire_rels(hb, w, pend[i].rel, pend[i].n, min_u(pend[i].scope, WR_SCOPE_BLOCK),
+                         WR_VERDICT_SCOPE_FENCE, true, br->active_mask);
+            pend_free(&pend[i]);
+        }
+        w->npend = 0;
+    }
+    if (w->widx < 64) {
+        bar->arrived |= 1ull << w->widx;
+        bar->stamp[w->widx] = s;
+    }
+    bar->count += (uint32_t)__builtin_popcount(br->active_mask);
+    uint32_t expected = br->expected;
+    if (!expected) {
+        const hb_launch *l = warp_launch(hb, w);
+        expected = l->threads ? l->threads : WR_WARP_SIZE;
+    }
+    if (bar->count < expected)
+        return;
+    /* complete: join every arriver's clock, give it to all of them */
+    for (unsigned k = 0; k < hb->L; k++) {
+        wr_vclock *j = &hb->tmp2;
+        j->n = 0;
+        uint32_t *jb = xcalloc(b->nw, sizeof(uint32_t));
+        for (uint32_t i = 0; i < b->nw && i < 64; i++) {
+            if (!((bar->arrived >> i) & 1u))
+                continue;
+            wr_hb_warp *x = &b->w[i];
+            wr_vc_join(j, &x->ext[k]);
+            if (x->blk[k])
+                for (uint32_t q = 0; q < b->nw; q++)
+                    if (jb[q] < x->blk[k][q])
+                        jb[q] = x->blk[k][q];
+            if (jb[i] < bar->stamp[i])
+                jb[i] = bar->stamp[i];
+        }
+        for (uint32_t i = 0; i < b->nw && i < 64; i++) {
+            if (!((bar->arrived >> i) & 1u))
+                continue;
+            wr_hb_warp *x = &b->w[i];
+            wr_vc_join(&x->ext[k], j);
+            memcpy(warp_blk(x, k), jb, (size_t)b->nw * sizeof(uint32_t));
+            warp_drop_snaps(x);
+        }
+        free(jb);
+    }
+    for (uint32_t i = 0; i < b->nw && i < 64; i++) {
+        if (!((bar->arrived >> i) & 1u))
+            continue;
+        wr_hb_warp *x = &b->w[i];
+        /* reconverges the warp: all its earlier accesses precede every lane */
+        lane_ord_raise(x, WR_FULL_MASK, bar->stamp[i]);
+        x->diverged = 0;
+    }
+    bar->count = 0;
+    bar->arrived = 0;
+}
+
+static void do_warp_sync(wr_hb *hb, const wr_warp_sync *ws)
+{
+    wr_hb_warp *w = warp_get(hb, ws->launch, ws->block, ws->warp);
+    uint32_t s = stamp_next(w);
+    uint32_t m = ws->mask & w->full_mask;
+    if (m == w->full_mask) {
+        lane_ord_raise(w, WR_FULL_MASK, s);
+        w->diverged = 0;
+        return;
+    }
+    if (!w->pair)
+        w->pair = xcalloc(32 * 32, sizeof(uint32_t));
+    for (unsigned b = 0; b < 32; b++) {
+        if (!((m >> b) & 1u))
+            continue;
+        for (unsigned a = 0; a < 32; a++)
+            if ((m >> a) & 1u)
+                w->pair[b * 32 + a] = s;
+    }
+}
+
+static void do_fence(wr_hb *hb, const wr_fence *f)
+{
+    wr_hb_warp *w = warp_get(hb, f->launch, f->block, f->warp);
+    unsigned fs = f->scope ? f->scope : WR_SCOPE_DEVICE;
+    if (w->npend) {
+        hb_pend *pend = w->pend;
+        for (uint32_t i = 0; i < w->npend; i++) {
+            unsigned ps = pend[i].scope;
+            acquire_rels(hb, w, pend[i].rel, pend[i].n, min_u(ps, fs),
+                         fs < ps ? WR_VERDICT_SCOPE_FENCE : WR_VERDICT_SCOPE_ATOMIC, true,
+                         f->active_mask);
+            pend_free(&pend[i]);
+        }
+        w->npend = 0;
+    }
+    uint32_t s = stamp_next(w);
+    w->has_fence = 1;
+    w->fence_scope = (uint8_t)fs;
+    w->fence_c = s;
+}
+
+static void do_kernel_end(wr_hb *hb, uint32_t id)
+{
+    hb_launch *l = launch_of_id(hb, id, false);
+    if (!l || l->ended)
+        return;
+    for (uint32_t i = 0; l->blocks && i < l->nblocks; i++)
+        if (l->blocks[i]) {
+            block_fold(hb, l, l->blocks[i]);
+            l->blocks[i] = NULL;
+        }
+    free(l->blocks);
+    l->blocks = NULL;
+    for (unsigned k = 0; k < hb->L; k++) {
+        wr_vc_join(&l->endj[k], &l->base[k]);
+        wr_vc_set_max(&l->endj[k], WR_HB_STREAM_KEY | l->stream_slot, l->pos);
+    }
+    stream_item_done(hb, l->stream_slot, l->pos, l->endj);
+    /* the recorder emits KERNEL_END when the host observed the completion */
+    for (unsigned k = 0; k < hb->L; k++)
+        wr_vc_join(&hb->host[k], &l->endj[k]);
+    for (unsigned k = 0; k < hb->L; k++)
+        wr_vc_free(&l->endj[k]);
+    l->ended = 1;
+}
+
+void wr_hb_event(wr_hb *hb, const wr_event *ev)
+{
+    switch (ev->kind) {
+    case WR_EV_BARRIER:
+        do_barrier(hb, &ev->u.barrier);
+        break;
+    case WR_EV_WARP_SYNC:
+        do_warp_sync(hb, &ev->u.warp_sync);
+        break;
+    case WR_EV_FENCE:
+        do_fence(hb, &ev->u.fence);
+        break;
+    case WR_EV_BLOCK_ENTER: {
+        hb_launch *l = launch_get(hb, ev->u.block.launch);
+        block_get(hb, l, ev->u.block.block, 0);
+        break;
+    }
+    case WR_EV_BLOCK_EXIT: {
+        hb_launch *l = launch_get(hb, ev->u.block.launch);
+        uint32_t b = ev->u.block.block;
+        if (l->blocks && b < l->nblocks && l->blocks[b]) {
+            block_fold(hb, l, l->blocks[b]);
+            l->blocks[b] = NULL;
+        }
+        break;
+    }
+    case WR_EV_KERNEL_LAUNCH: {
+        hb_launch *l = launch_of_id(hb, ev->u.launch.launch, false);
+        if (l)
+            break;   /* duplicate: keep the first */
+        l = launch_of_id(hb, ev->u.launch.launch, true);
+        launch_setup(hb, l, &ev->u.launch);
+        break;
+    }
+    case WR_EV_KERNEL_END:
+        do_kernel_end(hb, ev->u.kernel_end.launch);
+        break;
+    case WR_EV_EVENT_RECORD: {
+        uint32_t slot;
+        hb_stream *s = stream_get(hb, ev->u.stream_event.stream, &slot);
+        hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event);
+        for (unsigned k = 0; k < hb->L; k++) {
+            wr_vc_copy(&e->clk[k], &s->tail[k]);
+            wr_vc_set_max(&e->clk[k], WR_HB_STREAM_KEY | slot, s->pos);
+        }
+        break;
+    }
+    case WR_EV_STREAM_WAIT: {
+        hb_stream *s = stream_get(hb, ev->u.stream_event.stream, NULL);
+        hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event);
+        for (unsigned k = 0; k < hb->L; k++)
+            wr_vc_join(&s->tail[k], &e->clk[k]);
+        break;
+    }
+    case WR_EV_EVENT_SYNC: {
+        hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event);
+        for (unsigned k = 0; k < hb->L; k++)
+            wr_vc_join(&hb->host[k], &e->clk[k]);
+        break;
+    }
+    case WR_EV_STREAM_SYNC: {
+        uint32_t slot;
+        hb_stream *s = stream_get(hb, ev->u.stream_sync.stream, &slot);
+        for (unsigned k = 0; k < hb->L; k++) {
+            wr_vc_join(&hb->host[k], &s->tail[k]);
+            wr_vc_set_max(&hb->host[k], WR_HB_STREAM_KEY | slot, s->pos);
+        }
+        break;
+    }
+    case WR_EV_DEVICE_SYNC:
+        for (uint32_t i = 0; i < hb->nstreams; i++)
+            for (unsigned k = 0; k < hb->L; k++) {
+                wr_vc_join(&hb->host[k], &hb->streams[i].tail[k]);
+                wr_vc_set_max(&hb->host[k], WR_HB_STREAM_KEY | i, hb->streams[i].pos);
+            }
+        break;
+    default:
+        break;
+    }
+}
+
+wr_hb *wr_hb_new(unsigned layers)
+{
+    wr_hb *hb = xcalloc(1, sizeof *hb);
+    hb->L = layers < 1 ? 1 : layers > WR_HB_MAX_LAYERS ? WR_HB_MAX_LAYERS : layers;
+    return hb;
+}
+
+void wr_hb_free(wr_hb *hb)
+{
+    if (!hb)
+        return;
+    for (uint32_t i = 0; i < hb->nlaunches; i++) {
+        hb_launch *l = hb->launches[i];
+        for (uint32_t b = 0; l->blocks && b < l->nblocks; b++)
+            if (l->blocks[b])
+                block_fold(hb, l, l->blocks[b]);
+        free(l->blocks);
+        for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++) {
+            wr_vc_free(&l->base[k]);
+            wr_vc_free(&l->endj[k]);
+        }
+        free(l);
+    }
+    free(hb->launches);
+    free(hb->id2idx);
+    free(hb->units);
+    for (uint32_t i = 0; i < hb->nstreams; i++)
+        for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++)
+            wr_vc_free(&hb->streams[i].tail[k]);
+    free(hb->streams);
+    for (uint32_t i = 0; i < hb->nevents; i++)
+        for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++)
+            wr_vc_free(&hb->events[i].clk[k]);
+    free(hb->events);
+    for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++)
+        wr_vc_free(&hb->host[k]);
+    for (size_t i = 0; i < hb->caploc; i++)
+        if (hb->locs[i]) {
+            rel_clear(hb->locs[i]);
+            free(hb->locs[i]->rel);
+            free(hb->locs[i]);
+        }
+    free(hb->locs);
+    wr_vc_free(&hb->tmp);
+    wr_vc_free(&hb->tmp2);
+    free(hb);
+}

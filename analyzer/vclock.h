@@ -1,0 +1,154 @@
+/*
+ * vclock.h: happens-before machinery shared by the vc and scoped engines.
+ *
+ * Clocks are sparse: a sorted vector of (key, value) entries.  A key is
+ * either a *unit* (a warp of a launch, or one host copy) or a *stream*
+ * (WR_HB_STREAM_KEY | slot), whose value is a position in that stream: "all
+ * work enqueued on the stream up to position p has completed".  Stream
+ * entries summarise whole kernels, so a later kernel never carries one entry
+ * per warp of an earlier one.
+ *
+ * A warp's clock is split in three parts:
+ *   - base: the knowledge of its launch at start (shared by all its warps);
+ *   - blk:  a dense vector over the warps of its own block (barriers);
+ *   - ext:  sparse entries for anything else (other blocks, other launches,
+ *           the host), filled by acquires.
+ * The warp's own component is its instruction stamp `c`, bumped by every
+ * access instruction and every synchronization of the warp, so (unit, c)
+ * names one instruction.  An access stamped s by unit u is ordered before a
+ * clock K iff K[u] >= s, or K knows the completion of u's stream item.
+ *
+ * Lanes of one warp share the unit; intra-warp ordering is kept apart (see
+ * wr_hb_intra_ordered): lanes that executed an instruction while the warp was
+ * converged are ordered with every later instruction of the warp; after
+ * divergence only the same lane, a __syncwarp whose mask holds both lanes, or
+ * a barrier orders them.
+ *
+ * Layers: the vc engine keeps one layer (scope-oblivious).  The scoped engine
+ * keeps three parallel layers over the same events:
+ *   WR_HB_OBL    scope-oblivious happens-before (as vc);
+ *   WR_HB_SCOPED scoped happens-before (a synchronization joins only when its
+ *                scopes hold both parties; orderings compose transitively,
+ *                HRF-indirect);
+ *   WR_HB_BAR    only the orderings that also hold for weak accesses:
+ *                program order, barriers, warp syncs, kernel/stream/host.
+ */
+#ifndef WARPRACE_VCLOCK_H
+#define WARPRACE_VCLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "finding.h"
+#include "warprace/event.h"
+
+#define WR_HB_STREAM_KEY 0x80000000u
+#define WR_HB_MAX_LAYERS 3
+#define WR_HB_OBL 0
+#define WR_HB_SCOPED 1
+#define WR_HB_BAR 2
+
+/* ---- sparse vector clocks ---- */
+typedef struct wr_vc_ent {
+    uint32_t k, v;
+} wr_vc_ent;
+
+typedef struct wr_vclock {
+    wr_vc_ent *e;
+    uint32_t n, cap;
+} wr_vclock;
+
+uint32_t wr_vc_get(const wr_vclock *c, uint32_t k);
+void wr_vc_set_max(wr_vclock *c, uint32_t k, uint32_t v);
+/* dst = dst join src; returns true when dst changed. */
+bool wr_vc_join(wr_vclock *dst, const wr_vclock *src);
+void wr_vc_copy(wr_vclock *dst, const wr_vclock *src);
+void wr_vc_clear(wr_vclock *c);
+void wr_vc_free(wr_vclock *c);
+
+/* An immutable, reference-counted clock (what a release publishes). */
+typedef struct wr_vc_snap {
+    uint32_t refs;
+    uint8_t narrow;      /* scoped: a too-narrow sync the releaser went through */
+    wr_vclock c;
+} wr_vc_snap;
+
+void wr_snap_ref(wr_vc_snap *s);
+void wr_snap_unref(wr_vc_snap *s);
+
+/* ---- the happens-before state ---- */
+typedef struct wr_hb wr_hb;
+typedef struct wr_hb_warp wr_hb_warp;
+
+typedef struct wr_hb_unit {
+    uint32_t launch;     /* internal launch index (also host copies) */
+    uint32_t launch_id;  /* recorder launch id, 0 for a host copy */
+    uint32_t block;      /* UINT32_MAX for a host copy */
+    uint32_t warp;       /* UINT32_MAX for a host copy */
+} wr_hb_unit;
+
+/* The current actor of an access: a warp, or a host copy's pseudo-warp. */
+struct wr_hb_warp {
+    uint32_t unit;
+    uint32_t c;              /* instruction stamp */
+    uint32_t launch;         /* internal launch index */
+    uint32_t block;          /* UINT32_MAX for a host copy */
+    uint32_t widx;
+    uint32_t cluster;
+    uint32_t full_mask;      /* lanes that exist in this warp */
+    uint8_t diverged;
+    uint8_t conv;            /* the current instruction ran converged */
+    uint8_t narrow;          /* scoped: last too-narrow sync seen (verdict) */
+    uint8_t has_fence;
+    uint8_t fence_scope;
+    uint32_t fence_c;        /* stamp at the last fence (release pattern) */
+    uint32_t *blk[WR_HB_MAX_LAYERS];  /* dense over the block's warps, or NULL */
+    wr_vclock ext[WR_HB_MAX_LAYERS];
+    uint32_t *lane_ord;      /* [32]: accesses of other lanes stamped <= value are ordered */
+    uint32_t *pair;          /* [32*32]: pair[b*32+a], partial __syncwarp */
+    void *pend;              /* pending acquires (CAS before a fence) */
+    uint32_t npend;
+    wr_vc_snap *snap[WR_HB_MAX_LAYERS]; /* cached flattened clock */
+    uint32_t snap_own;
+    struct wr_hb_block *blkp;
+};
+
+wr_hb *wr_hb_new(unsigned layers);
+void wr_hb_free(wr_hb *hb);
+
+/* Synchronization part of every non-access event (all shards). */
+void wr_hb_event(wr_hb *hb, const wr_event *ev);
+
+/* Access events: begin stamps the instruction and returns the warp (never
+ * NULL); the engine checks its words; end applies the atomics' release /
+ * acquire semantics for every word (all shards). */
+wr_hb_warp *wr_hb_access_begin(wr_hb *hb, const wr_access *a);
+void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a);
+
+/* Host copies: begin returns a pseudo-warp standing for the copy (one unit);
+ * end retires it and applies the host-side ordering of the copy. */
+wr_hb_warp *wr_hb_copy_begin(wr_hb *hb, const wr_host_copy *c);
+void wr_hb_copy_end(wr_hb *hb, wr_hb_warp *w, const wr_host_copy *c);
+
+const wr_hb_unit *wr_hb_unit_of(const wr_hb *hb, uint32_t unit);
+
+/* Is an access (unit u, stamp s) of ANOTHER unit ordered before w's now? */
+bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t u,
+                 uint32_t s);
+/* Same warp: access by lane a stamped s (conv: it ran converged) ordered
+ * before lane b's current instruction? */
+bool wr_hb_intra_ordered(const wr_hb_warp *w, unsigned a, uint32_t s, bool conv,
+                         unsigned b);
+
+/* Shared memory bytes of a launch (0 if unknown), for freeing shadow. */
+uint32_t wr_hb_shared_bytes(const wr_hb *hb, uint32_t launch_id);
+
+/* The smallest scope holding both units (BLOCK, CLUSTER, DEVICE, SYSTEM). */
+unsigned wr_hb_relation(const wr_hb *hb, uint32_t u1, uint32_t u2);
+
+/* Fill a race side from a unit. */
+void wr_hb_race_side(const wr_hb *hb, wr_race_access *ra, uint32_t unit, uint32_t lane,
+                     uint32_t site, uint8_t kind, uint64_t seq);
+uint8_t wr_hb_race_class(const wr_hb *hb, uint32_t u1, uint32_t u2);
+
+#endif

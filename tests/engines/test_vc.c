@@ -1,0 +1,399 @@
+/* Unit tests of the vc engine (happens-before, scope-oblivious). */
+#include <criterion/criterion.h>
+
+#include "hb_events.h"
+
+extern const wr_engine_ops wr_engine_vc;
+
+#define DATA 0x1000u
+#define FLAG 0x2000u
+#define LOCK 0x3000u
+#define DEV WR_SCOPE_DEVICE
+#define BLK WR_SCOPE_BLOCK
+
+static hbt T;
+
+static void setup(void)
+{
+    hbt_open(&T, &wr_engine_vc, 0, 1);
+    ev_launch(&T, 1, 0, 2, 64);   /* 2 blocks x 2 warps */
+}
+
+static void teardown(void) { hbt_close(&T); }
+
+TestSuite(vc, .init = setup, .fini = teardown);
+
+Test(vc, message_passing_fence_then_atomic)
+{
+    ev_st(&T, 1, 1, 0, 0, 0, DATA);
+    ev_fence(&T, 1, 0, 0, 1, DEV);
+    ev_atom(&T, 2, 1, 0, 0, 0, WR_AOP_EXCH, DEV, FLAG);
+    ev_atom(&T, 3, 1, 1, 0, 0, WR_AOP_EXCH, DEV, FLAG);   /* reads 1 */
+    ev_ld(&T, 4, 1, 1, 0, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, message_passing_without_fence_races)
+{
+    ev_st(&T, 1, 1, 0, 0, 0, DATA);
+    ev_atom(&T, 2, 1, 0, 0, 0, WR_AOP_EXCH, DEV, FLAG);   /* relaxed: no release */
+    ev_atom(&T, 3, 1, 1, 0, 0, WR_AOP_EXCH, DEV, FLAG);
+    ev_ld(&T, 4, 1, 1, 0, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 1);
+    const wr_race *r = hbt_find(&T, 1, 4);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTER_BLOCK);
+    cr_assert_eq(r->verdict, WR_VERDICT_NONE);
+    cr_assert_eq(r->first.kind, WR_KIND_WRITE);
+    cr_assert_eq(r->second.kind, WR_KIND_READ);
+    cr_assert_eq(r->first.block, 0);
+    cr_assert_eq(r->second.block, 1);
+    cr_assert_lt(r->first.seq, r->second.seq);
+}
+
+Test(vc, fence_releases_only_what_precedes_it)
+{
+    /* fence; store; exch: the store is after the fence, not released */
+    ev_fence(&T, 1, 0, 0, 1, DEV);
+    ev_st(&T, 1, 1, 0, 0, 0, DATA);
+    ev_atom(&T, 2, 1, 0, 0, 0, WR_AOP_EXCH, DEV, FLAG);
+    ev_atom(&T, 3, 1, 1, 0, 0, WR_AOP_EXCH, DEV, FLAG);
+    ev_fence(&T, 1, 1, 0, 1, DEV);
+    ev_ld(&T, 4, 1, 1, 0, 0, DATA);
+    cr_assert_not_null(hbt_find(&T, 1, 4));
+}
+
+Test(vc, explicit_release_acquire)
+{
+    ev_st(&T, 1, 1, 0, 0, 0, DATA);
+    ev_acc(&T, 2, 1, 0, 0, 1, WR_OP_ATOMIC_STORE, 0, DEV, WR_ORDER_RELEASE, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, FLAG, 0);
+    ev_acc(&T, 3, 1, 1, 0, 1, WR_OP_ATOMIC_LOAD, 0, DEV, WR_ORDER_ACQUIRE, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, FLAG, 0);
+    ev_ld(&T, 4, 1, 1, 0, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, relaxed_store_does_not_release)
+{
+    ev_st(&T, 1, 1, 0, 0, 0, DATA);
+    ev_acc(&T, 2, 1, 0, 0, 1, WR_OP_ATOMIC_STORE, 0, DEV, WR_ORDER_RELAXED, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, FLAG, 0);
+    ev_acc(&T, 3, 1, 1, 0, 1, WR_OP_ATOMIC_LOAD, 0, DEV, WR_ORDER_ACQUIRE, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, FLAG, 0);
+    ev_ld(&T, 4, 1, 1, 0, 0, DATA);
+    cr_assert_not_null(hbt_find(&T, 1, 4));
+}
+
+Test(vc, lock_with_fences_orders)
+{
+    ev_lock(&T, 1, 1, 0, DEV, DEV, LOCK, 1);
+    ev_st(&T, 1, 1, 1, 0, 0, DATA);
+    ev_unlock(&T, 1, 1, 0, DEV, DEV, LOCK, 1);
+    ev_lock(&T, 1, 0, 0, DEV, DEV, LOCK, 1);
+    ev_st(&T, 2, 1, 0, 0, 0, DATA);
+    ev_unlock(&T, 1, 0, 0, DEV, DEV, LOCK, 1);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, lock_without_acquire_fence_races)
+{
+    ev_lock(&T, 1, 1, 0, DEV, DEV, LOCK, 1);
+    ev_st(&T, 1, 1, 1, 0, 0, DATA);
+    ev_unlock(&T, 1, 1, 0, DEV, DEV, LOCK, 1);
+    ev_lock(&T, 1, 0, 0, DEV, DEV, LOCK, 0);   /* CAS, no fence */
+    ev_st(&T, 2, 1, 0, 0, 0, DATA);
+    cr_assert_not_null(hbt_find(&T, 1, 2));
+}
+
+Test(vc, lock_without_release_fence_races)
+{
+    ev_lock(&T, 1, 1, 0, DEV, DEV, LOCK, 1);
+    ev_st(&T, 1, 1, 1, 0, 0, DATA);
+    ev_unlock(&T, 1, 1, 0, DEV, DEV, LOCK, 0);  /* exch, no fence */
+    ev_lock(&T, 1, 0, 0, DEV, DEV, LOCK, 1);
+    ev_st(&T, 2, 1, 0, 0, 0, DATA);
+    cr_assert_not_null(hbt_find(&T, 1, 2));
+}
+
+Test(vc, atomics_never_race_even_block_scoped_across_blocks)
+{
+    ev_atom(&T, 1, 1, 0, 0, 0, WR_AOP_EXCH, BLK, DATA);
+    ev_atom(&T, 2, 1, 1, 0, 0, WR_AOP_EXCH, BLK, DATA);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, atomic_vs_plain_races)
+{
+    ev_atom(&T, 1, 1, 0, 0, 0, WR_AOP_EXCH, DEV, DATA);
+    ev_st(&T, 2, 1, 0, 1, 0, DATA);
+    const wr_race *r = hbt_find(&T, 1, 2);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTER_WARP);
+    cr_assert_eq(r->first.kind, WR_KIND_ATOMIC);
+}
+
+Test(vc, barrier_orders_block)
+{
+    ev_st(&T, 1, 1, 0, 0, 0, DATA);
+    ev_bar(&T, 1, 0, 0, WR_FULL_MASK, 0, 64);
+    ev_bar(&T, 1, 0, 1, WR_FULL_MASK, 0, 64);
+    ev_ld(&T, 2, 1, 0, 1, 5, DATA);
+    ev_st(&T, 3, 1, 0, 0, 3, DATA + 4);
+    ev_ld(&T, 4, 1, 0, 1, 5, DATA + 4);   /* after the barrier: races */
+    cr_assert_eq(hbt_count(&T), 1);
+    const wr_race *r = hbt_find(&T, 3, 4);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTER_WARP);
+    cr_assert_eq(r->first.lane, 3);
+    cr_assert_eq(r->second.lane, 5);
+}
+
+Test(vc, barrier_partial_arrival_does_not_order)
+{
+    ev_st(&T, 1, 1, 0, 0, 0, DATA);
+    ev_bar(&T, 1, 0, 0, WR_FULL_MASK, 0, 64);
+    ev_bar(&T, 1, 0, 1, 0xffffu, 0, 64);        /* only 48 of 64 threads */
+    ev_ld(&T, 2, 1, 0, 1, 0, DATA);
+    cr_assert_not_null(hbt_find(&T, 1, 2));
+}
+
+Test(vc, barrier_does_not_order_other_blocks)
+{
+    ev_st(&T, 1, 1, 0, 0, 0, DATA);
+    ev_bar(&T, 1, 0, 0, WR_FULL_MASK, 0, 64);
+    ev_bar(&T, 1, 0, 1, WR_FULL_MASK, 0, 64);
+    ev_bar(&T, 1, 1, 0, WR_FULL_MASK, 0, 64);
+    ev_bar(&T, 1, 1, 1, WR_FULL_MASK, 0, 64);
+    ev_ld(&T, 2, 1, 1, 0, 0, DATA);
+    const wr_race *r = hbt_find(&T, 1, 2);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTER_BLOCK);
+}
+
+Test(vc, named_barrier_orders_only_its_arrivers)
+{
+    hbt_close(&T);
+    hbt_open(&T, &wr_engine_vc, 0, 1);
+    ev_launch(&T, 1, 0, 1, 96);   /* 3 warps */
+    ev_st(&T, 1, 1, 0, 0, 0, DATA);
+    ev_bar(&T, 1, 0, 0, WR_FULL_MASK, 1, 64);
+    ev_bar(&T, 1, 0, 1, WR_FULL_MASK, 1, 64);
+    ev_ld(&T, 2, 1, 0, 1, 0, DATA);   /* ordered */
+    ev_ld(&T, 3, 1, 0, 2, 0, DATA);   /* warp 2 did not take part */
+    cr_assert_eq(hbt_count(&T), 1);
+    cr_assert_not_null(hbt_find(&T, 1, 3));
+}
+
+Test(vc, shared_memory_is_per_block)
+{
+    ev_acc(&T, 1, 1, 0, 0, 1, WR_OP_STORE, 0, 0, WR_ORDER_WEAK, WR_SPACE_SHARED,
+           WR_ADDR_UNIFORM, 16, 0);
+    ev_acc(&T, 2, 1, 1, 0, 1, WR_OP_LOAD, 0, 0, WR_ORDER_WEAK, WR_SPACE_SHARED,
+           WR_ADDR_UNIFORM, 16, 0);
+    cr_assert_eq(hbt_count(&T), 0);
+    ev_acc(&T, 3, 1, 0, 1, 1, WR_OP_LOAD, 0, 0, WR_ORDER_WEAK, WR_SPACE_SHARED,
+           WR_ADDR_UNIFORM, 16, 0);
+    const wr_race *r = hbt_find(&T, 1, 3);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->space, WR_SPACE_SHARED);
+}
+
+Test(vc, local_memory_never_races)
+{
+    ev_acc(&T, 1, 1, 0, 0, 1, WR_OP_STORE, 0, 0, WR_ORDER_WEAK, WR_SPACE_LOCAL,
+           WR_ADDR_UNIFORM, 16, 0);
+    ev_acc(&T, 2, 1, 1, 0, 1, WR_OP_STORE, 0, 0, WR_ORDER_WEAK, WR_SPACE_LOCAL,
+           WR_ADDR_UNIFORM, 16, 0);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, converged_warp_is_lockstep)
+{
+    /* every lane writes x[lane], then every lane reads x[lane ^ 1] */
+    ev_acc(&T, 1, 1, 0, 0, WR_FULL_MASK, WR_OP_STORE, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_STRIDED, DATA, 4);
+    ev_acc(&T, 2, 1, 0, 0, WR_FULL_MASK, WR_OP_LOAD, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, DATA + 4, 0);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, diverged_lanes_race_intra_warp)
+{
+    ev_acc(&T, 1, 1, 0, 0, 0x1, WR_OP_STORE, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, DATA, 0);
+    ev_acc(&T, 2, 1, 0, 0, 0x2, WR_OP_LOAD, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, DATA, 0);
+    const wr_race *r = hbt_find(&T, 1, 2);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTRA_WARP);
+    cr_assert_eq(r->first.lane, 0);
+    cr_assert_eq(r->second.lane, 1);
+}
+
+Test(vc, divergence_sticks_until_syncwarp)
+{
+    ev_acc(&T, 1, 1, 0, 0, 0x1, WR_OP_STORE, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, DATA, 0);
+    ev_wsync(&T, 1, 0, 0, WR_FULL_MASK);
+    ev_acc(&T, 2, 1, 0, 0, 0x2, WR_OP_LOAD, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, DATA, 0);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, partial_syncwarp_orders_only_its_lanes)
+{
+    ev_acc(&T, 1, 1, 0, 0, 0x1, WR_OP_STORE, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, DATA, 0);
+    ev_wsync(&T, 1, 0, 0, 0x3);
+    ev_acc(&T, 2, 1, 0, 0, 0x2, WR_OP_LOAD, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, DATA, 0);
+    cr_assert_eq(hbt_count(&T), 0);
+    ev_acc(&T, 3, 1, 0, 0, 0x4, WR_OP_LOAD, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, DATA, 0);
+    const wr_race *r = hbt_find(&T, 1, 3);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTRA_WARP);
+    cr_assert_eq(r->second.lane, 2);
+}
+
+Test(vc, same_instruction_store_to_one_word)
+{
+    ev_acc(&T, 1, 1, 0, 0, 0x5, WR_OP_STORE, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, DATA, 0);
+    const wr_race *r = hbt_find(&T, 1, 1);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTRA_WARP);
+    cr_assert_eq(hbt_count(&T), 1);
+}
+
+Test(vc, byte_stores_by_lanes_are_not_a_race)
+{
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_ACCESS;
+    ev.site = 1;
+    ev.u.access = (wr_access){.launch = 1, .block = 0, .warp = 0, .active_mask = 0xf,
+                              .op = WR_OP_STORE, .size = 1, .addr_mode = WR_ADDR_STRIDED,
+                              .base = DATA, .stride = 1};
+    hbt_feed(&T, &ev);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, kernels_on_one_stream_are_ordered)
+{
+    ev_st(&T, 1, 1, 0, 0, 0, DATA);
+    ev_launch(&T, 2, 0, 1, 32);
+    ev_ld(&T, 2, 2, 0, 0, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, kernels_on_two_streams_race)
+{
+    ev_launch(&T, 2, 1, 1, 32);
+    ev_launch(&T, 3, 2, 1, 32);
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    ev_ld(&T, 2, 3, 0, 0, 0, DATA);
+    const wr_race *r = hbt_find(&T, 1, 2);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTER_KERNEL);
+}
+
+Test(vc, event_orders_two_streams)
+{
+    ev_launch(&T, 2, 1, 1, 32);
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    ev_simple(&T, WR_EV_EVENT_RECORD, 7, 1);
+    ev_simple(&T, WR_EV_STREAM_WAIT, 7, 2);
+    ev_launch(&T, 3, 2, 1, 32);
+    ev_ld(&T, 2, 3, 0, 0, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, event_recorded_before_the_kernel_does_not_order_it)
+{
+    ev_simple(&T, WR_EV_EVENT_RECORD, 7, 1);
+    ev_launch(&T, 2, 1, 1, 32);
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    ev_simple(&T, WR_EV_STREAM_WAIT, 7, 2);
+    ev_launch(&T, 3, 2, 1, 32);
+    ev_ld(&T, 2, 3, 0, 0, 0, DATA);
+    cr_assert_not_null(hbt_find(&T, 1, 2));
+}
+
+Test(vc, async_copy_races_running_kernel)
+{
+    ev_launch(&T, 2, 1, 1, 32);
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    ev_copy(&T, 5, WR_COPY_D2H, 0, DATA, 64, 2, 1);
+    const wr_race *r = hbt_find(&T, 1, 5);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTER_KERNEL);
+    cr_assert_eq(r->second.block, UINT32_MAX);
+    cr_assert_eq(r->second.launch, 0);
+}
+
+Test(vc, copy_after_stream_sync_is_ordered)
+{
+    ev_launch(&T, 2, 1, 1, 32);
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    ev_simple(&T, WR_EV_STREAM_SYNC, 1, 0);
+    ev_copy(&T, 5, WR_COPY_D2H, 0, DATA, 64, 2, 1);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, sync_copy_then_kernel_on_other_stream_is_ordered)
+{
+    ev_copy(&T, 5, WR_COPY_H2D, DATA, 0, 64, 1, 0);   /* blocks the host */
+    ev_launch(&T, 2, 2, 1, 32);
+    ev_ld(&T, 2, 2, 0, 0, 0, DATA + 8);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, async_copy_then_kernel_on_other_stream_races)
+{
+    ev_copy(&T, 5, WR_COPY_H2D, DATA, 0, 64, 1, 1);
+    ev_launch(&T, 2, 2, 1, 32);
+    ev_ld(&T, 2, 2, 0, 0, 0, DATA + 8);
+    cr_assert_not_null(hbt_find(&T, 5, 2));
+}
+
+Test(vc, read_shared_then_write)
+{
+    /* two unordered readers, then a write ordered after only one of them */
+    ev_ld(&T, 1, 1, 0, 0, 0, DATA);
+    ev_ld(&T, 2, 1, 1, 0, 0, DATA);
+    ev_st(&T, 3, 1, 1, 0, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 1);
+    cr_assert_not_null(hbt_find(&T, 1, 3));
+}
+
+static size_t run_sharded(uint32_t shards)
+{
+    size_t total = 0;
+    for (uint32_t s = 0; s < shards; s++) {
+        hbt t;
+        hbt_open(&t, &wr_engine_vc, s, shards);
+        ev_launch(&t, 1, 0, 2, 64);
+        for (unsigned i = 0; i < 8; i++) {
+            ev_acc(&t, 1, 1, 0, 0, WR_FULL_MASK, WR_OP_STORE, 0, 0, WR_ORDER_WEAK,
+                   WR_SPACE_GLOBAL, WR_ADDR_STRIDED, DATA + i * 4096, 4);
+            ev_acc(&t, 2, 1, 1, 0, WR_FULL_MASK, WR_OP_LOAD, 0, 0, WR_ORDER_WEAK,
+                   WR_SPACE_GLOBAL, WR_ADDR_STRIDED, DATA + i * 4096, 4);
+        }
+        const wr_race_group *g;
+        size_t n = wr_findings_groups(t.f, &g);
+        for (size_t k = 0; k < n; k++)
+            total += g[k].count;
+        hbt_close(&t);
+    }
+    return total;
+}
+
+Test(vc, shards_split_words_not_findings)
+{
+    size_t one = run_sharded(1);
+    cr_assert_eq(one, 8 * 32);
+    cr_assert_eq(run_sharded(2), one);
+    cr_assert_eq(run_sharded(3), one);
+}
