@@ -999,6 +999,17 @@ void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
         bool does_write = writes && (!is_cas || ((a->cas_success >> lane) & 1u));
         if (!does_write)
             continue;
+        uint64_t hk = word ^ k1;
+        bool unlock = false;
+        if (is_cas) {
+            w->held[w->nheld++ & 3u] = hk;
+        } else if (is_exch) {
+            for (unsigned i = 0; i < 4; i++)
+                if (w->held[i] == hk && hk) {
+                    w->held[i] = 0;
+                    unlock = true;
+                }
+        }
         bool is_store = a->op == WR_OP_ATOMIC_STORE;
         if (order_releases(a->order)) {
             hb_loc *p = loc_find(hb, k1, word, true);
@@ -1011,7 +1022,7 @@ void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
             unsigned fs = w->fence_scope;
             unsigned eff = min_u(fs, scope);
             unsigned kind = fs < scope ? WR_VERDICT_SCOPE_FENCE : WR_VERDICT_SCOPE_ATOMIC;
-            loc_release(hb, w, p, w->fence_c, eff, kind, is_exch, is_store, &cleared);
+            loc_release(hb, w, p, w->fence_c, eff, kind, unlock, is_store, &cleared);
         } else if (is_store) {
             hb_loc *p = loc_find(hb, k1, word, false);
             if (p)

@@ -108,6 +108,8 @@ struct wr_hb_warp {
     uint32_t *pair;          /* [32*32]: pair[b*32+a], partial __syncwarp */
     void *pend;              /* pending acquires (CAS before a fence) */
     uint32_t npend;
+    uint64_t held[4];        /* words this warp CAS'd (lock idiom), ring */
+    uint8_t nheld;
     wr_vc_snap *snap[WR_HB_MAX_LAYERS]; /* cached flattened clock */
     uint32_t snap_own;
     struct wr_hb_block *blkp;
