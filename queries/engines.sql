@@ -86,8 +86,8 @@ SELECT CASE WHEN kernel_a = kernel_b THEN kernel_a ELSE kernel_a || ' / ' || ker
        ELSE coalesce(nullif(substr(
          CASE WHEN sc AND has_vc AND NOT vc AND verdict = 'weak-access'
               THEN '; scoped: an access is weak where it had to be strong; vc ignores strength' ELSE '' END ||
-         CASE WHEN sc AND has_vc AND NOT vc AND kind_a = 'atomic' AND kind_b = 'atomic'
-              THEN '; scoped: the atomics'' scope does not hold both threads; for vc two atomics never race' ELSE '' END ||
+         CASE WHEN (sc OR fsm) AND has_vc AND NOT vc AND kind_a = 'atomic' AND kind_b = 'atomic'
+              THEN '; the atomics'' scope does not hold both threads (scoped and fsm model scopes); for vc two atomics never race' ELSE '' END ||
          CASE WHEN sc AND has_vc AND NOT vc AND coalesce(verdict, '') NOT IN ('weak-access')
                    AND NOT (kind_a = 'atomic' AND kind_b = 'atomic')
               THEN '; scope: vc is scope-oblivious and takes the synchronization as ordering; scoped finds its scope ('
@@ -102,7 +102,7 @@ SELECT CASE WHEN kernel_a = kernel_b THEN kernel_a ELSE kernel_a || ' / ' || ker
               THEN '; lockset: unreported by its state machine (exclusive / read-shared word, barrier or kernel reset, or a lock it inferred)' ELSE '' END ||
          CASE WHEN has_fsm AND NOT fsm AND vc
               THEN '; fsm: finite history (one shadow word per word): the earlier access was forgotten before the conflicting one (HiRace Listing 3)' ELSE '' END ||
-         CASE WHEN fsm AND has_vc AND NOT vc
+         CASE WHEN fsm AND has_vc AND NOT vc AND NOT (kind_a = 'atomic' AND kind_b = 'atomic')
               THEN '; fsm does not model fences or locks: the synchronization vc saw is invisible to its table' ELSE '' END,
          3), ''), 'engines differ; see analyzer/ENGINES.md') END AS why
 FROM flags

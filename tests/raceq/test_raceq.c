@@ -613,3 +613,93 @@ Test(raceq, user_queries_directory)
     cr_assert_eq(r.status, 2, "not known without --queries");
     run_free(&r);
 }
+
+/* ---- end to end: databases written by `warprace analyze` ---- */
+
+/* Runs a program (argv[0] = path) in the test directory; returns its exit status. */
+static int run_prog(const char *const *argv)
+{
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull < 0 || chdir(g_dir) != 0)
+            _exit(127);
+        dup2(devnull, 1);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void analyze(const char *db, const char *trace_txt, const char *name)
+{
+    const char *w = env("WARPRACE");
+    char txt[800], wrt[800];
+    snprintf(txt, sizeof txt, "%s/%s.txt", env("RQ_TRACES"), trace_txt);
+    snprintf(wrt, sizeof wrt, "%s/%s.wrt", g_dir, trace_txt);
+    int st = run_prog((const char *const[]){w, "asm", txt, "-o", wrt, NULL});
+    cr_assert_eq(st, 0, "warprace asm %s: exit %d", txt, st);
+    st = run_prog((const char *const[]){w, "analyze", wrt, "--db", db, "--name", name, NULL});
+    cr_assert(st == 0 || st == 1, "warprace analyze %s: exit %d", wrt, st);
+}
+
+Test(raceq, reports_on_a_database_from_warprace_analyze)
+{
+    char db[700];
+    snprintf(db, sizeof db, "%s/analyzed.db", g_dir);
+    analyze(db, "racy", "racy");
+    analyze(db, "fixed", "fixed");
+
+    /* every report in every format runs on it; json and sarif parse */
+    static const char *const reports[] = {"summary", "races", "hotspots", "engines",
+                                          "kernels", "allocations", "runs"};
+    static const char *const fmts[] = {"table", "csv", "json", "markdown"};
+    for (size_t i = 0; i < sizeof reports / sizeof reports[0]; i++)
+        for (size_t f = 0; f < 4; f++) {
+            run r = RQ(db, "report", reports[i], "--format", fmts[f]);
+            cr_expect_eq(r.status, 0, "%s -f %s: %s", reports[i], fmts[f], r.err);
+            cr_expect(r.outlen > 0);
+            if (f == 2) {
+                char err[200];
+                js *v = js_parse(r.out, err, sizeof err);
+                cr_expect(v, "%s json: %s", reports[i], err);
+                js_free(v);
+            }
+            run_free(&r);
+        }
+    run r = RQ(db, "races", "--run", "racy", "-f", "sarif");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char err[200];
+    js *doc = js_parse(r.out, err, sizeof err);
+    cr_assert(doc, "sarif: %s", err);
+    const js *results = js_get(js_at(js_get(doc, "runs"), 0), "results");
+    cr_assert(results && results->n > 0, "the racy trace has races");
+    int found = 0;
+    for (size_t i = 0; i < results->n; i++) {
+        const js *pl = js_get(js_at(js_get(js_at(results, i), "locations"), 0), "physicalLocation");
+        const char *uri = js_str(js_get(js_get(pl, "artifactLocation"), "uri"));
+        const js *line = js_get(js_get(pl, "region"), "startLine");
+        if (uri && !strcmp(uri, "racy.cu") && line && line->num == 20)
+            found++;
+    }
+    cr_assert(found > 0, "the write/read race's second site racy.cu:20 is a location");
+    js_free(doc);
+    run_free(&r);
+
+    /* diff with itself: nothing new or fixed; with the fixed trace: the race is fixed */
+    r = RQ(db, "diff", "racy", "racy", "-f", "csv");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_eq(count_status(r.out, "new"), 0);
+    cr_assert_eq(count_status(r.out, "fixed"), 0);
+    cr_assert(count_status(r.out, "persisting") > 0);
+    run_free(&r);
+    r = RQ(db, "diff", "racy", "fixed", "-f", "csv", "--fail-on-races");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_eq(count_status(r.out, "new"), 0, "%s", r.out);
+    cr_assert(strstr(r.out, "fixed,racy,inter-block,racy.cu:10:racy,write,racy.cu:20:racy,read,"),
+              "%s", r.out);
+    run_free(&r);
+}
