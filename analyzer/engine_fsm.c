@@ -533,6 +533,45 @@ static void on_access(fsm *f, const wr_event *ev)
     const uint32_t *wcl = w->wcl;
     uint64_t cur_uniform = base | ((uint64_t)(w->wc & 0x3ffu) << WR_FSM_WC_SHIFT);
     uint32_t shards = f->cfg.shards, shard = f->cfg.shard;
+
+    /* Fast path: a 4-byte-per-lane access with consecutive words (lane i at
+     * word w0 + i): split at 64-word run boundaries (the shard unit, which
+     * also never straddles a page), then one tight loop per segment. */
+    if (a->addr_mode == WR_ADDR_STRIDED && size == 4 && a->stride == 4 && !(a->base & 3u)) {
+        uint64_t w0 = a->base >> WR_WORD_SHIFT;
+        uint32_t mask = a->active_mask;
+        while (mask) {
+            unsigned lane = (unsigned)__builtin_ctz(mask);
+            uint64_t seg = (w0 + lane) >> 6;
+            unsigned end = (unsigned)(((seg + 1) << 6) - w0); /* first lane of the next run */
+            uint32_t segmask = end >= 32 ? mask : mask & ((1u << end) - 1u);
+            mask &= ~segmask;
+            if (wr_shard_of(a->space, a->launch, a->block, (w0 + lane) << WR_WORD_SHIFT, shards) != shard)
+                continue;
+            wr_shadow_page *sp = page_for(f, a->space, a->launch, b, w0 + lane, epoch);
+            uint64_t *cells = (uint64_t *)(void *)sp->cells;
+            for (uint32_t x = segmask; x; x &= x - 1) {
+                unsigned ln = (unsigned)__builtin_ctz(x);
+                uint64_t wd = w0 + ln;
+                uint64_t cur = cur_uniform | ((uint64_t)ln << WR_FSM_LANE_SHIFT);
+                if (wcl)
+                    cur = base | ((uint64_t)(wcl[ln] & 0x3ffu) << WR_FSM_WC_SHIFT) |
+                          ((uint64_t)ln << WR_FSM_LANE_SHIFT);
+                uint64_t *cell = &cells[wd & WR_SHADOW_PAGE_MASK];
+                uint64_t old = *cell;
+                if (((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT)) && old) {
+                    *cell = step_slow(f, &c, sp, old, cur, ln, wd);
+                    continue;
+                }
+                uint64_t nw = wr_fsm_step(old, cur, c.acc);
+                if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
+                    nw = step_slow(f, &c, sp, old, cur, ln, wd);
+                *cell = nw;
+            }
+        }
+        return;
+    }
+
     uint64_t run = UINT64_MAX;
     bool run_ok = false;
     uint64_t pn = UINT64_MAX;
