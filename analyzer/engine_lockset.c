@@ -55,6 +55,7 @@ typedef struct cell {
 #define M_KIND(m) (((m) >> 22) & 3u)
 #define M_REPORTED (1u << 24)
 #define M_LIVE (1u << 25)
+#define M_LOCKWORD (1u << 26)   /* a lock word (target of a CAS): not data */
 
 /* ---- interned locksets ---- */
 
@@ -459,11 +460,35 @@ static void on_fence(lk *s, const wr_event *ev)
     }
 }
 
-static void lock_events(lk *s, warp_st *w, const wr_event *ev)
+static inline wr_shadow_page *page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block,
+                                       uint64_t word, uint32_t epoch);
+
+/* Marks the words a CAS targets as lock words (this shard's only). */
+static void mark_lock_words(lk *s, const wr_access *a, uint32_t epoch)
+{
+    unsigned size = a->size ? a->size : 4;
+    for (uint32_t x = a->active_mask; x; x &= x - 1) {
+        uint64_t ad = wr_access_lane_addr(a, (unsigned)__builtin_ctz(x));
+        for (uint64_t wd = ad >> WR_WORD_SHIFT; wd <= (ad + size - 1) >> WR_WORD_SHIFT; wd++) {
+            if (wr_shard_of(a->space, a->launch, a->block, wd << WR_WORD_SHIFT, s->cfg.shards) !=
+                s->cfg.shard)
+                continue;
+            wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, wd, epoch);
+            cell *c = (cell *)wr_shadow_cell(p, sizeof(cell), wd);
+            if (!(c->meta & M_LOCKWORD)) {
+                memset(c, 0, sizeof *c);
+                c->meta = M_LIVE | M_LOCKWORD | (epoch & 0xffu);
+            }
+        }
+    }
+}
+
+static void lock_events(lk *s, warp_st *w, const wr_event *ev, uint32_t epoch)
 {
     const wr_access *a = &ev->u.access;
     uint8_t as = norm_scope(a->scope);
     if (a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS) {
+        mark_lock_words(s, a, epoch);
         for (uint32_t x = a->active_mask & a->cas_success; x; x &= x - 1) {
             unsigned lane = (unsigned)__builtin_ctz(x);
             uint64_t word = wr_access_lane_addr(a, lane) >> WR_WORD_SHIFT;
@@ -648,6 +673,8 @@ static void touch(lk *s, const cur_ctx *c, wr_shadow_page *p, cell *cl, uint32_t
                   uint32_t lsid, unsigned lane, uint64_t word)
 {
     cell old = *cl;
+    if (old.meta & M_LOCKWORD)
+        return;   /* lock words are synchronisation, not data */
     uint32_t old_epoch = c->epoch;
     bool concurrent_epoch = false;
     if (old.meta && M_TAG(old.meta) != (c->epoch & 0xffu)) {
@@ -727,7 +754,7 @@ static void on_access(lk *s, const wr_event *ev)
     bool atomic = wr_op_is_atomic(a->op);
     uint8_t ascope = atomic ? norm_scope(a->scope) : 0;
     if (atomic) {
-        lock_events(s, w, ev);
+        lock_events(s, w, ev, epoch);
     } else {
         for (uint32_t x = a->active_mask; x; x &= x - 1)
             w->last_data_seq[__builtin_ctz(x)] = ev->seq + 1;

@@ -132,6 +132,7 @@ Test(lockset, race_interblock_blklock_waw)
     waw(A0, B, B, B, B_BLOCK, B, B, B);
     wr_findings *f = lf_end(&R);
     cr_assert_eq(data_race(f), 1, "a block-scoped lock does not exclude another block");
+    cr_assert_eq(lf_total(f), 1, "the lock word itself (CAS target) is not data");
     wr_findings_free(f);
 }
 
