@@ -1,0 +1,433 @@
+/* Bad input: version mismatch, compatibility with later minor versions,
+ * missing footer, truncation, forged (checksum-valid) hostile fields.  Every
+ * error must name the file and a byte offset. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format_internal.h"
+#include "sample_trace.h"
+
+static char tmp_path[256];
+
+static void make_tmp(void)
+{
+    snprintf(tmp_path, sizeof tmp_path, "/tmp/wr-format-errors-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(tmp_path);
+    cr_assert(fd >= 0);
+    close(fd);
+}
+
+static void drop_tmp(void) { unlink(tmp_path); }
+
+TestSuite(errors, .init = make_tmp, .fini = drop_tmp);
+
+static void write_file(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert(f);
+    cr_assert_eq(fwrite(data, 1, size, f), size);
+    fclose(f);
+}
+
+/* "path: offset N: ..." */
+static void assert_names_file_and_offset(const wr_error *err, const char *path, uint64_t offset)
+{
+    char prefix[400];
+    snprintf(prefix, sizeof prefix, "%s: offset %llu: ", path, (unsigned long long)offset);
+    cr_assert(!strncmp(err->msg, prefix, strlen(prefix)), "expected '%s...', got '%s'", prefix, err->msg);
+    cr_assert_eq(err->offset, offset);
+}
+
+/* A growing in-memory file, to forge traces chunk by chunk. */
+typedef struct forge {
+    uint8_t data[1 << 16];
+    size_t len;
+} forge;
+
+static size_t header_size_of(const uint8_t *file) { return wrf_get32(file + 12); }
+
+/* Starts a forged file with the header of a real, empty trace. */
+static void forge_begin(forge *f)
+{
+    wr_error err;
+    wr_header h = sample_header();
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    cr_assert(w);
+    wr_writer_abandon(w);
+    size_t n;
+    unsigned char *file = sample_read_file(tmp_path, &n);
+    cr_assert(file && n == header_size_of(file));
+    memcpy(f->data, file, n);
+    f->len = n;
+    free(file);
+}
+
+static uint64_t forge_chunk(forge *f, uint8_t type, uint32_t count, uint32_t aux, uint64_t first,
+                            const void *payload, uint32_t size)
+{
+    wrf_chunk_header h = {.type = type, .codec = WRF_CODEC_STORED, .raw_size = size,
+                          .stored_size = size, .count = count, .aux = aux, .first_index = first,
+                          .payload_crc = wrf_crc32c(0, payload, size)};
+    uint64_t at = f->len;
+    wrf_chunk_header_encode(f->data + f->len, &h);
+    memcpy(f->data + f->len + WRF_CHUNK_HEADER_SIZE, payload, size);
+    f->len += WRF_CHUNK_HEADER_SIZE + size;
+    return at;
+}
+
+/* Opens the forged file and reads until the end or an error. */
+static int forge_read(forge *f, wr_error *err, uint64_t *events)
+{
+    write_file(tmp_path, f->data, f->len);
+    wr_reader *r = wr_reader_open(tmp_path, err);
+    if (!r)
+        return -2;
+    wr_batch b;
+    int rc;
+    *events = 0;
+    while ((rc = wr_reader_next(r, &b, err)) == 1) {
+        *events += b.count;
+        wr_batch_release(&b);
+    }
+    wr_reader_close(r);
+    return rc;
+}
+
+Test(errors, crc32c_known_answer)
+{
+    cr_assert_eq(wrf_crc32c(0, "123456789", 9), 0xE3069283u);
+    cr_assert_eq(wrf_crc32c(wrf_crc32c(0, "1234", 4), "56789", 5), 0xE3069283u, "CRC chains");
+    /* both code paths (8-byte steps and tail bytes) agree on odd lengths */
+    uint8_t buf[1000];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)(i * 7 + 3);
+    uint32_t whole = wrf_crc32c(0, buf, sizeof buf);
+    uint32_t split = wrf_crc32c(wrf_crc32c(0, buf, 333), buf + 333, sizeof buf - 333);
+    cr_assert_eq(whole, split);
+}
+
+Test(errors, major_version_mismatch_is_refused_clearly)
+{
+    wr_error err = {0};
+    cr_assert_eq(sample_write(tmp_path, 50, 0, &err), 0);
+    size_t n;
+    unsigned char *file = sample_read_file(tmp_path, &n);
+    size_t hs = header_size_of(file);
+    wrf_put16(file + 8, 2);
+    wrf_put16(file + 10, 3);
+    wrf_put32(file + hs - 4, wrf_crc32c(0, file, hs - 4));
+    write_file(tmp_path, file, n);
+    free(file);
+    cr_assert_null(wr_reader_open(tmp_path, &err));
+    assert_names_file_and_offset(&err, tmp_path, 8);
+    cr_assert(strstr(err.msg, "version 2.3 is not supported"), "%s", err.msg);
+    cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 2);
+}
+
+Test(errors, later_minor_version_is_read)
+{
+    /* A 1.7 file: extra header fields, an unknown chunk type, reserved
+     * chunk-header bytes in use.  A 1.0 reader must read the events. */
+    forge f;
+    forge_begin(&f);
+    size_t hs = header_size_of(f.data);
+    memcpy(f.data + hs - 4, "NEWFIELD", 8);   /* 8 bytes of a future field */
+    hs += 8;
+    wrf_put16(f.data + 10, 7);
+    wrf_put32(f.data + 12, (uint32_t)hs);
+    wrf_put32(f.data + hs - 4, wrf_crc32c(0, f.data, hs - 4));
+    f.len = hs;
+    forge_chunk(&f, 100, 3, 0, 0, "future metadata", 15);
+    uint8_t rec[8] = {WR_EV_DEVICE_SYNC};
+    uint64_t at = forge_chunk(&f, WRF_CHUNK_EVENTS, 1, 0, 0, rec, 8);
+    wrf_put16(f.data + at + 6, 0xbeef);          /* reserved chunk field */
+    wrf_put32(f.data + at + 36, wrf_crc32c(0, f.data + at, 36));
+    wr_error err = {0};
+    uint64_t events;
+    cr_assert_eq(forge_read(&f, &err, &events), 0, "%s", err.msg);
+    cr_assert_eq(events, 1);
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    cr_assert_eq(wr_reader_header(r)->version_minor, 7);
+    cr_assert_str_eq(wr_reader_header(r)->command, sample_header().command);
+    wr_reader_close(r);
+}
+
+Test(errors, missing_footer_reads_every_flushed_chunk)
+{
+    wr_error err = {0};
+    wr_header h = sample_header();
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    sample_define_catalog(w);
+    uint64_t lanes[32];
+    for (uint64_t i = 0; i < 1000; i++) {
+        wr_event ev;
+        sample_event(i, &ev, lanes);
+        cr_assert_eq(wr_writer_event(w, &ev, &err), 0);
+        if (i == 599)
+            cr_assert_eq(wr_writer_flush(w, &err), 0);
+    }
+    wr_writer_abandon(w);   /* the producer crashes: 400 events never written */
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    cr_assert(r, "%s", err.msg);
+    wr_batch b;
+    uint64_t seen = 0;
+    int rc;
+    while ((rc = wr_reader_next(r, &b, &err)) == 1) {
+        for (size_t k = 0; k < b.count; k++) {
+            wr_event want;
+            char why[200];
+            sample_event(seen + k, &want, lanes);
+            cr_assert(sample_events_equal(&want, &b.events[k], why, sizeof why), "%s", why);
+        }
+        seen += b.count;
+        wr_batch_release(&b);
+    }
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(seen, 600);
+    const wr_reader_stats *st = wr_reader_stats_get(r);
+    cr_assert_eq(st->truncated, 1);
+    cr_assert_eq(st->has_footer, 0);
+    cr_assert_eq(st->truncated_bytes, 0);
+    cr_assert_eq(st->truncated_at, st->file_bytes);
+    wr_reader_close(r);
+    cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 1);
+    assert_names_file_and_offset(&err, tmp_path, err.offset);
+    cr_assert(strstr(err.msg, "no footer"), "%s", err.msg);
+}
+
+Test(errors, crash_mid_chunk_reads_up_to_last_complete_chunk)
+{
+    wr_error err = {0};
+    cr_assert_eq(sample_write(tmp_path, 2000, 2048, &err), 0);
+    /* find the offset of the 10th event chunk, cut inside it */
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    wr_batch b;
+    uint64_t before = 0, cut_chunk = 0;
+    for (int i = 0; i < 10; i++) {
+        cr_assert_eq(wr_reader_next(r, &b, &err), 1);
+        if (i < 9)
+            before += b.count;
+        cut_chunk = b.chunk_offset;
+        wr_batch_release(&b);
+    }
+    wr_reader_close(r);
+    size_t n;
+    unsigned char *file = sample_read_file(tmp_path, &n);
+    write_file(tmp_path, file, cut_chunk + WRF_CHUNK_HEADER_SIZE + 100);
+    free(file);
+    r = wr_reader_open(tmp_path, &err);
+    uint64_t seen = 0;
+    int rc;
+    while ((rc = wr_reader_next(r, &b, &err)) == 1) {
+        seen += b.count;
+        wr_batch_release(&b);
+    }
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(seen, before);
+    const wr_reader_stats *st = wr_reader_stats_get(r);
+    cr_assert_eq(st->truncated, 1);
+    cr_assert_eq(st->truncated_at, cut_chunk);
+    cr_assert_eq(st->truncated_bytes, WRF_CHUNK_HEADER_SIZE + 100);
+    wr_reader_close(r);
+    cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 1);
+    assert_names_file_and_offset(&err, tmp_path, cut_chunk);
+}
+
+Test(errors, not_a_trace)
+{
+    wr_error err = {0};
+    write_file(tmp_path, "", 0);
+    cr_assert_null(wr_reader_open(tmp_path, &err));
+    assert_names_file_and_offset(&err, tmp_path, 0);
+    write_file(tmp_path, "PK\3\4 this is a zip file, not a trace......", 40);
+    cr_assert_null(wr_reader_open(tmp_path, &err));
+    assert_names_file_and_offset(&err, tmp_path, 0);
+    cr_assert(strstr(err.msg, "bad magic"), "%s", err.msg);
+    cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 2);
+    cr_assert_null(wr_reader_open("/nonexistent/x.wrt", &err));
+    assert_names_file_and_offset(&err, "/nonexistent/x.wrt", 0);
+    cr_assert_eq(wr_verify_file("/nonexistent/x.wrt", NULL, &err), -1);
+    cr_assert_null(wr_reader_open("/tmp", &err), "a directory is not a trace");
+}
+
+Test(errors, hostile_header_size)
+{
+    forge f;
+    forge_begin(&f);
+    wrf_put32(f.data + 12, 0xfffffff0u);
+    wr_error err = {0};
+    uint64_t events;
+    cr_assert_eq(forge_read(&f, &err, &events), -2);
+    assert_names_file_and_offset(&err, tmp_path, 12);
+    wrf_put32(f.data + 12, 4096);   /* in range, past the end of the file */
+    cr_assert_eq(forge_read(&f, &err, &events), -2);
+    cr_assert(strstr(err.msg, "ends inside"), "%s", err.msg);
+}
+
+Test(errors, hostile_chunk_sizes_are_refused_before_allocating)
+{
+    static const struct {
+        uint8_t type, codec;
+        uint32_t raw, stored, count, aux;
+        uint64_t field_offset;
+        const char *needle;
+    } cases[] = {
+        {WRF_CHUNK_STRINGS, 0, 0xfffffff0u, 0xfffffff0u, 1, 0, 8, "exceeds"},
+        {WRF_CHUNK_STRINGS, 1, 64u << 20, 100, 1, 0, 12, "impossible"},
+        {WRF_CHUNK_STRINGS, 0, 100, 99, 1, 0, 12, "impossible"},
+        {WRF_CHUNK_STRINGS, 2, 100, 100, 1, 0, 5, "codec"},
+        {WRF_CHUNK_EVENTS, 0, 16, 16, 1000, 0, 8, "inconsistent"},
+        {WRF_CHUNK_EVENTS, 0, 100000, 100000, 2, 0, 8, "inconsistent"},
+        {WRF_CHUNK_EVENTS, 0, 800, 800, 100, 101, 8, "inconsistent"},
+        {WRF_CHUNK_EVENTS, 0, 0, 0, 0, 0, 8, "inconsistent"},
+        {WRF_CHUNK_EVENTS, 0, 9u << 20, 9u << 20, 1u << 20, 0, 8, "inconsistent"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        forge f;
+        forge_begin(&f);
+        wrf_chunk_header h = {.type = cases[i].type, .codec = cases[i].codec,
+                              .raw_size = cases[i].raw, .stored_size = cases[i].stored,
+                              .count = cases[i].count, .aux = cases[i].aux};
+        uint64_t at = f.len;
+        wrf_chunk_header_encode(f.data + f.len, &h);
+        f.len += WRF_CHUNK_HEADER_SIZE;
+        memset(f.data + f.len, 0, 200);
+        f.len += 200;
+        wr_error err = {0};
+        uint64_t events;
+        cr_assert_eq(forge_read(&f, &err, &events), -1, "case %zu accepted", i);
+        assert_names_file_and_offset(&err, tmp_path, at + cases[i].field_offset);
+        cr_assert(strstr(err.msg, cases[i].needle), "case %zu: %s", i, err.msg);
+    }
+    /* A sound header announcing more payload than the file holds is a
+     * truncated tail, not a reason to allocate 8 MiB. */
+    forge f;
+    forge_begin(&f);
+    wrf_chunk_header h = {.type = WRF_CHUNK_EVENTS, .raw_size = 8u << 20, .stored_size = 8u << 20,
+                          .count = 1u << 20};
+    wrf_chunk_header_encode(f.data + f.len, &h);
+    f.len += WRF_CHUNK_HEADER_SIZE + 100;
+    wr_error err = {0};
+    uint64_t events;
+    cr_assert_eq(forge_read(&f, &err, &events), 0, "%s", err.msg);
+}
+
+Test(errors, forged_records_are_rejected_with_their_position)
+{
+    static const struct {
+        uint8_t rec[32];
+        uint32_t size;
+        const char *needle;
+    } cases[] = {
+        {{0}, 8, "unknown event kind"},
+        {{WR_EV_KIND_MAX + 1}, 8, "unknown event kind"},
+        {{WR_EV_DEVICE_SYNC, 1}, 8, "reserved"},
+        {{WR_EV_DEVICE_SYNC, 0, 0, 0, 1}, 8, "undefined source site"},
+        {{WR_EV_KERNEL_END}, 8, "overruns"},
+        {{WR_EV_ALLOC, 0, 0, 0, 0, 0, 0, 0, 1}, 12, "undefined allocation"},
+        {{WR_EV_FENCE, 0, 5}, 24, "out of range"},
+        {{WR_EV_HOST_COPY, 0, 0, 2}, 36, "out of range"},
+        {{WR_EV_ACCESS, 3}, 28, "out of range"},                       /* addr mode 3 */
+        {{WR_EV_ACCESS, 0x50}, 28, "out of range"},                    /* size 32 */
+        {{WR_EV_ACCESS, 0x04 | 0x80}, 28, "out of range"},             /* NARROW on uniform */
+        {{WR_EV_ACCESS, 0x04, 2}, 28, "inconsistent atomic"},          /* RMW without op */
+        {{WR_EV_ACCESS, 0x04, 0, 1}, 28, "inconsistent atomic"},       /* op on a load */
+        {{WR_EV_ACCESS, 0x04, 0, 0x80}, 28, "out of range"},
+        {{WR_EV_ACCESS, 0x04}, 27, "overruns"},
+        {{WR_EV_ACCESS, 0x01 | 0x04}, 28, "overruns"},                 /* strided needs 16 */
+        {{WR_EV_ACCESS, 0x08, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+          /* mask */ 1, 0, 0, 0, /* cas */ 3, 0, 0, 0}, 32, "inactive"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        forge f;
+        forge_begin(&f);
+        uint8_t ok[8] = {WR_EV_DEVICE_SYNC};
+        uint8_t payload[64];
+        memcpy(payload, ok, 8);
+        memcpy(payload + 8, cases[i].rec, cases[i].size);
+        uint64_t at = forge_chunk(&f, WRF_CHUNK_EVENTS, 2, 0, 0, payload, 8 + cases[i].size);
+        wr_error err = {0};
+        uint64_t events;
+        cr_assert_eq(forge_read(&f, &err, &events), -1, "case %zu accepted", i);
+        assert_names_file_and_offset(&err, tmp_path, at + WRF_CHUNK_HEADER_SIZE);
+        cr_assert(strstr(err.msg, "record 1 (payload byte 8)"), "case %zu: %s", i, err.msg);
+        cr_assert(strstr(err.msg, cases[i].needle), "case %zu: %s", i, err.msg);
+    }
+}
+
+Test(errors, forged_metadata_is_checked)
+{
+    wr_error err = {0};
+    uint64_t events;
+    forge f;
+    forge_begin(&f);
+    uint8_t kernel[4] = {5};   /* names string 5: undefined */
+    forge_chunk(&f, WRF_CHUNK_KERNELS, 1, 0, 1, kernel, 4);
+    cr_assert_eq(forge_read(&f, &err, &events), -1);
+    cr_assert(strstr(err.msg, "undefined string"), "%s", err.msg);
+
+    forge_begin(&f);
+    uint8_t str[6] = {2, 0, 0, 0, 'a', 0};
+    forge_chunk(&f, WRF_CHUNK_STRINGS, 1, 0, 1, str, 6);
+    cr_assert_eq(forge_read(&f, &err, &events), -1);
+    cr_assert(strstr(err.msg, "NUL"), "%s", err.msg);
+
+    forge_begin(&f);
+    uint8_t str2[5] = {1, 0, 0, 0, 'a'};
+    forge_chunk(&f, WRF_CHUNK_STRINGS, 1, 0, 2, str2, 5);   /* ids must start at 1 */
+    cr_assert_eq(forge_read(&f, &err, &events), -1);
+    cr_assert(strstr(err.msg, "expected 1"), "%s", err.msg);
+
+    forge_begin(&f);
+    forge_chunk(&f, WRF_CHUNK_STRINGS, 2, 0, 1, str2, 5);   /* count says 2 */
+    cr_assert_eq(forge_read(&f, &err, &events), -1);
+    cr_assert(strstr(err.msg, "overruns"), "%s", err.msg);
+
+    forge_begin(&f);
+    uint8_t mod[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    forge_chunk(&f, WRF_CHUNK_MODULES, 1, 0, 1, mod, 16);   /* 2^64-1 byte image */
+    cr_assert_eq(forge_read(&f, &err, &events), -1);
+    cr_assert(strstr(err.msg, "overruns"), "%s", err.msg);
+
+    forge_begin(&f);
+    uint8_t rec[8] = {WR_EV_DEVICE_SYNC};
+    forge_chunk(&f, WRF_CHUNK_EVENTS, 1, 0, 5, rec, 8);     /* seq must start at 0 */
+    cr_assert_eq(forge_read(&f, &err, &events), -1);
+    cr_assert(strstr(err.msg, "expected 0"), "%s", err.msg);
+}
+
+Test(errors, bytes_after_the_footer)
+{
+    wr_error err = {0};
+    cr_assert_eq(sample_write(tmp_path, 100, 0, &err), 0);
+    FILE *f = fopen(tmp_path, "ab");
+    fputs("junk", f);
+    fclose(f);
+    cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 2);
+    cr_assert(strstr(err.msg, "after the footer"), "%s", err.msg);
+}
+
+Test(errors, reader_stays_failed)
+{
+    wr_error err = {0};
+    cr_assert_eq(sample_write(tmp_path, 3000, 1024, &err), 0);
+    size_t n;
+    unsigned char *file = sample_read_file(tmp_path, &n);
+    file[n / 2] ^= 0x10;
+    write_file(tmp_path, file, n);
+    free(file);
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    wr_batch b;
+    int rc;
+    while ((rc = wr_reader_next(r, &b, &err)) == 1)
+        wr_batch_release(&b);
+    cr_assert_eq(rc, -1);
+    wr_error again = {0};
+    cr_assert_eq(wr_reader_next(r, &b, &again), -1);
+    cr_assert_str_eq(again.msg, err.msg);
+    cr_assert_null(b.events);
+    wr_reader_close(r);
+}
