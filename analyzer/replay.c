@@ -591,8 +591,11 @@ static char *site_name(const wr_replay *rp, uint32_t id)
     const wr_site *s = id ? wr_catalog_site(wr_replay_catalog(rp), id) : NULL;
     if (!s)
         return xstrdup("?");
-    if (s->file && s->file[0])
-        return xasprintf("%s:%" PRIu32 ":%s", s->file, s->line, s->function ? s->function : "");
+    if (s->file && s->file[0]) {
+        if (s->function && s->function[0])
+            return xasprintf("%s:%" PRIu32 ":%s", s->file, s->line, s->function);
+        return xasprintf("%s:%" PRIu32, s->file, s->line);
+    }
     if (s->pc)
         return xasprintf("pc:0x%" PRIx64, s->pc);
     if (s->function && s->function[0])

@@ -125,7 +125,8 @@ typedef struct wr_resolved_race {
     unsigned engine;          /* table index */
     const char *engine_name;
     char *kernel[2];          /* kernel names; "host" for a host copy */
-    char *site[2];            /* "file:line:function", "pc:0x...", or "?" */
+    char *site[2];            /* "file:line:function" ("file:line" without a
+                                 function), "pc:0x...", or "?" */
     uint8_t kind[2];          /* wr_access_kind */
     uint8_t race_class, verdict, potential;
     uint64_t count;

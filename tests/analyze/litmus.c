@@ -4,19 +4,23 @@
  * with every built engine (with 1 and with 2 threads, which must agree) and
  * checks each engine's verdict against the file's expectation lines:
  *
- *     # expect ENGINE[,ENGINE...]: race|norace [TOKEN...]
+ *     # expect ENGINE: norace
+ *     # expect ENGINE: race ALLOC [VERDICT] [CLASS]     (one line per allocation)
+ *     # why: ENGINE: free text
  *
- * ENGINE is an engine name or "all".  "norace": the engine reports nothing
- * (a potential race counts as a report).  "race": it reports at least one
- * race, and every TOKEN is matched by some reported race of that engine:
- *   a race class      intra-warp inter-warp inter-block inter-kernel
- *   a scope verdict   missing-sync scope-fence scope-atomic scope-lock weak-access
- *   "potential"       a race labelled potential
- *   "exposed"         a race not labelled potential
- * Anything after a second '#' on the line is a comment.  Unknown tokens make
- * the file fail (a typo must not weaken a test).
+ * ENGINE is an engine name (also accepted: "all", or a comma list).
+ * "norace": the engine reports nothing (a potential race is a report).
+ * "race ALLOC": the engine reports a race whose example address lies in the
+ * allocation named ALLOC (the catalog name, which the text form takes from
+ * the label); the set of allocations with races must be exactly the listed
+ * set.  VERDICT (missing-sync scope-fence scope-atomic scope-lock
+ * weak-access) and CLASS (intra-warp inter-warp inter-block inter-kernel):
+ * at least one race of the engine on that allocation has it.  "potential" /
+ * "exposed" may also be given.  Lines starting with "# expect" or "# why"
+ * that do not follow this form fail the file (a typo must not weaken a
+ * test); an expectation for an engine that is not built is skipped.
  *
- * usage: litmus FILE.txt...   or   litmus DIR  (every *.txt in DIR)
+ * usage: litmus FILE.txt...   or   litmus DIR  (every .txt file in DIR)
  * Exit status: 0 all passed, 1 a check failed, 77 nothing to check (no
  * litmus file, or no expectation names a built engine).
  */
@@ -31,7 +35,7 @@
 #include "engine.h"
 #include "replay.h"
 
-#define MAX_EXPECT 64
+#define MAX_EXPECT 128
 #define MAX_TOKENS 8
 
 typedef struct expect {
@@ -39,6 +43,7 @@ typedef struct expect {
     uint32_t engines;       /* mask over wr_engines */
     char unbuilt[64];       /* engine names not built (skipped) */
     bool race;
+    char alloc[64];
     unsigned ntok;
     char tok[MAX_TOKENS][32];
 } expect;
@@ -46,6 +51,7 @@ typedef struct expect {
 static const char *const classes[] = {"intra-warp", "inter-warp", "inter-block", "inter-kernel"};
 static const char *const verdicts[] = {"", "missing-sync", "scope-fence", "scope-atomic",
                                        "scope-lock", "weak-access"};
+static const char *const engine_names[] = {"vc", "scoped", "lockset", "fsm"};
 
 static bool known_token(const char *t)
 {
@@ -56,6 +62,40 @@ static bool known_token(const char *t)
         if (!strcmp(t, verdicts[i]))
             return true;
     return !strcmp(t, "potential") || !strcmp(t, "exposed");
+}
+
+/* Parses "ENGINE[,ENGINE]" into e; false on an unknown name. */
+static bool parse_engines(char *list, expect *e, const char *path, unsigned ln)
+{
+    bool ok = true, any = false;
+    char *save = NULL;
+    for (char *t = strtok_r(list, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
+        any = true;
+        if (!strcmp(t, "all")) {
+            e->engines |= (1u << wr_engine_count) - 1;
+            continue;
+        }
+        int i = wr_engine_find(t);
+        if (i >= 0) {
+            e->engines |= 1u << i;
+            continue;
+        }
+        bool planned = false;
+        for (unsigned k = 0; k < 4; k++)
+            planned |= !strcmp(t, engine_names[k]);
+        if (planned) {
+            size_t len = strlen(e->unbuilt);
+            snprintf(e->unbuilt + len, sizeof e->unbuilt - len, " %s", t);
+        } else {
+            printf("%s:%u: unknown engine '%s'\n", path, ln, t);
+            ok = false;
+        }
+    }
+    if (!any) {
+        printf("%s:%u: no engine named\n", path, ln);
+        ok = false;
+    }
+    return ok;
 }
 
 /* Parses the expectation lines; -1 on a malformed one (message printed). */
@@ -80,12 +120,28 @@ static int parse_expect(const char *path, expect *ex, unsigned *nex)
         p++;
         while (*p == ' ' || *p == '\t')
             p++;
-        if (strncmp(p, "expect", 6) || (p[6] != ' ' && p[6] != '\t'))
+        bool is_why = !strncmp(p, "why", 3) && (p[3] == ':' || p[3] == ' ' || p[3] == '\t');
+        bool is_expect = !strncmp(p, "expect", 6) && (p[6] == ' ' || p[6] == '\t');
+        if (!is_why && !is_expect)
             continue;
+        if (is_why) {
+            /* "# why: ENGINE: text" */
+            expect tmp;
+            memset(&tmp, 0, sizeof tmp);
+            char *q = p + 3;
+            char *c1 = *q == ':' ? q : NULL;
+            char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+            if (!c2) {
+                printf("%s:%u: malformed '# why: ENGINE: text'\n", path, ln);
+                rc = -1;
+                continue;
+            }
+            *c2 = 0;
+            if (!parse_engines(c1 + 1, &tmp, path, ln))
+                rc = -1;
+            continue;
+        }
         p += 6;
-        char *hash = strchr(p, '#');
-        if (hash)
-            *hash = 0;
         char *colon = strchr(p, ':');
         if (!colon || *nex == MAX_EXPECT) {
             printf("%s:%u: malformed expectation (want '# expect ENGINE: race|norace ...')\n",
@@ -97,24 +153,9 @@ static int parse_expect(const char *path, expect *ex, unsigned *nex)
         expect *e = &ex[*nex];
         memset(e, 0, sizeof *e);
         e->line = ln;
+        if (!parse_engines(p, e, path, ln))
+            rc = -1;
         char *save = NULL;
-        for (char *t = strtok_r(p, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
-            if (!strcmp(t, "all") || !strcmp(t, "*")) {
-                e->engines |= (1u << wr_engine_count) - 1;
-            } else {
-                int i = wr_engine_find(t);
-                if (i >= 0)
-                    e->engines |= 1u << i;
-                else if (!strcmp(t, "vc") || !strcmp(t, "scoped") || !strcmp(t, "lockset") ||
-                         !strcmp(t, "fsm"))
-                    snprintf(e->unbuilt + strlen(e->unbuilt), sizeof e->unbuilt - strlen(e->unbuilt),
-                             " %s", t);
-                else {
-                    printf("%s:%u: unknown engine '%s'\n", path, ln, t);
-                    rc = -1;
-                }
-            }
-        }
         char *v = strtok_r(colon + 1, " \t\r\n", &save);
         if (!v || (strcmp(v, "race") && strcmp(v, "norace"))) {
             printf("%s:%u: verdict must be race or norace, not '%s'\n", path, ln, v ? v : "");
@@ -122,7 +163,21 @@ static int parse_expect(const char *path, expect *ex, unsigned *nex)
             continue;
         }
         e->race = !strcmp(v, "race");
-        for (char *t = strtok_r(NULL, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
+        char *t = strtok_r(NULL, " \t\r\n", &save);
+        if (e->race) {
+            if (!t || known_token(t)) {
+                printf("%s:%u: 'race' needs the allocation label first\n", path, ln);
+                rc = -1;
+                continue;
+            }
+            snprintf(e->alloc, sizeof e->alloc, "%s", t);
+            t = strtok_r(NULL, " \t\r\n", &save);
+        } else if (t) {
+            printf("%s:%u: 'norace' takes nothing after it, not '%s'\n", path, ln, t);
+            rc = -1;
+            continue;
+        }
+        for (; t; t = strtok_r(NULL, " \t\r\n", &save)) {
             if (!known_token(t)) {
                 printf("%s:%u: unknown token '%s'\n", path, ln, t);
                 rc = -1;
@@ -148,14 +203,20 @@ static bool race_matches(const wr_resolved_race *r, const char *t)
     return r->verdict && r->verdict < 6 && !strcmp(t, verdicts[r->verdict]);
 }
 
+static const char *alloc_of(const wr_resolved_race *r)
+{
+    return r->alloc_name[0] ? r->alloc_name : "(no allocation)";
+}
+
 static void print_races(const wr_resolved_race *r, size_t n, unsigned engine)
 {
     for (size_t i = 0; i < n; i++)
         if (r[i].engine == engine)
-            printf("      %s%s %s/%s %s %s | %s  (x%llu)\n", r[i].potential ? "potential " : "",
-                   wr_race_class_name(r[i].race_class), wr_access_kind_name(r[i].kind[0]),
-                   wr_access_kind_name(r[i].kind[1]), wr_scope_verdict_name(r[i].verdict),
-                   r[i].site[0], r[i].site[1], (unsigned long long)r[i].count);
+            printf("      on %s: %s%s %s/%s %s | %s | %s  (x%llu)\n", alloc_of(&r[i]),
+                   r[i].potential ? "potential " : "", wr_race_class_name(r[i].race_class),
+                   wr_access_kind_name(r[i].kind[0]), wr_access_kind_name(r[i].kind[1]),
+                   wr_scope_verdict_name(r[i].verdict), r[i].site[0], r[i].site[1],
+                   (unsigned long long)r[i].count);
 }
 
 /* 0 pass, 1 fail, 77 nothing checked */
@@ -163,8 +224,10 @@ static int check_file(const char *path)
 {
     expect ex[MAX_EXPECT];
     unsigned nex;
-    if (parse_expect(path, ex, &nex))
+    if (parse_expect(path, ex, &nex)) {
+        printf("FAIL %s: bad expectation lines\n", path);
         return 1;
+    }
     if (nex == 0) {
         printf("FAIL %s: no '# expect' line\n", path);
         return 1;
@@ -190,8 +253,10 @@ static int check_file(const char *path)
         rp[k] = wr_replay_run(wrt, &o, &err);
         if (!rp[k]) {
             printf("FAIL %s: replay: %s\n", path, err.msg);
-            if (k)
-                wr_replay_free(rp[0]), wr_resolved_free(rr[0], nr[0]);
+            if (k) {
+                wr_resolved_free(rr[0], nr[0]);
+                wr_replay_free(rp[0]);
+            }
             unlink(wrt);
             return 1;
         }
@@ -203,46 +268,81 @@ static int check_file(const char *path)
     bool same = nr[0] == nr[1];
     for (size_t i = 0; same && i < nr[0]; i++)
         same = !strcmp(rr[0][i].identity, rr[1][i].identity) && rr[0][i].count == rr[1][i].count &&
-               rr[0][i].verdict == rr[1][i].verdict && rr[0][i].engine == rr[1][i].engine;
+               rr[0][i].verdict == rr[1][i].verdict && rr[0][i].engine == rr[1][i].engine &&
+               rr[0][i].example.addr == rr[1][i].example.addr;
     if (!same) {
         printf("FAIL %s: findings differ between 1 and 2 threads\n", path);
         rc = 1;
     }
+    const wr_resolved_race *r = rr[0];
+    size_t n = nr[0];
     unsigned checked = 0;
-    for (unsigned x = 0; x < nex; x++) {
-        const expect *e = &ex[x];
-        if (e->unbuilt[0])
-            printf("skip %s:%u: engine(s)%s not built\n", path, e->line, e->unbuilt);
-        for (unsigned eng = 0; eng < wr_engine_count; eng++) {
+    for (unsigned eng = 0; eng < wr_engine_count; eng++) {
+        const char *name = wr_engines[eng]->name;
+        bool any_expect = false, norace = false;
+        /* the listed allocations */
+        for (unsigned x = 0; x < nex; x++) {
+            const expect *e = &ex[x];
             if (!(e->engines >> eng & 1))
                 continue;
+            any_expect = true;
             checked++;
-            size_t n = 0;
-            for (size_t i = 0; i < nr[0]; i++)
-                n += rr[0][i].engine == eng;
-            const char *name = wr_engines[eng]->name;
-            if (!e->race && n) {
-                printf("FAIL %s:%u: %s: expected no race, reported %zu:\n", path, e->line, name, n);
-                print_races(rr[0], nr[0], eng);
+            if (!e->race) {
+                norace = true;
+                size_t k = 0;
+                for (size_t i = 0; i < n; i++)
+                    k += r[i].engine == eng;
+                if (k) {
+                    printf("FAIL %s:%u: %s: expected no race, reported %zu:\n", path, e->line,
+                           name, k);
+                    print_races(r, n, eng);
+                    rc = 1;
+                }
+                continue;
+            }
+            bool on_alloc = false;
+            for (size_t i = 0; i < n; i++)
+                on_alloc |= r[i].engine == eng && !strcmp(r[i].alloc_name, e->alloc);
+            if (!on_alloc) {
+                printf("FAIL %s:%u: %s: expected a race on %s, reported none there%s\n", path,
+                       e->line, name, e->alloc, n ? "; reported:" : "");
+                print_races(r, n, eng);
                 rc = 1;
-            } else if (e->race && !n) {
-                printf("FAIL %s:%u: %s: expected a race, reported none\n", path, e->line, name);
-                rc = 1;
-            } else if (e->race) {
-                for (unsigned t = 0; t < e->ntok; t++) {
-                    bool found = false;
-                    for (size_t i = 0; i < nr[0] && !found; i++)
-                        found = rr[0][i].engine == eng && race_matches(&rr[0][i], e->tok[t]);
-                    if (!found) {
-                        printf("FAIL %s:%u: %s: no reported race is '%s'; reported:\n", path,
-                               e->line, name, e->tok[t]);
-                        print_races(rr[0], nr[0], eng);
-                        rc = 1;
-                    }
+                continue;
+            }
+            for (unsigned t = 0; t < e->ntok; t++) {
+                bool found = false;
+                for (size_t i = 0; i < n && !found; i++)
+                    found = r[i].engine == eng && !strcmp(r[i].alloc_name, e->alloc) &&
+                            race_matches(&r[i], e->tok[t]);
+                if (!found) {
+                    printf("FAIL %s:%u: %s: no race on %s is '%s'; reported:\n", path, e->line,
+                           name, e->alloc, e->tok[t]);
+                    print_races(r, n, eng);
+                    rc = 1;
                 }
             }
         }
+        if (!any_expect || norace)
+            continue;
+        /* no race on an unlisted allocation */
+        for (size_t i = 0; i < n; i++) {
+            if (r[i].engine != eng)
+                continue;
+            bool listed = false;
+            for (unsigned x = 0; x < nex && !listed; x++)
+                listed = (ex[x].engines >> eng & 1) && ex[x].race &&
+                         !strcmp(ex[x].alloc, r[i].alloc_name);
+            if (!listed) {
+                printf("FAIL %s: %s: race on unlisted allocation %s: %s | %s\n", path, name,
+                       alloc_of(&r[i]), r[i].site[0], r[i].site[1]);
+                rc = 1;
+            }
+        }
     }
+    for (unsigned x = 0; x < nex; x++)
+        if (ex[x].unbuilt[0])
+            printf("skip %s:%u: engine(s)%s not built\n", path, ex[x].line, ex[x].unbuilt);
     for (int k = 0; k < 2; k++) {
         wr_resolved_free(rr[k], nr[k]);
         wr_replay_free(rp[k]);
@@ -252,7 +352,7 @@ static int check_file(const char *path)
         return 77;
     }
     if (rc == 0)
-        printf("ok   %s (%u verdicts)\n", path, checked);
+        printf("ok   %s (%u expectations)\n", path, checked);
     return rc;
 }
 
@@ -288,7 +388,8 @@ int main(int argc, char **argv)
             n++;
         }
     }
-    qsort(files, n, sizeof *files, cmp_str);
+    if (n)
+        qsort(files, n, sizeof *files, cmp_str);
     int failed = 0, passed = 0, skipped = 0;
     for (size_t i = 0; i < n; i++) {
         int rc = check_file(files[i]);
