@@ -55,17 +55,22 @@ static const char *find_inject(char *buf, size_t len)
     return NULL;
 }
 
-static void print_stats(const char *stats_path, const char *out)
+/* Returns 0 when the recorder left its summary, -1 when not. */
+static int print_stats(const char *stats_path, const char *out)
 {
     FILE *f = fopen(stats_path, "r");
     if (!f) {
-        fprintf(stderr, "warprace record: the recorder left no summary (%s): the program "
-                        "may not have initialized CUDA, or crashed before exit\n", stats_path);
+        fprintf(stderr, "warprace record: the recorder left no summary: the program did not "
+                        "load it (no CUDA use?) or crashed before exit\n");
         struct stat st;
-        if (stat(out, &st) == 0)
+        if (stat(out, &st) == 0 && st.st_size == 0) {
+            unlink(out);
+            fprintf(stderr, "warprace record: nothing was recorded; %s not written\n", out);
+        } else if (stat(out, &st) == 0) {
             fprintf(stderr, "warprace record: %s: %lld bytes on disk (possibly truncated; "
                             "'warprace verify' tells)\n", out, (long long)st.st_size);
-        return;
+        }
+        return -1;
     }
     char line[512];
     unsigned long long events = 0, lost = 0, lost_lanes = 0, launches = 0, records = 0;
@@ -100,6 +105,7 @@ static void print_stats(const char *stats_path, const char *out)
                wall_ns / 1e9, 100.0 * (double)busy_ns / (double)wall_ns);
     if (error[0])
         fprintf(stderr, "warprace record: recorder error: %s\n", error);
+    return 0;
 }
 
 int wr_cmd_record(int argc, char **argv)
@@ -201,7 +207,8 @@ int wr_cmd_record(int argc, char **argv)
         unlink(stats_path);
         return 2;
     }
-    print_stats(stats_path, o.out);
+    if (print_stats(stats_path, o.out) != 0)
+        rc = 2;
     unlink(stats_path);
     if (WIFSIGNALED(status)) {
         fprintf(stderr, "warprace record: %s was killed by signal %d (%s); the trace keeps "

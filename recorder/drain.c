@@ -301,8 +301,27 @@ void wrr_drain_post(wrr_drain *d, const wr_event *ev)
     pthread_mutex_unlock(&d->qlock);
 }
 
+#define WRR_Q_CLOSE 0    /* queue-only kind: close a launch silently */
+
+void wrr_drain_post_close(wrr_drain *d, uint32_t launch)
+{
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WRR_Q_CLOSE;
+    ev.u.kernel_end.launch = launch;
+    wrr_drain_post(d, &ev);
+}
+
 static int process_host(wrr_drain *d, const wr_event *ev)
 {
+    if (ev->kind == WRR_Q_CLOSE) {
+        if (drain_all(d) != 0)
+            return -1;
+        check_lost(d);
+        if (d->launch == ev->u.kernel_end.launch)
+            d->launch = 0;
+        return 0;
+    }
     d->st.host_events++;
     switch (ev->kind) {
     case WR_EV_KERNEL_LAUNCH:

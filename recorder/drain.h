@@ -10,8 +10,9 @@
  *  - device records are consumed only while a launch is open (between its
  *    posted KERNEL_LAUNCH and KERNEL_END); launches are serialized by the
  *    runtime, so every record consumed then belongs to that launch;
- *  - a KERNEL_END is emitted after every record committed before it was
- *    posted (the runtime posts it after the kernel completed);
+ *  - a KERNEL_END, or a close (wrr_drain_post_close), is processed after
+ *    every record committed before it was posted (the runtime posts them
+ *    after the kernel completed);
  *  - lost records (drop mode) appear as WR_EV_LOST at the point the drain
  *    noticed them, attributed to the open launch, block UINT32_MAX.
  */
@@ -118,6 +119,11 @@ void wrr_drain_destroy(wrr_drain *d);
 /* Posts a host event (any thread).  KERNEL_LAUNCH opens a launch,
  * KERNEL_END closes it. */
 void wrr_drain_post(wrr_drain *d, const wr_event *ev);
+/* Closes the open launch `launch` without emitting anything: every record
+ * committed before the call is consumed as that launch's.  The runtime
+ * posts this after its own (serializing) synchronize, and emits the real
+ * KERNEL_END later, when the program observes the completion. */
+void wrr_drain_post_close(wrr_drain *d, uint32_t launch);
 
 /* Consumes up to max_records committed records of the open launch (none
  * when no launch is open).  Returns the number consumed or -1 on failure. */

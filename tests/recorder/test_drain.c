@@ -533,3 +533,38 @@ Test(drain, host_events_pass_through_in_post_order)
     cap_free(&cap);
     wrr_sim_free(&sim);
 }
+
+Test(drain, close_consumes_records_without_emitting_an_end)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event l1 = launch_ev(1), l2 = launch_ev(2), e1 = end_ev(1), e2 = end_ev(2);
+    wrr_drain_post(&d, &l1);
+    wrr_sim_write(&sim, access_rec(0, 0, 0), 32, 0);
+    wrr_drain_post_close(&d, 1);
+    wrr_drain_step(&d);
+    cr_assert_eq(d.launch, 0, "closed");
+    wrr_drain_post(&d, &l2);
+    wrr_drain_step(&d);
+    wrr_sim_write(&sim, access_rec(0, 1, 0), 32, 0);
+    wrr_drain_post_close(&d, 2);
+    /* the program synchronizes later: both ends come then */
+    wrr_drain_post(&d, &e1);
+    wrr_drain_post(&d, &e2);
+    cr_assert_eq(wrr_drain_finish(&d), 0);
+    cr_assert_eq(cap.n, 6);
+    cr_assert_eq(cap.ev[0].kind, WR_EV_KERNEL_LAUNCH);
+    cr_assert_eq(cap.ev[1].u.access.launch, 1);
+    cr_assert_eq(cap.ev[2].kind, WR_EV_KERNEL_LAUNCH);
+    cr_assert_eq(cap.ev[3].u.access.launch, 2);
+    cr_assert_eq(cap.ev[4].kind, WR_EV_KERNEL_END);
+    cr_assert_eq(cap.ev[5].kind, WR_EV_KERNEL_END);
+    cr_assert_eq(d.st.host_events, 4, "closes are not events");
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}

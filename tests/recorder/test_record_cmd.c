@@ -102,6 +102,11 @@ Test(record_cmd, failing_program_is_reported, .init = cr_redirect_stderr)
     cr_assert(strstr(e, "left no summary"), "%s", e);
     cr_assert(strstr(e, "exited with status 3"), "%s", e);
     cr_assert_eq(RUN("-o", out, "--", "/nonexistent/prog"), 2);
+    /* a program that never loads the recorder: exit 2, no empty trace left */
+    cr_assert_eq(RUN("-o", out, "--", "true"), 2);
+    fflush(stderr);
+    cr_assert(strstr(slurp(cr_get_redirected_stderr()), "nothing was recorded"));
+    cr_assert_neq(access(out, F_OK), 0);
 }
 
 Test(record_cmd, unwritable_output, .init = cr_redirect_stderr)

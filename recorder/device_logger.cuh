@@ -1,0 +1,276 @@
+/*
+ * warprace device-side logger (CUDA, header-only: every translation unit
+ * that includes it gets its own `warprace_state`, which the host runtime
+ * sets per module; RECORDER.md).  Used by warprace/device.cuh; not meant to
+ * be called directly.
+ *
+ * One record per warp instruction: the lanes that execute a wrapped
+ * operation together (__activemask) elect a leader (lowest lane), compare
+ * their addresses with warp shuffles / __match_any_sync, and the leader
+ * reserves ring space with one atomic, broadcasts the position, and commits
+ * the record (ring_format.h).  Vector records are filled in parallel, each
+ * lane writing its own address.
+ */
+#ifndef WARPRACE_DEVICE_LOGGER_CUH
+#define WARPRACE_DEVICE_LOGGER_CUH
+
+#include <stdint.h>
+
+#include "ring_format.h"
+#include "warprace/event.h"
+
+/* The ring and its counters (device memory), installed by the host runtime
+ * through cuModuleGetGlobal(module, "warprace_state").  NULL: not recording
+ * (the program runs without `warprace record`). */
+static __device__ wrr_dev_state *warprace_state;
+
+#define WRR_DEV __device__ __forceinline__
+
+/* Per-lane state carried from the reservation to the commit. */
+typedef struct wrr_pending {
+    unsigned long long pos;
+    uint64_t addr, base;
+    long long stride;
+    unsigned mask, leader, lane, nslots, amode, space, lock;
+    int dropped;
+} wrr_pending;
+
+WRR_DEV unsigned wrr_lane(void)
+{
+    unsigned l;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+    return l;
+}
+
+WRR_DEV uint32_t wrr_block_linear(void)
+{
+    return blockIdx.x + blockIdx.y * gridDim.x + blockIdx.z * gridDim.x * gridDim.y;
+}
+
+WRR_DEV uint32_t wrr_warp_in_block(void)
+{
+    return (threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) /
+           WR_WARP_SIZE;
+}
+
+WRR_DEV wrr_dev_state *wrr_active(void)
+{
+    wrr_dev_state *s = warprace_state;
+    return (s && *(volatile uint32_t *)&s->enabled) ? s : (wrr_dev_state *)0;
+}
+
+WRR_DEV unsigned long long wrr_refresh_tail(wrr_dev_state *s)
+{
+    unsigned long long t = *(volatile unsigned long long *)&s->ctl->tail;
+    atomicMax(&s->tail_cache, t);
+    return t;
+}
+
+/* Leader only.  Returns the position, or ~0ull when dropped (drop mode). */
+WRR_DEV unsigned long long wrr_reserve(wrr_dev_state *s, unsigned n, unsigned lanes)
+{
+    const unsigned long long cap = 1ull << s->log2cap;
+    if (s->flags & WRR_F_DROP) {
+        unsigned long long h = *(volatile unsigned long long *)&s->head;
+        for (;;) {
+            unsigned long long t = *(volatile unsigned long long *)&s->tail_cache;
+            if (h + n - t > cap) {
+                t = wrr_refresh_tail(s);
+                if (h + n - t > cap) {
+                    atomicAdd_system((unsigned long long *)&s->ctl->dropped_records, 1ull);
+                    atomicAdd_system((unsigned long long *)&s->ctl->dropped_lanes,
+                                     (unsigned long long)lanes);
+                    return ~0ull;
+                }
+            }
+            unsigned long long old = atomicCAS(&s->head, h, h + n);
+            if (old == h)
+                return h;
+            h = old;
+        }
+    }
+    unsigned long long pos = atomicAdd(&s->head, (unsigned long long)n);
+    if (pos + n - *(volatile unsigned long long *)&s->tail_cache > cap) {
+        /* Back-pressure: wait for the host drain.  Forward progress: every
+         * position below ours belongs to a warp that reserved earlier and
+         * commits without waiting on anything but ring space, which the
+         * drain frees in position order (RECORDER.md). */
+        unsigned ns = 64;
+        while (pos + n - wrr_refresh_tail(s) > cap) {
+            __nanosleep(ns);
+            if (ns < 8192)
+                ns *= 2;
+        }
+    }
+    return pos;
+}
+
+WRR_DEV volatile uint64_t *wrr_word(wrr_dev_state *s, unsigned long long pos, unsigned w)
+{
+    unsigned long long slot = (pos + w / 2) & ((1ull << s->log2cap) - 1);
+    return (volatile uint64_t *)&s->slots[2 * slot + (w & 1)];
+}
+
+WRR_DEV void wrr_commit(wrr_dev_state *s, unsigned long long pos, uint64_t w0)
+{
+    __threadfence_system();
+    *wrr_word(s, pos, 0) = (w0 & ~0xffffffffull) | WRR_TAG(pos, s->log2cap);
+}
+
+/* Stripe lock ordering uniform atomics on one address with their records. */
+WRR_DEV unsigned wrr_lock_index(uint64_t addr, unsigned space)
+{
+    uint64_t h = (addr >> 2) * 0x9e3779b97f4a7c15ull + space;
+    if (space == WR_SPACE_SHARED)
+        h ^= (uint64_t)wrr_block_linear() * 0xff51afd7ed558ccdull;
+    return (unsigned)(h >> 40) & (WRR_LOCK_COUNT - 1);
+}
+
+/* ---- access records: begin (all active lanes) -> operation -> end -------- */
+
+WRR_DEV unsigned wrr_space_of(const void *p, uint64_t *addr)
+{
+    if (__isShared(p)) {
+        *addr = (uint64_t)__cvta_generic_to_shared(p);
+        return WR_SPACE_SHARED;
+    }
+    if (__isLocal(p)) {
+        *addr = (uint64_t)__cvta_generic_to_local(p);
+        return WR_SPACE_LOCAL;
+    }
+    *addr = (uint64_t)(uintptr_t)p;
+    return WR_SPACE_GLOBAL;
+}
+
+/* Every lane that executes the wrapped operation calls this first.  `lock`:
+ * take the stripe lock of a uniform address (atomics).  Returns with the
+ * ring space reserved (or pd->dropped / s == NULL). */
+WRR_DEV void wrr_access_begin(wrr_dev_state *s, wrr_pending *pd, const void *p, int lock)
+{
+    unsigned mask = __activemask();
+    pd->lane = wrr_lane();
+    pd->space = wrr_space_of(p, &pd->addr);
+    /* lanes whose generic pointers fall into different spaces: one record
+     * per space */
+    mask = __match_any_sync(mask, pd->space);
+    pd->mask = mask;
+    pd->leader = __ffs(mask) - 1;
+    pd->lock = ~0u;
+    pd->dropped = 0;
+    uint64_t a0 = __shfl_sync(mask, pd->addr, pd->leader);
+    int uniform = __all_sync(mask, pd->addr == a0);
+    pd->base = a0;
+    pd->stride = 0;
+    if (uniform) {
+        pd->amode = WRR_A_UNIFORM;
+    } else {
+        unsigned l1 = __ffs(mask & ~(1u << pd->leader)) - 1;
+        uint64_t a1 = __shfl_sync(mask, pd->addr, l1);
+        long long diff = (long long)(a1 - a0), dl = (long long)l1 - (long long)pd->leader;
+        int ok = diff % dl == 0;
+        long long stride = diff / dl;
+        uint64_t base = a0 - (uint64_t)((long long)pd->leader * stride);
+        if (__all_sync(mask, ok && pd->addr == base + (uint64_t)((long long)pd->lane * stride))) {
+            pd->amode = WRR_A_STRIDED;
+            pd->base = base;
+            pd->stride = stride;
+        } else {
+            long long d = (long long)(pd->addr - a0);
+            pd->amode = __all_sync(mask, d >= INT32_MIN && d <= INT32_MAX) ? WRR_A_VECTOR32
+                                                                         : WRR_A_VECTOR64;
+        }
+    }
+    pd->nslots = WRR_ACCESS_SLOTS(pd->amode);
+    unsigned long long pos = 0;
+    if (pd->lane == pd->leader) {
+        if (lock && uniform) {
+            pd->lock = wrr_lock_index(a0, pd->space);
+            while (atomicCAS(&s->locks[pd->lock], 0u, 1u) != 0u)
+                __nanosleep(32);
+        }
+        pos = wrr_reserve(s, pd->nslots, __popc(mask));
+        /* the reservation is ordered before the operation (release side) */
+        __threadfence();
+    }
+    pd->pos = __shfl_sync(mask, pos, pd->leader);
+    pd->dropped = pd->pos == ~0ull;
+    __syncwarp(mask);
+}
+
+/* After the operation.  `aux`: this lane's CAS success (CAS only). */
+WRR_DEV void wrr_access_end(wrr_dev_state *s, wrr_pending *pd, unsigned op, unsigned aop,
+                            unsigned scope, unsigned order, unsigned size,
+                            const wrr_site_desc *site, int cas_ok)
+{
+    unsigned mask = pd->mask;
+    unsigned cas = __ballot_sync(mask, cas_ok);
+    if (!pd->dropped) {
+        if (pd->amode == WRR_A_VECTOR32) {
+            unsigned w = 6 + pd->lane / 2;
+            unsigned long long slot = (pd->pos + w / 2) & ((1ull << s->log2cap) - 1);
+            volatile uint32_t *p32 = (volatile uint32_t *)&s->slots[2 * slot + (w & 1)];
+            p32[pd->lane & 1] = (uint32_t)(pd->addr - pd->base);
+            __threadfence_system();
+        } else if (pd->amode == WRR_A_VECTOR64) {
+            *wrr_word(s, pd->pos, 6 + pd->lane) = pd->addr;
+            __threadfence_system();
+        }
+    }
+    __syncwarp(mask);
+    if (pd->lane == pd->leader) {
+        if (!pd->dropped) {
+            unsigned ls = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : size == 8 ? 3 : 4;
+            *wrr_word(s, pd->pos, 1) =
+                (uint64_t)mask | ((uint64_t)(aop == WR_AOP_CAS ? cas & mask : 0) << 32);
+            *wrr_word(s, pd->pos, 2) = WRR_W2(wrr_block_linear(), wrr_warp_in_block());
+            *wrr_word(s, pd->pos, 3) = (uint64_t)(uintptr_t)site;
+            *wrr_word(s, pd->pos, 4) = pd->amode == WRR_A_VECTOR64 ? 0 : pd->base;
+            *wrr_word(s, pd->pos, 5) = (uint64_t)pd->stride;
+            wrr_commit(s, pd->pos,
+                       WRR_W0(0, WRR_K_ACCESS, pd->nslots, op, aop, scope, order, pd->space, ls,
+                              pd->amode));
+        }
+        if (pd->lock != ~0u) {
+            __threadfence();
+            atomicExch(&s->locks[pd->lock], 0u);
+        }
+    }
+    __syncwarp(mask);
+}
+
+/* ---- sync records ------------------------------------------------------------ */
+
+/* One record for the lanes executing together (the leader writes it). */
+WRR_DEV void wrr_sync_record(wrr_dev_state *s, unsigned kind, unsigned mask, uint32_t aux,
+                             unsigned scope, unsigned order, const wrr_site_desc *site)
+{
+    unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, __popc(mask));
+    if (pos == ~0ull)
+        return;
+    *wrr_word(s, pos, 1) = (uint64_t)mask | ((uint64_t)aux << 32);
+    *wrr_word(s, pos, 2) = WRR_W2(wrr_block_linear(), wrr_warp_in_block());
+    *wrr_word(s, pos, 3) = (uint64_t)(uintptr_t)site;
+    wrr_commit(s, pos, WRR_W0(0, kind, WRR_SYNC_SLOTS, 0, 0, scope, order, 0, 0, 0));
+}
+
+/* Called by every active lane; records once for them. */
+WRR_DEV void wrr_sync_warp_record(unsigned kind, uint32_t aux, unsigned scope, unsigned order,
+                                  const wrr_site_desc *site)
+{
+    wrr_dev_state *s = wrr_active();
+    if (!s)
+        return;
+    unsigned mask = __activemask();
+    if (wrr_lane() == (unsigned)(__ffs(mask) - 1)) {
+        wrr_sync_record(s, kind, mask, aux, scope, order, site);
+        __threadfence();
+    }
+    __syncwarp(mask);
+}
+
+WRR_DEV uint32_t wrr_block_threads(void)
+{
+    return blockDim.x * blockDim.y * blockDim.z;
+}
+
+#endif

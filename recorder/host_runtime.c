@@ -1,0 +1,610 @@
+/* The recorder's host runtime (see host_runtime.h, RECORDER.md). */
+#include "host_runtime.h"
+
+#include <pthread.h>
+#include <regex.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "drain.h"
+#include "record_args.h"
+#include "ring_format.h"
+#include "warprace/trace.h"
+#include "warprace_version.h"
+#include "writer_sink.h"
+
+__thread int wrr_rt_internal;
+
+static struct {
+    int configured, enabled_cfg, ready, failed, shut;
+    pthread_mutex_t lock;        /* runtime state, catalog definitions */
+    pthread_mutex_t wlock;       /* the writer (drain thread + catalog) */
+    char out[4096], stats[4096], command[4096];
+    regex_t kernels;
+    int have_kernels;
+    char nvtx[256];
+    int nvtx_depth;              /* open ranges named nvtx */
+    uint64_t buffer;
+    int drop;
+    /* CUDA */
+    CUcontext ctx;
+    CUstream aux;                /* non-blocking stream for internal copies */
+    uint64_t *ring_host;
+    wrr_host_ctl *ctl_host;
+    CUdeviceptr state_dev;
+    uint32_t log2cap;
+    uint32_t dev_enabled;        /* last value written to the device state */
+    /* trace */
+    wr_writer *w;
+    wrr_writer_sink ws;
+    wrr_drain drain;
+    uint32_t next_launch, open_launch;
+    uint32_t open_stream;
+    /* launches whose KERNEL_END waits for the program to observe them */
+    struct { uint32_t launch, stream; } *ends;
+    size_t nends, capends;
+    /* event -> stream of its last record */
+    struct { uint32_t event, stream; } *evstream;
+    size_t nevstream, capevstream;
+    uint64_t launches;
+    /* modules already given the state pointer */
+    CUmodule *mods;
+    size_t nmods, capmods;
+    /* allocations: base -> catalog id (linear; programs have few) */
+    struct { uint64_t base; uint32_t id; } *allocs;
+    size_t nallocs, capallocs;
+    /* streams and events -> small ids */
+    void **handles;
+    uint32_t *handle_ids;
+    size_t nhandles, caphandles;
+    uint32_t next_stream, next_event;
+    uint64_t t_start;
+    char error[512];
+} R = {.lock = PTHREAD_MUTEX_INITIALIZER, .wlock = PTHREAD_MUTEX_INITIALIZER};
+
+static void set_error(const char *msg)
+{
+    if (!R.error[0])
+        snprintf(R.error, sizeof R.error, "%s", msg);
+    fprintf(stderr, "warprace: %s\n", msg);
+}
+
+int wrr_rt_configure(void)
+{
+    if (R.configured)
+        return R.enabled_cfg ? 0 : -1;
+    R.configured = 1;
+    const char *out = getenv(WRR_ENV_OUT);
+    if (!out || !*out)
+        return -1;
+    snprintf(R.out, sizeof R.out, "%s", out);
+    const char *v = getenv(WRR_ENV_STATS);
+    snprintf(R.stats, sizeof R.stats, "%s", v ? v : "");
+    v = getenv(WRR_ENV_COMMAND);
+    snprintf(R.command, sizeof R.command, "%s", v ? v : "");
+    v = getenv(WRR_ENV_KERNELS);
+    if (v && *v) {
+        if (regcomp(&R.kernels, v, REG_EXTENDED | REG_NOSUB) != 0) {
+            set_error("WARPRACE_KERNELS is not a valid regular expression; recording all kernels");
+        } else {
+            R.have_kernels = 1;
+        }
+    }
+    v = getenv(WRR_ENV_NVTX);
+    snprintf(R.nvtx, sizeof R.nvtx, "%s", v ? v : "");
+    R.buffer = WRR_DEFAULT_BUFFER;
+    v = getenv(WRR_ENV_BUFFER);
+    if (v && wrr_parse_size(v, &R.buffer) != 0)
+        R.buffer = WRR_DEFAULT_BUFFER;
+    v = getenv(WRR_ENV_DROP);
+    R.drop = v && !strcmp(v, "1");
+    R.enabled_cfg = 1;
+    R.t_start = wrr_monotonic_ns();
+    return 0;
+}
+
+/* ---- the writer behind a lock (the drain thread and the app's threads) ---- */
+
+static int lk_event(void *ctx, const wr_event *ev)
+{
+    (void)ctx;
+    pthread_mutex_lock(&R.wlock);
+    int rc = wr_writer_event(R.w, ev, &R.ws.err);
+    pthread_mutex_unlock(&R.wlock);
+    return rc;
+}
+
+static int lk_flush(void *ctx)
+{
+    (void)ctx;
+    pthread_mutex_lock(&R.wlock);
+    int rc = wr_writer_flush(R.w, &R.ws.err);
+    pthread_mutex_unlock(&R.wlock);
+    return rc;
+}
+
+static uint32_t lk_site(void *ctx, const char *file, uint32_t line, const char *fn, uint64_t pc)
+{
+    (void)ctx;
+    pthread_mutex_lock(&R.wlock);
+    uint32_t id = wr_writer_site(R.w, pc, file, line, fn);
+    pthread_mutex_unlock(&R.wlock);
+    return id;
+}
+
+/* Site descriptors and strings live in device memory: read them on the
+ * auxiliary non-blocking stream, which a running (possibly back-pressured)
+ * kernel does not block. */
+static long read_dev(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    (void)ctx;
+    wrr_rt_internal = 1;
+    long rc = -1;
+    if (cuCtxSetCurrent(R.ctx) == CUDA_SUCCESS) {
+        /* stay inside one 64-byte line of the string's allocation when we can */
+        size_t n = len;
+        while (n > 0) {
+            if (cuMemcpyDtoHAsync(buf, (CUdeviceptr)addr, n, R.aux) == CUDA_SUCCESS &&
+                cuStreamSynchronize(R.aux) == CUDA_SUCCESS) {
+                rc = (long)n;
+                break;
+            }
+            n /= 2;
+        }
+    }
+    wrr_rt_internal = 0;
+    return rc;
+}
+
+static void fill_header(wr_header *h, char *devname, size_t devlen, char *host, size_t hostlen)
+{
+    memset(h, 0, sizeof *h);
+    h->version_major = WR_FORMAT_MAJOR;
+    h->version_minor = WR_FORMAT_MINOR;
+    h->producer = "warprace-record";
+    h->producer_version = WARPRACE_VERSION;
+    CUdevice dev;
+    int major = 0, minor = 0, clock = 0;
+    devname[0] = 0;
+    if (cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
+        cuDeviceGetName(devname, (int)devlen, dev);
+        cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+        cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+        cuDeviceGetAttribute(&clock, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev);
+    }
+    h->device = devname;
+    h->sm_arch = (uint32_t)(major * 10 + minor);
+    h->warp_size = 32;
+    h->clock_khz = (uint32_t)clock;
+    if (gethostname(host, hostlen) != 0)
+        host[0] = 0;
+    host[hostlen - 1] = 0;
+    h->host = host;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    h->time_unix_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    h->command = R.command;
+}
+
+int wrr_rt_ensure(void)
+{
+    if (R.ready)
+        return 0;
+    if (R.failed || wrr_rt_configure() != 0)
+        return -1;
+    pthread_mutex_lock(&R.lock);
+    if (R.ready || R.failed) {
+        pthread_mutex_unlock(&R.lock);
+        return R.ready ? 0 : -1;
+    }
+    wrr_rt_internal = 1;
+    const char *fail = NULL;
+    CUresult rc = cuCtxGetCurrent(&R.ctx);
+    if (rc != CUDA_SUCCESS || !R.ctx)
+        fail = "no current CUDA context at the first launch";
+    R.log2cap = wrr_buffer_log2cap(R.buffer);
+    size_t ring_bytes = (size_t)WRR_SLOT_BYTES << R.log2cap;
+    CUdeviceptr ring_dev = 0, ctl_dev = 0;
+    if (!fail && cuStreamCreate(&R.aux, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+        fail = "cannot create the recorder's stream";
+    if (!fail && (cuMemHostAlloc((void **)&R.ring_host, ring_bytes,
+                                 CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS ||
+                  cuMemHostAlloc((void **)&R.ctl_host, sizeof(wrr_host_ctl),
+                                 CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS))
+        fail = "cannot allocate the ring buffer in mapped pinned memory (--buffer too large?)";
+    if (!fail) {
+        memset(R.ring_host, 0, ring_bytes);
+        memset(R.ctl_host, 0, sizeof *R.ctl_host);
+        if (cuMemHostGetDevicePointer(&ring_dev, R.ring_host, 0) != CUDA_SUCCESS ||
+            cuMemHostGetDevicePointer(&ctl_dev, R.ctl_host, 0) != CUDA_SUCCESS)
+            fail = "cannot map the ring buffer into the device's address space";
+    }
+    if (!fail && cuMemAlloc(&R.state_dev, sizeof(wrr_dev_state)) != CUDA_SUCCESS)
+        fail = "cannot allocate the recorder's device state";
+    if (!fail) {
+        wrr_dev_state *st = calloc(1, sizeof *st);
+        st->slots = (uint64_t *)(uintptr_t)ring_dev;
+        st->ctl = (wrr_host_ctl *)(uintptr_t)ctl_dev;
+        st->log2cap = R.log2cap;
+        st->flags = R.drop ? WRR_F_DROP : 0;
+        st->enabled = 1;
+        R.dev_enabled = 1;
+        if (cuMemcpyHtoD(R.state_dev, st, sizeof *st) != CUDA_SUCCESS)
+            fail = "cannot initialize the recorder's device state";
+        free(st);
+    }
+    if (!fail) {
+        wr_header h;
+        char devname[256], host[256];
+        fill_header(&h, devname, sizeof devname, host, sizeof host);
+        wr_error err;
+        R.w = wr_writer_open(R.out, &h, NULL, &err);
+        if (!R.w) {
+            snprintf(R.error, sizeof R.error, "%s", err.msg);
+            fail = R.error;
+        }
+    }
+    if (!fail) {
+        wrr_ring ring = {R.ring_host, R.ctl_host, R.log2cap};
+        wrr_sink sink = {NULL, lk_event, lk_flush, lk_site};
+        wrr_drain_options o = {.read_mem = read_dev};
+        if (wrr_drain_init(&R.drain, &ring, &sink, &o) != 0 ||
+            wrr_drain_start_thread(&R.drain) != 0)
+            fail = "cannot start the drain thread";
+    }
+    wrr_rt_internal = 0;
+    if (fail) {
+        set_error(fail);
+        R.failed = 1;
+        pthread_mutex_unlock(&R.lock);
+        return -1;
+    }
+    R.ready = 1;
+    pthread_mutex_unlock(&R.lock);
+    return 0;
+}
+
+/* ---- ids ------------------------------------------------------------------- */
+
+static uint32_t handle_id(void *h, int is_event)
+{
+    if (!h && !is_event)
+        return 0;               /* legacy default stream */
+    for (size_t i = 0; i < R.nhandles; i++)
+        if (R.handles[i] == h)
+            return R.handle_ids[i];
+    if (R.nhandles == R.caphandles) {
+        R.caphandles = R.caphandles ? 2 * R.caphandles : 64;
+        R.handles = realloc(R.handles, R.caphandles * sizeof *R.handles);
+        R.handle_ids = realloc(R.handle_ids, R.caphandles * sizeof *R.handle_ids);
+    }
+    R.handles[R.nhandles] = h;
+    R.handle_ids[R.nhandles] = is_event ? ++R.next_event : ++R.next_stream;
+    return R.handle_ids[R.nhandles++];
+}
+
+static void post(const wr_event *ev)
+{
+    wrr_drain_post(&R.drain, ev);
+}
+
+/* ---- launches -------------------------------------------------------------- */
+
+static void install_state(CUfunction f)
+{
+    CUmodule mod;
+    if (cuFuncGetModule(&mod, f) != CUDA_SUCCESS)
+        return;
+    for (size_t i = 0; i < R.nmods; i++)
+        if (R.mods[i] == mod)
+            return;
+    if (R.nmods == R.capmods) {
+        R.capmods = R.capmods ? 2 * R.capmods : 16;
+        R.mods = realloc(R.mods, R.capmods * sizeof *R.mods);
+    }
+    R.mods[R.nmods++] = mod;
+    CUdeviceptr var;
+    size_t bytes;
+    if (cuModuleGetGlobal(&var, &bytes, mod, "warprace_state") == CUDA_SUCCESS &&
+        bytes == sizeof(CUdeviceptr))
+        cuMemcpyHtoD(var, &R.state_dev, sizeof R.state_dev);
+}
+
+static int selected(const char *name)
+{
+    if (R.have_kernels && regexec(&R.kernels, name, 0, NULL, 0) != 0)
+        return 0;
+    if (R.nvtx[0] && R.nvtx_depth <= 0)
+        return 0;
+    return 1;
+}
+
+void wrr_rt_launch_begin(CUfunction f, const char *name, const unsigned grid[3],
+                         const unsigned block[3], const unsigned cluster[3],
+                         unsigned dyn_shared, CUstream stream)
+{
+    if (wrr_rt_ensure() != 0)
+        return;
+    pthread_mutex_lock(&R.lock);
+    wrr_rt_internal = 1;
+    install_state(f);
+    uint32_t want = (uint32_t)selected(name ? name : "");
+    if (want != R.dev_enabled) {
+        cuMemcpyHtoD(R.state_dev + offsetof(wrr_dev_state, enabled), &want, sizeof want);
+        R.dev_enabled = want;
+    }
+    int static_shared = 0;
+    cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+    wrr_rt_internal = 0;
+    pthread_mutex_lock(&R.wlock);
+    uint32_t kid = wr_writer_kernel(R.w, name ? name : "");
+    pthread_mutex_unlock(&R.wlock);
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_KERNEL_LAUNCH;
+    ev.u.launch.launch = ++R.next_launch;
+    ev.u.launch.kernel = kid;
+    for (int i = 0; i < 3; i++) {
+        ev.u.launch.grid[i] = grid[i];
+        ev.u.launch.block_dim[i] = block[i];
+        ev.u.launch.cluster[i] = cluster[i] ? cluster[i] : 1;
+    }
+    ev.u.launch.shared_bytes = dyn_shared + (unsigned)static_shared;
+    ev.u.launch.stream = handle_id(stream, 0);
+    R.open_launch = ev.u.launch.launch;
+    R.open_stream = ev.u.launch.stream;
+    R.launches++;
+    post(&ev);
+    pthread_mutex_unlock(&R.lock);
+}
+
+void wrr_rt_launch_end(CUstream stream)
+{
+    (void)stream;
+    if (!R.ready)
+        return;
+    /* serialize: the kernel completes (and every record is committed)
+     * before the end is posted and before the program goes on */
+    wrr_rt_internal = 1;
+    CUresult rc = cuCtxSynchronize();
+    wrr_rt_internal = 0;
+    if (rc != CUDA_SUCCESS)
+        set_error("a recorded kernel failed (cuCtxSynchronize after the launch)");
+    pthread_mutex_lock(&R.lock);
+    /* our synchronize is not the program's: the records are complete, but
+     * the KERNEL_END (which orders the host after the kernel) waits until
+     * the program itself synchronizes (flush_ends) */
+    wrr_drain_post_close(&R.drain, R.open_launch);
+    if (R.nends == R.capends) {
+        R.capends = R.capends ? 2 * R.capends : 64;
+        R.ends = realloc(R.ends, R.capends * sizeof *R.ends);
+    }
+    R.ends[R.nends].launch = R.open_launch;
+    R.ends[R.nends++].stream = R.open_stream;
+    R.open_launch = 0;
+    pthread_mutex_unlock(&R.lock);
+}
+
+/* Posts the KERNEL_END of the pending launches on `stream` (all of them for
+ * stream UINT32_MAX), before the host synchronization that observes them.
+ * R.lock held. */
+static void flush_ends(uint32_t stream)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < R.nends; i++) {
+        if (stream == UINT32_MAX || R.ends[i].stream == stream) {
+            wr_event ev;
+            memset(&ev, 0, sizeof ev);
+            ev.kind = WR_EV_KERNEL_END;
+            ev.u.kernel_end.launch = R.ends[i].launch;
+            post(&ev);
+        } else {
+            R.ends[k++] = R.ends[i];
+        }
+    }
+    R.nends = k;
+}
+
+/* ---- memory, copies, ordering -------------------------------------------- */
+
+void wrr_rt_alloc(uint64_t base, uint64_t size, const char *what)
+{
+    if (!base || wrr_rt_ensure() != 0)
+        return;
+    pthread_mutex_lock(&R.lock);
+    /* a label the program gave for this allocation (warprace_name_next_alloc
+     * in warprace/device.cuh): used once */
+    char label[128] = "";
+    const char *given = getenv("WARPRACE_ALLOC_NAME");
+    if (given && *given) {
+        snprintf(label, sizeof label, "%s", given);
+        unsetenv("WARPRACE_ALLOC_NAME");
+        what = label;
+    }
+    pthread_mutex_lock(&R.wlock);
+    uint32_t id = wr_writer_alloc(R.w, base, size, WR_SPACE_GLOBAL, what ? what : "");
+    pthread_mutex_unlock(&R.wlock);
+    if (R.nallocs == R.capallocs) {
+        R.capallocs = R.capallocs ? 2 * R.capallocs : 64;
+        R.allocs = realloc(R.allocs, R.capallocs * sizeof *R.allocs);
+    }
+    R.allocs[R.nallocs].base = base;
+    R.allocs[R.nallocs++].id = id;
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_ALLOC;
+    ev.u.alloc.alloc = id;
+    post(&ev);
+    pthread_mutex_unlock(&R.lock);
+}
+
+void wrr_rt_free(uint64_t base)
+{
+    if (!base || !R.ready)
+        return;
+    pthread_mutex_lock(&R.lock);
+    for (size_t i = R.nallocs; i-- > 0;)
+        if (R.allocs[i].base == base) {
+            wr_event ev;
+            memset(&ev, 0, sizeof ev);
+            ev.kind = WR_EV_FREE;
+            ev.u.alloc.alloc = R.allocs[i].id;
+            post(&ev);
+            R.allocs[i] = R.allocs[--R.nallocs];
+            break;
+        }
+    pthread_mutex_unlock(&R.lock);
+}
+
+void wrr_rt_copy(uint64_t dst, uint64_t src, uint64_t bytes, unsigned kind, CUstream stream,
+                 int async)
+{
+    if (wrr_rt_ensure() != 0)
+        return;
+    pthread_mutex_lock(&R.lock);
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_HOST_COPY;
+    ev.u.copy.dst = dst;
+    ev.u.copy.src = src;
+    ev.u.copy.bytes = bytes;
+    ev.u.copy.kind = (uint8_t)kind;
+    ev.u.copy.async = (uint8_t)(async != 0);
+    ev.u.copy.stream = handle_id(stream, 0);
+    if (!async)
+        flush_ends(ev.u.copy.stream);   /* a synchronous copy waits for its stream */
+    post(&ev);
+    pthread_mutex_unlock(&R.lock);
+}
+
+static void post_simple(uint8_t kind, void *stream, void *event, int has_stream)
+{
+    if (!R.ready)
+        return;
+    pthread_mutex_lock(&R.lock);
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = kind;
+    if (kind == WR_EV_STREAM_SYNC) {
+        ev.u.stream_sync.stream = handle_id(stream, 0);
+        flush_ends(ev.u.stream_sync.stream);
+    } else if (kind == WR_EV_DEVICE_SYNC) {
+        flush_ends(UINT32_MAX);
+    } else {
+        ev.u.stream_event.event = handle_id(event, 1);
+        ev.u.stream_event.stream = has_stream ? handle_id(stream, 0) : 0;
+        if (kind == WR_EV_EVENT_RECORD) {
+            size_t i = 0;
+            while (i < R.nevstream && R.evstream[i].event != ev.u.stream_event.event)
+                i++;
+            if (i == R.nevstream) {
+                if (R.nevstream == R.capevstream) {
+                    R.capevstream = R.capevstream ? 2 * R.capevstream : 64;
+                    R.evstream = realloc(R.evstream, R.capevstream * sizeof *R.evstream);
+                }
+                R.nevstream++;
+            }
+            R.evstream[i].event = ev.u.stream_event.event;
+            R.evstream[i].stream = ev.u.stream_event.stream;
+        } else if (kind == WR_EV_EVENT_SYNC) {
+            /* the event's stream's kernels launched before it completed */
+            for (size_t i = 0; i < R.nevstream; i++)
+                if (R.evstream[i].event == ev.u.stream_event.event)
+                    flush_ends(R.evstream[i].stream);
+        }
+    }
+    post(&ev);
+    pthread_mutex_unlock(&R.lock);
+}
+
+void wrr_rt_stream_sync(CUstream s) { post_simple(WR_EV_STREAM_SYNC, s, NULL, 1); }
+void wrr_rt_device_sync(void) { post_simple(WR_EV_DEVICE_SYNC, NULL, NULL, 0); }
+void wrr_rt_event_record(void *e, CUstream s) { post_simple(WR_EV_EVENT_RECORD, s, e, 1); }
+void wrr_rt_stream_wait(CUstream s, void *e) { post_simple(WR_EV_STREAM_WAIT, s, e, 1); }
+void wrr_rt_event_sync(void *e) { post_simple(WR_EV_EVENT_SYNC, NULL, e, 0); }
+
+/* Pops do not say which range they close: a per-thread stack of "was it
+ * ours". */
+static __thread unsigned char nvtx_stack[256];
+static __thread int nvtx_sp;
+
+void wrr_rt_nvtx_push(const char *name)
+{
+    int ours = R.nvtx[0] && name && !strcmp(name, R.nvtx);
+    if (nvtx_sp < (int)sizeof nvtx_stack)
+        nvtx_stack[nvtx_sp++] = (unsigned char)ours;
+    if (ours)
+        __atomic_add_fetch(&R.nvtx_depth, 1, __ATOMIC_RELAXED);
+}
+
+void wrr_rt_nvtx_pop(void)
+{
+    if (nvtx_sp > 0 && nvtx_stack[--nvtx_sp])
+        __atomic_sub_fetch(&R.nvtx_depth, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- the end --------------------------------------------------------------- */
+
+void wrr_rt_shutdown(void)
+{
+    pthread_mutex_lock(&R.lock);
+    if (R.shut) {
+        pthread_mutex_unlock(&R.lock);
+        return;
+    }
+    R.shut = 1;
+    uint64_t events = 0;
+    int ok = 1;
+    if (R.ready) {
+        flush_ends(UINT32_MAX);     /* the process exit observes every kernel */
+        if (wrr_drain_stop_thread(&R.drain) != 0) {
+            set_error(R.drain.error[0] ? R.drain.error : "the drain failed");
+            ok = 0;
+        }
+        wr_error err;
+        pthread_mutex_lock(&R.wlock);
+        if (wr_writer_close(R.w, &err) != 0) {
+            set_error(err.msg);
+            ok = 0;
+        }
+        pthread_mutex_unlock(&R.wlock);
+        events = R.drain.st.device_events + R.drain.st.host_events + R.drain.st.lost_events_emitted;
+    } else if (R.configured && R.enabled_cfg && !R.failed) {
+        /* the program launched nothing: still leave a valid, empty trace */
+        wr_header h;
+        memset(&h, 0, sizeof h);
+        h.version_major = WR_FORMAT_MAJOR;
+        h.version_minor = WR_FORMAT_MINOR;
+        h.producer = "warprace-record";
+        h.producer_version = WARPRACE_VERSION;
+        h.device = "";
+        h.host = "";
+        h.command = R.command;
+        h.warp_size = 32;
+        wr_error err;
+        wr_writer *w = wr_writer_open(R.out, &h, NULL, &err);
+        if (!w || wr_writer_close(w, &err) != 0)
+            set_error(err.msg);
+    }
+    if (R.stats[0]) {
+        FILE *f = fopen(R.stats, "w");
+        if (f) {
+            fprintf(f, "events=%llu\n", (unsigned long long)events);
+            fprintf(f, "device_records=%llu\n", (unsigned long long)R.drain.st.records);
+            fprintf(f, "launches=%llu\n", (unsigned long long)R.launches);
+            fprintf(f, "lost_records=%llu\n", (unsigned long long)R.drain.st.lost_records);
+            fprintf(f, "lost_lanes=%llu\n", (unsigned long long)R.drain.st.lost_lanes);
+            fprintf(f, "drain_busy_ns=%llu\n", (unsigned long long)R.drain.st.busy_ns);
+            fprintf(f, "wall_ns=%llu\n", (unsigned long long)(wrr_monotonic_ns() - R.t_start));
+            fprintf(f, "ok=%d\n", ok);
+            if (R.error[0])
+                fprintf(f, "error=%s\n", R.error);
+            fclose(f);
+        }
+    }
+    pthread_mutex_unlock(&R.lock);
+}

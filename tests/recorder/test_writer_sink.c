@@ -1,0 +1,128 @@
+/* The drain writing a real trace file through the writer sink, read back
+ * with the format library's reader: events, sites, lost markers survive. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "convert.h"
+#include "drain.h"
+#include "ring_sim.h"
+#include "warprace/trace.h"
+#include "writer_sink.h"
+
+static long host_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    (void)ctx;
+    memcpy(buf, (const void *)(uintptr_t)addr, len);
+    return (long)len;
+}
+
+Test(writer_sink, ring_to_file_and_back)
+{
+    static char file[64] = "litmus.cu", func[64] = "kern";
+    static wrr_site_desc site = {WRR_SITE_MAGIC, 12, file, func};
+    char path[] = "/tmp/wr-sink-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    wr_header h;
+    memset(&h, 0, sizeof h);
+    h.version_major = WR_FORMAT_MAJOR;
+    h.version_minor = WR_FORMAT_MINOR;
+    h.producer = "test";
+    h.producer_version = "0";
+    h.device = "sim";
+    h.host = "";
+    h.command = "";
+    h.warp_size = 32;
+    wr_error err;
+    wr_writer_options wo = {.chunk_bytes = 4096};
+    wr_writer *w = wr_writer_open(path, &h, &wo, &err);
+    cr_assert_not_null(w, "%s", err.msg);
+    wrr_writer_sink ws;
+    wrr_sink sink;
+    wrr_writer_sink_init(&ws, w, &sink);
+    uint32_t kid = wr_writer_kernel(w, "kern");
+    uint32_t aid = wr_writer_alloc(w, 0x1000, 1 << 20, WR_SPACE_GLOBAL, "data");
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 6, 1), 0);
+    wrr_drain d;
+    wrr_drain_options o = {.read_mem = host_read, .flush_events = 50};
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, &o), 0);
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_ALLOC;
+    ev.u.alloc.alloc = aid;
+    wrr_drain_post(&d, &ev);
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_KERNEL_LAUNCH;
+    ev.u.launch = (wr_launch){.launch = 1, .kernel = kid, .grid = {4, 1, 1},
+                              .block_dim = {64, 1, 1}, .cluster = {1, 1, 1}};
+    wrr_drain_post(&d, &ev);
+    wrr_drain_step(&d);
+    uint64_t rec[2 * WRR_MAX_SLOTS];
+    unsigned written = 0, dropped = 0;
+    for (unsigned i = 0; i < 300; i++) {
+        wrr_access_desc a;
+        memset(&a, 0, sizeof a);
+        a.block = i % 4;
+        a.warp = i % 2;
+        a.active_mask = WR_FULL_MASK;
+        a.op = i % 3 ? WR_OP_LOAD : WR_OP_STORE;
+        a.size = 4;
+        a.site_addr = (uintptr_t)&site;
+        for (unsigned k = 0; k < 32; k++)
+            a.lane_addr[k] = 0x1000 + i * 128 + (i % 7 == 0 ? ((k * 5) % 32) : k) * 4;
+        wrr_encode_access(&a, rec);
+        int r = wrr_sim_write(&sim, rec, 32, 0);
+        r ? written++ : dropped++;
+        if (i % 25 == 24)
+            wrr_drain_step(&d);
+    }
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_KERNEL_END;
+    ev.u.kernel_end.launch = 1;
+    wrr_drain_post(&d, &ev);
+    cr_assert_eq(wrr_drain_finish(&d), 0, "%s", d.error);
+    cr_assert_gt(dropped, 0, "the small ring in drop mode must have dropped");
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+    cr_assert_gt(d.st.flushes, 3);
+
+    wr_reader *r = wr_reader_open(path, &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    wr_batch b;
+    unsigned accesses = 0, lost = 0, ends = 0;
+    uint64_t lost_count = 0;
+    int rc;
+    while ((rc = wr_reader_next(r, &b, &err)) == 1) {
+        for (size_t i = 0; i < b.count; i++) {
+            const wr_event *e = &b.events[i];
+            if (e->kind == WR_EV_ACCESS) {
+                cr_assert_eq(e->u.access.launch, 1);
+                const wr_site *s = wr_catalog_site(wr_reader_catalog(r), e->site);
+                cr_assert_not_null(s);
+                cr_assert_str_eq(s->file, "litmus.cu");
+                cr_assert_eq(s->line, 12);
+                cr_assert_str_eq(s->function, "kern");
+                accesses++;
+            } else if (e->kind == WR_EV_LOST) {
+                lost++;
+                lost_count += e->u.lost.count;
+            } else if (e->kind == WR_EV_KERNEL_END) {
+                ends++;
+            }
+        }
+        wr_batch_release(&b);
+    }
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    cr_assert_eq(accesses, written);
+    cr_assert_eq(lost_count, dropped);
+    cr_assert_gt(lost, 0);
+    cr_assert_eq(ends, 1);
+    cr_assert_eq(wr_reader_stats_get(r)->lost_events, dropped);
+    wr_reader_close(r);
+    wrr_drain_destroy(&d);
+    wrr_sim_free(&sim);
+    unlink(path);
+}
