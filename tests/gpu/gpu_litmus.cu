@@ -1,0 +1,294 @@
+/*
+ * GPU litmus kernels written with the warprace device API.  Each mirrors a
+ * text litmus trace of tests/litmus/ (same name, same allocation labels),
+ * after the ScoR microbenchmarks and the barrier / warp-sync / divergence /
+ * stream cases.  `gpu_litmus NAME` runs one; `gpu_litmus --list` lists
+ * them; `gpu_litmus --probe` exits 0 when a CUDA device is usable.
+ *
+ * Parties: interblock = block 0 thread 0 (A) and block 1 thread 0 (B);
+ * interwarp = threads 0 (A, warp 0) and 32 (B, warp 1) of one block.
+ * lock(s) = spin on atomicCAS(lock, 0, 1) at scope s, then fence(s);
+ * unlock(s) = fence(s), then atomicExch(lock, 0) at scope s.
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "warprace/device.cuh"
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+    fprintf(stderr, "gpu_litmus: %s: %s\n", #x, cudaGetErrorString(e_)); return 2; } } while (0)
+
+struct args { int *data, *flag, *lock, *dummy; };
+
+__device__ int party(bool interblock)
+{
+    if (interblock)
+        return threadIdx.x == 0 ? (int)blockIdx.x : -1;   /* 0 = A, 1 = B */
+    return threadIdx.x == 0 ? 0 : threadIdx.x == 32 ? 1 : -1;
+}
+
+/* ---- message passing ------------------------------------------------------ */
+
+template <int A_FENCE, bool INTERBLOCK>   /* A_FENCE: 0 block, 1 device */
+__global__ void k_mp(args a)
+{
+    int p = party(INTERBLOCK);
+    if (p == 0) {
+        WR_STORE_VOLATILE(a.data, 42);
+        if (A_FENCE)
+            WR_THREADFENCE();
+        else
+            WR_THREADFENCE_BLOCK();
+        WR_ATOMIC_EXCH(a.flag, 1);
+    } else if (p == 1) {
+        while (WR_ATOMIC_EXCH(a.flag, 0) == 0) {
+        }
+        /* the reader's acquire fence: the writer's scope, or device scope
+         * where the writer's (block) fence is the defect (tests/litmus) */
+        if (A_FENCE || INTERBLOCK)
+            WR_THREADFENCE();
+        else
+            WR_THREADFENCE_BLOCK();
+        *a.dummy = WR_LOAD_VOLATILE(a.data);
+    }
+}
+
+/* ---- atomics ---------------------------------------------------------------- */
+
+template <int SA, int SB, bool INTERBLOCK>   /* scopes: 0 block, 1 device, 2 plain store */
+__global__ void k_atom(args a)
+{
+    int p = party(INTERBLOCK);
+    int s = p == 0 ? SA : SB;
+    if (p < 0)
+        return;
+    if (s == 0)
+        WR_ATOMIC_EXCH_BLOCK(a.data, p + 1);
+    else if (s == 1)
+        WR_ATOMIC_EXCH(a.data, p + 1);
+    else
+        WR_STORE_VOLATILE(a.data, p + 1);
+}
+
+/* ---- locks ------------------------------------------------------------------ */
+
+template <int S>
+__device__ void lock(int *l, bool acquire_fence)
+{
+    if (S)
+        while (WR_ATOMIC_CAS(l, 0, 1) != 0) {
+        }
+    else
+        while (WR_ATOMIC_CAS_BLOCK(l, 0, 1) != 0) {
+        }
+    if (acquire_fence) {
+        if (S)
+            WR_THREADFENCE();
+        else
+            WR_THREADFENCE_BLOCK();
+    }
+}
+
+template <int S>
+__device__ void unlock(int *l, bool release_fence)
+{
+    if (release_fence) {
+        if (S)
+            WR_THREADFENCE();
+        else
+            WR_THREADFENCE_BLOCK();
+    }
+    if (S)
+        WR_ATOMIC_EXCH(l, 0);
+    else
+        WR_ATOMIC_EXCH_BLOCK(l, 0);
+}
+
+/* both parties store data inside lock(S); TF: release fences; STF: A's
+ * acquire fence */
+template <int S, bool TF, bool STF, bool INTERBLOCK>
+__global__ void k_lock(args a)
+{
+    int p = party(INTERBLOCK);
+    if (p < 0)
+        return;
+    lock<S>(a.lock, p == 0 ? STF : true);
+    WR_STORE_VOLATILE(a.data, p + 1);
+    unlock<S>(a.lock, TF);
+}
+
+/* ---- barriers, warp syncs, divergence -------------------------------------- */
+
+template <bool SYNC>
+__global__ void k_barrier(int *out)
+{
+    __shared__ int tile[32];
+    unsigned t = threadIdx.x;
+    if (t < 32)
+        WR_STORE(&tile[t], (int)t);
+    if (SYNC)
+        WR_SYNCTHREADS();
+    if (t >= 32)
+        out[t] = WR_LOAD(&tile[t - 32]);
+    WR_SYNCTHREADS();
+    if (t >= 32)
+        WR_STORE(&tile[t - 32], 0);
+}
+
+template <unsigned MASK>
+__global__ void k_syncwarp(int *data, int *out)
+{
+    unsigned lane = threadIdx.x;
+    if (lane < 16)
+        WR_STORE(&data[lane], (int)lane);
+    WR_SYNCWARP(MASK);
+    if (lane >= 16)
+        out[lane] = WR_LOAD(&data[lane - 16]);
+}
+
+__global__ void k_divergence(int *data, int *out)
+{
+    unsigned lane = threadIdx.x;
+    if (lane < 16)
+        WR_STORE(data, 1);
+    else
+        out[lane] = WR_LOAD(data);
+}
+
+__global__ void producer(int *data)
+{
+    WR_STORE(&data[threadIdx.x], (int)threadIdx.x);
+}
+
+__global__ void consumer(int *data, int *out)
+{
+    out[threadIdx.x] = WR_LOAD(&data[threadIdx.x]);
+}
+
+/* ---- the table -------------------------------------------------------------- */
+
+enum shape { INTERBLOCK, INTERWARP };
+typedef void (*args_kernel)(args);
+struct litmus {
+    const char *name;
+    args_kernel k;
+    int shape;
+    const char *allocs;   /* labels of data/flag/lock, in that order, "" = unused */
+};
+
+static const litmus table[] = {
+    {"scor_norace_interblock_fence_raw", k_mp<1, true>, INTERBLOCK, "data flag"},
+    {"scor_race_interblock_blkfence_raw", k_mp<0, true>, INTERBLOCK, "data flag"},
+    {"scor_norace_interwarp_fence_raw", k_mp<1, false>, INTERWARP, "data flag"},
+    {"scor_norace_interwarp_blkfence_raw", k_mp<0, false>, INTERWARP, "data flag"},
+    {"scor_norace_interblock_atom", k_atom<1, 1, true>, INTERBLOCK, "data"},
+    {"scor_race_interblock_blkatom", k_atom<0, 0, true>, INTERBLOCK, "data"},
+    {"scor_norace_interwarp_blkatom", k_atom<0, 0, false>, INTERWARP, "data"},
+    {"scor_norace_interwarp_dev-blkatom", k_atom<1, 0, false>, INTERWARP, "data"},
+    {"scor_race_interblock_none-atom_waw", k_atom<1, 2, true>, INTERBLOCK, "data"},
+    {"scor_race_interwarp_none-atom_waw", k_atom<1, 2, false>, INTERWARP, "data"},
+    {"scor_race_interwarp_none-blkatom_waw", k_atom<0, 2, false>, INTERWARP, "data"},
+    {"scor_norace_interblock_lock_waw", k_lock<1, true, true, true>, INTERBLOCK, "data lock"},
+    {"scor_race_interblock_blklock_waw", k_lock<0, true, true, true>, INTERBLOCK, "data lock"},
+    {"scor_race_interblock_lock-no-tf_waw", k_lock<1, false, true, true>, INTERBLOCK, "data lock"},
+    {"scor_race_interblock_lock-no-stf_waw", k_lock<1, true, false, true>, INTERBLOCK, "data lock"},
+    {"scor_norace_interwarp_blklock_waw", k_lock<0, true, true, false>, INTERWARP, "data lock"},
+};
+
+static int run_args_kernel(const litmus *l)
+{
+    args a;
+    const char *labels[] = {"data", "flag", "lock", "dummy"};
+    int **slots[] = {&a.data, &a.flag, &a.lock, &a.dummy};
+    for (int i = 0; i < 4; i++) {
+        warprace_name_next_alloc(labels[i]);
+        CK(cudaMalloc(slots[i], 4));
+        CK(cudaMemset(*slots[i], 0, 4));
+    }
+    CK(cudaDeviceSynchronize());
+    if (l->shape == INTERBLOCK)
+        l->k<<<2, 1>>>(a);
+    else
+        l->k<<<1, 64>>>(a);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    for (int i = 0; i < 4; i++)
+        CK(cudaFree(*slots[i]));
+    return 0;
+}
+
+static int run_other(const char *name)
+{
+    int *data, *out;
+    warprace_name_next_alloc("data");
+    CK(cudaMalloc(&data, 128 * sizeof(int)));
+    warprace_name_next_alloc("out");
+    CK(cudaMalloc(&out, 128 * sizeof(int)));
+    CK(cudaDeviceSynchronize());
+    if (!strcmp(name, "barrier_interval_race"))
+        k_barrier<false><<<1, 64>>>(out);
+    else if (!strcmp(name, "barrier_interval_norace"))
+        k_barrier<true><<<1, 64>>>(out);
+    else if (!strcmp(name, "syncwarp_partial_mask_race"))
+        k_syncwarp<0x0000ffffu><<<1, 32>>>(data, out);
+    else if (!strcmp(name, "syncwarp_full_mask_norace"))
+        k_syncwarp<0xffffffffu><<<1, 32>>>(data, out);
+    else if (!strcmp(name, "divergence_intra_warp_race"))
+        k_divergence<<<1, 32>>>(data, out);
+    else if (!strcmp(name, "streams_no_event_race") || !strcmp(name, "streams_event_norace")) {
+        cudaStream_t s1, s2;
+        cudaEvent_t e;
+        CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+        CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+        CK(cudaEventCreate(&e));
+        producer<<<1, 32, 0, s1>>>(data);
+        if (!strcmp(name, "streams_event_norace")) {
+            CK(cudaEventRecord(e, s1));
+            CK(cudaStreamWaitEvent(s2, e, 0));
+        }
+        consumer<<<1, 32, 0, s2>>>(data, out);
+    } else {
+        fprintf(stderr, "gpu_litmus: no litmus '%s' (try --list)\n", name);
+        return 2;
+    }
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    return 0;
+}
+
+static const char *const others[] = {"barrier_interval_race", "barrier_interval_norace",
+                                     "syncwarp_partial_mask_race", "syncwarp_full_mask_norace",
+                                     "divergence_intra_warp_race", "streams_no_event_race",
+                                     "streams_event_norace"};
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: gpu_litmus NAME | --list | --probe\n");
+        return 2;
+    }
+    if (!strcmp(argv[1], "--probe")) {
+        int n = 0;
+        cudaError_t e = cudaGetDeviceCount(&n);
+        if (e != cudaSuccess || n == 0) {
+            printf("no CUDA device: %s\n", e != cudaSuccess ? cudaGetErrorString(e) : "count 0");
+            return 1;
+        }
+        cudaDeviceProp p;
+        cudaGetDeviceProperties(&p, 0);
+        printf("%s (sm_%d%d)\n", p.name, p.major, p.minor);
+        return p.major >= 7 ? 0 : 1;
+    }
+    if (!strcmp(argv[1], "--list")) {
+        for (const litmus &l : table)
+            printf("%s\n", l.name);
+        for (const char *o : others)
+            printf("%s\n", o);
+        return 0;
+    }
+    for (const litmus &l : table)
+        if (!strcmp(l.name, argv[1]))
+            return run_args_kernel(&l);
+    return run_other(argv[1]);
+}
