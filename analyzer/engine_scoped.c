@@ -10,7 +10,8 @@
  *   - ordered scoped, a weak access, not ordered by barriers/program order:
  *     WEAK_ACCESS (ScoRD: fences order strong accesses only);
  *   - two atomics whose scopes do not both hold both parties, unordered:
- *     SCOPE_ATOMIC;
+ *     SCOPE_ATOMIC (not on flag / lock words, which carried a release: their
+ *     narrow scope is reported on the data they order);
  *   - ordered scope-obliviously but not scoped: the too-narrow
  *     synchronization on the path decides (SCOPE_FENCE, SCOPE_ATOMIC or
  *     SCOPE_LOCK for the lock idiom CAS+fence / fence+exch);
@@ -37,6 +38,10 @@ static bool scoped_decide(wr_hbe *e, const wr_hb_warp *w, const wr_hb_ctx *prev,
                            ? WR_SCOPE_BLOCK
                            : wr_hb_relation(wr_hbe_hb(e), prev->unit, cur->unit);
         if (prev->scope >= rel && cur->scope >= rel)
+            return false;
+        /* the flag / lock word itself: its too-narrow scope shows as the
+         * scope-fence / scope-lock race on the data it was meant to order */
+        if (wr_hbe_cur_sync_word(e))
             return false;
         *verdict = WR_VERDICT_SCOPE_ATOMIC;
         return true;

@@ -44,7 +44,16 @@ struct wr_hbe {
     uint32_t nfree, capfree;
     uint64_t max_shared_word;
     uint8_t intra_verdict;   /* verdict of a same-instruction race */
+    /* the word being checked */
+    uint8_t cur_space;
+    uint32_t cur_launch, cur_block;
+    uint64_t cur_word;
 };
+
+bool wr_hbe_cur_sync_word(wr_hbe *e)
+{
+    return wr_hb_sync_word(e->hb, e->cur_space, e->cur_launch, e->cur_block, e->cur_word);
+}
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -373,6 +382,10 @@ static void do_access(wr_hbe *e, const wr_event *ev)
             if (a->space == WR_SPACE_SHARED && word > e->max_shared_word)
                 e->max_shared_word = word;
             hb_cell *c = cell_of(e, a->space, a->launch, a->block, word);
+            e->cur_space = a->space;
+            e->cur_launch = a->launch;
+            e->cur_block = a->block;
+            e->cur_word = word;
             check_word(e, &ca, c, lane, word == w0 ? addr : waddr);
         }
     }
@@ -393,6 +406,8 @@ static void copy_range(wr_hbe *e, cur_access *ca, uint64_t base, uint64_t bytes)
             continue;
         }
         hb_cell *c = cell_of(e, WR_SPACE_GLOBAL, 0, 0, word);
+        e->cur_space = WR_SPACE_GLOBAL;
+        e->cur_word = word;
         check_word(e, ca, c, 0, word == w0 ? base : waddr);
     }
 }

@@ -53,4 +53,7 @@ wr_hb *wr_hbe_hb(wr_hbe *e);
 bool wr_hbe_ordered(wr_hbe *e, const wr_hb_warp *w, unsigned layer, const wr_hb_ctx *prev,
                     uint32_t prev_ep, unsigned lane);
 
+/* Is the word being checked a synchronization word (flag or lock)? */
+bool wr_hbe_cur_sync_word(wr_hbe *e);
+
 #endif

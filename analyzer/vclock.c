@@ -182,6 +182,7 @@ typedef struct hb_loc {
     uint64_t k1, word;
     hb_rel *rel;
     uint32_t n, cap;
+    uint8_t sync;            /* ever carried a release, or a CAS target */
 } hb_loc;
 
 typedef struct hb_pend {     /* relaxed CAS read awaiting a fence */
@@ -585,7 +586,9 @@ bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t 
 
 bool wr_hb_intra_ordered(const wr_hb_warp *w, unsigned a, uint32_t s, bool conv, unsigned b)
 {
-    if (a == b || conv)
+    if (a == b)
+        return true;
+    if (conv && (s < w->group_since || ((w->group_mask >> b) & 1u)))
         return true;
     if (w->lane_ord && s <= w->lane_ord[b])
         return true;
@@ -803,6 +806,7 @@ static wr_vc_snap *snap_join(wr_vc_snap *a, wr_vc_snap *b)
 static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsigned scope,
                         unsigned kind, bool lock, bool is_store, bool *cleared)
 {
+    p->sync = 1;
     if (is_store && !*cleared) {
         rel_clear(p);
         *cleared = true;
@@ -936,6 +940,16 @@ static void pend_add(wr_hb_warp *w, hb_loc *p, uint64_t k1, uint64_t word, unsig
     }
 }
 
+bool wr_hb_sync_word(wr_hb *hb, uint8_t space, uint32_t launch, uint32_t block,
+                     uint64_t word)
+{
+    uint64_t k1 = space == WR_SPACE_SHARED
+                      ? (0x8000000000000000ull | ((uint64_t)launch << 32) | block)
+                      : 0;
+    hb_loc *p = loc_find(hb, k1, word, false);
+    return p && p->sync;
+}
+
 /* ------------------------------------------------------------------ */
 /* accesses                                                             */
 
@@ -950,7 +964,11 @@ wr_hb_warp *wr_hb_access_begin(wr_hb *hb, const wr_access *a)
 {
     wr_hb_warp *w = warp_get(hb, a->launch, a->block, a->warp);
     stamp_next(w);
-    if ((a->active_mask & w->full_mask) != w->full_mask)
+    if (!w->group_mask && !w->diverged) {
+        w->group_mask = a->active_mask;
+        w->group_since = w->c;
+    }
+    if (a->active_mask != w->group_mask)
         w->diverged = 1;
     w->conv = !w->diverged;
     return w;
@@ -986,6 +1004,8 @@ void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
             continue;
         last = word;
         uint32_t lm = 1u << lane;
+        if (is_cas)   /* a CAS target is a lock word (ScoRD's lock idiom) */
+            loc_find(hb, k1, word, true)->sync = 1;
         if (reads) {
             hb_loc *p = loc_find(hb, k1, word, false);
             if (p && p->n) {
@@ -1138,6 +1158,7 @@ static void do_barrier(wr_hb *hb, const wr_barrier *br)
         /* reconverges the warp: all its earlier accesses precede every lane */
         lane_ord_raise(x, WR_FULL_MASK, bar->stamp[i]);
         x->diverged = 0;
+        x->group_mask = 0;
     }
     bar->count = 0;
     bar->arrived = 0;
@@ -1151,6 +1172,7 @@ static void do_warp_sync(wr_hb *hb, const wr_warp_sync *ws)
     if (m == w->full_mask) {
         lane_ord_raise(w, WR_FULL_MASK, s);
         w->diverged = 0;
+        w->group_mask = 0;
         return;
     }
     if (!w->pair)

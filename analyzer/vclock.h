@@ -19,10 +19,13 @@
  * clock K iff K[u] >= s, or K knows the completion of u's stream item.
  *
  * Lanes of one warp share the unit; intra-warp ordering is kept apart (see
- * wr_hb_intra_ordered): lanes that executed an instruction while the warp was
- * converged are ordered with every later instruction of the warp; after
- * divergence only the same lane, a __syncwarp whose mask holds both lanes, or
- * a barrier orders them.
+ * wr_hb_intra_ordered).  The first instruction after a full reconvergence
+ * (start, full-mask __syncwarp, barrier) defines the warp's lockstep group;
+ * while every instruction runs with exactly that mask the warp is converged
+ * and its instructions are ordered for all lanes of the group.  Once a mask
+ * differs the warp is diverged until the next full reconvergence: then only
+ * the same lane, a __syncwarp whose mask holds both lanes, or a barrier
+ * orders two lanes (Volta+ independent thread scheduling).
  *
  * Layers: the vc engine keeps one layer (scope-oblivious).  The scoped engine
  * keeps three parallel layers over the same events:
@@ -96,6 +99,8 @@ struct wr_hb_warp {
     uint32_t widx;
     uint32_t cluster;
     uint32_t full_mask;      /* lanes that exist in this warp */
+    uint32_t group_mask;     /* lanes in lockstep since the last full sync (0: none yet) */
+    uint32_t group_since;    /* stamp of the group's first instruction */
     uint8_t diverged;
     uint8_t conv;            /* the current instruction ran converged */
     uint8_t narrow;          /* scoped: last too-narrow sync seen (verdict) */
@@ -141,6 +146,10 @@ bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t 
  * before lane b's current instruction? */
 bool wr_hb_intra_ordered(const wr_hb_warp *w, unsigned a, uint32_t s, bool conv,
                          unsigned b);
+
+/* Has this word carried a release or been a CAS target (flag / lock word)? */
+bool wr_hb_sync_word(wr_hb *hb, uint8_t space, uint32_t launch, uint32_t block,
+                     uint64_t word);
 
 /* Shared memory bytes of a launch (0 if unknown), for freeing shadow. */
 uint32_t wr_hb_shared_bytes(const wr_hb *hb, uint32_t launch_id);

@@ -398,3 +398,12 @@ Test(scoped, streams_without_event_race_as_missing_sync)
     ev_ld(&T, SB, 3, 0, 0, 0, DATA);
     expect_race(SA, SB, WR_VERDICT_MISSING_SYNC, WR_CLASS_INTER_KERNEL);
 }
+
+Test(scoped, lock_word_itself_is_not_reported)
+{
+    locked_store(SA, AB, BLK, BLK, 1, BLK, BLK, 1);
+    locked_store(SB, BB, BLK, BLK, 1, BLK, BLK, 1);
+    cr_assert_null(hbt_find(&T, 90, 90));
+    cr_assert_null(hbt_find(&T, 90, 91));
+    cr_assert_eq(hbt_count(&T), 1);
+}

@@ -397,3 +397,25 @@ Test(vc, shards_split_words_not_findings)
     cr_assert_eq(run_sharded(2), one);
     cr_assert_eq(run_sharded(3), one);
 }
+
+Test(vc, partial_group_runs_in_lockstep_until_a_mask_changes)
+{
+    /* HiRace Listing 3 in one warp, lanes 0-3 throughout: lockstep */
+    ev_acc(&T, 1, 1, 0, 0, 0xf, WR_OP_LOAD, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_STRIDED, DATA, 4);
+    ev_acc(&T, 2, 1, 0, 0, 0xf, WR_OP_STORE, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_STRIDED, DATA + 4, 4);
+    cr_assert_eq(hbt_count(&T), 0);
+    /* a different mask: diverged, lane 0 now races lane 1's earlier store */
+    ev_acc(&T, 3, 1, 0, 0, 0x1, WR_OP_LOAD, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, DATA + 4, 0);
+    cr_assert_eq(hbt_count(&T), 0);   /* stored by lane 0 itself */
+    ev_acc(&T, 4, 1, 0, 0, 0x1, WR_OP_LOAD, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, DATA + 8, 0);
+    cr_assert_eq(hbt_count(&T), 0);   /* the store ran converged with lane 0 */
+    ev_acc(&T, 5, 1, 0, 0, 0x2, WR_OP_STORE, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+           WR_ADDR_UNIFORM, DATA + 8, 0);
+    const wr_race *r = hbt_find(&T, 4, 5);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTRA_WARP);
+}
