@@ -224,7 +224,8 @@ static inline uint64_t wr_access_lane_addr(const wr_access *a, unsigned lane)
 {
     switch (a->addr_mode) {
     case WR_ADDR_UNIFORM: return a->base;
-    case WR_ADDR_STRIDED: return a->base + (uint64_t)((int64_t)lane * a->stride);
+    /* unsigned: the stride wraps modulo 2^64 like the hardware address */
+    case WR_ADDR_STRIDED: return a->base + (uint64_t)lane * (uint64_t)a->stride;
     default: return a->lane_addr[lane];
     }
 }
