@@ -6,9 +6,11 @@
 
 static wrr_record_opts o;
 static char err[512];
+static char *argv_store[32];    /* opts point into argv: it must outlive PARSE */
 
 #define PARSE(...) ({ char *av_[] = {"record", __VA_ARGS__, NULL}; \
-    wrr_record_parse((int)(sizeof av_ / sizeof av_[0]) - 1, av_, &o, err, sizeof err); })
+    memcpy(argv_store, av_, sizeof av_); \
+    wrr_record_parse((int)(sizeof av_ / sizeof av_[0]) - 1, argv_store, &o, err, sizeof err); })
 
 Test(record_args, full_command_line)
 {
