@@ -1,0 +1,740 @@
+/*
+ * libwarprace_sanitizer.so: records UNMODIFIED CUDA programs through the
+ * Compute Sanitizer API (SANITIZER.md).  Loaded by the driver through
+ * CUDA_INJECTION64_PATH (InitializeInjection); libsanitizer-public.so is
+ * opened with dlopen, so this builds without it.
+ *
+ *  - module load: the cubin goes into the trace (wr_writer_module), is
+ *    disassembled with nvdisasm -c -g and parsed (sass_classify.c), and the
+ *    module is patched with the device callbacks of patches.fatbin for
+ *    global / shared / local accesses, barriers, __syncwarp, block
+ *    enter/exit and device-side malloc/free;
+ *  - launches: per-launch callback data (wrs_launch_data) pointing at the
+ *    recorder's ring state; launches are serialized (stream synchronize at
+ *    LAUNCH_END) like the CUPTI path, so every record belongs to the one
+ *    open launch;
+ *  - memcpy / memset, stream / context synchronization, events, device
+ *    memory allocations become host events;
+ *  - the ring, the drain and the trace writer are the recorder's own
+ *    (ring_format.h, drain.c, writer_sink.c); between the drain and the
+ *    writer sits the finisher (san_events.c), which classifies, names
+ *    sites and infers fences.
+ *
+ * NOTHING HERE HAS RUN ON A GPU YET (see SANITIZER.md, "Status").
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "drain.h"
+#include "record_args.h"
+#include "san_events.h"
+#include "san_shared.h"
+#include "sanitizer_api.h"
+#include "sass_classify.h"
+#include "warprace/trace.h"
+#include "warprace_version.h"
+#include "writer_sink.h"
+
+#ifndef WRS_PATCHES_BUILD_PATH
+#define WRS_PATCHES_BUILD_PATH ""
+#endif
+#ifndef WRS_SANITIZER_LIB_DEFAULT
+#define WRS_SANITIZER_LIB_DEFAULT "/usr/local/cuda/compute-sanitizer/libsanitizer-public.so"
+#endif
+#ifndef WRS_NVDISASM_DEFAULT
+#define WRS_NVDISASM_DEFAULT "/usr/local/cuda/bin/nvdisasm"
+#endif
+
+typedef struct mod_entry {
+    CUmodule module;
+    wrs_module sass;
+    int parsed;
+    uint32_t trace_id;
+} mod_entry;
+
+static struct {
+    wrs_sanitizer_fns fn;
+    Sanitizer_SubscriberHandle sub;
+    pthread_mutex_t lock, wlock;
+    int enabled, ready, failed, shut;
+    char out[4096], stats[4096], command[4096], patches[4096], nvdisasm[1024];
+    regex_t kernels;
+    int have_kernels;
+    uint64_t buffer;
+    int drop;
+    CUcontext ctx;
+    uint64_t *ring;
+    wrr_host_ctl *ctl;
+    wrr_dev_state *state_dev;
+    uint32_t log2cap;
+    wr_writer *w;
+    wrr_writer_sink ws;
+    wrs_finisher fin;
+    wrr_drain drain;
+    mod_entry *mods;
+    size_t nmods, capmods;
+    CUcontext patched_ctx[16];
+    size_t npatched_ctx;
+    uint32_t next_launch, open_launch;
+    wrs_launch_data *open_ld;
+    uint64_t launches;
+    void **handles;
+    uint32_t *handle_ids;
+    size_t nhandles, caphandles;
+    uint32_t next_stream, next_event;
+    struct { uint64_t base; uint32_t id; } *allocs;
+    size_t nallocs, capallocs;
+    uint64_t t_start;
+    char error[512];
+} G = {.lock = PTHREAD_MUTEX_INITIALIZER, .wlock = PTHREAD_MUTEX_INITIALIZER};
+
+static void set_error(const char *msg)
+{
+    if (!G.error[0])
+        snprintf(G.error, sizeof G.error, "%s", msg);
+    fprintf(stderr, "warprace (sanitizer): %s\n", msg);
+}
+
+static int san_ok(SanitizerResult r, const char *what)
+{
+    if (r == SANITIZER_SUCCESS)
+        return 1;
+    const char *s = NULL;
+    if (G.fn.get_result_string)
+        G.fn.get_result_string(r, &s);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s failed: %s", what, s ? s : "unknown error");
+    set_error(msg);
+    return 0;
+}
+
+static int load_api(void)
+{
+    const char *path = getenv("WARPRACE_SANITIZER_LIB");
+    if (!path || !*path)
+        path = WRS_SANITIZER_LIB_DEFAULT;
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        fprintf(stderr, "warprace (sanitizer): cannot load %s: %s\n", path, dlerror());
+        return -1;
+    }
+    static const char *const names[] = {WRS_SANITIZER_SYMBOLS};
+    void **slots = (void **)&G.fn;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        slots[i] = dlsym(h, names[i]);
+        if (!slots[i]) {
+            fprintf(stderr, "warprace (sanitizer): %s lacks %s\n", path, names[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- the writer behind a lock ------------------------------------------------- */
+
+static int lk_event(void *ctx, const wr_event *ev)
+{
+    (void)ctx;
+    pthread_mutex_lock(&G.wlock);
+    int rc = wr_writer_event(G.w, ev, &G.ws.err);
+    pthread_mutex_unlock(&G.wlock);
+    return rc;
+}
+
+static int lk_flush(void *ctx)
+{
+    (void)ctx;
+    pthread_mutex_lock(&G.wlock);
+    int rc = wr_writer_flush(G.w, &G.ws.err);
+    pthread_mutex_unlock(&G.wlock);
+    return rc;
+}
+
+static uint32_t lk_site(void *ctx, const char *file, uint32_t line, const char *fn, uint64_t pc)
+{
+    (void)ctx;
+    pthread_mutex_lock(&G.wlock);
+    uint32_t id = wr_writer_site(G.w, pc, file, line, fn);
+    pthread_mutex_unlock(&G.wlock);
+    return id;
+}
+
+/* ---- configuration and the runtime --------------------------------------------- */
+
+static int configure(void)
+{
+    const char *v = getenv(WRR_ENV_OUT);
+    if (!v || !*v)
+        return -1;
+    snprintf(G.out, sizeof G.out, "%s", v);
+    v = getenv(WRR_ENV_STATS);
+    snprintf(G.stats, sizeof G.stats, "%s", v ? v : "");
+    v = getenv(WRR_ENV_COMMAND);
+    snprintf(G.command, sizeof G.command, "%s", v ? v : "");
+    v = getenv(WRR_ENV_KERNELS);
+    if (v && *v && regcomp(&G.kernels, v, REG_EXTENDED | REG_NOSUB) == 0)
+        G.have_kernels = 1;
+    G.buffer = WRR_DEFAULT_BUFFER;
+    v = getenv(WRR_ENV_BUFFER);
+    if (v && wrr_parse_size(v, &G.buffer) != 0)
+        G.buffer = WRR_DEFAULT_BUFFER;
+    v = getenv(WRR_ENV_DROP);
+    G.drop = v && !strcmp(v, "1");
+    v = getenv("WARPRACE_PATCHES");
+    snprintf(G.patches, sizeof G.patches, "%s", v && *v ? v : WRS_PATCHES_BUILD_PATH);
+    v = getenv("WARPRACE_NVDISASM");
+    snprintf(G.nvdisasm, sizeof G.nvdisasm, "%s", v && *v ? v : WRS_NVDISASM_DEFAULT);
+    G.t_start = wrr_monotonic_ns();
+    return 0;
+}
+
+/* The writer exists from the first module load (module images go into it);
+ * G.lock held. */
+static int ensure_writer(void)
+{
+    if (G.w)
+        return 0;
+    if (G.failed)
+        return -1;
+    wr_header h;
+    memset(&h, 0, sizeof h);
+    h.version_major = WR_FORMAT_MAJOR;
+    h.version_minor = WR_FORMAT_MINOR;
+    h.producer = "warprace-record-sanitizer";
+    h.producer_version = WARPRACE_VERSION;
+    h.device = "";
+    h.warp_size = 32;
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    h.host = host;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    h.time_unix_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    h.command = G.command;
+    wr_error err;
+    G.w = wr_writer_open(G.out, &h, NULL, &err);
+    if (!G.w) {
+        set_error(err.msg);
+        G.failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* Ring (pinned host memory, device-visible through UVA), device state,
+ * finisher, drain thread: at the first launch.  G.lock held. */
+static int ensure_runtime(CUcontext ctx, Sanitizer_StreamHandle hs)
+{
+    if (G.ready)
+        return 0;
+    if (G.failed || ensure_writer() != 0)
+        return -1;
+    G.ctx = ctx;
+    G.log2cap = wrr_buffer_log2cap(G.buffer);
+    size_t ring_bytes = (size_t)WRR_SLOT_BYTES << G.log2cap;
+    void *ring = NULL, *ctl = NULL, *st = NULL;
+    if (!san_ok(G.fn.alloc_host(ctx, &ring, ring_bytes), "sanitizerAllocHost (ring)") ||
+        !san_ok(G.fn.alloc_host(ctx, &ctl, sizeof(wrr_host_ctl)), "sanitizerAllocHost (ctl)") ||
+        !san_ok(G.fn.alloc(ctx, &st, sizeof(wrr_dev_state)), "sanitizerAlloc (state)")) {
+        G.failed = 1;
+        return -1;
+    }
+    G.ring = ring;
+    G.ctl = ctl;
+    G.state_dev = st;
+    memset(G.ring, 0, ring_bytes);
+    memset(G.ctl, 0, sizeof *G.ctl);
+    static wrr_dev_state init;   /* copied asynchronously: must stay alive */
+    memset(&init, 0, sizeof init);
+    init.slots = G.ring;         /* UVA: pinned host memory has the same address */
+    init.ctl = G.ctl;
+    init.log2cap = G.log2cap;
+    init.flags = G.drop ? WRR_F_DROP : 0;
+    init.enabled = 1;
+    if (!san_ok(G.fn.memcpy_h2d_async(G.state_dev, &init, sizeof init, hs), "state upload") ||
+        !san_ok(G.fn.stream_synchronize(hs), "state upload sync")) {
+        G.failed = 1;
+        return -1;
+    }
+    wrr_sink wsink = {NULL, lk_event, lk_flush, lk_site};
+    if (wrs_finisher_init(&G.fin, &wsink) != 0) {
+        G.failed = 1;
+        return -1;
+    }
+    wrr_sink mid;
+    wrs_finisher_sink(&G.fin, &mid);
+    wrr_ring r = {G.ring, G.ctl, G.log2cap};
+    wrr_drain_options o = {.read_mem = wrs_finisher_read_mem, .read_mem_ctx = &G.fin};
+    if (wrr_drain_init(&G.drain, &r, &mid, &o) != 0 || wrr_drain_start_thread(&G.drain) != 0) {
+        set_error("cannot start the drain thread");
+        G.failed = 1;
+        return -1;
+    }
+    G.ready = 1;
+    return 0;
+}
+
+static uint32_t handle_id(void *h, int is_event)
+{
+    if (!h && !is_event)
+        return 0;
+    for (size_t i = 0; i < G.nhandles; i++)
+        if (G.handles[i] == h)
+            return G.handle_ids[i];
+    if (G.nhandles == G.caphandles) {
+        G.caphandles = G.caphandles ? 2 * G.caphandles : 64;
+        G.handles = realloc(G.handles, G.caphandles * sizeof *G.handles);
+        G.handle_ids = realloc(G.handle_ids, G.caphandles * sizeof *G.handle_ids);
+    }
+    G.handles[G.nhandles] = h;
+    G.handle_ids[G.nhandles] = is_event ? ++G.next_event : ++G.next_stream;
+    return G.handle_ids[G.nhandles++];
+}
+
+static void post(const wr_event *ev)
+{
+    if (G.ready)
+        wrr_drain_post(&G.drain, ev);
+}
+
+/* ---- modules ---------------------------------------------------------------------- */
+
+/* nvdisasm -c -g on the cubin; returns its output (malloc'd) or NULL. */
+static char *disassemble(const void *cubin, size_t size, size_t *len)
+{
+    char tmpl[] = "/tmp/warprace-cubin-XXXXXX";
+    int fd = mkstemp(tmpl);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "wb");
+    int ok = f && fwrite(cubin, 1, size, f) == size;
+    if (f)
+        fclose(f);
+    char *text = NULL;
+    if (ok) {
+        char cmd[8192];
+        snprintf(cmd, sizeof cmd, "'%s' -c -g '%s' 2>/dev/null", G.nvdisasm, tmpl);
+        FILE *p = popen(cmd, "r");
+        if (p) {
+            size_t cap = 1 << 20, n = 0;
+            text = malloc(cap);
+            size_t got;
+            while (text && (got = fread(text + n, 1, cap - n, p)) > 0) {
+                n += got;
+                if (n == cap) {
+                    char *t = realloc(text, cap *= 2);
+                    if (!t) {
+                        free(text);
+                        text = NULL;
+                    } else {
+                        text = t;
+                    }
+                }
+            }
+            if (pclose(p) != 0) {
+                free(text);
+                text = NULL;
+            }
+            *len = n;
+        }
+    }
+    unlink(tmpl);
+    return text;
+}
+
+static void module_loaded(const Sanitizer_ResourceModuleData *d)
+{
+    pthread_mutex_lock(&G.lock);
+    if (ensure_writer() != 0) {
+        pthread_mutex_unlock(&G.lock);
+        return;
+    }
+    if (G.nmods == G.capmods) {
+        G.capmods = G.capmods ? 2 * G.capmods : 16;
+        G.mods = realloc(G.mods, G.capmods * sizeof *G.mods);
+    }
+    mod_entry *m = &G.mods[G.nmods++];
+    memset(m, 0, sizeof *m);
+    m->module = d->module;
+    char name[64];
+    snprintf(name, sizeof name, "module-%zu.cubin", G.nmods);
+    pthread_mutex_lock(&G.wlock);
+    m->trace_id = wr_writer_module(G.w, name, d->pCubin, d->cubinSize);
+    pthread_mutex_unlock(&G.wlock);
+    size_t len = 0;
+    char *text = disassemble(d->pCubin, d->cubinSize, &len);
+    if (text) {
+        char err[256];
+        m->parsed = wrs_parse(text, len, &m->sass, err, sizeof err) == 0;
+        if (!m->parsed) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "cannot parse the disassembly of %s: %s", name, err);
+            set_error(msg);
+        }
+        free(text);
+    } else {
+        set_error("nvdisasm failed: accesses of this module stay unclassified");
+    }
+    /* patches: once per context */
+    int have = 0;
+    for (size_t i = 0; i < G.npatched_ctx; i++)
+        have |= G.patched_ctx[i] == d->context;
+    if (!have && san_ok(G.fn.add_patches_from_file(G.patches, d->context), "loading patches") &&
+        G.npatched_ctx < 16)
+        G.patched_ctx[G.npatched_ctx++] = d->context;
+    static const struct { Sanitizer_InstructionId id; const char *cb; } pts[] = {
+        {SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS, "wrs_global_access"},
+        {SANITIZER_INSTRUCTION_SHARED_MEMORY_ACCESS, "wrs_shared_access"},
+        {SANITIZER_INSTRUCTION_LOCAL_MEMORY_ACCESS, "wrs_local_access"},
+        {SANITIZER_INSTRUCTION_BARRIER, "wrs_barrier"},
+        {SANITIZER_INSTRUCTION_SYNCWARP, "wrs_syncwarp"},
+        {SANITIZER_INSTRUCTION_BLOCK_ENTER, "wrs_block_enter"},
+        {SANITIZER_INSTRUCTION_BLOCK_EXIT, "wrs_block_exit"},
+        {SANITIZER_INSTRUCTION_DEVICE_SIDE_MALLOC, "wrs_device_malloc"},
+        {SANITIZER_INSTRUCTION_DEVICE_SIDE_FREE, "wrs_device_free"},
+    };
+    for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++)
+        san_ok(G.fn.patch_instructions(pts[i].id, d->module, pts[i].cb), pts[i].cb);
+    san_ok(G.fn.patch_module(d->module), "sanitizerPatchModule");
+    pthread_mutex_unlock(&G.lock);
+}
+
+/* Loaded ranges of every function of the module (lazy loading: asked at
+ * each launch until known).  G.lock held, runtime ready. */
+static void register_ranges(CUmodule module)
+{
+    for (size_t i = 0; i < G.nmods; i++) {
+        mod_entry *m = &G.mods[i];
+        if (m->module != module || !m->parsed)
+            continue;
+        for (size_t k = 0; k < m->sass.nfns; k++) {
+            uint64_t pc = 0, size = 0;
+            if (G.fn.get_function_pc_and_size(module, m->sass.fns[k].name, &pc, &size) ==
+                    SANITIZER_SUCCESS && pc)
+                wrs_finisher_add_range(&G.fin, pc, size, &m->sass.fns[k], &m->sass);
+        }
+    }
+}
+
+/* ---- launches ---------------------------------------------------------------------- */
+
+static int selected(const char *name)
+{
+    return !G.have_kernels || regexec(&G.kernels, name, 0, NULL, 0) == 0;
+}
+
+static void launch_begin(const Sanitizer_LaunchData *d)
+{
+    pthread_mutex_lock(&G.lock);
+    if (ensure_runtime(d->context, d->hStream) != 0 || !selected(d->functionName ? d->functionName : "")) {
+        pthread_mutex_unlock(&G.lock);
+        return;
+    }
+    register_ranges(d->module);
+    uint64_t blocks = (uint64_t)d->gridDim_x * d->gridDim_y * d->gridDim_z;
+    void *ldp = NULL, *enter = NULL, *exitc = NULL;
+    if (!san_ok(G.fn.alloc(d->context, &ldp, sizeof(wrs_launch_data)), "launch data") ||
+        !san_ok(G.fn.alloc(d->context, &enter, blocks * 4), "block counters") ||
+        !san_ok(G.fn.alloc(d->context, &exitc, blocks * 4), "block counters")) {
+        pthread_mutex_unlock(&G.lock);
+        return;
+    }
+    G.fn.memset_(enter, 0, blocks * 4, d->hStream);
+    G.fn.memset_(exitc, 0, blocks * 4, d->hStream);
+    static wrs_launch_data h;    /* uploaded before the launch runs */
+    memset(&h, 0, sizeof h);
+    h.state = G.state_dev;
+    h.block_enter = enter;
+    h.block_exit = exitc;
+    h.block_threads = d->blockDim_x * d->blockDim_y * d->blockDim_z;
+    G.fn.memcpy_h2d_async(ldp, &h, sizeof h, d->hStream);
+    G.fn.stream_synchronize(d->hStream);
+    san_ok(G.fn.set_launch_callback_data(d->hLaunch, d->function, d->hStream, ldp),
+           "sanitizerSetLaunchCallbackData");
+    G.open_ld = ldp;
+    pthread_mutex_lock(&G.wlock);
+    uint32_t kid = wr_writer_kernel(G.w, d->functionName ? d->functionName : "");
+    pthread_mutex_unlock(&G.wlock);
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_KERNEL_LAUNCH;
+    ev.u.launch.launch = ++G.next_launch;
+    ev.u.launch.kernel = kid;
+    ev.u.launch.grid[0] = d->gridDim_x, ev.u.launch.grid[1] = d->gridDim_y;
+    ev.u.launch.grid[2] = d->gridDim_z;
+    ev.u.launch.block_dim[0] = d->blockDim_x, ev.u.launch.block_dim[1] = d->blockDim_y;
+    ev.u.launch.block_dim[2] = d->blockDim_z;
+    ev.u.launch.cluster[0] = d->clusterDim_x ? d->clusterDim_x : 1;
+    ev.u.launch.cluster[1] = d->clusterDim_y ? d->clusterDim_y : 1;
+    ev.u.launch.cluster[2] = d->clusterDim_z ? d->clusterDim_z : 1;
+    ev.u.launch.stream = handle_id(d->stream, 0);
+    G.open_launch = ev.u.launch.launch;
+    G.launches++;
+    post(&ev);
+    pthread_mutex_unlock(&G.lock);
+}
+
+static void launch_end(const Sanitizer_LaunchData *d)
+{
+    pthread_mutex_lock(&G.lock);
+    if (!G.ready || !G.open_launch) {
+        pthread_mutex_unlock(&G.lock);
+        return;
+    }
+    /* serialize: every record of the launch is committed before the close */
+    san_ok(G.fn.stream_synchronize(d->hStream), "launch synchronize");
+    wrr_drain_post_close(&G.drain, G.open_launch);
+    static wrs_launch_data h;
+    if (G.open_ld && G.fn.memcpy_d2h(&h, G.open_ld, sizeof h, d->hStream) == SANITIZER_SUCCESS) {
+        uint32_t n = h.ndmalloc < WRS_DMALLOC_MAX ? h.ndmalloc : WRS_DMALLOC_MAX;
+        for (uint32_t i = 0; i < n; i++) {
+            wr_event ev;
+            memset(&ev, 0, sizeof ev);
+            if (h.dmalloc[i].size) {
+                pthread_mutex_lock(&G.wlock);
+                ev.u.alloc.alloc = wr_writer_alloc(G.w, h.dmalloc[i].ptr, h.dmalloc[i].size,
+                                                   WR_SPACE_GLOBAL, "device malloc");
+                pthread_mutex_unlock(&G.wlock);
+                ev.kind = WR_EV_ALLOC;
+            } else {
+                continue;   /* device free: the id is not tracked (SANITIZER.md) */
+            }
+            post(&ev);
+        }
+        G.fn.free_(d->context, h.block_enter);
+        G.fn.free_(d->context, h.block_exit);
+        G.fn.free_(d->context, G.open_ld);
+    }
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_KERNEL_END;
+    ev.u.kernel_end.launch = G.open_launch;
+    post(&ev);
+    G.open_launch = 0;
+    G.open_ld = NULL;
+    pthread_mutex_unlock(&G.lock);
+}
+
+/* ---- host-side events ----------------------------------------------------------------- */
+
+static void host_event(wr_event *ev)
+{
+    pthread_mutex_lock(&G.lock);
+    post(ev);
+    pthread_mutex_unlock(&G.lock);
+}
+
+static void on_memcpy(const Sanitizer_MemcpyData *d)
+{
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_HOST_COPY;
+    switch (d->direction) {
+    case SANITIZER_MEMCPY_DIRECTION_HOST_TO_DEVICE:
+        ev.u.copy.kind = WR_COPY_H2D, ev.u.copy.dst = d->dstAddress;
+        break;
+    case SANITIZER_MEMCPY_DIRECTION_DEVICE_TO_HOST:
+        ev.u.copy.kind = WR_COPY_D2H, ev.u.copy.src = d->srcAddress;
+        break;
+    case SANITIZER_MEMCPY_DIRECTION_DEVICE_TO_DEVICE:
+        ev.u.copy.kind = WR_COPY_D2D, ev.u.copy.dst = d->dstAddress, ev.u.copy.src = d->srcAddress;
+        break;
+    default:
+        return;
+    }
+    ev.u.copy.bytes = d->size;
+    ev.u.copy.async = (uint8_t)(d->isAsync != 0);
+    ev.u.copy.stream = handle_id(d->dstStream ? d->dstStream : d->srcStream, 0);
+    host_event(&ev);
+}
+
+static void on_alloc(const Sanitizer_ResourceMemoryData *d, int is_free)
+{
+    pthread_mutex_lock(&G.lock);
+    if (!G.w || (d->flags & SANITIZER_MEMORY_FLAG_MODULE)) {
+        pthread_mutex_unlock(&G.lock);
+        return;
+    }
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    if (!is_free) {
+        pthread_mutex_lock(&G.wlock);
+        uint32_t id = wr_writer_alloc(G.w, d->address, d->size, WR_SPACE_GLOBAL,
+                                      (d->flags & SANITIZER_MEMORY_FLAG_MANAGED) ? "managed" : "");
+        pthread_mutex_unlock(&G.wlock);
+        if (G.nallocs == G.capallocs) {
+            G.capallocs = G.capallocs ? 2 * G.capallocs : 64;
+            G.allocs = realloc(G.allocs, G.capallocs * sizeof *G.allocs);
+        }
+        G.allocs[G.nallocs].base = d->address;
+        G.allocs[G.nallocs++].id = id;
+        ev.kind = WR_EV_ALLOC;
+        ev.u.alloc.alloc = id;
+        post(&ev);
+    } else {
+        for (size_t i = G.nallocs; i-- > 0;)
+            if (G.allocs[i].base == d->address) {
+                ev.kind = WR_EV_FREE;
+                ev.u.alloc.alloc = G.allocs[i].id;
+                G.allocs[i] = G.allocs[--G.nallocs];
+                post(&ev);
+                break;
+            }
+    }
+    pthread_mutex_unlock(&G.lock);
+}
+
+static void SANITIZERAPI callback(void *ud, Sanitizer_CallbackDomain dom, Sanitizer_CallbackId cbid,
+                                  const void *data)
+{
+    (void)ud;
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    switch (dom) {
+    case SANITIZER_CB_DOMAIN_RESOURCE:
+        if (cbid == SANITIZER_CBID_RESOURCE_MODULE_LOADED)
+            module_loaded(data);
+        else if (cbid == SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_ALLOC ||
+                 cbid == SANITIZER_CBID_RESOURCE_MEMORY_ALLOC_ASYNC)
+            on_alloc(data, 0);
+        else if (cbid == SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_FREE ||
+                 cbid == SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC)
+            on_alloc(data, 1);
+        break;
+    case SANITIZER_CB_DOMAIN_LAUNCH:
+        if (cbid == SANITIZER_CBID_LAUNCH_BEGIN)
+            launch_begin(data);
+        else if (cbid == SANITIZER_CBID_LAUNCH_END)
+            launch_end(data);
+        break;
+    case SANITIZER_CB_DOMAIN_MEMCPY:
+        if (cbid == SANITIZER_CBID_MEMCPY_STARTING)
+            on_memcpy(data);
+        break;
+    case SANITIZER_CB_DOMAIN_MEMSET:
+        if (cbid == SANITIZER_CBID_MEMSET_STARTING) {
+            const Sanitizer_MemsetData *d = data;
+            ev.kind = WR_EV_HOST_COPY;
+            ev.u.copy.kind = WR_COPY_MEMSET;
+            ev.u.copy.dst = d->address;
+            ev.u.copy.bytes = d->width * (d->height ? d->height : 1) * (d->elementSize ? d->elementSize : 1);
+            ev.u.copy.async = (uint8_t)(d->isAsync != 0);
+            ev.u.copy.stream = handle_id(d->stream, 0);
+            host_event(&ev);
+        }
+        break;
+    case SANITIZER_CB_DOMAIN_SYNCHRONIZE: {
+        const Sanitizer_SynchronizeData *d = data;
+        if (cbid == SANITIZER_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED) {
+            ev.kind = WR_EV_STREAM_SYNC;
+            ev.u.stream_sync.stream = handle_id(d->stream, 0);
+        } else if (cbid == SANITIZER_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED) {
+            ev.kind = WR_EV_DEVICE_SYNC;
+        } else {
+            break;
+        }
+        host_event(&ev);
+        break;
+    }
+    case SANITIZER_CB_DOMAIN_EVENTS: {
+        const Sanitizer_EventData *d = data;
+        if (cbid == SANITIZER_CBID_EVENTS_RECORD)
+            ev.kind = WR_EV_EVENT_RECORD;
+        else if (cbid == SANITIZER_CBID_EVENTS_STREAM_WAIT)
+            ev.kind = WR_EV_STREAM_WAIT;
+        else if (cbid == SANITIZER_CBID_EVENTS_SYNCHRONIZE)
+            ev.kind = WR_EV_EVENT_SYNC;
+        else
+            break;
+        ev.u.stream_event.event = handle_id(d->event, 1);
+        ev.u.stream_event.stream = ev.kind == WR_EV_EVENT_SYNC ? 0 : handle_id(d->stream, 0);
+        host_event(&ev);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void shutdown_recorder(void)
+{
+    pthread_mutex_lock(&G.lock);
+    if (G.shut) {
+        pthread_mutex_unlock(&G.lock);
+        return;
+    }
+    G.shut = 1;
+    int ok = !G.failed;
+    if (G.ready && wrr_drain_stop_thread(&G.drain) != 0) {
+        set_error(G.drain.error[0] ? G.drain.error : "the drain failed");
+        ok = 0;
+    }
+    if (G.w) {
+        wr_error err;
+        pthread_mutex_lock(&G.wlock);
+        if (wr_writer_close(G.w, &err) != 0) {
+            set_error(err.msg);
+            ok = 0;
+        }
+        G.w = NULL;
+        pthread_mutex_unlock(&G.wlock);
+    }
+    if (G.stats[0]) {
+        FILE *f = fopen(G.stats, "w");
+        if (f) {
+            const wrs_stats *s = &G.fin.st;
+            fprintf(f, "events=%llu\n", (unsigned long long)s->events_out);
+            fprintf(f, "device_records=%llu\n", (unsigned long long)G.drain.st.records);
+            fprintf(f, "launches=%llu\n", (unsigned long long)G.launches);
+            fprintf(f, "lost_records=%llu\n", (unsigned long long)G.drain.st.lost_records);
+            fprintf(f, "lost_lanes=%llu\n", (unsigned long long)G.drain.st.lost_lanes);
+            fprintf(f, "drain_busy_ns=%llu\n", (unsigned long long)G.drain.st.busy_ns);
+            fprintf(f, "wall_ns=%llu\n", (unsigned long long)(wrr_monotonic_ns() - G.t_start));
+            fprintf(f, "sanitizer_classified=%llu\n", (unsigned long long)s->accesses_classified);
+            fprintf(f, "sanitizer_unclassified=%llu\n", (unsigned long long)s->accesses_unclassified);
+            fprintf(f, "sanitizer_fences_inferred=%llu\n", (unsigned long long)s->fences_inferred);
+            fprintf(f, "sanitizer_fence_unknown=%llu\n", (unsigned long long)s->fence_unknown);
+            fprintf(f, "sanitizer_fence_unreachable=%llu\n", (unsigned long long)s->fence_unreachable);
+            fprintf(f, "sanitizer_cas_outcome_unknown=%llu\n", (unsigned long long)s->cas_unknown);
+            fprintf(f, "ok=%d\n", ok);
+            if (G.error[0])
+                fprintf(f, "error=%s\n", G.error);
+            fclose(f);
+        }
+    }
+    pthread_mutex_unlock(&G.lock);
+}
+
+__attribute__((visibility("default"))) int InitializeInjection(void);
+int InitializeInjection(void)
+{
+    if (configure() != 0)
+        return 1;                /* no WARPRACE_OUT: stay out of the way */
+    if (!WRS_API_VERIFIED) {
+        fprintf(stderr, "warprace (sanitizer): this library was built without the toolkit's "
+                        "sanitizer.h (declarations from the documentation only); not "
+                        "recording.  Rebuild where compute-sanitizer/include exists.\n");
+        return 1;
+    }
+    if (load_api() != 0)
+        return 1;
+    if (!san_ok(G.fn.subscribe(&G.sub, callback, NULL), "sanitizerSubscribe"))
+        return 1;
+    const Sanitizer_CallbackDomain doms[] = {SANITIZER_CB_DOMAIN_RESOURCE,
+                                             SANITIZER_CB_DOMAIN_LAUNCH,
+                                             SANITIZER_CB_DOMAIN_MEMCPY,
+                                             SANITIZER_CB_DOMAIN_MEMSET,
+                                             SANITIZER_CB_DOMAIN_SYNCHRONIZE,
+                                             SANITIZER_CB_DOMAIN_EVENTS};
+    for (size_t i = 0; i < sizeof doms / sizeof doms[0]; i++)
+        san_ok(G.fn.enable_domain(1, G.sub, doms[i]), "sanitizerEnableDomain");
+    G.enabled = 1;
+    atexit(shutdown_recorder);
+    return 1;
+}

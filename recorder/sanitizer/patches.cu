@@ -1,0 +1,256 @@
+/*
+ * Device callbacks patched into unmodified kernels by the Compute Sanitizer
+ * API (inject_sanitizer.c).  Built with
+ *   nvcc --fatbin -arch=sm_90 --keep-device-functions -Xptxas --compile-as-tools-patch
+ * and loaded with sanitizerAddPatchesFromFile.  Every active thread of the
+ * instrumented instruction calls its callback; the lanes executing it
+ * together combine into ONE record per warp instruction, written into the
+ * recorder's device ring with the recorder's own logger primitives
+ * (device_logger.cuh: reservation, back-pressure, commit protocol of
+ * ring_format.h).  The records are provisional: the patched PC goes into
+ * the site word and the host completes op / atomic op / scope / order from
+ * the disassembly (san_events.c).
+ */
+#define WRS_DEVICE_SIDE 1
+#include "sanitizer_api.h"
+
+#include "device_logger.cuh"
+#include "san_shared.h"
+
+#define WRS_PATCH extern "C" __device__ __noinline__
+
+static __device__ __forceinline__ wrr_dev_state *wrs_state(void *ud)
+{
+    wrs_launch_data *ld = (wrs_launch_data *)ud;
+    if (!ld || !ld->state || !*(volatile uint32_t *)&ld->state->enabled)
+        return (wrr_dev_state *)0;
+    return ld->state;
+}
+
+/* One access record for the lanes of this warp that execute the same
+ * instruction (same pc) now.  addr: generic address (global) or the offset
+ * in the shared / local window, as the callback reports it. */
+static __device__ __forceinline__ void wrs_access(void *ud, uint64_t pc, uint64_t addr,
+                                                  uint32_t size, uint32_t flags, unsigned space)
+{
+    wrr_dev_state *s = wrs_state(ud);
+    if (!s || (flags & WRS_SAN_MEM_FLAG_PREFETCH))
+        return;
+    unsigned mask = __match_any_sync(__activemask(), pc);
+    unsigned lane = wrr_lane();
+    unsigned leader = __ffs(mask) - 1;
+    unsigned op, aop = WR_AOP_NONE, scope = WR_SCOPE_NONE, order = WR_ORDER_WEAK;
+    if ((flags & WRS_SAN_MEM_FLAG_READ) && (flags & WRS_SAN_MEM_FLAG_WRITE)) {
+        /* provisional: the host replaces these from the disassembly */
+        op = WR_OP_ATOMIC_RMW;
+        aop = WR_AOP_ADD;
+        scope = (flags & WRS_SAN_MEM_FLAG_ATOMSYS) ? WR_SCOPE_SYSTEM
+                : space == WR_SPACE_SHARED          ? WR_SCOPE_BLOCK
+                                                    : WR_SCOPE_DEVICE;
+        order = WR_ORDER_RELAXED;
+    } else if (flags & WRS_SAN_MEM_FLAG_WRITE) {
+        op = WR_OP_STORE;
+    } else {
+        op = WR_OP_LOAD;
+    }
+    /* address mode, exactly as wrr_access_begin chooses it */
+    uint64_t a0 = __shfl_sync(mask, addr, leader);
+    int uniform = __all_sync(mask, addr == a0);
+    uint64_t base = a0;
+    long long stride = 0;
+    unsigned amode;
+    if (uniform) {
+        amode = WRR_A_UNIFORM;
+    } else {
+        unsigned l1 = __ffs(mask & ~(1u << leader)) - 1;
+        uint64_t a1 = __shfl_sync(mask, addr, l1);
+        long long diff = (long long)(a1 - a0), dl = (long long)l1 - (long long)leader;
+        int ok = diff % dl == 0;
+        long long st = diff / dl;
+        uint64_t b = a0 - (uint64_t)((long long)leader * st);
+        if (__all_sync(mask, ok && addr == b + (uint64_t)((long long)lane * st))) {
+            amode = WRR_A_STRIDED;
+            base = b;
+            stride = st;
+        } else {
+            long long d = (long long)(addr - a0);
+            amode = __all_sync(mask, d >= INT32_MIN && d <= INT32_MAX) ? WRR_A_VECTOR32
+                                                                       : WRR_A_VECTOR64;
+        }
+    }
+    unsigned nslots = WRR_ACCESS_SLOTS(amode);
+    unsigned long long pos = 0;
+    if (lane == leader)
+        pos = wrr_reserve(s, nslots, __popc(mask));
+    pos = __shfl_sync(mask, pos, leader);
+    if (pos == ~0ull)
+        return;                       /* dropped (drop mode), counted */
+    if (amode == WRR_A_VECTOR32) {
+        unsigned w = 6 + lane / 2;
+        unsigned long long slot = (pos + w / 2) & ((1ull << s->log2cap) - 1);
+        volatile uint32_t *p32 = (volatile uint32_t *)&s->slots[2 * slot + (w & 1)];
+        p32[lane & 1] = (uint32_t)(addr - base);
+        __threadfence_system();
+    } else if (amode == WRR_A_VECTOR64) {
+        *wrr_word(s, pos, 6 + lane) = addr;
+        __threadfence_system();
+    }
+    __syncwarp(mask);
+    if (lane == leader) {
+        unsigned ls = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : size == 8 ? 3 : 4;
+        *wrr_word(s, pos, 1) = (uint64_t)mask;
+        *wrr_word(s, pos, 2) = WRR_W2(wrr_block_linear(), wrr_warp_in_block());
+        *wrr_word(s, pos, 3) = pc;    /* the site word carries the PC */
+        *wrr_word(s, pos, 4) = amode == WRR_A_VECTOR64 ? 0 : base;
+        *wrr_word(s, pos, 5) = (uint64_t)stride;
+        wrr_commit(s, pos, WRR_W0(0, WRR_K_ACCESS, nslots, op, aop, scope, order, space, ls, amode));
+    }
+    __syncwarp(mask);
+}
+
+WRS_PATCH SanitizerPatchResult wrs_global_access(void *ud, uint64_t pc, void *ptr,
+                                                 uint32_t size, uint32_t flags, const void *data)
+{
+    (void)data;
+    wrs_access(ud, pc, (uint64_t)(uintptr_t)ptr, size, flags, WR_SPACE_GLOBAL);
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+WRS_PATCH SanitizerPatchResult wrs_shared_access(void *ud, uint64_t pc, void *ptr,
+                                                 uint32_t size, uint32_t flags, const void *data)
+{
+    (void)data;
+    wrs_access(ud, pc, (uint64_t)(uintptr_t)ptr, size, flags, WR_SPACE_SHARED);
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+WRS_PATCH SanitizerPatchResult wrs_local_access(void *ud, uint64_t pc, void *ptr,
+                                                uint32_t size, uint32_t flags, const void *data)
+{
+    (void)data;
+    wrs_access(ud, pc, (uint64_t)(uintptr_t)ptr, size, flags, WR_SPACE_LOCAL);
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+/* A sync record written by the leader of the lanes executing together. */
+static __device__ __forceinline__ void wrs_sync(void *ud, uint64_t pc, unsigned kind,
+                                                unsigned mask_rec, uint32_t aux)
+{
+    wrr_dev_state *s = wrs_state(ud);
+    if (!s)
+        return;
+    unsigned mask = __match_any_sync(__activemask(), pc);
+    if (wrr_lane() == (unsigned)(__ffs(mask) - 1)) {
+        unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, __popc(mask));
+        if (pos != ~0ull) {
+            *wrr_word(s, pos, 1) = (uint64_t)(mask_rec ? mask_rec : mask) | ((uint64_t)aux << 32);
+            *wrr_word(s, pos, 2) = WRR_W2(wrr_block_linear(), wrr_warp_in_block());
+            *wrr_word(s, pos, 3) = pc;
+            wrr_commit(s, pos, WRR_W0(0, kind, WRR_SYNC_SLOTS, 0, 0, 0, 0, 0, 0, 0));
+        }
+    }
+    __syncwarp(mask);
+}
+
+WRS_PATCH SanitizerPatchResult wrs_barrier(void *ud, uint64_t pc, uint32_t bar, uint32_t count,
+                                           uint32_t flags)
+{
+    (void)flags;
+    uint32_t expected = count ? count : wrr_block_threads();
+    /* ring_format.h: barrier id in aux bits 0..7, expected threads 8..31 */
+    wrs_sync(ud, pc, WRR_K_BARRIER, 0, (bar & 0xffu) | (expected << 8));
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+WRS_PATCH SanitizerPatchResult wrs_syncwarp(void *ud, uint64_t pc, uint32_t mask)
+{
+    /* the record's mask word is the __syncwarp mask */
+    wrs_sync(ud, pc, WRR_K_WARP_SYNC, mask, 0);
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+/* Block enter: the first warp of the block records it; the others wait
+ * until it is committed, so that no access of the block precedes it. */
+WRS_PATCH SanitizerPatchResult wrs_block_enter(void *ud, uint64_t pc)
+{
+    wrr_dev_state *s = wrs_state(ud);
+    wrs_launch_data *ld = (wrs_launch_data *)ud;
+    if (!s)
+        return SANITIZER_PATCH_SUCCESS;
+    unsigned mask = __activemask();
+    if (wrr_lane() == (unsigned)(__ffs(mask) - 1)) {
+        unsigned b = wrr_block_linear();
+        if (atomicCAS(&ld->block_enter[b], 0u, 1u) == 0u) {
+            unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, 0);
+            if (pos != ~0ull) {
+                *wrr_word(s, pos, 1) = 0;
+                *wrr_word(s, pos, 2) = WRR_W2(b, 0);
+                *wrr_word(s, pos, 3) = pc;
+                wrr_commit(s, pos, WRR_W0(0, WRR_K_BLOCK_ENTER, WRR_SYNC_SLOTS, 0, 0, 0, 0, 0, 0, 0));
+            }
+            __threadfence();
+            atomicExch(&ld->block_enter[b], 2u);
+        } else {
+            while (*(volatile unsigned *)&ld->block_enter[b] != 2u)
+                __nanosleep(64);
+        }
+    }
+    __syncwarp(mask);
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+/* Block exit: the warp whose threads complete the block's count records it. */
+WRS_PATCH SanitizerPatchResult wrs_block_exit(void *ud, uint64_t pc)
+{
+    wrr_dev_state *s = wrs_state(ud);
+    wrs_launch_data *ld = (wrs_launch_data *)ud;
+    if (!s)
+        return SANITIZER_PATCH_SUCCESS;
+    unsigned mask = __activemask();
+    if (wrr_lane() == (unsigned)(__ffs(mask) - 1)) {
+        unsigned b = wrr_block_linear();
+        __threadfence();
+        unsigned before = atomicAdd(&ld->block_exit[b], (unsigned)__popc(mask));
+        if (before + __popc(mask) == ld->block_threads) {
+            unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, 0);
+            if (pos != ~0ull) {
+                *wrr_word(s, pos, 1) = 0;
+                *wrr_word(s, pos, 2) = WRR_W2(b, 0);
+                *wrr_word(s, pos, 3) = pc;
+                wrr_commit(s, pos, WRR_W0(0, WRR_K_BLOCK_EXIT, WRR_SYNC_SLOTS, 0, 0, 0, 0, 0, 0, 0));
+            }
+        }
+    }
+    __syncwarp(mask);
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+/* Device-side malloc/free: logged per launch, turned into ALLOC / FREE
+ * host events after the launch (inject_sanitizer.c). */
+WRS_PATCH SanitizerPatchResult wrs_device_malloc(void *ud, uint64_t pc, void *ptr, uint64_t size)
+{
+    (void)pc;
+    wrs_launch_data *ld = (wrs_launch_data *)ud;
+    if (ld && ptr) {
+        unsigned i = atomicAdd(&ld->ndmalloc, 1u);
+        if (i < WRS_DMALLOC_MAX) {
+            ld->dmalloc[i].ptr = (uint64_t)(uintptr_t)ptr;
+            ld->dmalloc[i].size = size ? size : 1;
+        }
+    }
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+WRS_PATCH SanitizerPatchResult wrs_device_free(void *ud, uint64_t pc, void *ptr)
+{
+    (void)pc;
+    wrs_launch_data *ld = (wrs_launch_data *)ud;
+    if (ld && ptr) {
+        unsigned i = atomicAdd(&ld->ndmalloc, 1u);
+        if (i < WRS_DMALLOC_MAX) {
+            ld->dmalloc[i].ptr = (uint64_t)(uintptr_t)ptr;
+            ld->dmalloc[i].size = 0;
+        }
+    }
+    return SANITIZER_PATCH_SUCCESS;
+}

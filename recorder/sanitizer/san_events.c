@@ -1,0 +1,393 @@
+/* Record-time completion of sanitizer-path events (san_events.h). */
+#include "san_events.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring_format.h"
+
+struct wrs_warp_slot {
+    uint64_t key;                 /* (block << 32 | warp) + 1; 0 = empty */
+    uint64_t pc;
+};
+
+struct wrs_pair_slot {
+    const wrs_function *fn;       /* NULL = empty */
+    uint64_t a, b;
+    uint8_t answer, scope, order;
+};
+
+int wrs_finisher_init(wrs_finisher *f, const wrr_sink *down)
+{
+    memset(f, 0, sizeof *f);
+    f->down = *down;
+    f->warp_cap = 1024;
+    f->warps = calloc(f->warp_cap, sizeof *f->warps);
+    f->pair_cap = 1024;
+    f->pairs = calloc(f->pair_cap, sizeof *f->pairs);
+    if (!f->warps || !f->pairs) {
+        wrs_finisher_destroy(f);
+        return -1;
+    }
+    return 0;
+}
+
+void wrs_finisher_destroy(wrs_finisher *f)
+{
+    free(f->ranges);
+    free(f->site_pc);
+    for (size_t i = 0; i < f->nstrs; i++)
+        free(f->strs[i]);
+    free(f->strs);
+    free(f->warps);
+    free(f->pairs);
+    memset(f, 0, sizeof *f);
+}
+
+int wrs_finisher_add_range(wrs_finisher *f, uint64_t start, uint64_t size, wrs_function *fn,
+                           const wrs_module *mod)
+{
+    for (size_t i = 0; i < f->nranges; i++)
+        if (f->ranges[i].start == start) {
+            f->ranges[i].size = size;
+            f->ranges[i].fn = fn;
+            f->ranges[i].mod = mod;
+            return 0;
+        }
+    if (f->nranges == f->capranges) {
+        size_t cap = f->capranges ? 2 * f->capranges : 16;
+        wrs_range *n = realloc(f->ranges, cap * sizeof *n);
+        if (!n)
+            return -1;
+        f->ranges = n;
+        f->capranges = cap;
+    }
+    /* keep sorted by start */
+    size_t i = f->nranges;
+    while (i > 0 && f->ranges[i - 1].start > start) {
+        f->ranges[i] = f->ranges[i - 1];
+        i--;
+    }
+    f->ranges[i] = (wrs_range){start, size, fn, mod};
+    f->nranges++;
+    return 0;
+}
+
+static const wrs_range *find_range(const wrs_finisher *f, uint64_t pc)
+{
+    size_t lo = 0, hi = f->nranges;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (f->ranges[mid].start <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const wrs_range *r = &f->ranges[lo - 1];
+    return pc - r->start < r->size ? r : NULL;
+}
+
+/* ---- strings and site descriptors served to the drain ------------------------ */
+
+static uint64_t intern(wrs_finisher *f, const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    for (size_t i = 0; i < f->nstrs; i++)
+        if (!strcmp(f->strs[i], s))
+            return WRS_STR_BASE + ((uint64_t)i << 24);
+    if (f->nstrs == f->capstrs) {
+        size_t cap = f->capstrs ? 2 * f->capstrs : 16;
+        char **n = realloc(f->strs, cap * sizeof *n);
+        if (!n)
+            return 0;
+        f->strs = n;
+        f->capstrs = cap;
+    }
+    size_t len = strlen(s);
+    if (len >= (1u << 24))
+        return 0;
+    f->strs[f->nstrs] = malloc(len + 1);
+    if (!f->strs[f->nstrs])
+        return 0;
+    memcpy(f->strs[f->nstrs], s, len + 1);
+    return WRS_STR_BASE + ((uint64_t)f->nstrs++ << 24);
+}
+
+long wrs_finisher_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    wrs_finisher *f = ctx;
+    if (addr >= WRS_STR_BASE) {
+        uint64_t idx = (addr - WRS_STR_BASE) >> 24, off = addr & 0xffffffu;
+        if (idx >= f->nstrs)
+            return -1;
+        const char *s = f->strs[idx];
+        size_t slen = strlen(s) + 1;
+        if (off >= slen)
+            return -1;
+        size_t n = slen - off < len ? slen - off : len;
+        memcpy(buf, s + off, n);
+        return (long)n;
+    }
+    /* a PC: its site descriptor (ring_format.h wrr_site_desc layout) */
+    if (len < 24)
+        return -1;
+    const wrs_range *r = find_range(f, addr);
+    uint32_t magic = WRR_SITE_MAGIC, line = 0;
+    uint64_t file = 0, func = 0;
+    if (r) {
+        const wrs_insn *in = wrs_find_insn(r->fn, addr - r->start);
+        if (in) {
+            line = in->line;
+            file = intern(f, wrs_insn_file(r->mod, in));
+        }
+        func = intern(f, r->fn->name);
+    }
+    unsigned char raw[24];
+    memcpy(raw, &magic, 4);
+    memcpy(raw + 4, &line, 4);
+    memcpy(raw + 8, &file, 8);
+    memcpy(raw + 16, &func, 8);
+    memcpy(buf, raw, sizeof raw);
+    f->last_desc_pc = addr;
+    return (long)sizeof raw;
+}
+
+static uint32_t fin_site(void *ctx, const char *file, uint32_t line, const char *function,
+                         uint64_t pc)
+{
+    wrs_finisher *f = ctx;
+    (void)pc;                     /* the drain does not know it: we do */
+    uint64_t real_pc = f->last_desc_pc;
+    uint32_t id = f->down.site ? f->down.site(f->down.ctx, file, line, function, real_pc) : 0;
+    if (id) {
+        if (id >= f->cap_site_pc) {
+            size_t cap = f->cap_site_pc ? f->cap_site_pc : 256;
+            while (cap <= id)
+                cap *= 2;
+            uint64_t *n = realloc(f->site_pc, cap * sizeof *n);
+            if (!n)
+                return id;
+            memset(n + f->cap_site_pc, 0, (cap - f->cap_site_pc) * sizeof *n);
+            f->site_pc = n;
+            f->cap_site_pc = cap;
+        }
+        f->site_pc[id] = real_pc;
+    }
+    return id;
+}
+
+static uint64_t pc_of_site(const wrs_finisher *f, uint32_t site)
+{
+    return site && site < f->cap_site_pc ? f->site_pc[site] : 0;
+}
+
+/* ---- per-warp state and the fence-answer cache ---------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+static wrs_warp_slot *warp_slot(wrs_finisher *f, uint64_t key, int create)
+{
+    if (create && 2 * (f->warp_count + 1) > f->warp_cap) {
+        size_t ncap = f->warp_cap * 2;
+        wrs_warp_slot *n = calloc(ncap, sizeof *n), *old = f->warps;
+        if (!n)
+            return NULL;
+        for (size_t i = 0; i < f->warp_cap; i++)
+            if (old[i].key) {
+                size_t j = mix(old[i].key) & (ncap - 1);
+                while (n[j].key)
+                    j = (j + 1) & (ncap - 1);
+                n[j] = old[i];
+            }
+        free(old);
+        f->warps = n;
+        f->warp_cap = ncap;
+    }
+    size_t j = mix(key) & (f->warp_cap - 1);
+    while (f->warps[j].key && f->warps[j].key != key)
+        j = (j + 1) & (f->warp_cap - 1);
+    if (!f->warps[j].key) {
+        if (!create)
+            return NULL;
+        f->warps[j].key = key;
+        f->warps[j].pc = 0;
+        f->warp_count++;
+    }
+    return &f->warps[j];
+}
+
+static void clear_warps(wrs_finisher *f)
+{
+    memset(f->warps, 0, f->warp_cap * sizeof *f->warps);
+    f->warp_count = 0;
+}
+
+/* Which fence every path from a to b passes: answer (wrs_answer) and, for
+ * YES, the widest such scope and its order. */
+static void decide(wrs_finisher *f, wrs_function *fn, uint64_t a, uint64_t b, uint8_t *answer,
+                   uint8_t *scope, uint8_t *order)
+{
+    size_t j = mix((uint64_t)(uintptr_t)fn ^ mix(a) ^ (b * 0x9e3779b97f4a7c15ull)) &
+               (f->pair_cap - 1);
+    while (f->pairs[j].fn && !(f->pairs[j].fn == fn && f->pairs[j].a == a && f->pairs[j].b == b))
+        j = (j + 1) & (f->pair_cap - 1);
+    if (f->pairs[j].fn) {
+        *answer = f->pairs[j].answer;
+        *scope = f->pairs[j].scope;
+        *order = f->pairs[j].order;
+        return;
+    }
+    *answer = WRS_NO;
+    *scope = 0;
+    *order = 0;
+    static const uint8_t scopes[] = {WR_SCOPE_SYSTEM, WR_SCOPE_DEVICE, WR_SCOPE_BLOCK};
+    for (size_t k = 0; k < sizeof scopes; k++) {
+        wrs_answer r = wrs_fence_between(fn, a, b, scopes[k], 0);
+        if (r == WRS_YES) {
+            *answer = WRS_YES;
+            *scope = scopes[k];
+            *order = wrs_fence_between(fn, a, b, scopes[k], 1) == WRS_YES ? WR_ORDER_SC
+                                                                          : WR_ORDER_ACQ_REL;
+            break;
+        }
+        if (r != WRS_NO) {
+            *answer = (uint8_t)r;   /* UNKNOWN / UNREACHABLE: the same at every scope */
+            break;
+        }
+    }
+    /* cache (unbounded growth is avoided by resetting when half full) */
+    if (2 * (f->pair_count + 1) > f->pair_cap) {
+        memset(f->pairs, 0, f->pair_cap * sizeof *f->pairs);
+        f->pair_count = 0;
+        j = mix((uint64_t)(uintptr_t)fn ^ mix(a) ^ (b * 0x9e3779b97f4a7c15ull)) &
+            (f->pair_cap - 1);
+    }
+    f->pairs[j] = (wrs_pair_slot){fn, a, b, *answer, *scope, *order};
+    f->pair_count++;
+}
+
+/* ---- the sink ------------------------------------------------------------------ */
+
+static int emit(wrs_finisher *f, const wr_event *ev)
+{
+    f->st.events_out++;
+    return f->down.event(f->down.ctx, ev);
+}
+
+static void complete_access(wrs_finisher *f, wr_access *a, const wrs_range *r, uint64_t pc)
+{
+    const wrs_insn *in = r ? wrs_find_insn(r->fn, pc - r->start) : NULL;
+    unsigned k = in ? in->cls.kind : WRS_K_OTHER;
+    if (k != WRS_K_LOAD && k != WRS_K_STORE && k != WRS_K_ATOMIC && k != WRS_K_RED) {
+        f->st.accesses_unclassified++;
+        return;
+    }
+    const wrs_class *c = &in->cls;
+    /* the callback's read/write flags and the instruction must agree on
+     * what is atomic; where they do not, the callback (what ran) wins */
+    int cb_atomic = a->op == WR_OP_ATOMIC_RMW;
+    int insn_rmw = c->op == WR_OP_ATOMIC_RMW;
+    if (cb_atomic != insn_rmw && !(k == WRS_K_RED && a->op == WR_OP_STORE)) {
+        f->st.accesses_unclassified++;
+        return;
+    }
+    a->op = c->op;
+    a->atomic_op = c->atomic_op;
+    a->scope = c->scope;
+    a->order = c->order;
+    if (c->space <= WR_SPACE_MAX && c->space != a->space)
+        f->st.space_mismatch++;
+    if (a->atomic_op == WR_AOP_CAS) {
+        a->cas_success = a->active_mask;
+        f->st.cas_unknown++;
+    } else {
+        a->cas_success = 0;
+    }
+    f->st.accesses_classified++;
+}
+
+static int fin_event(void *ctx, const wr_event *ev)
+{
+    wrs_finisher *f = ctx;
+    f->st.events_in++;
+    uint32_t block, warp, mask;
+    switch (ev->kind) {
+    case WR_EV_KERNEL_LAUNCH:
+        f->launch = ev->u.launch.launch;
+        clear_warps(f);
+        return emit(f, ev);
+    case WR_EV_ACCESS:
+        block = ev->u.access.block, warp = ev->u.access.warp, mask = ev->u.access.active_mask;
+        break;
+    case WR_EV_BARRIER:
+        block = ev->u.barrier.block, warp = ev->u.barrier.warp, mask = ev->u.barrier.active_mask;
+        break;
+    case WR_EV_WARP_SYNC:
+        block = ev->u.warp_sync.block, warp = ev->u.warp_sync.warp, mask = ev->u.warp_sync.mask;
+        break;
+    default:
+        return emit(f, ev);
+    }
+    wr_event e = *ev;
+    uint64_t pc = pc_of_site(f, ev->site);
+    const wrs_range *r = pc ? find_range(f, pc) : NULL;
+    if (e.kind == WR_EV_ACCESS)
+        complete_access(f, &e.u.access, r, pc);
+    uint64_t key = (((uint64_t)block << 32) | warp) + 1;
+    wrs_warp_slot *slot = warp_slot(f, key, 1);
+    if (slot && slot->pc && r) {
+        const wrs_range *pr = find_range(f, slot->pc);
+        if (pr && pr->fn == r->fn) {
+            uint8_t answer, scope, order;
+            f->st.fence_queries++;
+            decide(f, r->fn, slot->pc - pr->start, pc - r->start, &answer, &scope, &order);
+            if (answer == WRS_YES) {
+                wr_event fe;
+                memset(&fe, 0, sizeof fe);
+                fe.kind = WR_EV_FENCE;
+                fe.site = 0;
+                fe.u.fence.launch = f->launch;
+                fe.u.fence.block = block;
+                fe.u.fence.warp = warp;
+                fe.u.fence.active_mask = mask;
+                fe.u.fence.scope = scope;
+                fe.u.fence.order = order;
+                f->st.fences_inferred++;
+                if (emit(f, &fe) != 0)
+                    return -1;
+            } else if (answer == WRS_UNKNOWN) {
+                f->st.fence_unknown++;
+            } else if (answer == WRS_UNREACHABLE) {
+                f->st.fence_unreachable++;
+            }
+        } else {
+            f->st.fence_cross_function++;
+        }
+    }
+    if (slot)
+        slot->pc = pc;
+    return emit(f, &e);
+}
+
+static int fin_flush(void *ctx)
+{
+    wrs_finisher *f = ctx;
+    return f->down.flush ? f->down.flush(f->down.ctx) : 0;
+}
+
+void wrs_finisher_sink(wrs_finisher *f, wrr_sink *out)
+{
+    out->ctx = f;
+    out->event = fin_event;
+    out->flush = fin_flush;
+    out->site = fin_site;
+}

@@ -1,0 +1,97 @@
+/*
+ * Record-time completion of the binary-instrumentation path (pure C, no
+ * CUDA; SANITIZER.md).  The patches write provisional ring records: what
+ * the Compute Sanitizer callbacks know (read / write / atomic, size, space,
+ * lanes) with the patched instruction's PC in the site word (w3).  The
+ * drain (recorder/drain.c, unchanged) converts them as usual; this layer
+ * sits between the drain and the trace writer as a wrr_sink and:
+ *
+ *  - serves the drain's site look-ups (its read_mem) from the PC tables:
+ *    every PC becomes a catalog site with pc, file:line and function;
+ *  - completes every ACCESS event from the SASS classification of its PC
+ *    (op, atomic op, scope, order; space only where the instruction says
+ *    more than the callback), counting PCs it cannot classify;
+ *  - infers fences: before each device event of a warp it asks the CFG
+ *    whether every path from the warp's previous recorded PC passes a
+ *    MEMBAR, and if so emits a WR_EV_FENCE of the widest such scope;
+ *    UNKNOWN answers (indirect branches) are counted and emit nothing
+ *    (treated as "no fence": conservative for race detection);
+ *  - CAS success is not reported by the API: it records every active lane
+ *    as successful (the conservative choice: a write) and counts it.
+ */
+#ifndef WARPRACE_SAN_EVENTS_H
+#define WARPRACE_SAN_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "drain.h"
+#include "sass_classify.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct wrs_stats {
+    uint64_t events_in, events_out;
+    uint64_t accesses_classified;
+    uint64_t accesses_unclassified;   /* PC unknown or not a memory instruction */
+    uint64_t space_mismatch;          /* callback space != instruction space */
+    uint64_t cas_unknown;             /* CAS records: success assumed */
+    uint64_t fences_inferred;
+    uint64_t fence_queries;
+    uint64_t fence_unknown;           /* indirect branch on the way */
+    uint64_t fence_unreachable;       /* no CFG path between the two PCs */
+    uint64_t fence_cross_function;    /* previous PC in another function */
+} wrs_stats;
+
+/* A loaded function: [start, start + size) in the device's address space. */
+typedef struct wrs_range {
+    uint64_t start, size;
+    wrs_function *fn;
+    const wrs_module *mod;
+} wrs_range;
+
+typedef struct wrs_warp_slot wrs_warp_slot;
+typedef struct wrs_pair_slot wrs_pair_slot;
+
+typedef struct wrs_finisher {
+    wrr_sink down;                /* the trace writer */
+    wrs_range *ranges;
+    size_t nranges, capranges;
+    /* site catalog id -> pc */
+    uint64_t *site_pc;
+    size_t cap_site_pc;
+    uint64_t last_desc_pc;        /* the PC whose descriptor the drain read last */
+    /* strings served to the drain */
+    char **strs;
+    size_t nstrs, capstrs;
+    /* per-warp last recorded PC (current launch) */
+    wrs_warp_slot *warps;
+    size_t warp_cap, warp_count;
+    /* cache of fence answers */
+    wrs_pair_slot *pairs;
+    size_t pair_cap, pair_count;
+    uint32_t launch;
+    wrs_stats st;
+} wrs_finisher;
+
+int wrs_finisher_init(wrs_finisher *f, const wrr_sink *down);
+void wrs_finisher_destroy(wrs_finisher *f);
+
+/* Registers a function's loaded range (the module and function outlive f). */
+int wrs_finisher_add_range(wrs_finisher *f, uint64_t start, uint64_t size, wrs_function *fn,
+                           const wrs_module *mod);
+
+/* The sink to give the drain, and its read_mem (ctx = f). */
+void wrs_finisher_sink(wrs_finisher *f, wrr_sink *out);
+long wrs_finisher_read_mem(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/* Strings served through read_mem live at these addresses (never device
+ * PCs, which are below 2^49). */
+#define WRS_STR_BASE 0xfff0000000000000ull
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,810 @@
+/* SASS disassembly parser, opcode classifier and fence inference
+ * (sass_classify.h, SANITIZER.md). */
+#include "sass_classify.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "warprace/event.h"
+
+#define SUCC_NONE UINT32_MAX
+#define SUCC_UNKNOWN (UINT32_MAX - 1u)
+
+const char *wrs_kind_name(unsigned kind)
+{
+    static const char *const names[] = {"other", "load", "store", "atomic", "red",
+                                        "fence", "proxy_fence", "barrier", "warpsync"};
+    return kind < WRS_K_KIND_MAX ? names[kind] : "?";
+}
+
+/* ---- opcode classification ------------------------------------------------ */
+
+static int has_mod(char mods[][16], int n, const char *m)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(mods[i], m))
+            return 1;
+    return 0;
+}
+
+static unsigned size_of_mods(char mods[][16], int n)
+{
+    unsigned size = 0;
+    for (int i = 0; i < n; i++) {
+        const char *m = mods[i];
+        if (!strcmp(m, "U8") || !strcmp(m, "S8"))
+            size = 1;
+        else if (!strcmp(m, "U16") || !strcmp(m, "S16") || !strcmp(m, "F16"))
+            size = 2;
+        else if (!strcmp(m, "32") || !strcmp(m, "U32") || !strcmp(m, "S32") ||
+                 !strcmp(m, "F32") || !strcmp(m, "F16x2") || !strcmp(m, "BF16x2"))
+            size = 4;
+        else if (!strcmp(m, "64") || !strcmp(m, "U64") || !strcmp(m, "S64") || !strcmp(m, "F64"))
+            size = 8;
+        else if (!strcmp(m, "128"))
+            size = 16;
+    }
+    return size ? size : 4;
+}
+
+/* Scope modifier of an access/atomic/fence; WR_SCOPE_NONE when absent. */
+static unsigned scope_of_mods(char mods[][16], int n)
+{
+    if (has_mod(mods, n, "SYS"))
+        return WR_SCOPE_SYSTEM;
+    if (has_mod(mods, n, "GPU"))
+        return WR_SCOPE_DEVICE;
+    if (has_mod(mods, n, "CTA") || has_mod(mods, n, "SM"))
+        return WR_SCOPE_BLOCK;
+    return WR_SCOPE_NONE;
+}
+
+static unsigned atomic_op_of_mods(char mods[][16], int n)
+{
+    static const struct { const char *m; unsigned aop; } map[] = {
+        {"ADD", WR_AOP_ADD},   {"EXCH", WR_AOP_EXCH}, {"CAS", WR_AOP_CAS},
+        {"CAST", WR_AOP_CAS},  {"MIN", WR_AOP_MIN},   {"MAX", WR_AOP_MAX},
+        {"AND", WR_AOP_AND},   {"OR", WR_AOP_OR},     {"XOR", WR_AOP_XOR},
+        {"INC", WR_AOP_INC},   {"DEC", WR_AOP_DEC},
+    };
+    /* ATOMS.POPC.INC is an add of the population count (atomicAdd(p, 1)
+     * on shared memory), not the wrapping atomicInc */
+    if (has_mod(mods, n, "POPC") && has_mod(mods, n, "INC"))
+        return WR_AOP_ADD;
+    for (int i = 0; i < n; i++)
+        for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
+            if (!strcmp(mods[i], map[k].m))
+                return map[k].aop;
+    return WR_AOP_NONE;
+}
+
+void wrs_classify_opcode(const char *opcode, wrs_class *c)
+{
+    memset(c, 0, sizeof *c);
+    c->space = WRS_SPACE_NONE;
+    c->flow = WRS_F_NEXT;
+    char base[32];
+    char mods[16][16];
+    int nmods = 0;
+    size_t i = 0, k = 0;
+    while (opcode[i] && opcode[i] != '.' && k + 1 < sizeof base)
+        base[k++] = opcode[i++];
+    base[k] = 0;
+    while (opcode[i] == '.' && nmods < 16) {
+        i++;
+        k = 0;
+        while (opcode[i] && opcode[i] != '.') {
+            if (k + 1 < sizeof mods[0])
+                mods[nmods][k++] = opcode[i];
+            i++;
+        }
+        mods[nmods++][k] = 0;
+    }
+
+    static const struct { const char *op; uint8_t kind, space; } mem[] = {
+        {"LDG", WRS_K_LOAD, WR_SPACE_GLOBAL},     {"STG", WRS_K_STORE, WR_SPACE_GLOBAL},
+        {"LDS", WRS_K_LOAD, WR_SPACE_SHARED},     {"STS", WRS_K_STORE, WR_SPACE_SHARED},
+        {"LDSM", WRS_K_LOAD, WR_SPACE_SHARED},    {"LDL", WRS_K_LOAD, WR_SPACE_LOCAL},
+        {"STL", WRS_K_STORE, WR_SPACE_LOCAL},     {"LD", WRS_K_LOAD, WRS_SPACE_GENERIC},
+        {"ST", WRS_K_STORE, WRS_SPACE_GENERIC},   {"ATOMG", WRS_K_ATOMIC, WR_SPACE_GLOBAL},
+        {"ATOMS", WRS_K_ATOMIC, WR_SPACE_SHARED}, {"ATOM", WRS_K_ATOMIC, WRS_SPACE_GENERIC},
+        {"RED", WRS_K_RED, WRS_SPACE_GENERIC},    {"REDG", WRS_K_RED, WR_SPACE_GLOBAL},
+        {"REDS", WRS_K_RED, WR_SPACE_SHARED},
+    };
+    for (size_t m = 0; m < sizeof mem / sizeof mem[0]; m++) {
+        if (strcmp(base, mem[m].op) != 0)
+            continue;
+        c->kind = mem[m].kind;
+        c->space = mem[m].space;
+        c->size = (uint8_t)size_of_mods(mods, nmods);
+        unsigned scope = scope_of_mods(mods, nmods);
+        if (c->kind == WRS_K_ATOMIC || c->kind == WRS_K_RED) {
+            c->op = WR_OP_ATOMIC_RMW;
+            c->atomic_op = (uint8_t)atomic_op_of_mods(mods, nmods);
+            if (c->atomic_op == WR_AOP_NONE)
+                c->atomic_op = WR_AOP_ADD;   /* e.g. ATOMS.POPC alone; never seen */
+            /* no scope printed: shared atomics are block-scoped, the others
+             * device-scoped (atomicAdd) */
+            if (scope == WR_SCOPE_NONE)
+                scope = c->space == WR_SPACE_SHARED ? WR_SCOPE_BLOCK : WR_SCOPE_DEVICE;
+            c->scope = (uint8_t)scope;
+            c->order = WR_ORDER_RELAXED;
+        } else if (has_mod(mods, nmods, "STRONG") && scope != WR_SCOPE_NONE) {
+            if (scope == WR_SCOPE_SYSTEM) {
+                /* volatile (ld.volatile = relaxed.sys on sm_70+): the
+                 * source-level API records it as a plain access with
+                 * relaxed order */
+                c->op = c->kind == WRS_K_LOAD ? WR_OP_LOAD : WR_OP_STORE;
+                c->scope = WR_SCOPE_NONE;
+            } else {
+                /* ld/st.relaxed.gpu|cta: cuda::atomic_ref load/store */
+                c->op = c->kind == WRS_K_LOAD ? WR_OP_ATOMIC_LOAD : WR_OP_ATOMIC_STORE;
+                c->scope = (uint8_t)scope;
+            }
+            c->order = WR_ORDER_RELAXED;
+        } else {
+            c->op = c->kind == WRS_K_LOAD ? WR_OP_LOAD : WR_OP_STORE;
+            c->scope = WR_SCOPE_NONE;
+            c->order = WR_ORDER_WEAK;
+        }
+        return;
+    }
+    if (!strcmp(base, "MEMBAR")) {
+        c->kind = WRS_K_FENCE;
+        unsigned scope = scope_of_mods(mods, nmods);
+        c->scope = (uint8_t)(scope == WR_SCOPE_NONE ? WR_SCOPE_DEVICE : scope);
+        c->order = has_mod(mods, nmods, "ALL") ? WR_ORDER_ACQ_REL : WR_ORDER_SC;
+        return;
+    }
+    if (!strcmp(base, "FENCE")) {
+        c->kind = WRS_K_PROXY_FENCE;
+        return;
+    }
+    if (!strcmp(base, "BAR")) {
+        c->kind = WRS_K_BARRIER;
+        return;
+    }
+    if (!strcmp(base, "WARPSYNC")) {
+        c->kind = WRS_K_WARPSYNC;
+        return;
+    }
+    if (!strcmp(base, "BRA") || !strcmp(base, "JMP"))
+        c->flow = WRS_F_BRANCH;
+    else if (!strcmp(base, "BRX") || !strcmp(base, "JMX"))
+        c->flow = WRS_F_INDIRECT;
+    else if (!strcmp(base, "EXIT") || !strcmp(base, "KILL") ||
+             (!strcmp(base, "BPT") && has_mod(mods, nmods, "TRAP")))
+        c->flow = WRS_F_EXIT;
+    else if (!strcmp(base, "RET"))
+        c->flow = WRS_F_RET;
+    else if (!strcmp(base, "CALL"))
+        c->flow = WRS_F_CALL;
+}
+
+/* ---- module bookkeeping --------------------------------------------------- */
+
+void wrs_module_free(wrs_module *m)
+{
+    for (size_t i = 0; i < m->nfns; i++) {
+        free(m->fns[i].name);
+        free(m->fns[i].insns);
+        free(m->fns[i].succ);
+    }
+    free(m->fns);
+    for (size_t i = 0; i < m->nfiles; i++)
+        free(m->files[i]);
+    free(m->files);
+    memset(m, 0, sizeof *m);
+}
+
+const wrs_function *wrs_find_function(const wrs_module *m, const char *name)
+{
+    for (size_t i = 0; i < m->nfns; i++)
+        if (!strcmp(m->fns[i].name, name))
+            return &m->fns[i];
+    return NULL;
+}
+
+static long insn_index(const wrs_function *f, uint64_t pc)
+{
+    size_t lo = 0, hi = f->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (f->insns[mid].pc < pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < f->n && f->insns[lo].pc == pc ? (long)lo : -1;
+}
+
+const wrs_insn *wrs_find_insn(const wrs_function *f, uint64_t pc)
+{
+    long i = insn_index(f, pc);
+    return i < 0 ? NULL : &f->insns[i];
+}
+
+const char *wrs_insn_file(const wrs_module *m, const wrs_insn *in)
+{
+    return in->file >= 0 && (size_t)in->file < m->nfiles ? m->files[in->file] : NULL;
+}
+
+/* ---- parser ------------------------------------------------------------------ */
+
+typedef struct label {
+    char name[64];
+    uint64_t pc;          /* pc of the next instruction after the label */
+    int pending;          /* no instruction seen yet after it */
+} label;
+
+typedef struct fixup {
+    size_t insn;
+    char name[64];
+} fixup;
+
+typedef struct parser {
+    wrs_module *m;
+    wrs_function *fn;     /* current function (index may move: realloc) */
+    size_t fn_index;
+    int have_fn;
+    int32_t file;
+    uint32_t line;
+    label *labels;
+    size_t nlabels, caplabels;
+    fixup *fixups;
+    size_t nfixups, capfixups;
+    char *err;
+    size_t errlen;
+    unsigned lineno;
+} parser;
+
+static int fail(parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(parser *p, const char *fmt, ...)
+{
+    if (p->err && p->errlen) {
+        int n = snprintf(p->err, p->errlen, "line %u: ", p->lineno);
+        va_list ap;
+        va_start(ap, fmt);
+        if (n >= 0 && (size_t)n < p->errlen)
+            vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static int32_t intern_file(wrs_module *m, const char *name, size_t len)
+{
+    for (size_t i = 0; i < m->nfiles; i++)
+        if (strlen(m->files[i]) == len && !memcmp(m->files[i], name, len))
+            return (int32_t)i;
+    if (m->nfiles == m->capfiles) {
+        size_t cap = m->capfiles ? 2 * m->capfiles : 8;
+        char **n = realloc(m->files, cap * sizeof *n);
+        if (!n)
+            return -1;
+        m->files = n;
+        m->capfiles = cap;
+    }
+    char *s = malloc(len + 1);
+    if (!s)
+        return -1;
+    memcpy(s, name, len);
+    s[len] = 0;
+    m->files[m->nfiles] = s;
+    return (int32_t)m->nfiles++;
+}
+
+static int cmp_insn(const void *a, const void *b)
+{
+    const wrs_insn *x = a, *y = b;
+    return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+/* Ends the current function: sorts it, resolves label targets. */
+static int finish_function(parser *p)
+{
+    if (!p->have_fn)
+        return 0;
+    wrs_function *f = &p->m->fns[p->fn_index];
+    qsort(f->insns, f->n, sizeof *f->insns, cmp_insn);
+    for (size_t i = 0; i < p->nfixups; i++) {
+        const fixup *x = &p->fixups[i];
+        /* x->insn indexed the unsorted array: find by identity of pc is
+         * not possible, so fixups store the pc instead (see add_fixup) */
+        uint64_t pc = (uint64_t)x->insn;
+        long idx = insn_index(f, pc);
+        if (idx < 0)
+            continue;
+        f->insns[idx].target = -1;
+        for (size_t l = 0; l < p->nlabels; l++)
+            if (!strcmp(p->labels[l].name, x->name) && !p->labels[l].pending) {
+                f->insns[idx].target = (int64_t)p->labels[l].pc;
+                break;
+            }
+    }
+    /* acquire heuristic: a strong load or atomic directly followed by
+     * CCTL.IVALL (the L1 invalidation ld.acquire / atom.acquire emit) */
+    for (size_t i = 0; i + 1 < f->n; i++) {
+        wrs_insn *in = &f->insns[i];
+        if ((in->cls.op == WR_OP_ATOMIC_LOAD || in->cls.op == WR_OP_ATOMIC_RMW) &&
+            !strncmp(f->insns[i + 1].opcode, "CCTL.IVALL", 10))
+            in->cls.order = in->cls.op == WR_OP_ATOMIC_LOAD ? WR_ORDER_ACQUIRE : in->cls.order;
+    }
+    p->nlabels = 0;
+    p->nfixups = 0;
+    p->have_fn = 0;
+    return 0;
+}
+
+static int start_function(parser *p, const char *name, size_t len)
+{
+    if (finish_function(p) != 0)
+        return -1;
+    wrs_module *m = p->m;
+    for (size_t i = 0; i < m->nfns; i++)
+        if (strlen(m->fns[i].name) == len && !memcmp(m->fns[i].name, name, len)) {
+            if (m->fns[i].n > 0)
+                return fail(p, "function %.*s defined twice", (int)len, name);
+            p->fn_index = i;
+            p->have_fn = 1;
+            return 0;
+        }
+    if (m->nfns == m->capfns) {
+        size_t cap = m->capfns ? 2 * m->capfns : 8;
+        wrs_function *n = realloc(m->fns, cap * sizeof *n);
+        if (!n)
+            return fail(p, "out of memory");
+        m->fns = n;
+        m->capfns = cap;
+    }
+    wrs_function *f = &m->fns[m->nfns];
+    memset(f, 0, sizeof *f);
+    f->name = malloc(len + 1);
+    if (!f->name)
+        return fail(p, "out of memory");
+    memcpy(f->name, name, len);
+    f->name[len] = 0;
+    p->fn_index = m->nfns++;
+    p->have_fn = 1;
+    p->file = -1;
+    p->line = 0;
+    return 0;
+}
+
+static int add_label(parser *p, const char *name, size_t len)
+{
+    if (len >= sizeof p->labels[0].name)
+        return fail(p, "label too long");
+    if (p->nlabels == p->caplabels) {
+        size_t cap = p->caplabels ? 2 * p->caplabels : 16;
+        label *n = realloc(p->labels, cap * sizeof *n);
+        if (!n)
+            return fail(p, "out of memory");
+        p->labels = n;
+        p->caplabels = cap;
+    }
+    label *l = &p->labels[p->nlabels++];
+    memcpy(l->name, name, len);
+    l->name[len] = 0;
+    l->pc = 0;
+    l->pending = 1;
+    return 0;
+}
+
+static int add_fixup(parser *p, uint64_t pc, const char *name, size_t len)
+{
+    if (len >= sizeof p->fixups[0].name)
+        return fail(p, "branch target label too long");
+    if (p->nfixups == p->capfixups) {
+        size_t cap = p->capfixups ? 2 * p->capfixups : 16;
+        fixup *n = realloc(p->fixups, cap * sizeof *n);
+        if (!n)
+            return fail(p, "out of memory");
+        p->fixups = n;
+        p->capfixups = cap;
+    }
+    fixup *x = &p->fixups[p->nfixups++];
+    x->insn = (size_t)pc;
+    memcpy(x->name, name, len);
+    x->name[len] = 0;
+    return 0;
+}
+
+static const char *skip_ws(const char *s, const char *end)
+{
+    while (s < end && (*s == ' ' || *s == '\t' || *s == '\r'))
+        s++;
+    return s;
+}
+
+/* `//## File "x.cu", line 42` (possibly `... inlined at ...`) */
+static int parse_line_info(parser *p, const char *s, const char *end)
+{
+    const char *q = memchr(s, '"', (size_t)(end - s));
+    if (!q)
+        return fail(p, "line-info comment without a file name");
+    const char *q2 = memchr(q + 1, '"', (size_t)(end - q - 1));
+    if (!q2)
+        return fail(p, "unterminated file name in line-info comment");
+    const char *l = q2 + 1;
+    while (l < end && (*l == ',' || *l == ' '))
+        l++;
+    if (end - l < 5 || strncmp(l, "line ", 5) != 0)
+        return fail(p, "line-info comment without 'line N'");
+    l += 5;
+    unsigned long v = 0;
+    int digits = 0;
+    while (l < end && isdigit((unsigned char)*l) && v < 100000000ul) {
+        v = v * 10 + (unsigned long)(*l++ - '0');
+        digits++;
+    }
+    if (!digits)
+        return fail(p, "line-info comment with a bad line number");
+    int32_t fi = intern_file(p->m, q + 1, (size_t)(q2 - q - 1));
+    if (fi < 0)
+        return fail(p, "out of memory");
+    p->file = fi;
+    p->line = (uint32_t)v;
+    return 0;
+}
+
+static int is_pred_operand(const char *s, size_t n)
+{
+    /* P0..P6, !P0, UP0, !UP0 (not PT/UPT, which are always true) */
+    if (n && *s == '!')
+        s++, n--;
+    if (n >= 2 && s[0] == 'U' && s[1] == 'P')
+        s++, n--;
+    return n >= 2 && s[0] == 'P' && isdigit((unsigned char)s[1]);
+}
+
+static int is_ureg_operand(const char *s, size_t n)
+{
+    return n >= 3 && s[0] == 'U' && s[1] == 'R' && isdigit((unsigned char)s[2]);
+}
+
+static int handle_instruction(parser *p, uint64_t pc, const char *s, const char *end)
+{
+    if (!p->have_fn)
+        return fail(p, "instruction outside a function");
+    /* cut at ';' */
+    const char *semi = memchr(s, ';', (size_t)(end - s));
+    if (semi)
+        end = semi;
+    s = skip_ws(s, end);
+    if (s < end && *s == '{')
+        s = skip_ws(s + 1, end);
+    wrs_insn in;
+    memset(&in, 0, sizeof in);
+    in.pc = pc;
+    in.target = -1;
+    in.file = p->file;
+    in.line = p->line;
+    if (s < end && *s == '@') {
+        const char *e = s;
+        while (e < end && !isspace((unsigned char)*e))
+            e++;
+        size_t n = (size_t)(e - s);
+        /* @PT / @UPT: always true */
+        if (!(n == 3 && !memcmp(s, "@PT", 3)) && !(n == 4 && !memcmp(s, "@UPT", 4)))
+            in.predicated = 1;
+        s = skip_ws(e, end);
+    }
+    const char *oe = s;
+    while (oe < end && !isspace((unsigned char)*oe) && *oe != '}')
+        oe++;
+    size_t olen = (size_t)(oe - s);
+    if (olen == 0)
+        return fail(p, "missing opcode");
+    if (olen >= sizeof in.opcode)
+        olen = sizeof in.opcode - 1;
+    memcpy(in.opcode, s, olen);
+    in.opcode[olen] = 0;
+    wrs_classify_opcode(in.opcode, &in.cls);
+    const char *ops = skip_ws(oe, end);
+    /* branch targets */
+    if (in.cls.flow == WRS_F_BRANCH || !strncmp(in.opcode, "BSSY", 4)) {
+        /* operands separated by ',' ; the target is the last one */
+        const char *last = ops;
+        int nops = 0;
+        int cond = 0;
+        const char *t = ops;
+        while (t < end) {
+            const char *c = memchr(t, ',', (size_t)(end - t));
+            const char *oend = c ? c : end;
+            const char *a = skip_ws(t, oend);
+            const char *b = oend;
+            while (b > a && isspace((unsigned char)b[-1]))
+                b--;
+            if (b > a) {
+                nops++;
+                if (c && (is_pred_operand(a, (size_t)(b - a)) || is_ureg_operand(a, (size_t)(b - a))))
+                    cond = 1;
+                last = a;
+            }
+            if (!c)
+                break;
+            t = c + 1;
+        }
+        if (nops > 0) {
+            const char *b = end;
+            while (b > last && isspace((unsigned char)b[-1]))
+                b--;
+            const char *lp = memchr(last, '(', (size_t)(b - last));
+            if (lp) {
+                const char *rp = memchr(lp, ')', (size_t)(b - lp));
+                if (!rp)
+                    return fail(p, "unterminated branch target");
+                if (in.cls.flow == WRS_F_BRANCH &&
+                    add_fixup(p, pc, lp + 1, (size_t)(rp - lp - 1)) != 0)
+                    return -1;
+            } else if (b - last > 2 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X')) {
+                char buf[32];
+                size_t n = (size_t)(b - last);
+                if (n >= sizeof buf)
+                    return fail(p, "branch target too long");
+                memcpy(buf, last, n);
+                buf[n] = 0;
+                in.target = (int64_t)strtoull(buf, NULL, 16);
+            } else if (in.cls.flow == WRS_F_BRANCH) {
+                /* a register target: indirect */
+                in.cls.flow = WRS_F_INDIRECT;
+            }
+        }
+        if (in.cls.flow == WRS_F_BRANCH)
+            in.cond_operand = (uint8_t)cond;
+        else
+            in.target = -1;   /* BSSY: a convergence point, not a jump */
+    }
+    wrs_function *f = &p->m->fns[p->fn_index];
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? 2 * f->cap : 64;
+        wrs_insn *n = realloc(f->insns, cap * sizeof *n);
+        if (!n)
+            return fail(p, "out of memory");
+        f->insns = n;
+        f->cap = cap;
+    }
+    f->insns[f->n++] = in;
+    for (size_t l = 0; l < p->nlabels; l++)
+        if (p->labels[l].pending) {
+            p->labels[l].pc = pc;
+            p->labels[l].pending = 0;
+        }
+    return 0;
+}
+
+static int parse_line(parser *p, const char *s, const char *end)
+{
+    s = skip_ws(s, end);
+    while (end > s && isspace((unsigned char)end[-1]))
+        end--;
+    if (s == end)
+        return 0;
+    /* cuobjdump: "Function : NAME" */
+    if (end - s > 10 && !strncmp(s, "Function", 8)) {
+        const char *c = memchr(s, ':', (size_t)(end - s));
+        if (c) {
+            const char *n = skip_ws(c + 1, end);
+            if (n < end)
+                return start_function(p, n, (size_t)(end - n));
+        }
+    }
+    if (s[0] == '/' && end - s >= 2 && s[1] == '/') {
+        if (end - s > 8 && !strncmp(s, "//## File", 9))
+            return parse_line_info(p, s, end);
+        return 0;               /* other comments */
+    }
+    if (s[0] == '/' && end - s >= 2 && s[1] == '*') {
+        const char *close = NULL;
+        for (const char *q = s + 2; q + 1 < end; q++)
+            if (q[0] == '*' && q[1] == '/') {
+                close = q;
+                break;
+            }
+        if (!close)
+            return fail(p, "unterminated comment");
+        const char *h = s + 2;
+        /* hex encodings (a comment holding 0x000fe4...) carry no instruction */
+        while (h < close && *h == ' ')
+            h++;
+        if (close - h >= 2 && h[0] == '0' && (h[1] == 'x' || h[1] == 'X'))
+            return 0;
+        uint64_t pc = 0;
+        int digits = 0;
+        for (; h < close; h++) {
+            int v = isdigit((unsigned char)*h) ? *h - '0'
+                    : (*h >= 'a' && *h <= 'f') ? *h - 'a' + 10
+                    : (*h >= 'A' && *h <= 'F') ? *h - 'A' + 10 : -1;
+            if (v < 0)
+                return fail(p, "bad PC comment");
+            if (digits++ > 15)
+                return fail(p, "PC too long");
+            pc = pc * 16 + (uint64_t)v;
+        }
+        if (!digits)
+            return fail(p, "empty PC comment");
+        return handle_instruction(p, pc, close + 2, end);
+    }
+    /* labels: "NAME:" */
+    if (end[-1] == ':') {
+        const char *n = s;
+        size_t len = (size_t)(end - 1 - s);
+        if (len > 6 && !strncmp(n, ".text.", 6))
+            return start_function(p, n + 6, len - 6);
+        if (len > 0 && n[0] == '.')
+            return add_label(p, n, len);
+        if (len > 0 && !memchr(n, ' ', len) && !memchr(n, '\t', len))
+            return start_function(p, n, len);
+        return 0;
+    }
+    /* directives (.section, .type, .headerflags ...) and anything else */
+    return 0;
+}
+
+int wrs_parse(const char *text, size_t len, wrs_module *m, char *err, size_t errlen)
+{
+    parser p;
+    memset(&p, 0, sizeof p);
+    p.m = m;
+    p.err = err;
+    p.errlen = errlen;
+    p.file = -1;
+    if (err && errlen)
+        err[0] = 0;
+    const char *s = text, *end = text + len;
+    int rc = 0;
+    while (s < end && rc == 0) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        const char *le = nl ? nl : end;
+        p.lineno++;
+        rc = parse_line(&p, s, le);
+        s = nl ? nl + 1 : end;
+    }
+    if (rc == 0)
+        rc = finish_function(&p);
+    free(p.labels);
+    free(p.fixups);
+    return rc;
+}
+
+/* ---- CFG and fence inference ------------------------------------------------ */
+
+static int build_cfg(wrs_function *f)
+{
+    if (f->cfg_built)
+        return 0;
+    f->succ = malloc((f->n ? f->n : 1) * 2 * sizeof *f->succ);
+    if (!f->succ)
+        return -1;
+    for (size_t i = 0; i < f->n; i++) {
+        const wrs_insn *in = &f->insns[i];
+        uint32_t next = i + 1 < f->n ? (uint32_t)(i + 1) : SUCC_NONE;
+        uint32_t *s = &f->succ[2 * i];
+        s[0] = s[1] = SUCC_NONE;
+        int cond = in->predicated || in->cond_operand;
+        switch (in->cls.flow) {
+        case WRS_F_BRANCH: {
+            long t = in->target >= 0 ? insn_index(f, (uint64_t)in->target) : -1;
+            s[0] = t >= 0 ? (uint32_t)t : SUCC_UNKNOWN;
+            if (cond)
+                s[1] = next;
+            break;
+        }
+        case WRS_F_EXIT:
+        case WRS_F_RET:
+            if (in->predicated)
+                s[0] = next;
+            break;
+        case WRS_F_INDIRECT:
+            s[0] = SUCC_UNKNOWN;
+            if (in->predicated)
+                s[1] = next;
+            f->has_indirect = 1;
+            break;
+        default:
+            s[0] = next;
+            break;
+        }
+    }
+    f->cfg_built = 1;
+    return 0;
+}
+
+static int counts_as_fence(const wrs_insn *in, unsigned scope, int sc_only)
+{
+    return in->cls.kind == WRS_K_FENCE && in->cls.scope >= scope &&
+           (!sc_only || in->cls.order == WR_ORDER_SC);
+}
+
+wrs_answer wrs_fence_between(wrs_function *f, uint64_t pc1, uint64_t pc2, unsigned scope,
+                             int sc_only)
+{
+    long ls = insn_index(f, pc1), lt = insn_index(f, pc2);
+    if (ls < 0 || lt < 0 || build_cfg(f) != 0)
+        return WRS_UNREACHABLE;
+    size_t n = f->n, s = (size_t)ls, t = (size_t)lt;
+    unsigned char *in_r = calloc(n, 1);       /* reachable from s */
+    unsigned char *out = calloc(n, 1);
+    unsigned char *nin = calloc(n, 1);
+    uint32_t *stack = malloc(n * sizeof *stack + sizeof *stack);
+    wrs_answer ans = WRS_UNREACHABLE;
+    if (!in_r || !out || !nin || !stack)
+        goto done;
+    /* reachability: from s, not expanding past t */
+    int unknown = 0, reached = 0;
+    size_t sp = 0;
+    for (int k = 0; k < 2; k++) {
+        uint32_t v = f->succ[2 * s + k];
+        if (v == SUCC_UNKNOWN)
+            unknown = 1;
+        else if (v != SUCC_NONE && !in_r[v]) {
+            in_r[v] = 1;
+            stack[sp++] = v;
+        }
+    }
+    while (sp > 0) {
+        uint32_t u = stack[--sp];
+        if (u == t) {
+            reached = 1;
+            continue;
+        }
+        if (u == s)
+            continue;             /* back at the start: a new record there */
+        for (int k = 0; k < 2; k++) {
+            uint32_t v = f->succ[2 * u + k];
+            if (v == SUCC_UNKNOWN)
+                unknown = 1;
+            else if (v != SUCC_NONE && !in_r[v]) {
+                in_r[v] = 1;
+                stack[sp++] = v;
+            }
+        }
+    }
+    if (unknown) {
+        ans = WRS_UNKNOWN;
+        goto done;
+    }
+    if (!reached) {
+        ans = WRS_UNREACHABLE;
+        goto done;
+    }
+    in_r[s] = 1;
+    /* greatest fixpoint of OUT[v] = AND(OUT[preds]) || fence(v) */
+    for (size_t v = 0; v < n; v++)
+        out[v] = in_r[v] && v != s;
+    for (;;) {
+        memset(nin, 1, n);
+        for (size_t u = 0; u < n; u++) {
+            if (!in_r[u] || (u == t && u != s))
+                continue;         /* not reached, or the end (not expanded) */
+            for (int k = 0; k < 2; k++) {
+                uint32_t v = f->succ[2 * u + k];
+                if (v < n && in_r[v] && !out[u])
+                    nin[v] = 0;
+            }
+        }
+        int changed = 0;
+        for (size_t v = 0; v < n; v++) {
+            if (!in_r[v] || v == s || v == t)
+                continue;
+            unsigned char o = nin[v] || counts_as_fence(&f->insns[v], scope, sc_only);
+            if (o != out[v]) {
+                out[v] = o;
+                changed = 1;
+            }
+        }
+        if (!changed)
+            break;
+    }
+    ans = nin[t] ? WRS_YES : WRS_NO;
+done:
+    free(in_r);
+    free(out);
+    free(nin);
+    free(stack);
+    return ans;
+}

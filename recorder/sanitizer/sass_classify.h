@@ -1,0 +1,134 @@
+/*
+ * SASS classification for the binary-instrumentation recorder (pure C, no
+ * CUDA).  SANITIZER.md explains where it is used; the summary:
+ *
+ *  - wrs_parse() reads disassembly text as printed by `nvdisasm -c -g`
+ *    (function labels, `.L_x_N:` local labels, hex PC comments such as 0080 between comment delimiters,
+ *    `//## File "x.cu", line 42` line-info comments, backquoted branch
+ *    targets) or by `cuobjdump -sass` (`Function : NAME` headers, hex
+ *    encodings in trailing comments, numeric branch targets) into one table
+ *    per function: PC (offset from the function start) -> classified
+ *    instruction with its file:line.
+ *  - wrs_classify_opcode() classifies one opcode with its modifiers
+ *    (`ATOM.E.CAS.STRONG.GPU`, `LDS.U16`, `MEMBAR.SC.GPU` ...) into the
+ *    event model's terms: memory operation, atomic operation, scope,
+ *    strength/order, address space (or "generic": resolved at run time by
+ *    the callback that fires), size, and for fences their scope and order.
+ *  - wrs_fence_between() answers, from the function's control-flow graph,
+ *    whether every path from one PC to another passes a fence of at least a
+ *    given scope (a must-analysis); YES, NO, or UNKNOWN when an indirect
+ *    branch (BRX/JMX/JMP through a register) is on the way.
+ */
+#ifndef WARPRACE_SASS_CLASSIFY_H
+#define WARPRACE_SASS_CLASSIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What an instruction is, as far as recording goes. */
+typedef enum wrs_kind {
+    WRS_K_OTHER = 0,
+    WRS_K_LOAD,          /* LDG LDS LDL LD LDSM */
+    WRS_K_STORE,         /* STG STS STL ST */
+    WRS_K_ATOMIC,        /* ATOM ATOMG ATOMS (returns a value) */
+    WRS_K_RED,           /* RED REDG REDS (no return value) */
+    WRS_K_FENCE,         /* MEMBAR: an inter-thread memory fence */
+    WRS_K_PROXY_FENCE,   /* FENCE.VIEW.ASYNC.*: orders proxies, not threads */
+    WRS_K_BARRIER,       /* BAR.SYNC / BAR.RED / BAR.ARV ... */
+    WRS_K_WARPSYNC,      /* WARPSYNC */
+    WRS_K_KIND_MAX
+} wrs_kind;
+
+/* Control flow of an instruction. */
+typedef enum wrs_flow {
+    WRS_F_NEXT = 0,      /* falls through */
+    WRS_F_BRANCH,        /* BRA / JMP with a known target */
+    WRS_F_EXIT,          /* EXIT / KILL: the thread ends */
+    WRS_F_RET,           /* RET: back to the caller */
+    WRS_F_CALL,          /* CALL: returns to the next instruction */
+    WRS_F_INDIRECT       /* BRX / JMX / JMP through a register: unknown targets */
+} wrs_flow;
+
+/* Address space beyond wr_space: generic instructions (LD/ST/ATOM/RED)
+ * are resolved at run time by the callback that fires. */
+#define WRS_SPACE_GENERIC 3u
+#define WRS_SPACE_NONE 0xffu
+
+typedef struct wrs_class {
+    uint8_t kind;        /* wrs_kind */
+    uint8_t op;          /* wr_mem_op (memory instructions) */
+    uint8_t atomic_op;   /* wr_atomic_op (ATOMIC / RED) */
+    uint8_t scope;       /* wr_scope: atomics, strong accesses, fences */
+    uint8_t order;       /* wr_order */
+    uint8_t space;       /* wr_space, WRS_SPACE_GENERIC, or WRS_SPACE_NONE */
+    uint8_t size;        /* bytes per lane (memory instructions), 0 = unknown */
+    uint8_t flow;        /* wrs_flow */
+} wrs_class;
+
+typedef struct wrs_insn {
+    uint64_t pc;         /* offset from the function start */
+    char opcode[48];     /* opcode with its modifiers, e.g. "ATOM.E.CAS.STRONG.GPU" */
+    wrs_class cls;
+    uint8_t predicated;  /* guarded by @P / @!P (not @PT) */
+    uint8_t cond_operand;/* BRA.U/BRA.DIV with a predicate operand: conditional */
+    int64_t target;      /* branch target offset, -1 = none / unknown */
+    int32_t file;        /* index into wrs_module.files, -1 = no line info */
+    uint32_t line;
+} wrs_insn;
+
+typedef struct wrs_function {
+    char *name;
+    wrs_insn *insns;     /* sorted by pc */
+    size_t n, cap;
+    /* CFG, built lazily by wrs_fence_between */
+    int cfg_built;
+    int has_indirect;
+    uint32_t *succ;      /* 2 per instruction, UINT32_MAX = none */
+} wrs_function;
+
+typedef struct wrs_module {
+    wrs_function *fns;
+    size_t nfns, capfns;
+    char **files;
+    size_t nfiles, capfiles;
+} wrs_module;
+
+/* Classifies one opcode with its modifiers (no predicate, no operands). */
+void wrs_classify_opcode(const char *opcode, wrs_class *out);
+
+/* Parses disassembly text into *m (which must be zeroed or freshly
+ * freed).  Returns 0, or -1 with a message "line N: ..." in err. */
+int wrs_parse(const char *text, size_t len, wrs_module *m, char *err, size_t errlen);
+void wrs_module_free(wrs_module *m);
+
+const wrs_function *wrs_find_function(const wrs_module *m, const char *name);
+/* The instruction at pc, or NULL. */
+const wrs_insn *wrs_find_insn(const wrs_function *f, uint64_t pc);
+/* The file name of an instruction, or NULL. */
+const char *wrs_insn_file(const wrs_module *m, const wrs_insn *in);
+
+typedef enum wrs_answer {
+    WRS_NO = 0,          /* some path passes no such fence */
+    WRS_YES = 1,         /* every path passes one */
+    WRS_UNKNOWN = 2,     /* an indirect branch is reachable on the way */
+    WRS_UNREACHABLE = 3  /* no path from pc1 to pc2 (or a PC is unknown) */
+} wrs_answer;
+
+/* Does every path that leaves the instruction at pc1 and first arrives at
+ * the instruction at pc2 pass a fence (WRS_K_FENCE) of scope >= `scope`
+ * (wr_scope)?  With sc_only, only MEMBAR.SC fences count.  pc1 == pc2
+ * asks about the paths around a loop.  Callees of CALL are not entered
+ * (a fence inside one is not seen: the answer errs towards NO). */
+wrs_answer wrs_fence_between(wrs_function *f, uint64_t pc1, uint64_t pc2, unsigned scope,
+                             int sc_only);
+
+const char *wrs_kind_name(unsigned kind);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,33 @@
+/* Built only where the toolkit's sanitizer.h exists: the values and
+ * layouts sanitizer_api.h declares from the documentation must equal the
+ * real header's. */
+#include <sanitizer.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* our own names (sanitizer_api.h, without its fallback declarations) */
+#define WRS_HAVE_SANITIZER_H 1
+#include "sanitizer_api.h"
+
+_Static_assert(WRS_SAN_SUCCESS == SANITIZER_SUCCESS, "SANITIZER_SUCCESS");
+_Static_assert(WRS_SAN_PATCH_SUCCESS == SANITIZER_PATCH_SUCCESS, "PATCH_SUCCESS");
+_Static_assert(WRS_SAN_MEM_FLAG_READ == SANITIZER_MEMORY_DEVICE_FLAG_READ, "READ");
+_Static_assert(WRS_SAN_MEM_FLAG_WRITE == SANITIZER_MEMORY_DEVICE_FLAG_WRITE, "WRITE");
+_Static_assert(WRS_SAN_MEM_FLAG_ATOMSYS == SANITIZER_MEMORY_DEVICE_FLAG_ATOMSYS, "ATOMSYS");
+_Static_assert(WRS_SAN_MEM_FLAG_PREFETCH == SANITIZER_MEMORY_DEVICE_FLAG_PREFETCH, "PREFETCH");
+/* the documented order of the values sanitizer_api.h's fallback declares */
+_Static_assert(SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS == 3, "GLOBAL");
+_Static_assert(SANITIZER_INSTRUCTION_SYNCWARP == 7, "SYNCWARP");
+_Static_assert(SANITIZER_INSTRUCTION_DEVICE_SIDE_FREE == 12, "DEVICE_SIDE_FREE");
+_Static_assert(SANITIZER_CB_DOMAIN_LAUNCH == 5, "DOMAIN_LAUNCH");
+_Static_assert(SANITIZER_CB_DOMAIN_EVENTS == 11, "DOMAIN_EVENTS");
+_Static_assert(SANITIZER_CBID_RESOURCE_MODULE_LOADED == 9, "MODULE_LOADED");
+_Static_assert(SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC == 16, "FREE_ASYNC");
+_Static_assert(SANITIZER_CBID_LAUNCH_END == 3, "LAUNCH_END");
+_Static_assert(offsetof(Sanitizer_LaunchData, hLaunch) == 88, "LaunchData layout");
+
+int main(void)
+{
+    printf("sanitizer_api.h matches sanitizer.h\n");
+    return 0;
+}

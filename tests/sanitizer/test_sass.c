@@ -1,0 +1,391 @@
+/* SASS parser, opcode classification, line info and fence inference
+ * (recorder/sanitizer/sass_classify.c) on committed disassembly text. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sass_classify.h"
+#include "warprace/event.h"
+
+#ifndef WRS_TEST_DATA
+#error "WRS_TEST_DATA must name tests/sanitizer/data"
+#endif
+
+static char *slurp(const char *name, size_t *len)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", WRS_TEST_DATA, name);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static wrs_module M;
+
+static void load(const char *name)
+{
+    size_t len;
+    char *text = slurp(name, &len);
+    char err[256];
+    memset(&M, 0, sizeof M);
+    int rc = wrs_parse(text, len, &M, err, sizeof err);
+    free(text);
+    cr_assert_eq(rc, 0, "parse failed: %s", err);
+}
+
+static void unload(void) { wrs_module_free(&M); }
+
+static wrs_function *fn(const char *name)
+{
+    const wrs_function *f = wrs_find_function(&M, name);
+    cr_assert_not_null(f, "function %s not parsed", name);
+    return (wrs_function *)f;
+}
+
+static const wrs_insn *at(const char *name, uint64_t pc)
+{
+    const wrs_insn *in = wrs_find_insn(fn(name), pc);
+    cr_assert_not_null(in, "%s: no instruction at 0x%llx", name, (unsigned long long)pc);
+    return in;
+}
+
+/* ---- opcode classification (no file) --------------------------------------- */
+
+typedef struct expect {
+    const char *opcode;
+    unsigned kind, op, aop, scope, order, space, size;
+} expect;
+
+Test(sanitizer_classify, memory_opcodes)
+{
+    const expect cases[] = {
+        {"ATOM.E.CAS.STRONG.GPU", WRS_K_ATOMIC, WR_OP_ATOMIC_RMW, WR_AOP_CAS, WR_SCOPE_DEVICE,
+         WR_ORDER_RELAXED, WRS_SPACE_GENERIC, 4},
+        {"ATOMS.CAS", WRS_K_ATOMIC, WR_OP_ATOMIC_RMW, WR_AOP_CAS, WR_SCOPE_BLOCK,
+         WR_ORDER_RELAXED, WR_SPACE_SHARED, 4},
+        {"ATOMS.CAST.SPIN", WRS_K_ATOMIC, WR_OP_ATOMIC_RMW, WR_AOP_CAS, WR_SCOPE_BLOCK,
+         WR_ORDER_RELAXED, WR_SPACE_SHARED, 4},
+        {"ATOMS.ADD", WRS_K_ATOMIC, WR_OP_ATOMIC_RMW, WR_AOP_ADD, WR_SCOPE_BLOCK,
+         WR_ORDER_RELAXED, WR_SPACE_SHARED, 4},
+        {"ATOMS.POPC.INC.32", WRS_K_ATOMIC, WR_OP_ATOMIC_RMW, WR_AOP_ADD, WR_SCOPE_BLOCK,
+         WR_ORDER_RELAXED, WR_SPACE_SHARED, 4},
+        {"RED.E.ADD.STRONG.GPU", WRS_K_RED, WR_OP_ATOMIC_RMW, WR_AOP_ADD, WR_SCOPE_DEVICE,
+         WR_ORDER_RELAXED, WRS_SPACE_GENERIC, 4},
+        {"RED.E.ADD.STRONG.SYS", WRS_K_RED, WR_OP_ATOMIC_RMW, WR_AOP_ADD, WR_SCOPE_SYSTEM,
+         WR_ORDER_RELAXED, WRS_SPACE_GENERIC, 4},
+        {"ATOMG.E.MIN.S32.STRONG.SYS", WRS_K_ATOMIC, WR_OP_ATOMIC_RMW, WR_AOP_MIN,
+         WR_SCOPE_SYSTEM, WR_ORDER_RELAXED, WR_SPACE_GLOBAL, 4},
+        {"ATOM.E.EXCH.64.STRONG.CTA", WRS_K_ATOMIC, WR_OP_ATOMIC_RMW, WR_AOP_EXCH,
+         WR_SCOPE_BLOCK, WR_ORDER_RELAXED, WRS_SPACE_GENERIC, 8},
+        {"ATOM.E.ADD.F32.FTZ.RN.STRONG.GPU", WRS_K_ATOMIC, WR_OP_ATOMIC_RMW, WR_AOP_ADD,
+         WR_SCOPE_DEVICE, WR_ORDER_RELAXED, WRS_SPACE_GENERIC, 4},
+        {"ATOM.E.INC.STRONG.GPU", WRS_K_ATOMIC, WR_OP_ATOMIC_RMW, WR_AOP_INC, WR_SCOPE_DEVICE,
+         WR_ORDER_RELAXED, WRS_SPACE_GENERIC, 4},
+        {"ATOM.E.DEC.STRONG.GPU", WRS_K_ATOMIC, WR_OP_ATOMIC_RMW, WR_AOP_DEC, WR_SCOPE_DEVICE,
+         WR_ORDER_RELAXED, WRS_SPACE_GENERIC, 4},
+        {"ATOM.E.XOR.STRONG.SYS", WRS_K_ATOMIC, WR_OP_ATOMIC_RMW, WR_AOP_XOR, WR_SCOPE_SYSTEM,
+         WR_ORDER_RELAXED, WRS_SPACE_GENERIC, 4},
+        {"ATOM.E.OR", WRS_K_ATOMIC, WR_OP_ATOMIC_RMW, WR_AOP_OR, WR_SCOPE_DEVICE,
+         WR_ORDER_RELAXED, WRS_SPACE_GENERIC, 4},
+        {"ATOM.E.AND.STRONG.SM", WRS_K_ATOMIC, WR_OP_ATOMIC_RMW, WR_AOP_AND, WR_SCOPE_BLOCK,
+         WR_ORDER_RELAXED, WRS_SPACE_GENERIC, 4},
+        {"ATOM.E.MAX.S32.STRONG.GPU", WRS_K_ATOMIC, WR_OP_ATOMIC_RMW, WR_AOP_MAX,
+         WR_SCOPE_DEVICE, WR_ORDER_RELAXED, WRS_SPACE_GENERIC, 4},
+        /* volatile: plain access, relaxed, no scope (as the device API records it) */
+        {"LDG.E.STRONG.SYS", WRS_K_LOAD, WR_OP_LOAD, WR_AOP_NONE, WR_SCOPE_NONE,
+         WR_ORDER_RELAXED, WR_SPACE_GLOBAL, 4},
+        {"STG.E.STRONG.SYS", WRS_K_STORE, WR_OP_STORE, WR_AOP_NONE, WR_SCOPE_NONE,
+         WR_ORDER_RELAXED, WR_SPACE_GLOBAL, 4},
+        /* ld/st.relaxed.gpu: atomic load/store at device scope */
+        {"LDG.E.STRONG.GPU", WRS_K_LOAD, WR_OP_ATOMIC_LOAD, WR_AOP_NONE, WR_SCOPE_DEVICE,
+         WR_ORDER_RELAXED, WR_SPACE_GLOBAL, 4},
+        {"STG.E.STRONG.GPU", WRS_K_STORE, WR_OP_ATOMIC_STORE, WR_AOP_NONE, WR_SCOPE_DEVICE,
+         WR_ORDER_RELAXED, WR_SPACE_GLOBAL, 4},
+        {"STS.STRONG.CTA", WRS_K_STORE, WR_OP_ATOMIC_STORE, WR_AOP_NONE, WR_SCOPE_BLOCK,
+         WR_ORDER_RELAXED, WR_SPACE_SHARED, 4},
+        /* weak */
+        {"LDG.E", WRS_K_LOAD, WR_OP_LOAD, 0, WR_SCOPE_NONE, WR_ORDER_WEAK, WR_SPACE_GLOBAL, 4},
+        {"LDG.E.WEAK", WRS_K_LOAD, WR_OP_LOAD, 0, WR_SCOPE_NONE, WR_ORDER_WEAK, WR_SPACE_GLOBAL, 4},
+        {"LDG.E.128.CONSTANT", WRS_K_LOAD, WR_OP_LOAD, 0, WR_SCOPE_NONE, WR_ORDER_WEAK,
+         WR_SPACE_GLOBAL, 16},
+        {"STG.E.U8", WRS_K_STORE, WR_OP_STORE, 0, WR_SCOPE_NONE, WR_ORDER_WEAK, WR_SPACE_GLOBAL, 1},
+        {"LDS.U16", WRS_K_LOAD, WR_OP_LOAD, 0, WR_SCOPE_NONE, WR_ORDER_WEAK, WR_SPACE_SHARED, 2},
+        {"STS.64", WRS_K_STORE, WR_OP_STORE, 0, WR_SCOPE_NONE, WR_ORDER_WEAK, WR_SPACE_SHARED, 8},
+        {"LDSM.16.M88.4", WRS_K_LOAD, WR_OP_LOAD, 0, WR_SCOPE_NONE, WR_ORDER_WEAK,
+         WR_SPACE_SHARED, 4},
+        {"LDL.64", WRS_K_LOAD, WR_OP_LOAD, 0, WR_SCOPE_NONE, WR_ORDER_WEAK, WR_SPACE_LOCAL, 8},
+        {"STL", WRS_K_STORE, WR_OP_STORE, 0, WR_SCOPE_NONE, WR_ORDER_WEAK, WR_SPACE_LOCAL, 4},
+        {"LD.E.64", WRS_K_LOAD, WR_OP_LOAD, 0, WR_SCOPE_NONE, WR_ORDER_WEAK, WRS_SPACE_GENERIC, 8},
+        {"ST.E.U8", WRS_K_STORE, WR_OP_STORE, 0, WR_SCOPE_NONE, WR_ORDER_WEAK,
+         WRS_SPACE_GENERIC, 1},
+        {"ST.E.128", WRS_K_STORE, WR_OP_STORE, 0, WR_SCOPE_NONE, WR_ORDER_WEAK,
+         WRS_SPACE_GENERIC, 16},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const expect *e = &cases[i];
+        wrs_class c;
+        wrs_classify_opcode(e->opcode, &c);
+        cr_expect_eq(c.kind, e->kind, "%s: kind %s", e->opcode, wrs_kind_name(c.kind));
+        cr_expect_eq(c.op, e->op, "%s: op %u", e->opcode, c.op);
+        cr_expect_eq(c.atomic_op, e->aop, "%s: aop %u", e->opcode, c.atomic_op);
+        cr_expect_eq(c.scope, e->scope, "%s: scope %u", e->opcode, c.scope);
+        cr_expect_eq(c.order, e->order, "%s: order %u", e->opcode, c.order);
+        cr_expect_eq(c.space, e->space, "%s: space %u", e->opcode, c.space);
+        cr_expect_eq(c.size, e->size, "%s: size %u", e->opcode, c.size);
+        cr_expect_eq(c.flow, WRS_F_NEXT, "%s: flow", e->opcode);
+    }
+}
+
+Test(sanitizer_classify, fences_barriers_flow)
+{
+    const struct { const char *opcode; unsigned kind, scope, order, flow; } cases[] = {
+        {"MEMBAR.SC.CTA", WRS_K_FENCE, WR_SCOPE_BLOCK, WR_ORDER_SC, WRS_F_NEXT},
+        {"MEMBAR.SC.GPU", WRS_K_FENCE, WR_SCOPE_DEVICE, WR_ORDER_SC, WRS_F_NEXT},
+        {"MEMBAR.SC.SYS", WRS_K_FENCE, WR_SCOPE_SYSTEM, WR_ORDER_SC, WRS_F_NEXT},
+        {"MEMBAR.ALL.CTA", WRS_K_FENCE, WR_SCOPE_BLOCK, WR_ORDER_ACQ_REL, WRS_F_NEXT},
+        {"MEMBAR.ALL.GPU", WRS_K_FENCE, WR_SCOPE_DEVICE, WR_ORDER_ACQ_REL, WRS_F_NEXT},
+        {"MEMBAR.ALL.SYS", WRS_K_FENCE, WR_SCOPE_SYSTEM, WR_ORDER_ACQ_REL, WRS_F_NEXT},
+        {"MEMBAR.CTA", WRS_K_FENCE, WR_SCOPE_BLOCK, WR_ORDER_SC, WRS_F_NEXT},
+        {"FENCE.VIEW.ASYNC.S", WRS_K_PROXY_FENCE, 0, 0, WRS_F_NEXT},
+        {"BAR.SYNC.DEFER_BLOCKING", WRS_K_BARRIER, 0, 0, WRS_F_NEXT},
+        {"BAR.RED.POPC.DEFER_BLOCKING", WRS_K_BARRIER, 0, 0, WRS_F_NEXT},
+        {"BAR.ARV", WRS_K_BARRIER, 0, 0, WRS_F_NEXT},
+        {"WARPSYNC", WRS_K_WARPSYNC, 0, 0, WRS_F_NEXT},
+        {"WARPSYNC.ALL", WRS_K_WARPSYNC, 0, 0, WRS_F_NEXT},
+        {"BRA", WRS_K_OTHER, 0, 0, WRS_F_BRANCH},
+        {"BRA.U", WRS_K_OTHER, 0, 0, WRS_F_BRANCH},
+        {"BRA.DIV", WRS_K_OTHER, 0, 0, WRS_F_BRANCH},
+        {"BRX", WRS_K_OTHER, 0, 0, WRS_F_INDIRECT},
+        {"JMX", WRS_K_OTHER, 0, 0, WRS_F_INDIRECT},
+        {"EXIT", WRS_K_OTHER, 0, 0, WRS_F_EXIT},
+        {"BPT.TRAP", WRS_K_OTHER, 0, 0, WRS_F_EXIT},
+        {"RET.REL.NODEC", WRS_K_OTHER, 0, 0, WRS_F_RET},
+        {"CALL.REL.NOINC", WRS_K_OTHER, 0, 0, WRS_F_CALL},
+        {"BSSY", WRS_K_OTHER, 0, 0, WRS_F_NEXT},
+        {"BSYNC", WRS_K_OTHER, 0, 0, WRS_F_NEXT},
+        {"LDC.64", WRS_K_OTHER, 0, 0, WRS_F_NEXT},
+        {"ULDC.64", WRS_K_OTHER, 0, 0, WRS_F_NEXT},
+        {"CCTL.IVALL", WRS_K_OTHER, 0, 0, WRS_F_NEXT},
+        {"IMAD.MOV.U32", WRS_K_OTHER, 0, 0, WRS_F_NEXT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        wrs_class c;
+        wrs_classify_opcode(cases[i].opcode, &c);
+        cr_expect_eq(c.kind, cases[i].kind, "%s: kind %s", cases[i].opcode, wrs_kind_name(c.kind));
+        cr_expect_eq(c.flow, cases[i].flow, "%s: flow %u", cases[i].opcode, c.flow);
+        if (c.kind == WRS_K_FENCE) {
+            cr_expect_eq(c.scope, cases[i].scope, "%s: scope", cases[i].opcode);
+            cr_expect_eq(c.order, cases[i].order, "%s: order", cases[i].opcode);
+        }
+        if (c.kind != WRS_K_LOAD && c.kind != WRS_K_STORE && c.kind != WRS_K_ATOMIC &&
+            c.kind != WRS_K_RED)
+            cr_expect_eq(c.space, WRS_SPACE_NONE, "%s: space", cases[i].opcode);
+    }
+}
+
+/* ---- the nvdisasm sample ----------------------------------------------------- */
+
+Test(sanitizer_parse, functions_and_pcs, .init = NULL, .fini = unload)
+{
+    load("litmus_sm90.nvdisasm");
+    cr_assert_eq(M.nfns, 5);
+    cr_expect_str_eq(M.fns[0].name, "_Z11mp_producerPiS_");
+    cr_expect_str_eq(M.fns[1].name, "_Z11mp_consumerPiS_");
+    cr_expect_eq(fn("_Z11mp_producerPiS_")->n, 14);
+    cr_expect_eq(fn("_Z9opcodes_allPi")->n, 30);
+    cr_expect_null(wrs_find_function(&M, "_Z6helperv"));
+    cr_expect_null(wrs_find_insn(fn("_Z11mp_producerPiS_"), 0x08));
+    cr_expect_str_eq(at("_Z11mp_producerPiS_", 0x70)->opcode, "STG.E");
+    cr_expect_str_eq(at("_Z11mp_producerPiS_", 0xb0)->opcode, "ATOM.E.EXCH.STRONG.GPU");
+    /* predicates */
+    cr_expect(at("_Z11mp_producerPiS_", 0x40)->predicated);
+    cr_expect(!at("_Z11mp_producerPiS_", 0x30)->predicated);
+    cr_expect(at("_Z7diamondPii", 0xd0)->predicated);
+}
+
+Test(sanitizer_parse, classification_in_context, .fini = unload)
+{
+    load("litmus_sm90.nvdisasm");
+    const char *f = "_Z9opcodes_allPi";
+    cr_expect_eq(at(f, 0x0)->cls.atomic_op, WR_AOP_CAS);
+    cr_expect_eq(at(f, 0x0)->cls.scope, WR_SCOPE_DEVICE);
+    cr_expect_eq(at(f, 0x10)->cls.space, WR_SPACE_SHARED);
+    cr_expect_eq(at(f, 0x20)->cls.kind, WRS_K_RED);
+    cr_expect_eq(at(f, 0x30)->cls.op, WR_OP_LOAD);
+    cr_expect_eq(at(f, 0x30)->cls.order, WR_ORDER_RELAXED);
+    /* LDG.E.STRONG.GPU followed by CCTL.IVALL: an acquire load */
+    cr_expect_eq(at(f, 0x40)->cls.op, WR_OP_ATOMIC_LOAD);
+    cr_expect_eq(at(f, 0x40)->cls.order, WR_ORDER_ACQUIRE);
+    cr_expect_eq(at(f, 0x60)->cls.op, WR_OP_ATOMIC_STORE);
+    cr_expect_eq(at(f, 0x60)->cls.order, WR_ORDER_RELAXED);
+    cr_expect_eq(at(f, 0x70)->cls.space, WRS_SPACE_GENERIC);
+    cr_expect_eq(at(f, 0x70)->cls.size, 8);
+    cr_expect_eq(at(f, 0x80)->cls.size, 1);
+    cr_expect_eq(at(f, 0xc0)->cls.scope, WR_SCOPE_BLOCK);
+    cr_expect_eq(at(f, 0x160)->cls.kind, WRS_K_FENCE);
+    cr_expect_eq(at(f, 0x170)->cls.kind, WRS_K_PROXY_FENCE);
+    cr_expect_eq(at(f, 0x180)->cls.kind, WRS_K_BARRIER);
+    cr_expect_eq(at(f, 0x190)->cls.kind, WRS_K_BARRIER);
+    cr_expect_eq(at(f, 0x1c0)->cls.atomic_op, WR_AOP_EXCH);
+    cr_expect_eq(at(f, 0x1d0)->cls.flow, WRS_F_EXIT);
+    /* the mp consumer's spin load is volatile */
+    cr_expect_eq(at("_Z11mp_consumerPiS_", 0x30)->cls.op, WR_OP_LOAD);
+    cr_expect_eq(at("_Z11mp_consumerPiS_", 0x30)->cls.order, WR_ORDER_RELAXED);
+}
+
+Test(sanitizer_parse, line_info, .fini = unload)
+{
+    load("litmus_sm90.nvdisasm");
+    const wrs_insn *in = at("_Z11mp_producerPiS_", 0x70);
+    cr_expect_str_eq(wrs_insn_file(&M, in), "/work/tests/gpu/litmus_mp.cu");
+    cr_expect_eq(in->line, 13);
+    cr_expect_eq(at("_Z11mp_producerPiS_", 0x0)->line, 10);
+    cr_expect_eq(at("_Z11mp_producerPiS_", 0x20)->line, 10);
+    cr_expect_eq(at("_Z11mp_producerPiS_", 0x40)->line, 12);
+    /* inlined: the innermost (first) location */
+    cr_expect_eq(at("_Z11mp_producerPiS_", 0xb0)->line, 15);
+    cr_expect_eq(at("_Z11mp_consumerPiS_", 0x30)->line, 21);
+    cr_expect_eq(at("_Z11mp_consumerPiS_", 0x70)->line, 23);
+    /* line info does not leak into the next function */
+    const wrs_insn *d = at("_Z7diamondPii", 0x10);
+    cr_expect_null(wrs_insn_file(&M, d));
+    cr_expect_eq(d->line, 0);
+    cr_expect_eq(M.nfiles, 1);
+}
+
+Test(sanitizer_parse, branch_targets, .fini = unload)
+{
+    load("litmus_sm90.nvdisasm");
+    cr_expect_eq(at("_Z11mp_consumerPiS_", 0x50)->target, 0x30);
+    cr_expect_eq(at("_Z11mp_consumerPiS_", 0xa0)->target, 0xa0);
+    cr_expect_eq(at("_Z7diamondPii", 0x40)->target, 0x70);
+    cr_expect_eq(at("_Z7diamondPii", 0x60)->target, 0x80);
+    cr_expect_eq(at("_Z7diamondPii", 0x30)->target, -1);   /* BSSY is no jump */
+    cr_expect_eq(at("_Z7diamondPii", 0xd0)->target, 0xf0);
+    cr_expect_eq(at("_Z7diamondPii", 0x100)->target, 0x120);
+    cr_expect(at("_Z7diamondPii", 0x100)->cond_operand);
+    cr_expect(!at("_Z7diamondPii", 0x60)->cond_operand);
+    cr_expect_eq(at("_Z8indirectPi", 0x10)->cls.flow, WRS_F_INDIRECT);
+}
+
+/* ---- fence inference ------------------------------------------------------------ */
+
+Test(sanitizer_fence, straight_line, .fini = unload)
+{
+    load("litmus_sm90.nvdisasm");
+    wrs_function *p = fn("_Z11mp_producerPiS_");
+    /* data store, MEMBAR.SC.GPU, flag exchange */
+    cr_expect_eq(wrs_fence_between(p, 0x70, 0xb0, WR_SCOPE_DEVICE, 0), WRS_YES);
+    cr_expect_eq(wrs_fence_between(p, 0x70, 0xb0, WR_SCOPE_BLOCK, 0), WRS_YES);
+    cr_expect_eq(wrs_fence_between(p, 0x70, 0xb0, WR_SCOPE_DEVICE, 1), WRS_YES);
+    cr_expect_eq(wrs_fence_between(p, 0x70, 0xb0, WR_SCOPE_SYSTEM, 0), WRS_NO);
+    /* no fence between the consumer's two accesses */
+    wrs_function *c = fn("_Z11mp_consumerPiS_");
+    cr_expect_eq(wrs_fence_between(c, 0x70, 0x80, WR_SCOPE_BLOCK, 0), WRS_NO);
+    /* backwards in straight-line code: no path */
+    cr_expect_eq(wrs_fence_between(p, 0xb0, 0x70, WR_SCOPE_BLOCK, 0), WRS_UNREACHABLE);
+    /* unknown PCs */
+    cr_expect_eq(wrs_fence_between(p, 0x74, 0xb0, WR_SCOPE_BLOCK, 0), WRS_UNREACHABLE);
+}
+
+Test(sanitizer_fence, spin_loop, .fini = unload)
+{
+    load("litmus_sm90.nvdisasm");
+    wrs_function *c = fn("_Z11mp_consumerPiS_");
+    /* spin load -> data load: every exit of the loop passes MEMBAR.SC.GPU */
+    cr_expect_eq(wrs_fence_between(c, 0x30, 0x70, WR_SCOPE_DEVICE, 0), WRS_YES);
+    cr_expect_eq(wrs_fence_between(c, 0x30, 0x70, WR_SCOPE_SYSTEM, 0), WRS_NO);
+    /* spin load -> spin load (next iteration): no fence */
+    cr_expect_eq(wrs_fence_between(c, 0x30, 0x30, WR_SCOPE_BLOCK, 0), WRS_NO);
+}
+
+Test(sanitizer_fence, diamond, .fini = unload)
+{
+    load("litmus_sm90.nvdisasm");
+    wrs_function *d = fn("_Z7diamondPii");
+    /* one side MEMBAR.SC.CTA, the other MEMBAR.ALL.GPU */
+    cr_expect_eq(wrs_fence_between(d, 0x10, 0x90, WR_SCOPE_BLOCK, 0), WRS_YES);
+    cr_expect_eq(wrs_fence_between(d, 0x10, 0x90, WR_SCOPE_DEVICE, 0), WRS_NO);
+    cr_expect_eq(wrs_fence_between(d, 0x10, 0x90, WR_SCOPE_BLOCK, 1), WRS_NO);
+    /* a predicated branch skips MEMBAR.SC.SYS */
+    cr_expect_eq(wrs_fence_between(d, 0xc0, 0xf0, WR_SCOPE_BLOCK, 0), WRS_NO);
+    /* BRA.U !UP0 is conditional: it may skip MEMBAR.SC.GPU */
+    cr_expect_eq(wrs_fence_between(d, 0xf0, 0x120, WR_SCOPE_BLOCK, 0), WRS_NO);
+    /* the barrier and the warp sync are not fences */
+    cr_expect_eq(wrs_fence_between(d, 0x90, 0xc0, WR_SCOPE_BLOCK, 0), WRS_NO);
+}
+
+Test(sanitizer_fence, indirect_branch, .fini = unload)
+{
+    load("litmus_sm90.nvdisasm");
+    wrs_function *f = fn("_Z8indirectPi");
+    cr_expect_eq(wrs_fence_between(f, 0x0, 0x30, WR_SCOPE_BLOCK, 0), WRS_UNKNOWN);
+    /* after the indirect branch: straight line, no fence between */
+    cr_expect_eq(wrs_fence_between(f, 0x30, 0x50, WR_SCOPE_BLOCK, 0), WRS_NO);
+    cr_expect(f->has_indirect);
+}
+
+/* ---- the cuobjdump sample ---------------------------------------------------------- */
+
+Test(sanitizer_parse, cuobjdump_format, .fini = unload)
+{
+    load("branches.cuobjdump");
+    cr_assert_eq(M.nfns, 2);
+    cr_expect_str_eq(M.fns[0].name, "_Z3fooPi");
+    wrs_function *f = fn("_Z3fooPi");
+    cr_expect_eq(f->n, 9);
+    cr_expect_eq(at("_Z3fooPi", 0x20)->target, 0x50);
+    cr_expect(at("_Z3fooPi", 0x20)->predicated);
+    cr_expect_eq(at("_Z3fooPi", 0x40)->target, 0x60);
+    /* GPU fence on one side, SYS on the other */
+    cr_expect_eq(wrs_fence_between(f, 0x10, 0x60, WR_SCOPE_DEVICE, 0), WRS_YES);
+    cr_expect_eq(wrs_fence_between(f, 0x10, 0x60, WR_SCOPE_SYSTEM, 0), WRS_NO);
+}
+
+Test(sanitizer_fence, loop_back_edge, .fini = unload)
+{
+    load("branches.cuobjdump");
+    wrs_function *f = fn("_Z4loopPi");
+    cr_expect_eq(wrs_fence_between(f, 0x0, 0x20, WR_SCOPE_DEVICE, 0), WRS_YES);
+    cr_expect_eq(wrs_fence_between(f, 0x20, 0x0, WR_SCOPE_BLOCK, 0), WRS_NO);
+    cr_expect_eq(wrs_fence_between(f, 0x0, 0x0, WR_SCOPE_DEVICE, 0), WRS_YES);
+    cr_expect_eq(wrs_fence_between(f, 0x20, 0x20, WR_SCOPE_DEVICE, 0), WRS_YES);
+}
+
+/* ---- errors ---------------------------------------------------------------------- */
+
+static int parse_str(const char *text, char *err, size_t errlen)
+{
+    wrs_module m;
+    memset(&m, 0, sizeof m);
+    int rc = wrs_parse(text, strlen(text), &m, err, errlen);
+    wrs_module_free(&m);
+    return rc;
+}
+
+Test(sanitizer_parse, errors)
+{
+    char err[256];
+    cr_expect_eq(parse_str("        /*0000*/ EXIT ;\n", err, sizeof err), -1);
+    cr_expect(strstr(err, "line 1") && strstr(err, "outside a function"), "%s", err);
+    cr_expect_eq(parse_str("f:\n  /*00g0*/ EXIT ;\n", err, sizeof err), -1);
+    cr_expect(strstr(err, "line 2") && strstr(err, "bad PC"), "%s", err);
+    cr_expect_eq(parse_str("f:\n  //## File \"x.cu, line 3\n", err, sizeof err), -1);
+    cr_expect(strstr(err, "unterminated"), "%s", err);
+    cr_expect_eq(parse_str("f:\n  /*0000*/ ;\n", err, sizeof err), -1);
+    cr_expect(strstr(err, "missing opcode"), "%s", err);
+    cr_expect_eq(parse_str("f:\n /*0000*/ BRA `(.L_x_1 ;\n", err, sizeof err), -1);
+    cr_expect_eq(parse_str("f:\n /*0000*/ EXIT ;\nf:\n /*0000*/ EXIT ;\n", err, sizeof err), -1);
+    cr_expect(strstr(err, "defined twice"), "%s", err);
+    /* empty input: no functions, no error */
+    cr_expect_eq(parse_str("", err, sizeof err), 0);
+}
