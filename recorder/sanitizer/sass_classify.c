@@ -309,11 +309,11 @@ static int finish_function(parser *p)
     if (!p->have_fn)
         return 0;
     wrs_function *f = &p->m->fns[p->fn_index];
-    qsort(f->insns, f->n, sizeof *f->insns, cmp_insn);
+    if (f->n > 1)
+        qsort(f->insns, f->n, sizeof *f->insns, cmp_insn);
     for (size_t i = 0; i < p->nfixups; i++) {
         const fixup *x = &p->fixups[i];
-        /* x->insn indexed the unsorted array: find by identity of pc is
-         * not possible, so fixups store the pc instead (see add_fixup) */
+        /* fixups hold the branch's pc (add_fixup) */
         uint64_t pc = (uint64_t)x->insn;
         long idx = insn_index(f, pc);
         if (idx < 0)
