@@ -24,7 +24,7 @@ _Static_assert(SANITIZER_CB_DOMAIN_EVENTS == 11, "DOMAIN_EVENTS");
 _Static_assert(SANITIZER_CBID_RESOURCE_MODULE_LOADED == 9, "MODULE_LOADED");
 _Static_assert(SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC == 16, "FREE_ASYNC");
 _Static_assert(SANITIZER_CBID_LAUNCH_END == 3, "LAUNCH_END");
-_Static_assert(offsetof(Sanitizer_LaunchData, hLaunch) == 88, "LaunchData layout");
+_Static_assert(offsetof(Sanitizer_LaunchData, hLaunch) == 96, "LaunchData layout");
 
 int main(void)
 {
