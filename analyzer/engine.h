@@ -33,17 +33,20 @@ typedef struct wr_engine_config {
     wr_findings *findings;  /* where to report */
 } wr_engine_config;
 
+/* Shards own runs of 2^WR_SHARD_RUN_SHIFT consecutive words: the size of a
+ * shadow page (shadow.h), so a shard never allocates a page it fills only
+ * partly, and a coalesced warp access almost always falls in one run. */
+#define WR_SHARD_RUN_SHIFT 10
+
 /* The shard that owns the word at (space, launch, block, addr).  Shared
  * memory words are distinct per (launch, block).  Local memory is private to
- * a thread, so no two threads can race on it: engines skip local accesses.
- * Runs of 64 consecutive words stay in one shard, so a coalesced warp access
- * usually touches one shard only. */
+ * a thread, so no two threads can race on it: engines skip local accesses. */
 static inline uint32_t wr_shard_of(uint8_t space, uint32_t launch, uint32_t block,
                                    uint64_t addr, uint32_t shards)
 {
     if (shards <= 1)
         return 0;
-    uint64_t key = addr >> (WR_WORD_SHIFT + 6);
+    uint64_t key = addr >> (WR_WORD_SHIFT + WR_SHARD_RUN_SHIFT);
     if (space != 0)
         key ^= ((uint64_t)launch * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)block << 40) ^ space;
     key = (key ^ (key >> 29)) * 0xBF58476D1CE4E5B9ull;

@@ -535,15 +535,15 @@ static void on_access(fsm *f, const wr_event *ev)
     uint32_t shards = f->cfg.shards, shard = f->cfg.shard;
 
     /* Fast path: a 4-byte-per-lane access with consecutive words (lane i at
-     * word w0 + i): split at 64-word run boundaries (the shard unit, which
+     * word w0 + i): split at shard-run boundaries (WR_SHARD_RUN_SHIFT, which
      * also never straddles a page), then one tight loop per segment. */
     if (a->addr_mode == WR_ADDR_STRIDED && size == 4 && a->stride == 4 && !(a->base & 3u)) {
         uint64_t w0 = a->base >> WR_WORD_SHIFT;
         uint32_t mask = a->active_mask;
         while (mask) {
             unsigned lane = (unsigned)__builtin_ctz(mask);
-            uint64_t seg = (w0 + lane) >> 6;
-            unsigned end = (unsigned)(((seg + 1) << 6) - w0); /* first lane of the next run */
+            uint64_t seg = (w0 + lane) >> WR_SHARD_RUN_SHIFT;
+            unsigned end = (unsigned)(((seg + 1) << WR_SHARD_RUN_SHIFT) - w0); /* first lane of the next run */
             uint32_t segmask = end >= 32 ? mask : mask & ((1u << end) - 1u);
             mask &= ~segmask;
             if (wr_shard_of(a->space, a->launch, a->block, (w0 + lane) << WR_WORD_SHIFT, shards) != shard)
@@ -584,8 +584,8 @@ static void on_access(fsm *f, const wr_event *ev)
         uint64_t cur = (wcl ? (base | ((uint64_t)(wcl[lane] & 0x3ffu) << WR_FSM_WC_SHIFT)) : cur_uniform) |
                        ((uint64_t)lane << WR_FSM_LANE_SHIFT);
         for (uint64_t wd = w0; wd <= w1; wd++) {
-            if ((wd >> 6) != run) {
-                run = wd >> 6;
+            if ((wd >> WR_SHARD_RUN_SHIFT) != run) {
+                run = wd >> WR_SHARD_RUN_SHIFT;
                 run_ok = wr_shard_of(a->space, a->launch, a->block, wd << WR_WORD_SHIFT, shards) == shard;
             }
             if (!run_ok)
@@ -615,8 +615,8 @@ static void host_range(fsm *f, cur_ctx *c, block_st *b, uint64_t addr, uint64_t 
     bool run_ok = false;
     wr_shadow_page *p = NULL;
     for (uint64_t wd = w0; wd <= w1; wd++) {
-        if ((wd >> 6) != run) {
-            run = wd >> 6;
+        if ((wd >> WR_SHARD_RUN_SHIFT) != run) {
+            run = wd >> WR_SHARD_RUN_SHIFT;
             run_ok = wr_shard_of(WR_SPACE_GLOBAL, 0, 0, wd << WR_WORD_SHIFT, f->cfg.shards) ==
                      f->cfg.shard;
         }

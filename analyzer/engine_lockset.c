@@ -776,8 +776,8 @@ static void on_access(lk *s, const wr_event *ev)
         uint64_t w0 = ad >> WR_WORD_SHIFT, w1 = (ad + size - 1) >> WR_WORD_SHIFT;
         uint32_t lsid = UINT32_MAX;
         for (uint64_t wd = w0; wd <= w1; wd++) {
-            if ((wd >> 6) != run) {
-                run = wd >> 6;
+            if ((wd >> WR_SHARD_RUN_SHIFT) != run) {
+                run = wd >> WR_SHARD_RUN_SHIFT;
                 run_ok = wr_shard_of(a->space, a->launch, a->block, wd << WR_WORD_SHIFT,
                                      s->cfg.shards) == s->cfg.shard;
             }
@@ -803,8 +803,8 @@ static void host_range(lk *s, cur_ctx *c, uint64_t addr, uint64_t bytes)
     bool run_ok = false;
     wr_shadow_page *p = NULL;
     for (uint64_t wd = w0; wd <= w1; wd++) {
-        if ((wd >> 6) != run) {
-            run = wd >> 6;
+        if ((wd >> WR_SHARD_RUN_SHIFT) != run) {
+            run = wd >> WR_SHARD_RUN_SHIFT;
             run_ok = wr_shard_of(WR_SPACE_GLOBAL, 0, 0, wd << WR_WORD_SHIFT, s->cfg.shards) ==
                      s->cfg.shard;
         }

@@ -402,7 +402,7 @@ static void copy_range(wr_hbe *e, cur_access *ca, uint64_t base, uint64_t bytes)
         uint64_t waddr = word << WR_WORD_SHIFT;
         if (e->cfg.shards > 1 &&
             wr_shard_of(WR_SPACE_GLOBAL, 0, 0, waddr, e->cfg.shards) != e->cfg.shard) {
-            word |= 63;   /* runs of 64 words share a shard */
+            word |= (1u << WR_SHARD_RUN_SHIFT) - 1;   /* the whole run belongs to one shard */
             continue;
         }
         hb_cell *c = cell_of(e, WR_SPACE_GLOBAL, 0, 0, word);
