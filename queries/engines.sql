@@ -102,7 +102,10 @@ SELECT CASE WHEN kernel_a = kernel_b THEN kernel_a ELSE kernel_a || ' / ' || ker
               THEN '; lockset: unreported by its state machine (exclusive / read-shared word, barrier or kernel reset, or a lock it inferred)' ELSE '' END ||
          CASE WHEN has_fsm AND NOT fsm AND vc
               THEN '; fsm: finite history (one shadow word per word): the earlier access was forgotten before the conflicting one (HiRace Listing 3)' ELSE '' END ||
-         CASE WHEN fsm AND has_vc AND NOT vc AND NOT (kind_a = 'atomic' AND kind_b = 'atomic')
+         CASE WHEN fsm AND has_vc AND NOT vc AND race_class = 'intra-warp'
+              THEN '; fsm orders the lanes of a warp only by __syncwarp; vc and scoped take a converged warp as lockstep (GPUVerify warp semantics)' ELSE '' END ||
+         CASE WHEN fsm AND has_vc AND NOT vc AND race_class <> 'intra-warp'
+                   AND NOT (kind_a = 'atomic' AND kind_b = 'atomic')
               THEN '; fsm does not model fences or locks: the synchronization vc saw is invisible to its table' ELSE '' END,
          3), ''), 'engines differ; see analyzer/ENGINES.md') END AS why
 FROM flags
