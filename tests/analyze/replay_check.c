@@ -72,7 +72,7 @@ int main(void)
 
     for (uint64_t seed = 1; seed <= 2; seed++) {
         gen_opts o = {.seed = seed, .launches = 4, .blocks = 3, .warps = 3, .steps = 5,
-                      .phases = 3, .words = 4096, .chunk_bytes = 1024, .lost = seed * 5};
+                      .phases = 3, .words = 16384, .chunk_bytes = 1024, .lost = seed * 5};
         gen_result g;
         CHECK(gen_trace(path, &o, &g) == 0, "gen");
         for (int real = 0; real < 2; real++) {

@@ -44,7 +44,7 @@ static const wr_engine_ops *const double_table[] = {&gen_conflict_engine};
 static gen_opts default_opts(uint64_t seed)
 {
     return (gen_opts){.seed = seed, .launches = 3, .blocks = 3, .warps = 2, .steps = 6,
-                      .phases = 3, .words = 2048, .chunk_bytes = 2048};
+                      .phases = 3, .words = 16384, .chunk_bytes = 2048};
 }
 
 static wr_replay *run(const char *path, const wr_engine_ops *const *table, unsigned count,
@@ -246,7 +246,7 @@ Test(replay, kernel_selection)
         cr_assert(!strncmp(rr[i].identity, "gen_b|gen_b|gen.cu:", 19), "%s", rr[i].identity);
         cr_assert_str_eq(rr[i].alloc_name, "buf");
         cr_assert(rr[i].has_offset);
-        cr_assert_lt(rr[i].offset, 2048 * 4);
+        cr_assert_lt(rr[i].offset, 16384 * 4);
     }
     wr_resolved_free(rr, m);
     wr_replay_free(rp);
@@ -303,7 +303,40 @@ Test(replay, errors_name_the_file)
     cr_assert(strstr(err.msg, junk), "%s", err.msg);
 }
 
+static int analyze(const char *const *args);
+static int analyze_args_for_corrupt(const char *p);
+
+Test(replay, corrupt_chunk_is_an_error_with_offset)
+{
+    const char *p = tpath("bad.wrt");
+    gen_opts o = default_opts(8);
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    struct stat sb;
+    cr_assert_eq(stat(p, &sb), 0);
+    FILE *f = fopen(p, "r+b");
+    cr_assert_not_null(f);
+    long at = (long)sb.st_size / 2;
+    cr_assert_eq(fseek(f, at, SEEK_SET), 0);
+    int c = fgetc(f);
+    cr_assert_eq(fseek(f, at, SEEK_SET), 0);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+    for (unsigned t = 1; t <= 2; t++) {
+        wr_replay_options ro = {.threads = t, .table = double_table, .table_count = 1};
+        wr_error err;
+        cr_assert_null(wr_replay_run(p, &ro, &err), "a corrupt chunk must not pass");
+        cr_assert(strstr(err.msg, p) && strstr(err.msg, "offset"), "%s", err.msg);
+    }
+    cr_assert_eq(analyze_args_for_corrupt(p), 2);
+}
+
 /* ---- warprace analyze ---------------------------------------------------- */
+
+static int analyze_args_for_corrupt(const char *p)
+{
+    return analyze((const char *[]){p, "--no-db", "--quiet", NULL});
+}
 
 static int analyze(const char *const *args)
 {
