@@ -42,6 +42,8 @@ static wr_replay *run(const char *path, const wr_engine_ops *const *table, unsig
     return rp;
 }
 
+/* shadow words are compared for the engine double only: real engines may
+ * track some words (locks, sync objects) in every shard */
 static void same(const wr_replay *a, const wr_replay *b, const char *what)
 {
     const wr_race_group *ga, *gb;
@@ -55,8 +57,10 @@ static void same(const wr_replay *a, const wr_replay *b, const char *what)
     }
     const wr_replay_stats *sa = wr_replay_get_stats(a), *sb = wr_replay_get_stats(b);
     CHECK(sa->events == sb->events, "%s", what);
-    for (unsigned e = 0; e < sa->engine_count; e++)
-        CHECK(sa->shadow_words[e] == sb->shadow_words[e], "%s: engine %u shadow words", what, e);
+    if (wr_replay_table(a)[0] == &gen_conflict_engine)
+        for (unsigned e = 0; e < sa->engine_count; e++)
+            CHECK(sa->shadow_words[e] == sb->shadow_words[e], "%s: engine %u shadow words", what,
+                  e);
 }
 
 int main(void)
