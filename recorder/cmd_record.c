@@ -23,17 +23,15 @@ static int is_file(const char *p)
     return p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The injection library: $WARPRACE_INJECT, the build tree, or beside the
- * program (../lib/ or same dir). */
-static const char *find_inject(char *buf, size_t len)
+/* An injection library: $WARPRACE_INJECT, its build-tree path, or beside the
+ * program (same dir, ../lib*, ../recorder[/sanitizer]). */
+static const char *find_library(const char *name, const char *build_path, char *buf, size_t len)
 {
     const char *env = getenv(WRR_ENV_INJECT);
     if (env && *env)
         return is_file(env) ? env : NULL;
-#ifdef WARPRACE_INJECT_BUILD_PATH
-    if (is_file(WARPRACE_INJECT_BUILD_PATH))
-        return WARPRACE_INJECT_BUILD_PATH;
-#endif
+    if (build_path && is_file(build_path))
+        return build_path;
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n > 0) {
@@ -41,18 +39,62 @@ static const char *find_inject(char *buf, size_t len)
         char *slash = strrchr(self, '/');
         if (slash) {
             *slash = 0;
-            const char *rel[] = {"/libwarprace_inject.so", "/../lib/libwarprace_inject.so",
-                                 "/../lib64/libwarprace_inject.so",
-                                 "/../lib/x86_64-linux-gnu/libwarprace_inject.so",
-                                 "/../recorder/libwarprace_inject.so"};
+            const char *rel[] = {"", "/../lib", "/../lib64", "/../lib/x86_64-linux-gnu",
+                                 "/../recorder", "/../recorder/sanitizer"};
             for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-                snprintf(buf, len, "%s%s", self, rel[i]);
-                if (is_file(buf))
+                int w = snprintf(buf, len, "%s%s/%s", self, rel[i], name);
+                if (w > 0 && (size_t)w < len && is_file(buf))
                     return buf;
             }
         }
     }
     return NULL;
+}
+
+#ifndef WARPRACE_INJECT_BUILD_PATH
+#define WARPRACE_INJECT_BUILD_PATH NULL
+#endif
+#ifndef WARPRACE_SANITIZER_BUILD_PATH
+#define WARPRACE_SANITIZER_BUILD_PATH NULL
+#endif
+
+/* The program file execvp would run: argv0 itself when it has a '/', else
+ * the first match on $PATH.  NULL when none is found. */
+static const char *resolve_program(const char *argv0, char *buf, size_t len)
+{
+    if (strchr(argv0, '/'))
+        return argv0;
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        size_t n = strcspn(path, ":");
+        int w = snprintf(buf, len, "%.*s/%s", (int)(n ? n : 1), n ? path : ".", argv0);
+        if (w > 0 && (size_t)w < len && is_file(buf) && access(buf, X_OK) == 0)
+            return buf;
+        path += n + (path[n] == ':');
+    }
+    return NULL;
+}
+
+/* Chooses the instrumentation for --mode auto: the device API when the
+ * program carries its marker.  Prints why, since it changes what is seen. */
+static int choose_mode(const wrr_record_opts *o)
+{
+    if (o->mode != WRR_MODE_AUTO)
+        return o->mode;
+    char buf[PATH_MAX];
+    const char *prog = resolve_program(o->app_argv[0], buf, sizeof buf);
+    int has = prog ? wrr_file_has_api_marker(prog) : -1;
+    if (has == 1) {
+        fprintf(stderr, "warprace record: %s uses the device API: recording through it "
+                        "(--mode api)\n", prog);
+        return WRR_MODE_API;
+    }
+    fprintf(stderr, "warprace record: %s%s: recording by binary instrumentation "
+                    "(--mode sanitizer)\n", prog ? prog : o->app_argv[0],
+            has == 0 ? " does not use the device API" : " could not be inspected");
+    return WRR_MODE_SANITIZER;
 }
 
 /* Returns 0 when the recorder left its summary, -1 when not. */
@@ -130,11 +172,20 @@ int wr_cmd_record(int argc, char **argv)
                 "-Dcuda=enabled) to record; this build can still analyze traces.\n");
         return 2;
     }
+    int mode = choose_mode(&o);
+    const char *lib_name = mode == WRR_MODE_API ? "libwarprace_inject.so"
+                                                : "libwarprace_sanitizer.so";
     char ibuf[PATH_MAX];
-    const char *inject = find_inject(ibuf, sizeof ibuf);
+    const char *inject = find_library(lib_name,
+                                      mode == WRR_MODE_API ? WARPRACE_INJECT_BUILD_PATH
+                                                           : WARPRACE_SANITIZER_BUILD_PATH,
+                                      ibuf, sizeof ibuf);
     if (!inject) {
-        fprintf(stderr, "warprace record: cannot find the injection library "
-                        "libwarprace_inject.so (set %s to its path)\n", WRR_ENV_INJECT);
+        fprintf(stderr, "warprace record: cannot find the injection library %s (set %s to "
+                        "its path%s)\n", lib_name, WRR_ENV_INJECT,
+                mode == WRR_MODE_SANITIZER ? ", or build with the Compute Sanitizer headers; "
+                                             "--mode api records programs built with "
+                                             "warprace/device.cuh" : "");
         return 2;
     }
     char inject_abs[PATH_MAX];
@@ -192,6 +243,8 @@ int wr_cmd_record(int argc, char **argv)
         }
         if (o.drop)
             setenv(WRR_ENV_DROP, "1", 1);
+        if (mode == WRR_MODE_SANITIZER)   /* patch every module when it loads */
+            setenv("CUDA_MODULE_LOADING", "EAGER", 0);
         execvp(o.app_argv[0], o.app_argv);
         fprintf(stderr, "warprace record: cannot run %s: %s\n", o.app_argv[0], strerror(errno));
         _exit(127);

@@ -12,9 +12,8 @@
 const char wrr_record_usage[] =
     "usage: warprace record -o OUT.wrt [options] -- PROGRAM [ARGS...]\n"
     "\n"
-    "Runs PROGRAM with the warprace recorder injected (CUPTI) and writes the\n"
-    "memory and synchronization trace of its kernels to OUT.wrt.  Kernels are\n"
-    "recorded where they use the device API (warprace/device.cuh).\n"
+    "Runs PROGRAM with the warprace recorder injected and writes the memory and\n"
+    "synchronization trace of its kernels to OUT.wrt.\n"
     "\n"
     "options:\n"
     "  -o, --output FILE   trace to write (required)\n"
@@ -25,6 +24,11 @@ const char wrr_record_usage[] =
     "  --drop              bounded overhead: when the buffer is full, drop and\n"
     "                      count records (written as lost-events markers)\n"
     "                      instead of making the GPU wait\n"
+    "  --mode MODE         how kernels are instrumented: api (built with the\n"
+    "                      device API, warprace/device.cuh; CUPTI), sanitizer\n"
+    "                      (unmodified binaries, Compute Sanitizer patching),\n"
+    "                      auto (default: api if PROGRAM carries the device\n"
+    "                      API, else sanitizer)\n"
     "  -h, --help          this text\n";
 
 int wrr_parse_size(const char *s, uint64_t *out)
@@ -64,6 +68,33 @@ int wrr_parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
+int wrr_file_has_api_marker(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    /* blocks overlap by the marker's length so a match across a boundary counts */
+    enum { BLOCK = 1 << 16, KEEP = sizeof WRR_API_MARKER - 2 };
+    char *buf = malloc(BLOCK + KEEP);
+    if (!buf) {
+        fclose(f);
+        return -1;
+    }
+    size_t have = 0, n;
+    int found = 0;
+    while (!found && (n = fread(buf + have, 1, BLOCK, f)) > 0) {
+        have += n;
+        found = memmem(buf, have, WRR_API_MARKER, sizeof WRR_API_MARKER - 1) != NULL;
+        size_t keep = have < KEEP ? have : KEEP;
+        memmove(buf, buf + have - keep, keep);
+        have = keep;
+    }
+    int failed = ferror(f);
+    fclose(f);
+    free(buf);
+    return failed ? -1 : found;
+}
+
 uint32_t wrr_buffer_log2cap(uint64_t bytes)
 {
     uint32_t l = 0;
@@ -95,14 +126,14 @@ int wrr_record_parse(int argc, char **argv, wrr_record_opts *o, char *err, size_
             continue;
         }
         /* options with a value: "--opt VALUE", "--opt=VALUE", "-oVALUE" */
-        const char *names[] = {"--output", "--kernels", "--nvtx", "--buffer"};
+        const char *names[] = {"--output", "--kernels", "--nvtx", "--buffer", "--mode"};
         int which = -1;
         if (!strncmp(a, "-o", 2) && a[1] == 'o' && strncmp(a, "--", 2)) {
             which = 0;
             if (a[2])
                 val = a + 2;
         } else {
-            for (int k = 0; k < 4; k++) {
+            for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++) {
                 size_t n = strlen(names[k]);
                 if (!strncmp(a, names[k], n) && (a[n] == 0 || a[n] == '=')) {
                     which = k;
@@ -148,6 +179,16 @@ int wrr_record_parse(int argc, char **argv, wrr_record_opts *o, char *err, size_
             if (wrr_parse_size(val, &o->buffer_bytes) != 0)
                 return ERR("record: --buffer '%s' is not a size between 1K and 16G "
                            "(a number with an optional K, M or G suffix)", val);
+            break;
+        case 4:
+            if (!strcmp(val, "auto"))
+                o->mode = WRR_MODE_AUTO;
+            else if (!strcmp(val, "api"))
+                o->mode = WRR_MODE_API;
+            else if (!strcmp(val, "sanitizer"))
+                o->mode = WRR_MODE_SANITIZER;
+            else
+                return ERR("record: --mode '%s' is not one of auto, api, sanitizer", val);
             break;
         }
     }

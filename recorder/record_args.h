@@ -17,6 +17,17 @@
 #define WRR_ENV_COMMAND "WARPRACE_COMMAND"  /* the recorded command line */
 #define WRR_ENV_INJECT "WARPRACE_INJECT"    /* override: injection library */
 
+/* How kernels are instrumented (--mode).  api: the program was built with the
+ * source-level device API (warprace/device.cuh) and the CUPTI library
+ * records it; sanitizer: unmodified binaries, patched at module load through
+ * the Compute Sanitizer API (sanitizer/SANITIZER.md); auto: api when the
+ * program carries the device API's marker, else sanitizer. */
+typedef enum wrr_mode { WRR_MODE_AUTO = 0, WRR_MODE_API = 1, WRR_MODE_SANITIZER = 2 } wrr_mode;
+
+/* The device API's per-module variable (device_logger.cuh); its name is in
+ * the host binary's registration strings whenever the API is compiled in. */
+#define WRR_API_MARKER "warprace_state"
+
 #define WRR_DEFAULT_BUFFER (64ull << 20)
 #define WRR_MIN_BUFFER (1ull << 10)          /* 64 slots */
 #define WRR_MAX_BUFFER (16ull << 30)         /* 2^30 slots */
@@ -27,6 +38,7 @@ typedef struct wrr_record_opts {
     const char *nvtx;
     uint64_t buffer_bytes;       /* a power of two */
     int drop;
+    int mode;                    /* wrr_mode */
     int help;
     int app_argc;
     char **app_argv;             /* NULL-terminated (points into argv) */
@@ -39,6 +51,10 @@ int wrr_record_parse(int argc, char **argv, wrr_record_opts *opts, char *err, si
 /* "64M", "1G", "4096", "512k": bytes, rounded DOWN to a power of two, in
  * [WRR_MIN_BUFFER, WRR_MAX_BUFFER].  Returns 0 or -1. */
 int wrr_parse_size(const char *s, uint64_t *out);
+
+/* 1 if the file at path contains WRR_API_MARKER, 0 if not, -1 if it cannot
+ * be read.  Reads the file in bounded blocks. */
+int wrr_file_has_api_marker(const char *path);
 
 /* log2 of the ring's slot count for a buffer of `bytes`. */
 uint32_t wrr_buffer_log2cap(uint64_t bytes);

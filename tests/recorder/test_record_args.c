@@ -1,6 +1,9 @@
 /* `warprace record` argument parsing and its error messages. */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "record_args.h"
 
@@ -99,4 +102,49 @@ Test(record_args, sizes)
     cr_assert_eq(wrr_parse_size("99999999999999999999999", &v), -1);
     cr_assert_eq(wrr_buffer_log2cap(1024), 6);
     cr_assert_eq(wrr_buffer_log2cap(64u << 20), 22);
+}
+
+Test(record_args, mode)
+{
+    cr_assert_eq(PARSE("-o", "t.wrt", "./app"), 0, "%s", err);
+    cr_assert_eq(o.mode, WRR_MODE_AUTO);
+    cr_assert_eq(PARSE("-o", "t.wrt", "--mode", "sanitizer", "./app"), 0, "%s", err);
+    cr_assert_eq(o.mode, WRR_MODE_SANITIZER);
+    cr_assert_eq(PARSE("-o", "t.wrt", "--mode=api", "./app"), 0, "%s", err);
+    cr_assert_eq(o.mode, WRR_MODE_API);
+    cr_assert_eq(PARSE("-o", "t.wrt", "--mode", "nvbit", "./app"), -1);
+    cr_assert(strstr(err, "'nvbit'") && strstr(err, "auto, api, sanitizer"), "%s", err);
+}
+
+/* Writes `size` filler bytes with the marker (if any) at offset `at`. */
+static void write_program(const char *path, size_t size, long at)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    for (size_t i = 0; i < size; i++)
+        fputc((int)('a' + i % 7), f);
+    if (at >= 0) {
+        fseek(f, at, SEEK_SET);
+        fputs(WRR_API_MARKER, f);
+    }
+    fclose(f);
+}
+
+Test(record_args, api_marker_scan)
+{
+    char path[] = "/tmp/wr-marker-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    write_program(path, 300000, -1);
+    cr_assert_eq(wrr_file_has_api_marker(path), 0);
+    write_program(path, 300000, 12);
+    cr_assert_eq(wrr_file_has_api_marker(path), 1);
+    /* across the scanner's 64 KiB block boundary */
+    write_program(path, 300000, 65536 - 5);
+    cr_assert_eq(wrr_file_has_api_marker(path), 1);
+    write_program(path, 300000, 300000 - 14);
+    cr_assert_eq(wrr_file_has_api_marker(path), 1);
+    unlink(path);
+    cr_assert_eq(wrr_file_has_api_marker(path), -1);
 }
