@@ -307,11 +307,13 @@ int wr_cmd_analyze(int argc, char **argv)
             abort();
         wr_store_run run;
         memset(&run, 0, sizeof run);
-        wr_store_run_from_replay(&run, rp, trace, races, nraces);
+        char *abs = realpath(trace, NULL); /* the run row names the file absolutely */
+        wr_store_run_from_replay(&run, rp, abs ? abs : trace, races, nraces);
         run.name = run_name ? run_name : basename(base_copy);
         run.options = options;
         int64_t id = wr_store_write_run(store, &run, &err);
         wr_store_run_release(&run);
+        free(abs);
         free(base_copy);
         if (id < 0) {
             fprintf(stderr, "warprace analyze: %s\n", err.msg);

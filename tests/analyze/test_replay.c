@@ -418,3 +418,63 @@ Test(replay, cli_analyzes_into_database)
                      races);
     }
 }
+
+/* Runs the command with stdout captured into a string (caller frees). */
+static char *analyze_capture(const char *const *args, int *rc)
+{
+    const char *out = tpath("stdout.txt");
+    fflush(stdout);
+    int saved = dup(1);
+    FILE *f = fopen(out, "w");
+    cr_assert_not_null(f);
+    dup2(fileno(f), 1);
+    *rc = analyze(args);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    fclose(f);
+    f = fopen(out, "r");
+    cr_assert_not_null(f);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return strdup(buf);
+}
+
+Test(replay, cli_report_shows_races_lost_events_and_truncation)
+{
+    const char *p = tpath("rep.wrt");
+    gen_opts o = default_opts(6);
+    o.lost = 77;
+    o.abandon_half = true;
+    o.launches = 4;
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    int rc;
+    char *out = analyze_capture((const char *[]){p, "--no-db", "--threads", "2", NULL}, &rc);
+    cr_assert(strstr(out, "WARNING: the recorder lost 77 events"), "%s", out);
+    cr_assert(strstr(out, "lost 77 at event #"), "%s", out);
+    cr_assert(strstr(out, "is truncated at offset"), "%s", out);
+    cr_assert(strstr(out, "trace: "), "%s", out);
+    for (unsigned e = 0; e < wr_engine_count; e++) {
+        char line[64];
+        snprintf(line, sizeof line, "SUMMARY: %-8s", wr_engines[e]->name);
+        cr_assert(strstr(out, line), "no summary for %s:\n%s", wr_engines[e]->name, out);
+    }
+    if (wr_engine_count) {
+        cr_assert_eq(rc, 1);
+        cr_assert(strstr(out, "WARNING: data race (") || strstr(out, "WARNING: potential race ("),
+                  "%s", out);
+        cr_assert(strstr(out, "at gen.cu:"), "sites by file:line:function:\n%s", out);
+        cr_assert(strstr(out, "= buf+"), "allocation and offset:\n%s", out);
+        cr_assert(strstr(out, "block ") && strstr(out, " warp ") && strstr(out, " lane "), "%s",
+                  out);
+    }
+    free(out);
+    /* --quiet: summaries and warnings only */
+    out = analyze_capture((const char *[]){p, "--no-db", "--quiet", NULL}, &rc);
+    cr_assert_null(strstr(out, "WARNING: data race"), "%s", out);
+    cr_assert(strstr(out, "lost 77 events"), "%s", out);
+    free(out);
+}
