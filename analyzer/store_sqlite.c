@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "embedded_sql.h"
 #include "warprace_version.h"
@@ -316,6 +317,8 @@ int64_t wr_store_write_run(wr_store *s, const wr_store_run *run, wr_error *err)
             w.failed = 1;
             break;
         }
+        if (run->crash_after_races && i == run->crash_after_races)
+            _exit(99);
         const wr_resolved_race *r = &run->race[i];
         bi(st, 1, id);
         bt(st, 2, r->engine_name);

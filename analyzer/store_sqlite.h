@@ -68,6 +68,9 @@ typedef struct wr_store_run {
     /* testing: fail (as an interruption would) after this many race rows;
      * 0 = never */
     size_t fail_after_races;
+    /* testing: end the process with _exit(99) after this many race rows, in
+     * the middle of the open transaction (as a kill would); 0 = never */
+    size_t crash_after_races;
     void *priv_;                   /* storage owned by wr_store_run_from_replay */
 } wr_store_run;
 

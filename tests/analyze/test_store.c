@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "store_sqlite.h"
@@ -263,4 +264,39 @@ Test(store, reopens_existing_database)
     cr_assert_not_null(s, "%s", err.msg);
     wr_store_close(s);
     cr_assert_eq(q_int(db, "SELECT count(*) FROM meta WHERE key = 'application'"), 1);
+}
+
+Test(store, killed_midway_leaves_no_run)
+{
+    char *db = strdup(path_in("k.db"));
+    wr_error err;
+    wr_store *s = wr_store_open(db, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    wr_store_run ok = make_run(1);
+    cr_assert_gt(wr_store_write_run(s, &ok, &err), 0, "%s", err.msg);
+    wr_store_close(s);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        wr_error e2;
+        wr_store *c = wr_store_open(db, &e2);
+        if (!c)
+            _exit(3);
+        wr_store_run run = make_run(6);
+        run.crash_after_races = 4;
+        wr_store_write_run(c, &run, &e2);
+        _exit(4); /* not reached */
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 99, "child status %d", status);
+    /* the interrupted transaction is rolled back by the next opener */
+    s = wr_store_open(db, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    wr_store_close(s);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM runs"), 1);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM runs WHERE status = 'running'"), 0);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM races"), 1);
+    free(db);
 }
