@@ -1,5 +1,6 @@
 /* The replay driver (replay.h): decode thread + sharded workers. */
 #include "replay.h"
+#include "findings_kernels.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -120,6 +121,8 @@ static void u32set_add(u32set *s, uint32_t k)
 typedef struct slot {
     wr_batch batch;
     uint8_t *skip;      /* bit per event: not for the engines; NULL = none */
+    uint64_t *launches; /* launch << 32 | kernel of the batch's launch events */
+    size_t nlaunches;
     unsigned refs;      /* workers that have not finished it */
     bool used;
 } slot;
@@ -139,6 +142,7 @@ typedef struct worker {
     pthread_t thread;
     void *inst[WR_REPLAY_MAX_ENGINES];
     wr_findings *findings[WR_REPLAY_MAX_ENGINES];
+    wr_launch_kernels *kernels;  /* this worker's launch -> kernel map */
     double seconds[WR_REPLAY_MAX_ENGINES];
     uint64_t shadow_words[WR_REPLAY_MAX_ENGINES];
 } worker;
@@ -166,6 +170,10 @@ static void run_batch(worker *w, const slot *s)
     wr_replay *rp = w->rp;
     const wr_event *ev = s->batch.events;
     size_t n = s->batch.count;
+    /* known before any engine sees the batch: launch ids are unique */
+    for (size_t i = 0; i < s->nlaunches; i++)
+        wr_launch_kernels_set(w->kernels, (uint32_t)(s->launches[i] >> 32),
+                              (uint32_t)s->launches[i]);
     for (unsigned e = 0; e < rp->stats.engine_count; e++) {
         const wr_engine_ops *ops = rp->sel[e];
         void *inst = w->inst[e];
@@ -205,9 +213,12 @@ static void *worker_main(void *arg)
         bool last = --s->refs == 0;
         wr_batch b = s->batch;
         uint8_t *skip = s->skip;
+        uint64_t *launches = s->launches;
         if (last) {
             s->used = false;
             s->skip = NULL;
+            s->launches = NULL;
+            s->nlaunches = 0;
             memset(&s->batch, 0, sizeof s->batch);
             pthread_cond_signal(&r->not_full);
         }
@@ -215,6 +226,7 @@ static void *worker_main(void *arg)
         if (last) {
             wr_batch_release(&b);
             free(skip);
+            free(launches);
         }
     }
     for (unsigned e = 0; e < w->rp->stats.engine_count; e++) {
@@ -263,11 +275,15 @@ static wr_replay_launch *find_launch(const wr_replay *rp, uint32_t id)
     return NULL;
 }
 
-/* Counts, records launches and LOST markers, builds the skip bits. */
-static uint8_t *scan_batch(wr_replay *rp, const wr_batch *b)
+/* Counts, records launches and LOST markers, builds the skip bits and the
+ * batch's (launch, kernel) list. */
+static uint8_t *scan_batch(wr_replay *rp, const wr_batch *b, uint64_t **launches, size_t *nl)
 {
     wr_replay_stats *st = &rp->stats;
     uint8_t *skip = NULL;
+    size_t capl = 0;
+    *launches = NULL;
+    *nl = 0;
     st->events += b->count;
     for (size_t i = 0; i < b->count; i++) {
         const wr_event *ev = &b->events[i];
@@ -282,6 +298,11 @@ static uint8_t *scan_batch(wr_replay *rp, const wr_batch *b)
                 rp->caplaunches = rp->caplaunches ? rp->caplaunches * 2 : 64;
                 rp->launches = xrealloc(rp->launches, rp->caplaunches * sizeof *rp->launches);
             }
+            if (*nl == capl) {
+                capl = capl ? capl * 2 : 8;
+                *launches = xrealloc(*launches, capl * sizeof **launches);
+            }
+            (*launches)[(*nl)++] = (uint64_t)ev->u.launch.launch << 32 | ev->u.launch.kernel;
             wr_replay_launch *l = &rp->launches[rp->nlaunches++];
             memset(l, 0, sizeof *l);
             l->launch = ev->u.launch;
@@ -450,8 +471,10 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
         worker *w = &rp->workers[t];
         w->rp = rp;
         w->index = t;
+        w->kernels = wr_launch_kernels_new();
         for (unsigned e = 0; e < rp->stats.engine_count; e++) {
             w->findings[e] = wr_findings_new();
+            wr_findings_use_kernels(w->findings[e], w->kernels);
             wr_engine_config cfg = {.shard = t, .shards = threads,
                                     .engine_index = (uint8_t)rp->stats.engine_index[e],
                                     .findings = w->findings[e]};
@@ -481,7 +504,9 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
             rc = got;
             break;
         }
-        uint8_t *skip = scan_batch(rp, &b);
+        uint64_t *launches;
+        size_t nl;
+        uint8_t *skip = scan_batch(rp, &b, &launches, &nl);
         rp->stats.batches++;
         pthread_mutex_lock(&r->mu);
         slot *s = &r->slots[r->head % r->cap];
@@ -489,6 +514,8 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
             pthread_cond_wait(&r->not_full, &r->mu);
         s->batch = b;
         s->skip = skip;
+        s->launches = launches;
+        s->nlaunches = nl;
         s->refs = started;
         s->used = true;
         r->head++;
@@ -510,6 +537,7 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
         if (r->slots[i].used) {
             wr_batch_release(&r->slots[i].batch);
             free(r->slots[i].skip);
+            free(r->slots[i].launches);
         }
 
     /* merge, in shard order (the result does not depend on it) */
@@ -525,6 +553,7 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
             rp->sel[e]->destroy(w->inst[e]);
             wr_findings_free(w->findings[e]);
         }
+        wr_launch_kernels_free(w->kernels);
     }
     free(rp->workers);
     rp->workers = NULL;

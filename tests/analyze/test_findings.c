@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "finding.h"
+#include "findings_kernels.h"
 
 static wr_race mk(uint32_t site_a, uint8_t kind_a, uint64_t seq_a, uint32_t site_b,
                   uint8_t kind_b, uint64_t seq_b, uint64_t addr)
@@ -150,4 +151,42 @@ Test(findings, names)
     cr_assert_str_eq(wr_scope_verdict_name(WR_VERDICT_NONE), "");
     cr_assert_str_eq(wr_scope_verdict_name(WR_VERDICT_WEAK_ACCESS), "weak-access");
     cr_assert_str_eq(wr_scope_verdict_name(99), "?");
+}
+
+Test(findings, launches_of_one_kernel_group_together_with_a_map)
+{
+    wr_launch_kernels *m = wr_launch_kernels_new();
+    for (uint32_t l = 1; l <= 300; l++)
+        wr_launch_kernels_set(m, l, l % 2 ? 7 : 9); /* odd launches run kernel 7 */
+    cr_assert_eq(wr_launch_kernels_get(m, 5), 7);
+    cr_assert_eq(wr_launch_kernels_get(m, 6), 9);
+    cr_assert_eq(wr_launch_kernels_get(m, 301), 0);
+    cr_assert_eq(wr_launch_kernels_get(m, 0), 0);
+    wr_findings *with = wr_findings_new(), *without = wr_findings_new();
+    wr_findings_use_kernels(with, m);
+    for (uint32_t l = 1; l <= 300; l++) {
+        wr_race r = mk(3, WR_KIND_WRITE, 1000 - l, 4, WR_KIND_READ, 2000 - l, 0x40);
+        r.first.launch = r.second.launch = l;
+        wr_findings_report(with, &r);
+        wr_findings_report(without, &r);
+    }
+    const wr_race_group *g;
+    cr_assert_eq(wr_findings_groups(without, &g), 300, "keyed by launch without a map");
+    cr_assert_eq(wr_findings_groups(with, &g), 2, "keyed by kernel with a map");
+    cr_assert_eq(g[0].count + g[1].count, 300);
+    /* the earliest example is kept, with its launch */
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(g[i].example.second.seq, g[i].example.first.launch % 2 ? 1701 : 1700,
+                     "group %d: seq %lu launch %u", i, (unsigned long)g[i].example.second.seq,
+                     g[i].example.first.launch);
+    /* merging keyed collectors keeps the kernel keys */
+    wr_findings *m2 = wr_findings_new();
+    wr_findings_merge(m2, with);
+    wr_findings_merge(m2, with);
+    cr_assert_eq(wr_findings_groups(m2, &g), 2);
+    cr_assert_eq(g[0].count + g[1].count, 600);
+    wr_findings_free(m2);
+    wr_findings_free(with);
+    wr_findings_free(without);
+    wr_launch_kernels_free(m);
 }
