@@ -21,8 +21,11 @@
  * test); an expectation for an engine that is not built is skipped.
  *
  * usage: litmus FILE.txt...   or   litmus DIR  (every .txt file in DIR)
- * Exit status: 0 all passed, 1 a check failed, 77 nothing to check (no
- * litmus file, or no expectation names a built engine).
+ *        litmus --new-only DIR KNOWN.txt...  (the files of DIR not named:
+ *        those added after meson listed them)
+ * Exit status: 0 all passed (or --new-only found no new file), 1 a check
+ * failed, 77 nothing to check (no litmus file, or no expectation names a
+ * built engine).
  */
 #include <dirent.h>
 #include <stdbool.h>
@@ -365,7 +368,39 @@ int main(int argc, char **argv)
 {
     char **files = NULL;
     size_t n = 0;
-    for (int i = 1; i < argc; i++) {
+    int first = 1;
+    if (argc >= 3 && !strcmp(argv[1], "--new-only")) {
+        /* DIR's files except the known ones */
+        DIR *d = opendir(argv[2]);
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+            size_t len = strlen(de->d_name);
+            if (len <= 4 || strcmp(de->d_name + len - 4, ".txt"))
+                continue;
+            bool known = false;
+            for (int i = 3; i < argc && !known; i++) {
+                const char *b = strrchr(argv[i], '/');
+                known = !strcmp(b ? b + 1 : argv[i], de->d_name);
+            }
+            if (known)
+                continue;
+            files = realloc(files, (n + 1) * sizeof *files);
+            if (!files || asprintf(&files[n], "%s/%s", argv[2], de->d_name) < 0)
+                abort();
+            n++;
+        }
+        if (d)
+            closedir(d);
+        first = argc; /* no further arguments */
+        if (!n) {
+            printf("litmus: no litmus file added since meson listed them\n");
+            free(files);
+            return 0;
+        }
+        printf("litmus: %zu file(s) added since meson listed them (reconfigure to get one test "
+               "each)\n", n);
+    }
+    for (int i = first; i < argc; i++) {
         struct stat sb;
         if (stat(argv[i], &sb) == 0 && S_ISDIR(sb.st_mode)) {
             DIR *d = opendir(argv[i]);
