@@ -312,6 +312,10 @@ static void intra_instruction(wr_hbe *e, const cur_access *ca, const wr_access *
 {
     if (a->op != WR_OP_STORE || __builtin_popcount(a->active_mask) < 2)
         return;
+    /* strided lanes |stride| >= size apart never overlap */
+    if (a->addr_mode == WR_ADDR_STRIDED && a->stride != INT64_MIN &&
+        (uint64_t)(a->stride < 0 ? -a->stride : a->stride) >= a->size)
+        return;
     uint64_t addr[32];
     unsigned lane[32], n = 0;
     for (unsigned l = 0; l < 32; l++)
@@ -348,45 +352,88 @@ static void intra_instruction(wr_hbe *e, const cur_access *ca, const wr_access *
     }
 }
 
+/* Does the access touch no word of this shard?  A coalesced access (strided,
+ * monotone addresses) whose first and last words lie in one shard run is
+ * decided by one wr_shard_of; anything else is left to the per-word loop. */
+static bool access_not_mine(const wr_hbe *e, const wr_access *a, unsigned size)
+{
+    if (e->cfg.shards <= 1 || a->addr_mode == WR_ADDR_VECTOR)
+        return false;
+    unsigned lo = (unsigned)__builtin_ctz(a->active_mask);
+    unsigned hi = 31u - (unsigned)__builtin_clz(a->active_mask);
+    uint64_t first = wr_access_lane_addr(a, lo), last = wr_access_lane_addr(a, hi);
+    if (a->addr_mode == WR_ADDR_STRIDED && a->stride < 0) {
+        uint64_t t = first;
+        first = last;
+        last = t;
+    }
+    last += size - 1;
+    if (last < first)
+        return false;   /* wraps */
+    unsigned sh = WR_WORD_SHIFT + WR_SHARD_RUN_SHIFT;
+    if ((first >> sh) != (last >> sh))
+        return false;
+    return wr_shard_of(a->space, a->launch, a->block, first & ~3ull, e->cfg.shards) != e->cfg.shard;
+}
+
 static void do_access(wr_hbe *e, const wr_event *ev)
 {
     const wr_access *a = &ev->u.access;
     if (a->space == WR_SPACE_LOCAL || !a->active_mask)
         return;
     wr_hb_warp *w = wr_hb_access_begin(e->hb, a);
+    unsigned size = a->size ? a->size : 4;
     cur_access ca;
     uint8_t kind = access_kind(a->op);
     uint8_t scope = wr_op_is_atomic(a->op) ? (a->scope ? a->scope : WR_SCOPE_DEVICE) : 0;
     uint8_t weak = !wr_op_is_atomic(a->op) && a->order == WR_ORDER_WEAK;
     ca.w = w;
+    /* interned on every shard: the context's seq (the latest access of that
+     * instruction context, reported as the first access) must not depend on
+     * the shard count */
     ca.ctx = ctx_intern(e, w->unit, ev->site, kind, scope, weak, ev->seq);
+    if (access_not_mine(e, a, size)) {
+        /* none of this shard's words: only the synchronization part remains */
+        wr_hb_access_end(e->hb, w, a);
+        return;
+    }
     ca.c = &e->ctx[ca.ctx];
     ca.ep = (w->c << 6) | ((uint32_t)w->conv << 5);
     ca.space = a->space;
     ca.writes = wr_op_writes(a->op);
-    unsigned size = a->size ? a->size : 4;
+    e->cur_space = a->space;
+    e->cur_launch = a->launch;
+    e->cur_block = a->block;
     uint64_t last_word = UINT64_MAX;
-    for (unsigned lane = 0; lane < WR_WARP_SIZE; lane++) {
-        if (!((a->active_mask >> lane) & 1u))
-            continue;
+    uint64_t run = UINT64_MAX, pn = UINT64_MAX;
+    bool run_ok = false;
+    hb_cell *cells = NULL;
+    for (uint32_t x = a->active_mask; x; x &= x - 1) {
+        unsigned lane = (unsigned)__builtin_ctz(x);
         uint64_t addr = wr_access_lane_addr(a, lane);
         uint64_t w0 = addr >> WR_WORD_SHIFT, w1 = (addr + size - 1) >> WR_WORD_SHIFT;
         for (uint64_t word = w0; word <= w1; word++) {
             if (word == last_word)
                 continue;
             last_word = word;
-            uint64_t waddr = word << WR_WORD_SHIFT;
-            if (e->cfg.shards > 1 &&
-                wr_shard_of(a->space, a->launch, a->block, waddr, e->cfg.shards) != e->cfg.shard)
+            if ((word >> WR_SHARD_RUN_SHIFT) != run) {
+                run = word >> WR_SHARD_RUN_SHIFT;
+                run_ok = e->cfg.shards <= 1 ||
+                         wr_shard_of(a->space, a->launch, a->block, word << WR_WORD_SHIFT,
+                                     e->cfg.shards) == e->cfg.shard;
+            }
+            if (!run_ok)
                 continue;
             if (a->space == WR_SPACE_SHARED && word > e->max_shared_word)
                 e->max_shared_word = word;
-            hb_cell *c = cell_of(e, a->space, a->launch, a->block, word);
-            e->cur_space = a->space;
-            e->cur_launch = a->launch;
-            e->cur_block = a->block;
+            if ((word >> WR_SHADOW_PAGE_SHIFT) != pn) {
+                pn = word >> WR_SHADOW_PAGE_SHIFT;
+                cells = (hb_cell *)(void *)cell_of(e, a->space, a->launch, a->block,
+                                                   word & ~(uint64_t)WR_SHADOW_PAGE_MASK);
+            }
             e->cur_word = word;
-            check_word(e, &ca, c, lane, word == w0 ? addr : waddr);
+            check_word(e, &ca, &cells[word & WR_SHADOW_PAGE_MASK], lane,
+                       word == w0 ? addr : word << WR_WORD_SHIFT);
         }
     }
     intra_instruction(e, &ca, a);
