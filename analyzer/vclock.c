@@ -665,8 +665,13 @@ static void warp_join(wr_hb *hb, wr_hb_warp *w, unsigned layer, const wr_vclock 
     const hb_launch *wl = warp_launch(hb, w);
     wr_vclock *t = &hb->tmp;
     t->n = 0;
+    vc_reserve(t, src->n);
     bool changed = false;
     hb_block *b = w->blkp;
+    /* src and base are both sorted by key: one merge walk over base instead
+     * of a binary search per entry */
+    const wr_vclock *base = &wl->base[layer];
+    uint32_t bi = 0;
     for (uint32_t i = 0; i < src->n; i++) {
         uint32_t k = src->e[i].k, v = src->e[i].v;
         if (k == w->unit) {
@@ -682,9 +687,10 @@ static void warp_join(wr_hb *hb, wr_hb_warp *w, unsigned layer, const wr_vclock 
             }
             continue;
         }
-        if (wr_vc_get(&wl->base[layer], k) >= v)
+        while (bi < base->n && base->e[bi].k < k)
+            bi++;
+        if (bi < base->n && base->e[bi].k == k && base->e[bi].v >= v)
             continue;
-        vc_reserve(t, t->n + 1);
         t->e[t->n++] = src->e[i];
     }
     if (wr_vc_join(&w->ext[layer], t))
