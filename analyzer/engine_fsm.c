@@ -73,6 +73,7 @@ typedef struct fsm {
     uint32_t c_launch, c_epoch, c_block, c_warp;
     block_st *c_bs;
     warp_st *c_ws;
+    uint64_t live;          /* non-zero cells (shadow_words, kept O(1)) */
 } fsm;
 
 static void *xcalloc(size_t n, size_t s)
@@ -139,8 +140,15 @@ static block_st *block_find(fsm *f, uint32_t epoch, uint32_t block, bool create)
 
 static void drop_shared_pages(fsm *f, block_st *b)
 {
-    for (uint32_t i = 0; i < b->nshared; i++)
+    for (uint32_t i = 0; i < b->nshared; i++) {
+        wr_shadow_page *p = wr_shadow_lookup_slow(f->map, b->shared_keys[i], false);
+        if (p) {
+            const uint64_t *cells = (const uint64_t *)(const void *)p->cells;
+            for (unsigned k = 0; k < WR_SHADOW_PAGE_WORDS; k++)
+                f->live -= cells[k] != 0;
+        }
         wr_shadow_remove(f->map, b->shared_keys[i]);
+    }
     free(b->shared_keys);
     b->shared_keys = NULL;
     b->nshared = b->capshared = 0;
@@ -418,8 +426,10 @@ static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
         if (!w)
             continue;
         uint32_t we = tag_epoch(newest, wr_fsm_tag(w));
-        if (we + 255u < epoch || wr_epochs_ordered(f->ep, we, epoch))
+        if (we + 255u < epoch || wr_epochs_ordered(f->ep, we, epoch)) {
             cells[i] = 0;
+            f->live--;
+        }
     }
     p->user = epoch;
 }
@@ -484,6 +494,7 @@ static inline void touch_word(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint6
         if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
             nw = step_slow(f, c, p, old, cur, lane, word);
     }
+    f->live += !old;   /* no transition leads to INIT: nw != 0 */
     *cell = nw;
 }
 
@@ -559,13 +570,15 @@ static void on_access(fsm *f, const wr_event *ev)
                           ((uint64_t)ln << WR_FSM_LANE_SHIFT);
                 uint64_t *cell = &cells[wd & WR_SHADOW_PAGE_MASK];
                 uint64_t old = *cell;
+                uint64_t nw;
                 if (((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT)) && old) {
-                    *cell = step_slow(f, &c, sp, old, cur, ln, wd);
-                    continue;
-                }
-                uint64_t nw = wr_fsm_step(old, cur, c.acc);
-                if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
                     nw = step_slow(f, &c, sp, old, cur, ln, wd);
+                } else {
+                    nw = wr_fsm_step(old, cur, c.acc);
+                    if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
+                        nw = step_slow(f, &c, sp, old, cur, ln, wd);
+                }
+                f->live += !old;   /* no transition leads to INIT: nw != 0 */
                 *cell = nw;
             }
         }
@@ -621,7 +634,7 @@ static void host_range(fsm *f, cur_ctx *c, block_st *b, uint64_t addr, uint64_t 
                      f->cfg.shard;
         }
         if (!run_ok) {
-            wd |= 63;   /* skip the rest of the run */
+            wd |= (1u << WR_SHARD_RUN_SHIFT) - 1;   /* skip the rest of the run */
             continue;
         }
         if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
@@ -716,20 +729,10 @@ static void fsm_on_event(void *self, const wr_event *ev)
 
 static void fsm_finish(void *self) { (void)self; }
 
-static void count_page(wr_shadow_page *p, void *ctx)
-{
-    const uint64_t *cells = (const uint64_t *)(const void *)p->cells;
-    uint64_t *n = ctx;
-    for (unsigned i = 0; i < WR_SHADOW_PAGE_WORDS; i++)
-        *n += cells[i] != 0;
-}
-
 static uint64_t fsm_shadow_words(void *self)
 {
-    fsm *f = self;
-    uint64_t n = 0;
-    wr_shadow_foreach(f->map, count_page, &n);
-    return n;
+    const fsm *f = self;
+    return f->live;
 }
 
 static void fsm_destroy(void *self)

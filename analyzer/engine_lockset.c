@@ -809,7 +809,7 @@ static void host_range(lk *s, cur_ctx *c, uint64_t addr, uint64_t bytes)
                      s->cfg.shard;
         }
         if (!run_ok) {
-            wd |= 63;
+            wd |= (1u << WR_SHARD_RUN_SHIFT) - 1;   /* skip the rest of the run */
             continue;
         }
         if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
