@@ -532,12 +532,23 @@ static void on_access(fsm *f, const wr_event *ev)
     r->space = a->space;
     r->lo = UINT64_MAX;
     r->hi = 0;
-    for (uint32_t x = a->active_mask; x; x &= x - 1) {
-        uint64_t ad = wr_access_lane_addr(a, (unsigned)__builtin_ctz(x));
-        if (ad < r->lo)
-            r->lo = ad;
-        if (ad + size - 1 > r->hi)
-            r->hi = ad + size - 1;
+    if (a->addr_mode == WR_ADDR_UNIFORM ||
+        (a->addr_mode == WR_ADDR_STRIDED && a->stride >= 0 &&
+         a->base + (uint64_t)a->stride * 31u + size - 1 >= a->base &&
+         (uint64_t)a->stride <= (UINT64_MAX - size) / 32u)) {
+        /* monotone lane addresses without wrap-around: the extreme lanes */
+        unsigned lo = (unsigned)__builtin_ctz(a->active_mask);
+        unsigned hi = 31u - (unsigned)__builtin_clz(a->active_mask);
+        r->lo = wr_access_lane_addr(a, lo);
+        r->hi = wr_access_lane_addr(a, hi) + size - 1;
+    } else {
+        for (uint32_t x = a->active_mask; x; x &= x - 1) {
+            uint64_t ad = wr_access_lane_addr(a, (unsigned)__builtin_ctz(x));
+            if (ad < r->lo)
+                r->lo = ad;
+            if (ad + size - 1 > r->hi)
+                r->hi = ad + size - 1;
+        }
     }
 
     uint64_t base = wr_fsm_pack(0, epoch, 0, a->warp, wr_fsm_fold_block(a->block), w->bc, 0);
