@@ -760,12 +760,16 @@ static void on_access(lk *s, const wr_event *ev)
             w->last_data_seq[__builtin_ctz(x)] = ev->seq + 1;
     }
 
+    unsigned size = a->size ? a->size : 4;
+    uint64_t a0;
+    if (s->cfg.shards > 1 && wr_access_one_run(a, size, &a0) &&
+        wr_shard_of(a->space, a->launch, a->block, a0, s->cfg.shards) != s->cfg.shard)
+        return;   /* no word of this shard (the lock / data-seq state above is per warp) */
     cur_ctx c = {.epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
                  .block_field = fold_block(a->block), .gen = b->gen, .seq = ev->seq,
                  .site = ev->site, .space = a->space,
                  .kind = atomic ? WR_KIND_ATOMIC : a->op == WR_OP_STORE ? WR_KIND_WRITE : WR_KIND_READ,
                  .write = atomic || a->op == WR_OP_STORE};
-    unsigned size = a->size ? a->size : 4;
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
     bool run_ok = false;
     wr_shadow_page *p = NULL;

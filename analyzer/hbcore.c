@@ -352,28 +352,16 @@ static void intra_instruction(wr_hbe *e, const cur_access *ca, const wr_access *
     }
 }
 
-/* Does the access touch no word of this shard?  A coalesced access (strided,
- * monotone addresses) whose first and last words lie in one shard run is
- * decided by one wr_shard_of; anything else is left to the per-word loop. */
+_Static_assert(WR_SHARD_RUN_SHIFT == WR_SHADOW_PAGE_SHIFT && WR_WORD_SHIFT == 2,
+               "wr_access_one_run (shadow.h) assumes shard runs of one shadow page");
+
+/* Does the access touch no word of this shard?  (one wr_shard_of for a
+ * coalesced access that lies in one shard run) */
 static bool access_not_mine(const wr_hbe *e, const wr_access *a, unsigned size)
 {
-    if (e->cfg.shards <= 1 || a->addr_mode == WR_ADDR_VECTOR)
-        return false;
-    unsigned lo = (unsigned)__builtin_ctz(a->active_mask);
-    unsigned hi = 31u - (unsigned)__builtin_clz(a->active_mask);
-    uint64_t first = wr_access_lane_addr(a, lo), last = wr_access_lane_addr(a, hi);
-    if (a->addr_mode == WR_ADDR_STRIDED && a->stride < 0) {
-        uint64_t t = first;
-        first = last;
-        last = t;
-    }
-    last += size - 1;
-    if (last < first)
-        return false;   /* wraps */
-    unsigned sh = WR_WORD_SHIFT + WR_SHARD_RUN_SHIFT;
-    if ((first >> sh) != (last >> sh))
-        return false;
-    return wr_shard_of(a->space, a->launch, a->block, first & ~3ull, e->cfg.shards) != e->cfg.shard;
+    uint64_t a0;
+    return e->cfg.shards > 1 && wr_access_one_run(a, size, &a0) &&
+           wr_shard_of(a->space, a->launch, a->block, a0, e->cfg.shards) != e->cfg.shard;
 }
 
 static void do_access(wr_hbe *e, const wr_event *ev)

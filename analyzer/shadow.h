@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "warprace/event.h"
+
 #define WR_SHADOW_PAGE_SHIFT 10
 #define WR_SHADOW_PAGE_WORDS (1u << WR_SHADOW_PAGE_SHIFT)
 #define WR_SHADOW_PAGE_MASK (WR_SHADOW_PAGE_WORDS - 1u)
@@ -76,6 +78,32 @@ static inline wr_shadow_page *wr_shadow_get(wr_shadow_map *m, uint64_t key)
 static inline void *wr_shadow_cell(wr_shadow_page *p, size_t cell_bytes, uint64_t word)
 {
     return p->cells + (size_t)(word & WR_SHADOW_PAGE_MASK) * cell_bytes;
+}
+
+/* Do all the bytes an access touches lie in one shard run (engine.h,
+ * WR_SHARD_RUN_SHIFT)?  Decided for uniform and strided accesses from their
+ * extreme active lanes (monotone addresses); vector accesses, and ranges that
+ * wrap around, answer false.  *addr0 gets an address inside the run, so one
+ * wr_shard_of(space, launch, block, *addr0, shards) decides the whole access:
+ * the not-my-shard path of a coalesced warp access costs one hash. */
+static inline bool wr_access_one_run(const wr_access *a, unsigned size, uint64_t *addr0)
+{
+    if (a->addr_mode == WR_ADDR_VECTOR || !a->active_mask)
+        return false;
+    unsigned lo = (unsigned)__builtin_ctz(a->active_mask);
+    unsigned hi = 31u - (unsigned)__builtin_clz(a->active_mask);
+    uint64_t first = wr_access_lane_addr(a, lo), last = wr_access_lane_addr(a, hi);
+    if (a->addr_mode == WR_ADDR_STRIDED && a->stride < 0) {
+        uint64_t t = first;
+        first = last;
+        last = t;
+    }
+    last += size - 1;
+    if (last < first)
+        return false;   /* wraps */
+    unsigned sh = 2 + WR_SHADOW_PAGE_SHIFT;   /* WR_WORD_SHIFT + WR_SHARD_RUN_SHIFT */
+    *addr0 = first & ~3ull;
+    return (first >> sh) == (last >> sh);
 }
 
 #endif
