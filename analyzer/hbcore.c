@@ -224,7 +224,7 @@ static void check_pair(wr_hbe *e, const cur_access *ca, uint32_t pctx, uint32_t 
 /* Inlined into the word loops: the call was a tenth of the per-word cost. */
 static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cur_access *ca,
                                                              hb_cell *c, unsigned lane,
-                       uint64_t addr)
+                                                             uint64_t addr)
 {
     uint32_t ep = ca->ep | lane;
     if (!c->wctx && !c->rctx)
