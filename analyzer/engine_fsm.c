@@ -25,10 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blocktab.h"
 #include "engine.h"
 #include "engine_fsm.h"
 #include "epochs.h"
 #include "shadow.h"
+#include "xalloc.h"
 
 #define RING 8
 #define KEEP_EPOCHS 4   /* per-block state of this many past epochs is kept for reports */
@@ -63,9 +65,7 @@ typedef struct fsm {
     wr_engine_config cfg;
     wr_shadow_map *map;
     wr_epochs *ep;
-    /* (epoch, block) -> block_st, open addressing */
-    block_st **blocks;
-    uint32_t bcap, bcount;
+    wr_blocktab blocks;     /* (epoch, block) -> block_st */
     uint32_t purged_at;
     uint8_t *ended;         /* ended[epoch]: the host saw the launch end */
     uint32_t nended;
@@ -76,65 +76,17 @@ typedef struct fsm {
     uint64_t live;          /* non-zero cells (shadow_words, kept O(1)) */
 } fsm;
 
-static void *xcalloc(size_t n, size_t s)
-{
-    void *p = calloc(n ? n : 1, s ? s : 1);
-    if (!p) {
-        fprintf(stderr, "warprace: out of memory (fsm)\n");
-        abort();
-    }
-    return p;
-}
-
 /* ---- block / warp state ---- */
-
-static inline uint32_t bhash(uint32_t epoch, uint32_t block)
-{
-    uint64_t k = ((uint64_t)epoch << 32 | block) * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(k >> 32);
-}
-
-static void blocks_insert(fsm *f, block_st *b)
-{
-    if ((f->bcount + 1) * 2 > f->bcap) {
-        uint32_t ncap = f->bcap ? f->bcap * 2 : 256;
-        block_st **nb = xcalloc(ncap, sizeof *nb);
-        for (uint32_t i = 0; i < f->bcap; i++) {
-            block_st *o = f->blocks[i];
-            if (!o)
-                continue;
-            uint32_t j = bhash(o->epoch, o->block) & (ncap - 1);
-            while (nb[j])
-                j = (j + 1) & (ncap - 1);
-            nb[j] = o;
-        }
-        free(f->blocks);
-        f->blocks = nb;
-        f->bcap = ncap;
-    }
-    uint32_t j = bhash(b->epoch, b->block) & (f->bcap - 1);
-    while (f->blocks[j])
-        j = (j + 1) & (f->bcap - 1);
-    f->blocks[j] = b;
-    f->bcount++;
-}
 
 static block_st *block_find(fsm *f, uint32_t epoch, uint32_t block, bool create)
 {
-    if (f->bcap) {
-        uint32_t j = bhash(epoch, block) & (f->bcap - 1);
-        while (f->blocks[j]) {
-            if (f->blocks[j]->epoch == epoch && f->blocks[j]->block == block)
-                return f->blocks[j];
-            j = (j + 1) & (f->bcap - 1);
-        }
-    }
-    if (!create)
-        return NULL;
-    block_st *b = xcalloc(1, sizeof *b);
+    block_st *b = wr_blocktab_get(&f->blocks, epoch, block);
+    if (b || !create)
+        return b;
+    b = xcalloc(1, sizeof *b);
     b->epoch = epoch;
     b->block = block;
-    blocks_insert(f, b);
+    wr_blocktab_put(&f->blocks, epoch, block, b);
     return b;
 }
 
@@ -165,28 +117,38 @@ static void block_free(fsm *f, block_st *b)
     free(b);
 }
 
+static void drop_block(void *val, void *ctx)
+{
+    block_free(ctx, val);
+}
+
+typedef struct purge_ctx {
+    fsm *f;
+    uint32_t newest;
+} purge_ctx;
+
+static bool keep_block(void *val, void *ctx)
+{
+    const block_st *b = val;
+    const purge_ctx *pc = ctx;
+    bool done = b->block == UINT32_MAX || wr_epochs_ordered(pc->f->ep, b->epoch, pc->newest) ||
+                (b->epoch < pc->f->nended && pc->f->ended[b->epoch]);
+    return !(b->epoch + KEEP_EPOCHS < pc->newest && done);
+}
+
+static void drop_purged_block(void *val, void *ctx)
+{
+    block_free(((purge_ctx *)ctx)->f, val);
+}
+
 /* Frees the per-block state of epochs older than KEEP_EPOCHS. */
 static void purge_blocks(fsm *f, uint32_t newest)
 {
-    if (newest < f->purged_at + KEEP_EPOCHS || !f->bcap)
+    if (newest < f->purged_at + KEEP_EPOCHS || !f->blocks.cap)
         return;
     f->purged_at = newest;
-    block_st **old = f->blocks;
-    uint32_t cap = f->bcap;
-    f->blocks = xcalloc(cap, sizeof *f->blocks);
-    f->bcount = 0;
-    for (uint32_t i = 0; i < cap; i++) {
-        block_st *b = old[i];
-        if (!b)
-            continue;
-        bool done = b->block == UINT32_MAX || wr_epochs_ordered(f->ep, b->epoch, newest) ||
-                    (b->epoch < f->nended && f->ended[b->epoch]);
-        if (b->epoch + KEEP_EPOCHS < newest && done)
-            block_free(f, b);
-        else
-            blocks_insert(f, b);
-    }
-    free(old);
+    purge_ctx pc = {f, newest};
+    wr_blocktab_filter(&f->blocks, keep_block, drop_purged_block, &pc);
     f->c_bs = NULL;
     f->c_ws = NULL;
     f->c_launch = 0;
@@ -751,10 +713,7 @@ static void fsm_destroy(void *self)
     fsm *f = self;
     if (!f)
         return;
-    for (uint32_t i = 0; i < f->bcap; i++)
-        if (f->blocks[i])
-            block_free(f, f->blocks[i]);
-    free(f->blocks);
+    wr_blocktab_free(&f->blocks, drop_block, f);
     free(f->ended);
     wr_shadow_free(f->map);
     wr_epochs_free(f->ep);

@@ -29,9 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blocktab.h"
 #include "engine.h"
 #include "epochs.h"
 #include "shadow.h"
+#include "xalloc.h"
 
 enum { ST_VIRGIN = 0, ST_EXCL = 1, ST_SHARED = 2, ST_SMOD = 3 };
 
@@ -71,26 +73,6 @@ typedef struct lsets {
 } lsets;
 
 #define ICACHE 4096
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "warprace: out of memory (lockset)\n");
-        abort();
-    }
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t s)
-{
-    void *p = calloc(n ? n : 1, s ? s : 1);
-    if (!p) {
-        fprintf(stderr, "warprace: out of memory (lockset)\n");
-        abort();
-    }
-    return p;
-}
 
 static uint64_t set_hash(const uint64_t *e, uint32_t n)
 {
@@ -246,8 +228,7 @@ typedef struct lk {
     lsets ls;
     lockrec *locks;
     uint32_t lcap, lcount;
-    block_st **blocks;
-    uint32_t bcap, bcount;
+    wr_blocktab blocks;     /* (epoch, block) -> block_st */
     uint32_t purged_at;
     uint8_t *ended;
     uint32_t nended;
@@ -294,53 +275,15 @@ static lockrec *lock_rec(lk *s, uint64_t word, bool create)
     return &s->locks[i];
 }
 
-static inline uint32_t bhash(uint32_t epoch, uint32_t block)
-{
-    uint64_t k = ((uint64_t)epoch << 32 | block) * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(k >> 32);
-}
-
-static void blocks_insert(lk *s, block_st *b)
-{
-    if ((s->bcount + 1) * 2 > s->bcap) {
-        uint32_t ncap = s->bcap ? s->bcap * 2 : 256;
-        block_st **nb = xcalloc(ncap, sizeof *nb);
-        for (uint32_t i = 0; i < s->bcap; i++) {
-            block_st *o = s->blocks[i];
-            if (!o)
-                continue;
-            uint32_t j = bhash(o->epoch, o->block) & (ncap - 1);
-            while (nb[j])
-                j = (j + 1) & (ncap - 1);
-            nb[j] = o;
-        }
-        free(s->blocks);
-        s->blocks = nb;
-        s->bcap = ncap;
-    }
-    uint32_t j = bhash(b->epoch, b->block) & (s->bcap - 1);
-    while (s->blocks[j])
-        j = (j + 1) & (s->bcap - 1);
-    s->blocks[j] = b;
-    s->bcount++;
-}
-
 static block_st *block_find(lk *s, uint32_t epoch, uint32_t block, bool create)
 {
-    if (s->bcap) {
-        uint32_t j = bhash(epoch, block) & (s->bcap - 1);
-        while (s->blocks[j]) {
-            if (s->blocks[j]->epoch == epoch && s->blocks[j]->block == block)
-                return s->blocks[j];
-            j = (j + 1) & (s->bcap - 1);
-        }
-    }
-    if (!create)
-        return NULL;
-    block_st *b = xcalloc(1, sizeof *b);
+    block_st *b = wr_blocktab_get(&s->blocks, epoch, block);
+    if (b || !create)
+        return b;
+    b = xcalloc(1, sizeof *b);
     b->epoch = epoch;
     b->block = block;
-    blocks_insert(s, b);
+    wr_blocktab_put(&s->blocks, epoch, block, b);
     return b;
 }
 
@@ -351,28 +294,34 @@ static void block_free(block_st *b)
     free(b);
 }
 
+static void drop_block(void *val, void *ctx)
+{
+    (void)ctx;
+    block_free(val);
+}
+
+typedef struct purge_ctx {
+    lk *s;
+    uint32_t newest;
+} purge_ctx;
+
+static bool keep_block(void *val, void *ctx)
+{
+    const block_st *b = val;
+    const purge_ctx *pc = ctx;
+    bool done = wr_epochs_ordered(pc->s->ep, b->epoch, pc->newest) ||
+                (b->epoch < pc->s->nended && pc->s->ended[b->epoch]);
+    return !(b->epoch + 4 < pc->newest && done);
+}
+
 /* Drops the state of finished blocks of epochs older than the last few. */
 static void purge_blocks(lk *s, uint32_t newest)
 {
-    if (newest < s->purged_at + 4 || !s->bcap)
+    if (newest < s->purged_at + 4 || !s->blocks.cap)
         return;
     s->purged_at = newest;
-    block_st **old = s->blocks;
-    uint32_t cap = s->bcap;
-    s->blocks = xcalloc(cap, sizeof *s->blocks);
-    s->bcount = 0;
-    for (uint32_t i = 0; i < cap; i++) {
-        block_st *b = old[i];
-        if (!b)
-            continue;
-        bool done = wr_epochs_ordered(s->ep, b->epoch, newest) ||
-                    (b->epoch < s->nended && s->ended[b->epoch]);
-        if (b->epoch + 4 < newest && done)
-            block_free(b);
-        else
-            blocks_insert(s, b);
-    }
-    free(old);
+    purge_ctx pc = {s, newest};
+    wr_blocktab_filter(&s->blocks, keep_block, drop_block, &pc);
     s->c_bs = NULL;
     s->c_ws = NULL;
     s->c_launch = 0;
@@ -926,10 +875,7 @@ static void lk_destroy(void *self)
     lk *s = self;
     if (!s)
         return;
-    for (uint32_t i = 0; i < s->bcap; i++)
-        if (s->blocks[i])
-            block_free(s->blocks[i]);
-    free(s->blocks);
+    wr_blocktab_free(&s->blocks, drop_block, NULL);
     free(s->locks);
     free(s->ended);
     ls_free(&s->ls);

@@ -1,5 +1,6 @@
 /* Host-side ordering of launches and copies: see epochs.h. */
 #include "epochs.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,16 +39,6 @@ struct wr_epochs {
     vc *event_vc;
     uint32_t nevents, capevents;
 };
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "warprace: out of memory (epochs)\n");
-        abort();
-    }
-    return p;
-}
 
 static uint32_t map_get(const u32map *m, uint32_t key)
 {

@@ -20,6 +20,7 @@
  */
 #include "finding.h"
 #include "findings_kernels.h"
+#include "xalloc.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -237,14 +238,6 @@ void wr_findings_free(wr_findings *f)
     free(f->slots);
     free(f->sorted);
     free(f);
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
-        abort();
-    return q;
 }
 
 static void rehash(wr_findings *f, size_t nslots)

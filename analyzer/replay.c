@@ -1,6 +1,7 @@
 /* The replay driver (replay.h): decode thread + sharded workers. */
 #include "replay.h"
 #include "findings_kernels.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,30 +16,6 @@
 #include <unistd.h>
 
 #define LOST_KEEP 4096
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t s)
-{
-    void *p = calloc(n ? n : 1, s ? s : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
-        abort();
-    return q;
-}
 
 static char *xstrdup(const char *s)
 {

@@ -1,19 +1,10 @@
 /* Page-table shadow map: see shadow.h. */
 #include "shadow.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xcalloc(size_t n, size_t s)
-{
-    void *p = calloc(n ? n : 1, s ? s : 1);
-    if (!p) {
-        fprintf(stderr, "warprace: out of memory (shadow map)\n");
-        abort();
-    }
-    return p;
-}
 
 static inline size_t hash_key(uint64_t k)
 {

@@ -1,0 +1,76 @@
+#include "blocktab.h"
+
+#include <stdlib.h>
+
+#include "xalloc.h"
+
+static inline uint32_t slot_of(uint32_t epoch, uint32_t block, uint32_t cap)
+{
+    uint64_t k = ((uint64_t)epoch << 32 | block) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(k >> 32) & (cap - 1);
+}
+
+static void insert(wr_blocktab_slot *slots, uint32_t cap, wr_blocktab_slot s)
+{
+    uint32_t j = slot_of(s.epoch, s.block, cap);
+    while (slots[j].val)
+        j = (j + 1) & (cap - 1);
+    slots[j] = s;
+}
+
+void *wr_blocktab_get(const wr_blocktab *t, uint32_t epoch, uint32_t block)
+{
+    if (!t->cap)
+        return NULL;
+    for (uint32_t j = slot_of(epoch, block, t->cap); t->slots[j].val; j = (j + 1) & (t->cap - 1))
+        if (t->slots[j].epoch == epoch && t->slots[j].block == block)
+            return t->slots[j].val;
+    return NULL;
+}
+
+void wr_blocktab_put(wr_blocktab *t, uint32_t epoch, uint32_t block, void *val)
+{
+    if ((t->count + 1) * 2 > t->cap) {
+        uint32_t ncap = t->cap ? t->cap * 2 : 256;
+        wr_blocktab_slot *ns = xcalloc(ncap, sizeof *ns);
+        for (uint32_t i = 0; i < t->cap; i++)
+            if (t->slots[i].val)
+                insert(ns, ncap, t->slots[i]);
+        free(t->slots);
+        t->slots = ns;
+        t->cap = ncap;
+    }
+    insert(t->slots, t->cap, (wr_blocktab_slot){epoch, block, val});
+    t->count++;
+}
+
+void wr_blocktab_filter(wr_blocktab *t, bool (*keep)(void *val, void *ctx),
+                        void (*drop)(void *val, void *ctx), void *ctx)
+{
+    if (!t->cap)
+        return;
+    /* rebuilt rather than deleted in place: linear probing needs no tombstones */
+    wr_blocktab_slot *old = t->slots;
+    t->slots = xcalloc(t->cap, sizeof *t->slots);
+    t->count = 0;
+    for (uint32_t i = 0; i < t->cap; i++) {
+        if (!old[i].val)
+            continue;
+        if (keep(old[i].val, ctx)) {
+            insert(t->slots, t->cap, old[i]);
+            t->count++;
+        } else {
+            drop(old[i].val, ctx);
+        }
+    }
+    free(old);
+}
+
+void wr_blocktab_free(wr_blocktab *t, void (*drop)(void *val, void *ctx), void *ctx)
+{
+    for (uint32_t i = 0; i < t->cap; i++)
+        if (t->slots[i].val)
+            drop(t->slots[i].val, ctx);
+    free(t->slots);
+    *t = (wr_blocktab){0};
+}
