@@ -17,6 +17,7 @@
  * wall(all x2).
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,15 @@ static void run_replay(const char *path, uint32_t engine_mask, unsigned threads,
     f->peak_rss = peak_rss_bytes();
 }
 
+/* Seconds one configuration may take ($WR_BENCH_TIMEOUT, default 300): a
+ * pathological case is reported as such instead of stalling the benchmark. */
+static unsigned time_limit(void)
+{
+    const char *v = getenv("WR_BENCH_TIMEOUT");
+    long n = v ? strtol(v, NULL, 10) : 0;
+    return n > 0 ? (unsigned)n : 300;
+}
+
 /* Runs one configuration in a child; engine_mask 0 with threads 0 = decode. */
 static figures measure(const char *path, uint32_t engine_mask, unsigned threads)
 {
@@ -116,6 +126,7 @@ static figures measure(const char *path, uint32_t engine_mask, unsigned threads)
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
+        alarm(time_limit());
         figures child = {0};
         if (threads == 0)
             run_decode(path, &child);
@@ -132,7 +143,10 @@ static figures measure(const char *path, uint32_t engine_mask, unsigned threads)
         waitpid(pid, &status, 0);
     if (n != (ssize_t)sizeof f) {
         memset(&f, 0, sizeof f);
-        snprintf(f.error, sizeof f.error, "child failed (status %d)", status);
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+            snprintf(f.error, sizeof f.error, "timed out after %u s", time_limit());
+        else
+            snprintf(f.error, sizeof f.error, "child failed (status %d)", status);
     }
     return f;
 }
