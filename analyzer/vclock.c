@@ -44,6 +44,46 @@ static void vc_reserve(wr_vclock *c, uint32_t n)
     c->cap = cap;
 }
 
+/* out = a join b in one pass (out is neither a nor b). */
+static void vc_merge(wr_vclock *out, const wr_vclock *a, const wr_vclock *b)
+{
+    vc_reserve(out, a->n + b->n);
+    const wr_vc_ent *A = a->e, *B = b->e;
+    wr_vc_ent *O = out->e;
+    uint32_t i = 0, j = 0, n = 0;
+    while (i < a->n && j < b->n) {
+        if (A[i].k < B[j].k) {
+            O[n++] = A[i++];
+        } else if (A[i].k > B[j].k) {
+            O[n++] = B[j++];
+        } else {
+            O[n].k = A[i].k;
+            O[n].v = A[i].v > B[j].v ? A[i].v : B[j].v;
+            n++;
+            i++;
+            j++;
+        }
+    }
+    if (i < a->n) {
+        memcpy(O + n, A + i, (size_t)(a->n - i) * sizeof *O);
+        n += a->n - i;
+    }
+    if (j < b->n) {
+        memcpy(O + n, B + j, (size_t)(b->n - j) * sizeof *O);
+        n += b->n - j;
+    }
+    out->n = n;
+}
+
+/* An immutable clock keeps no spare room. */
+static void vc_shrink(wr_vclock *c)
+{
+    if (c->n && c->cap > c->n + c->n / 4) {
+        c->e = xrealloc(c->e, (size_t)c->n * sizeof *c->e);
+        c->cap = c->n;
+    }
+}
+
 static uint32_t vc_find(const wr_vclock *c, uint32_t k)
 {
     uint32_t lo = 0, hi = c->n;
@@ -244,6 +284,10 @@ struct wr_hb {
     hb_loc **locs;
     size_t nloc, caploc;
     wr_vclock tmp, tmp2;
+    /* a warp published an own stamp below one it had published before: its
+     * later clocks no longer carry all it published, so "knows (u, s)" stops
+     * implying "knows u's clock at s" (exact snapshots are not trusted) */
+    uint8_t lossy;
 };
 
 static unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
@@ -656,47 +700,121 @@ static void lane_ord_raise(wr_hb_warp *w, uint32_t mask, uint32_t v)
             w->lane_ord[b] = v;
 }
 
-/* w[layer] join= src (a flat clock).  `mask`: the lanes acquiring. */
+/* w[layer] join= src (a flat clock).  `mask`: the lanes acquiring.  One
+ * merge walk of src, w's ext and its launch's base (all sorted by key) into
+ * hb->tmp, which then trades buffers with ext (no allocation once warm). */
 static void warp_join(wr_hb *hb, wr_hb_warp *w, unsigned layer, const wr_vclock *src,
                       uint32_t mask)
 {
     if (!src->n)
         return;
     const hb_launch *wl = warp_launch(hb, w);
-    wr_vclock *t = &hb->tmp;
-    t->n = 0;
-    vc_reserve(t, src->n);
-    bool changed = false;
-    hb_block *b = w->blkp;
-    /* src and base are both sorted by key: one merge walk over base instead
-     * of a binary search per entry */
     const wr_vclock *base = &wl->base[layer];
-    uint32_t bi = 0;
-    for (uint32_t i = 0; i < src->n; i++) {
-        uint32_t k = src->e[i].k, v = src->e[i].v;
+    wr_vclock *ext = &w->ext[layer];
+    wr_vclock *t = &hb->tmp;
+    vc_reserve(t, ext->n + src->n);
+    hb_block *b = w->blkp;
+    uint32_t lo = b ? b->unit0 : 1, hi = b ? b->unit0 + b->nw : 0;
+    const wr_vc_ent *S = src->e, *E = ext->e, *B = base->e;
+    wr_vc_ent *O = t->e;
+    uint32_t i = 0, bi = 0, n = 0;
+    bool changed = false, ext_changed = false;
+    for (uint32_t j = 0; j < src->n; j++) {
+        uint32_t k = S[j].k, v = S[j].v;
         if (k == w->unit) {
             if (layer == 0)
                 lane_ord_raise(w, mask, v);
             continue;
         }
-        if (b && k >= b->unit0 && k < b->unit0 + b->nw) {
+        if (k >= lo && k < hi) {
             uint32_t *blk = warp_blk(w, layer);
-            if (blk[k - b->unit0] < v) {
-                blk[k - b->unit0] = v;
+            if (blk[k - lo] < v) {
+                blk[k - lo] = v;
                 changed = true;
             }
             continue;
         }
-        while (bi < base->n && base->e[bi].k < k)
+        /* already known at start of the launch: not kept in ext */
+        while (bi < base->n && B[bi].k < k)
             bi++;
-        if (bi < base->n && base->e[bi].k == k && base->e[bi].v >= v)
+        if (bi < base->n && B[bi].k == k && B[bi].v >= v)
             continue;
-        t->e[t->n++] = src->e[i];
+        while (i < ext->n && E[i].k < k)
+            O[n++] = E[i++];
+        if (i < ext->n && E[i].k == k) {
+            O[n].k = k;
+            O[n].v = E[i].v;
+            if (E[i].v < v) {
+                O[n].v = v;
+                ext_changed = true;
+            }
+            n++;
+            i++;
+        } else {
+            O[n].k = k;
+            O[n].v = v;
+            n++;
+            ext_changed = true;
+        }
     }
-    if (wr_vc_join(&w->ext[layer], t))
+    if (ext_changed) {
+        if (i < ext->n) {
+            memcpy(O + n, E + i, (size_t)(ext->n - i) * sizeof *O);
+            n += ext->n - i;
+        }
+        t->n = n;
+        wr_vclock x = *ext;
+        *ext = *t;
+        *t = x;
+        t->n = 0;
         changed = true;
+    }
     if (changed)
         warp_drop_snaps(w);
+}
+
+/* w's entry for another unit u in a layer (as w[layer] stores it). */
+static uint32_t warp_entry(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t u)
+{
+    const hb_block *b = w->blkp;
+    if (b && u >= b->unit0 && u < b->unit0 + b->nw)
+        return w->blk[layer] ? w->blk[layer][u - b->unit0] : 0;
+    uint32_t v = wr_vc_get(&w->ext[layer], u);
+    uint32_t bv = wr_vc_get(&warp_launch(hb, w)->base[layer], u);
+    return v > bv ? v : bv;
+}
+
+/* Does w[layer] already hold all of snapshot s (but possibly w's own entry,
+ * which a join turns into lane ordering)?  Clocks are transitively closed:
+ * an exact snapshot is its publisher's whole clock at the first publication
+ * of its stamp, and every clock that knows that stamp got it from that or a
+ * later (larger) clock of the publisher. */
+static bool snap_dominated(const wr_hb *hb, const wr_hb_warp *w, unsigned layer,
+                           const wr_vc_snap *s)
+{
+    if (hb->lossy || !s->nep)
+        return false;
+    for (unsigned i = 0; i < s->nep; i++)
+        if (s->eu[i] != w->unit &&   /* w's own earlier clock: clocks only grow */
+            warp_entry(hb, w, layer, s->eu[i]) < s->es[i])
+            return false;
+    return true;
+}
+
+/* w[layer] join= s, skipping the merge when w already holds s. */
+static void warp_join_snap(wr_hb *hb, wr_hb_warp *w, unsigned layer, const wr_vc_snap *s,
+                           uint32_t mask)
+{
+    if (!snap_dominated(hb, w, layer, s)) {
+        warp_join(hb, w, layer, &s->c, mask);
+        return;
+    }
+    /* what the join would still do: w's own entry orders its lanes */
+    if (layer == 0) {
+        uint32_t v = wr_vc_get(&s->c, w->unit);
+        if (v)
+            lane_ord_raise(w, mask, v);
+    }
 }
 
 /* Flat clock of w for a release: base + ext + blk + own entry. */
@@ -706,25 +824,63 @@ static wr_vc_snap *warp_flatten(wr_hb *hb, wr_hb_warp *w, unsigned layer, uint32
         wr_snap_ref(w->snap[layer]);
         return w->snap[layer];
     }
-    if (w->snap_own != own)
+    /* one publication per (own stamp, clock content): the other layer's
+     * snapshot of the same publication, if cached, says whether it is exact */
+    bool same_pub = false, exact = false;
+    if (w->snap_own != own) {
         warp_drop_snaps(w);
+    } else {
+        for (unsigned l = 0; l < WR_HB_MAX_LAYERS; l++)
+            if (w->snap[l]) {
+                same_pub = true;
+                exact = w->snap[l]->nep != 0;
+            }
+    }
+    if (!same_pub) {
+        /* exact only for a stamp never published before (an earlier snapshot
+         * at this stamp had less); a stamp below one already published makes
+         * the later snapshots lose that knowledge of w itself */
+        exact = own > w->pub_hi && own < STAMP_MAX;
+        if (own < w->pub_hi)
+            hb->lossy = 1;
+        else
+            w->pub_hi = own;
+    }
     wr_vc_snap *s = snap_new();
+    if (exact) {
+        s->nep = 1;
+        s->eu[0] = w->unit;
+        s->es[0] = own;
+    }
     const hb_launch *wl = warp_launch(hb, w);
-    wr_vc_copy(&s->c, &wl->base[layer]);
-    wr_vc_join(&s->c, &w->ext[layer]);
-    if (w->blkp && w->blk[layer]) {
-        wr_vclock *t = &hb->tmp2;
-        t->n = 0;
-        for (uint32_t i = 0; i < w->blkp->nw; i++)
-            if (w->blk[layer][i] && i != w->widx) {
-                vc_reserve(t, t->n + 1);
-                t->e[t->n].k = w->blkp->unit0 + i;
-                t->e[t->n].v = w->blk[layer][i];
+    /* t = the block's entries and w's own (sorted), then base + ext + t */
+    wr_vclock *t = &hb->tmp2;
+    t->n = 0;
+    bool own_done = false;
+    if (w->blkp) {
+        vc_reserve(t, w->blkp->nw + 1);
+        for (uint32_t i = 0; i < w->blkp->nw; i++) {
+            uint32_t k = w->blkp->unit0 + i, v = 0;
+            if (w->blk[layer] && i != w->widx)
+                v = w->blk[layer][i];
+            if (k == w->unit) {
+                v = own > v ? own : v;
+                own_done = true;
+            }
+            if (v) {
+                t->e[t->n].k = k;
+                t->e[t->n].v = v;
                 t->n++;
             }
-        wr_vc_join(&s->c, t);
+        }
     }
-    wr_vc_set_max(&s->c, w->unit, own);
+    wr_vclock *m = &hb->tmp;
+    vc_merge(m, &wl->base[layer], &w->ext[layer]);
+    vc_merge(&s->c, m, t);
+    m->n = 0;
+    if (!own_done)
+        wr_vc_set_max(&s->c, w->unit, own);
+    vc_shrink(&s->c);
     s->narrow = w->narrow;
     w->snap[layer] = s;
     w->snap_own = own;
@@ -801,10 +957,49 @@ static wr_vc_snap *snap_join(wr_vc_snap *a, wr_vc_snap *b)
         return a;
     }
     wr_vc_snap *s = snap_new();
-    wr_vc_copy(&s->c, &a->c);
-    wr_vc_join(&s->c, &b->c);
+    vc_merge(&s->c, &a->c, &b->c);
+    vc_shrink(&s->c);
     s->narrow = a->narrow ? a->narrow : b->narrow;
+    /* the join's origin: both origins (a unit's later first publication
+     * holds its earlier ones) */
+    if (a->nep && b->nep) {
+        uint32_t eu[2 * WR_SNAP_EPOCHS], es[2 * WR_SNAP_EPOCHS];
+        unsigned n = 0;
+        for (unsigned i = 0; i < a->nep; i++) {
+            eu[n] = a->eu[i];
+            es[n++] = a->es[i];
+        }
+        for (unsigned i = 0; i < b->nep; i++) {
+            unsigned j = 0;
+            while (j < n && eu[j] != b->eu[i])
+                j++;
+            if (j == n) {
+                eu[n] = b->eu[i];
+                es[n++] = b->es[i];
+            } else if (es[j] < b->es[i]) {
+                es[j] = b->es[i];
+            }
+        }
+        if (n <= WR_SNAP_EPOCHS) {
+            s->nep = (uint8_t)n;
+            memcpy(s->eu, eu, n * sizeof *eu);
+            memcpy(s->es, es, n * sizeof *es);
+        }
+    }
     return s;
+}
+
+/* snap_join(old, mine) where mine is w's release at own (layer k): mine
+ * itself when it already holds old (no copy, and it stays exact). */
+static wr_vc_snap *rel_snap_join(wr_hb *hb, wr_hb_warp *w, unsigned k, uint32_t own,
+                                 wr_vc_snap *old, wr_vc_snap *mine)
+{
+    if (old && mine && old != mine && (!old->narrow || old->narrow == mine->narrow) &&
+        snap_dominated(hb, w, k, old) && wr_vc_get(&old->c, w->unit) <= own) {
+        wr_snap_ref(mine);
+        return mine;
+    }
+    return snap_join(old, mine);
 }
 
 /* Record a release by w at loc.  is_store: a plain atomic store replaces the
@@ -831,7 +1026,7 @@ static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsig
         hb_rel *q = &p->rel[i];
         if (q->scope == r.scope && q->launch == r.launch && q->block == r.block) {
             for (int k = 0; k < 2; k++) {
-                wr_vc_snap *j = snap_join(q->snap[k], r.snap[k]);
+                wr_vc_snap *j = rel_snap_join(hb, w, k, own, q->snap[k], r.snap[k]);
                 wr_snap_unref(q->snap[k]);
                 wr_snap_unref(r.snap[k]);
                 q->snap[k] = j;
@@ -848,7 +1043,7 @@ static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsig
             if (q->scope != r.scope)
                 continue;
             for (int k = 0; k < 2; k++) {
-                wr_vc_snap *j = snap_join(q->snap[k], r.snap[k]);
+                wr_vc_snap *j = rel_snap_join(hb, w, k, own, q->snap[k], r.snap[k]);
                 wr_snap_unref(q->snap[k]);
                 wr_snap_unref(r.snap[k]);
                 q->snap[k] = j;
@@ -891,14 +1086,14 @@ static void acquire_rels(wr_hb *hb, wr_hb_warp *w, const hb_rel *rel, uint32_t n
 {
     for (uint32_t i = 0; i < n; i++) {
         const hb_rel *r = &rel[i];
-        warp_join(hb, w, WR_HB_OBL, &r->snap[0]->c, mask);
+        warp_join_snap(hb, w, WR_HB_OBL, r->snap[0], mask);
         if (r->snap[0]->narrow && !w->narrow)
             w->narrow = r->snap[0]->narrow;
         if (hb->L < 2)
             continue;
         unsigned relation = rel_relation(w, r);
         if (relation <= min_u(r->scope, acq_scope)) {
-            warp_join(hb, w, WR_HB_SCOPED, &r->snap[1]->c, mask);
+            warp_join_snap(hb, w, WR_HB_SCOPED, r->snap[1], mask);
         } else {
             unsigned v;
             if (r->lock || lock_shaped)
@@ -1161,6 +1356,11 @@ static void do_barrier(wr_hb *hb, const wr_barrier *br)
         if (!((bar->arrived >> i) & 1u))
             continue;
         wr_hb_warp *x = &b->w[i];
+        /* the barrier published (x, its arrival stamp) to the block */
+        if (bar->stamp[i] < x->pub_hi)
+            hb->lossy = 1;
+        else
+            x->pub_hi = bar->stamp[i];
         /* reconverges the warp: all its earlier accesses precede every lane */
         lane_ord_raise(x, WR_FULL_MASK, bar->stamp[i]);
         x->diverged = 0;

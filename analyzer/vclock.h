@@ -69,10 +69,17 @@ void wr_vc_copy(wr_vclock *dst, const wr_vclock *src);
 void wr_vc_clear(wr_vclock *c);
 void wr_vc_free(wr_vclock *c);
 
+#define WR_SNAP_EPOCHS 4
+
 /* An immutable, reference-counted clock (what a release publishes). */
 typedef struct wr_vc_snap {
     uint32_t refs;
     uint8_t narrow;      /* scoped: a too-narrow sync the releaser went through */
+    /* c is the join of units eu[i]'s whole clocks when they first published
+     * stamps es[i] (nep of them; 0: unknown origin): whoever knows every
+     * (eu[i], es[i]) holds c */
+    uint8_t nep;
+    uint32_t eu[WR_SNAP_EPOCHS], es[WR_SNAP_EPOCHS];
     wr_vclock c;
 } wr_vc_snap;
 
@@ -117,6 +124,7 @@ struct wr_hb_warp {
     uint8_t nheld;
     wr_vc_snap *snap[WR_HB_MAX_LAYERS]; /* cached flattened clock */
     uint32_t snap_own;
+    uint32_t pub_hi;         /* highest own stamp published (release, barrier) */
     struct wr_hb_block *blkp;
 };
 

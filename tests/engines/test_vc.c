@@ -419,3 +419,76 @@ Test(vc, partial_group_runs_in_lockstep_until_a_mask_changes)
     cr_assert_not_null(r);
     cr_assert_eq(r->race_class, WR_CLASS_INTRA_WARP);
 }
+
+/* ---- skipped joins (an acquire whose release clock the acquirer already
+ * holds) must never drop knowledge ---- */
+
+#define LOCK2 0x3100u
+#define FLAGA 0x3200u
+#define FLAGB 0x3300u
+#define FLAGC 0x3400u
+
+/* a lock handed around 32 warps of 8 blocks, twice, with a second lock
+ * taken in between: the last holder is ordered after the first one's write
+ * through the chain */
+Test(vc, lock_chain_orders_through_many_warps)
+{
+    ev_launch(&T, 2, 0, 8, 128);   /* 8 blocks x 4 warps */
+    ev_lock(&T, 2, 0, 0, DEV, DEV, LOCK, 1);
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    ev_unlock(&T, 2, 0, 0, DEV, DEV, LOCK, 1);
+    for (int round = 0; round < 2; round++)
+        for (uint32_t i = 1; i < 32; i++) {
+            uint32_t b = (i * 3) % 8, w = i % 4;
+            ev_lock(&T, 2, b, w, DEV, DEV, LOCK, 1);
+            ev_unlock(&T, 2, b, w, DEV, DEV, LOCK, 1);
+            ev_lock(&T, 2, b, w, DEV, DEV, LOCK2, 1);
+            ev_unlock(&T, 2, b, w, DEV, DEV, LOCK2, 1);
+        }
+    ev_lock(&T, 2, 7, 3, DEV, DEV, LOCK2, 1);
+    ev_unlock(&T, 2, 7, 3, DEV, DEV, LOCK2, 1);
+    ev_lock(&T, 2, 7, 3, DEV, DEV, LOCK, 1);
+    ev_st(&T, 2, 2, 7, 3, 0, DATA);
+    ev_unlock(&T, 2, 7, 3, DEV, DEV, LOCK, 1);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+/* the same hand-around of the second lock only: the first holder of the
+ * first lock never released into it, so the last one is NOT ordered */
+Test(vc, lock_chain_without_the_writer_races)
+{
+    ev_launch(&T, 2, 0, 8, 128);
+    ev_lock(&T, 2, 0, 0, DEV, DEV, LOCK, 1);
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    ev_unlock(&T, 2, 0, 0, DEV, DEV, LOCK, 1);
+    for (int round = 0; round < 2; round++)
+        for (uint32_t i = 1; i < 32; i++) {
+            uint32_t b = (i * 3) % 8, w = i % 4;
+            if (b || w)   /* not the writer */
+                ev_lock(&T, 2, b, w, DEV, DEV, LOCK2, 1);
+            if (b || w)
+                ev_unlock(&T, 2, b, w, DEV, DEV, LOCK2, 1);
+        }
+    ev_lock(&T, 2, 7, 3, DEV, DEV, LOCK2, 1);
+    ev_st(&T, 2, 2, 7, 3, 0, DATA);
+    ev_unlock(&T, 2, 7, 3, DEV, DEV, LOCK2, 1);
+    cr_assert_not_null(hbt_find(&T, 1, 2));
+}
+
+/* X releases twice under one fence stamp, learning Z's write in between:
+ * Y, which got the first release, must still learn the second one */
+Test(vc, second_release_under_one_fence_stamp_is_not_skipped)
+{
+    ev_launch(&T, 2, 0, 4, 32);
+    ev_fence(&T, 2, 1, 0, 1, DEV);                   /* X */
+    ev_atom(&T, 91, 2, 1, 0, 0, WR_AOP_EXCH, DEV, FLAGA);
+    ev_st(&T, 1, 2, 2, 0, 0, DATA);                  /* Z */
+    ev_fence(&T, 2, 2, 0, 1, DEV);
+    ev_atom(&T, 91, 2, 2, 0, 0, WR_AOP_EXCH, DEV, FLAGB);
+    ev_atom(&T, 91, 2, 1, 0, 0, WR_AOP_EXCH, DEV, FLAGB);   /* X learns Z */
+    ev_atom(&T, 91, 2, 1, 0, 0, WR_AOP_EXCH, DEV, FLAGC);   /* releases at its fence */
+    ev_atom(&T, 91, 2, 3, 0, 0, WR_AOP_EXCH, DEV, FLAGA);   /* Y */
+    ev_atom(&T, 91, 2, 3, 0, 0, WR_AOP_EXCH, DEV, FLAGC);
+    ev_ld(&T, 2, 2, 3, 0, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 0);
+}
