@@ -16,6 +16,7 @@
 #ifndef WARPRACE_ENGINE_H
 #define WARPRACE_ENGINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,29 @@ static inline uint32_t wr_shard_of(uint8_t space, uint32_t launch, uint32_t bloc
     key = (key ^ (key >> 29)) * 0xBF58476D1CE4E5B9ull;
     key ^= key >> 32;
     return (uint32_t)(key % shards);
+}
+
+/* Walks the global-space words [*next, last] (a host copy's range) one
+ * shard run at a time, skipping the runs of other shards whole: returns
+ * true with the words [*first, *end] of the next run this shard owns (they
+ * lie in one shadow page, see shadow.h) and advances *next past it; false
+ * when no word is left. */
+static inline bool wr_next_owned_global_run(uint64_t *next, uint64_t last, uint32_t shard,
+                                            uint32_t shards, uint64_t *first, uint64_t *end)
+{
+    while (*next <= last) {
+        uint64_t w = *next;
+        uint64_t run_end = w | ((1ull << WR_SHARD_RUN_SHIFT) - 1);
+        if (run_end > last)
+            run_end = last;
+        *next = run_end + 1;
+        if (wr_shard_of(WR_SPACE_GLOBAL, 0, 0, w << WR_WORD_SHIFT, shards) == shard) {
+            *first = w;
+            *end = run_end;
+            return true;
+        }
+    }
+    return false;
 }
 
 typedef struct wr_engine_ops {

@@ -596,25 +596,12 @@ static void host_range(fsm *f, cur_ctx *c, block_st *b, uint64_t addr, uint64_t 
     *r = (ring_ent){.seq = c->seq, .lo = addr, .hi = addr + bytes - 1, .site = c->site, .mask = 1,
                     .kind = access_kind(c->acc), .space = WR_SPACE_GLOBAL};
     uint64_t cur = wr_fsm_pack(0, c->epoch, 0, 0, WR_FSM_HOST_BLOCK, 0, 0);
-    uint64_t w0 = addr >> WR_WORD_SHIFT, w1 = (addr + bytes - 1) >> WR_WORD_SHIFT;
-    uint64_t run = UINT64_MAX, pn = UINT64_MAX;
-    bool run_ok = false;
-    wr_shadow_page *p = NULL;
-    for (uint64_t wd = w0; wd <= w1; wd++) {
-        if ((wd >> WR_SHARD_RUN_SHIFT) != run) {
-            run = wd >> WR_SHARD_RUN_SHIFT;
-            run_ok = wr_shard_of(WR_SPACE_GLOBAL, 0, 0, wd << WR_WORD_SHIFT, f->cfg.shards) ==
-                     f->cfg.shard;
-        }
-        if (!run_ok) {
-            wd |= (1u << WR_SHARD_RUN_SHIFT) - 1;   /* skip the rest of the run */
-            continue;
-        }
-        if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
-            pn = wd >> WR_SHADOW_PAGE_SHIFT;
-            p = page_for(f, WR_SPACE_GLOBAL, 0, NULL, wd, c->epoch);
-        }
-        touch_word(f, c, p, cur, 0, wd);
+    uint64_t next = addr >> WR_WORD_SHIFT, last = (addr + bytes - 1) >> WR_WORD_SHIFT;
+    uint64_t first, end;
+    while (wr_next_owned_global_run(&next, last, f->cfg.shard, f->cfg.shards, &first, &end)) {
+        wr_shadow_page *p = page_for(f, WR_SPACE_GLOBAL, 0, NULL, first, c->epoch);
+        for (uint64_t wd = first; wd <= end; wd++)
+            touch_word(f, c, p, cur, 0, wd);
     }
 }
 

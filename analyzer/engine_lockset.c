@@ -753,25 +753,13 @@ static void host_range(lk *s, cur_ctx *c, uint64_t addr, uint64_t bytes)
 {
     if (!bytes)
         return;
-    uint64_t w0 = addr >> WR_WORD_SHIFT, w1 = (addr + bytes - 1) >> WR_WORD_SHIFT;
-    uint64_t run = UINT64_MAX, pn = UINT64_MAX;
-    bool run_ok = false;
-    wr_shadow_page *p = NULL;
-    for (uint64_t wd = w0; wd <= w1; wd++) {
-        if ((wd >> WR_SHARD_RUN_SHIFT) != run) {
-            run = wd >> WR_SHARD_RUN_SHIFT;
-            run_ok = wr_shard_of(WR_SPACE_GLOBAL, 0, 0, wd << WR_WORD_SHIFT, s->cfg.shards) ==
-                     s->cfg.shard;
-        }
-        if (!run_ok) {
-            wd |= (1u << WR_SHARD_RUN_SHIFT) - 1;   /* skip the rest of the run */
-            continue;
-        }
-        if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
-            pn = wd >> WR_SHADOW_PAGE_SHIFT;
-            p = page_for(s, WR_SPACE_GLOBAL, 0, 0, wd, c->epoch);
-        }
-        touch(s, c, p, (cell *)wr_shadow_cell(p, sizeof(cell), wd), HOST_BLOCK << 10, 0, 0, wd);
+    uint64_t next = addr >> WR_WORD_SHIFT, last = (addr + bytes - 1) >> WR_WORD_SHIFT;
+    uint64_t first, end;
+    while (wr_next_owned_global_run(&next, last, s->cfg.shard, s->cfg.shards, &first, &end)) {
+        wr_shadow_page *p = page_for(s, WR_SPACE_GLOBAL, 0, 0, first, c->epoch);
+        for (uint64_t wd = first; wd <= end; wd++)
+            touch(s, c, p, (cell *)wr_shadow_cell(p, sizeof(cell), wd), HOST_BLOCK << 10, 0, 0,
+                  wd);
     }
 }
 

@@ -434,19 +434,15 @@ static void copy_range(wr_hbe *e, cur_access *ca, uint64_t base, uint64_t bytes)
 {
     if (!bytes)
         return;
-    uint64_t w0 = base >> WR_WORD_SHIFT, w1 = (base + bytes - 1) >> WR_WORD_SHIFT;
-    for (uint64_t word = w0; word <= w1; word++) {
-        uint64_t waddr = word << WR_WORD_SHIFT;
-        if (e->cfg.shards > 1 &&
-            wr_shard_of(WR_SPACE_GLOBAL, 0, 0, waddr, e->cfg.shards) != e->cfg.shard) {
-            word |= (1u << WR_SHARD_RUN_SHIFT) - 1;   /* the whole run belongs to one shard */
-            continue;
+    uint64_t w0 = base >> WR_WORD_SHIFT, next = w0, last = (base + bytes - 1) >> WR_WORD_SHIFT;
+    uint64_t first, end;
+    while (wr_next_owned_global_run(&next, last, e->cfg.shard, e->cfg.shards, &first, &end))
+        for (uint64_t word = first; word <= end; word++) {
+            hb_cell *c = cell_of(e, WR_SPACE_GLOBAL, 0, 0, word);
+            e->cur_space = WR_SPACE_GLOBAL;
+            e->cur_word = word;
+            check_word(e, ca, c, 0, word == w0 ? base : word << WR_WORD_SHIFT);
         }
-        hb_cell *c = cell_of(e, WR_SPACE_GLOBAL, 0, 0, word);
-        e->cur_space = WR_SPACE_GLOBAL;
-        e->cur_word = word;
-        check_word(e, ca, c, 0, word == w0 ? base : waddr);
-    }
 }
 
 static void do_copy(wr_hbe *e, const wr_event *ev)

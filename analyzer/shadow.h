@@ -21,11 +21,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine.h"
 #include "warprace/event.h"
 
 #define WR_SHADOW_PAGE_SHIFT 10
 #define WR_SHADOW_PAGE_WORDS (1u << WR_SHADOW_PAGE_SHIFT)
 #define WR_SHADOW_PAGE_MASK (WR_SHADOW_PAGE_WORDS - 1u)
+/* A shard run is one shadow page: no page is shared by two shards, and the
+ * engines look a page up once per run. */
+_Static_assert(WR_SHARD_RUN_SHIFT == WR_SHADOW_PAGE_SHIFT, "shard runs must be shadow pages");
 
 typedef struct wr_shadow_page {
     uint64_t key;
@@ -101,7 +105,7 @@ static inline bool wr_access_one_run(const wr_access *a, unsigned size, uint64_t
     last += size - 1;
     if (last < first)
         return false;   /* wraps */
-    unsigned sh = 2 + WR_SHADOW_PAGE_SHIFT;   /* WR_WORD_SHIFT + WR_SHARD_RUN_SHIFT */
+    unsigned sh = WR_WORD_SHIFT + WR_SHARD_RUN_SHIFT;
     *addr0 = first & ~3ull;
     return (first >> sh) == (last >> sh);
 }
