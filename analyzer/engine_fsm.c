@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "barriers.h"
 #include "blocktab.h"
 #include "engine.h"
 #include "engine_fsm.h"
@@ -51,11 +52,7 @@ typedef struct warp_st {
 
 typedef struct block_st {
     uint32_t epoch, block;
-    uint32_t pending;       /* warps waiting in some incomplete barrier */
-    struct {
-        uint32_t arrived;   /* threads */
-        uint32_t warps;     /* mask of arrived warps */
-    } bar[16];
+    wr_block_barriers bars;
     warp_st *w[32];
     uint64_t *shared_keys;  /* shared-memory pages of this block (this shard) */
     uint32_t nshared, capshared;
@@ -193,9 +190,11 @@ static void locate(fsm *f, uint32_t launch, uint32_t block, uint32_t warp, uint3
     *ws = w;
 }
 
-static void barrier_complete(block_st *b, unsigned id)
+/* A completed barrier orders its warps: each takes the largest block-barrier
+ * count among them, plus one. */
+static void barrier_done(void *ctx, uint32_t warps)
 {
-    uint32_t warps = b->bar[id].warps;
+    block_st *b = ctx;
     uint32_t m = 0;
     for (uint32_t x = warps; x; x &= x - 1) {
         warp_st *w = b->w[__builtin_ctz(x)];
@@ -207,20 +206,6 @@ static void barrier_complete(block_st *b, unsigned id)
         if (w)
             w->bc = m + 1;
     }
-    b->bar[id].warps = 0;
-    b->bar[id].arrived = 0;
-    b->pending = 0;
-    for (unsigned i = 0; i < 16; i++)
-        b->pending |= b->bar[i].warps;
-}
-
-/* A warp that waits in a barrier and acts again: the barrier has completed
- * (trace order is consistent with synchronisation). */
-static void complete_pending_of(block_st *b, uint32_t warp_bit)
-{
-    for (unsigned i = 0; i < 16; i++)
-        if (b->bar[i].warps & warp_bit)
-            barrier_complete(b, i);
 }
 
 static void on_barrier(fsm *f, const wr_barrier *br)
@@ -229,15 +214,7 @@ static void on_barrier(fsm *f, const wr_barrier *br)
     block_st *b;
     warp_st *w;
     locate(f, br->launch, br->block, br->warp, &e, &b, &w);
-    unsigned id = br->barrier_id & 15u;
-    uint32_t bit = 1u << (br->warp & 31u);
-    if (b->bar[id].warps & bit)
-        barrier_complete(b, id);
-    b->bar[id].warps |= bit;
-    b->bar[id].arrived += (uint32_t)__builtin_popcount(br->active_mask);
-    b->pending |= bit;
-    if (br->expected && b->bar[id].arrived >= br->expected)
-        barrier_complete(b, id);
+    wr_barrier_arrive(&b->bars, br, barrier_done, b);
 }
 
 static void on_warp_sync(fsm *f, const wr_warp_sync *s)
@@ -476,9 +453,7 @@ static void on_access(fsm *f, const wr_event *ev)
     block_st *b;
     warp_st *w;
     locate(f, a->launch, a->block, a->warp, &epoch, &b, &w);
-    uint32_t wbit = 1u << (a->warp & 31u);
-    if (b->pending & wbit)
-        complete_pending_of(b, wbit);
+    wr_barrier_wake(&b->bars, 1u << (a->warp & 31u), barrier_done, b);
 
     cur_ctx c = {.epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
                  .seq = ev->seq, .site = ev->site, .space = a->space, .acc = access_label(a)};

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "barriers.h"
 #include "blocktab.h"
 #include "engine.h"
 #include "epochs.h"
@@ -214,10 +215,7 @@ typedef struct warp_st {
 typedef struct block_st {
     uint32_t epoch, block;
     uint32_t gen;           /* completed barriers */
-    uint32_t pending;
-    struct {
-        uint32_t arrived, warps;
-    } bar[16];
+    wr_block_barriers bars;
     warp_st *w[32];
 } block_st;
 
@@ -351,14 +349,11 @@ static void locate(lk *s, uint32_t launch, uint32_t block, uint32_t warp, uint32
     *ws = s->c_ws;
 }
 
-static void barrier_complete(block_st *b, unsigned id)
+/* A completed barrier starts a new barrier interval of the block. */
+static void barrier_done(void *ctx, uint32_t warps)
 {
-    b->gen++;
-    b->bar[id].warps = 0;
-    b->bar[id].arrived = 0;
-    b->pending = 0;
-    for (unsigned i = 0; i < 16; i++)
-        b->pending |= b->bar[i].warps;
+    (void)warps;
+    ((block_st *)ctx)->gen++;
 }
 
 static void on_barrier(lk *s, const wr_barrier *br)
@@ -367,15 +362,7 @@ static void on_barrier(lk *s, const wr_barrier *br)
     block_st *b;
     warp_st *w;
     locate(s, br->launch, br->block, br->warp, &e, &b, &w);
-    unsigned id = br->barrier_id & 15u;
-    uint32_t bit = 1u << (br->warp & 31u);
-    if (b->bar[id].warps & bit)
-        barrier_complete(b, id);
-    b->bar[id].warps |= bit;
-    b->bar[id].arrived += (uint32_t)__builtin_popcount(br->active_mask);
-    b->pending |= bit;
-    if (br->expected && b->bar[id].arrived >= br->expected)
-        barrier_complete(b, id);
+    wr_barrier_arrive(&b->bars, br, barrier_done, b);
 }
 
 /* ---- lock inference ---- */
@@ -696,11 +683,7 @@ static void on_access(lk *s, const wr_event *ev)
     block_st *b;
     warp_st *w;
     locate(s, a->launch, a->block, a->warp, &epoch, &b, &w);
-    uint32_t wbit = 1u << (a->warp & 31u);
-    if (b->pending & wbit)
-        for (unsigned i = 0; i < 16; i++)
-            if (b->bar[i].warps & wbit)
-                barrier_complete(b, i);
+    wr_barrier_wake(&b->bars, 1u << (a->warp & 31u), barrier_done, b);
 
     bool atomic = wr_op_is_atomic(a->op);
     uint8_t ascope = atomic ? norm_scope(a->scope) : 0;

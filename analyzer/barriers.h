@@ -1,0 +1,64 @@
+/*
+ * Block-barrier bookkeeping shared by the engines that keep per-block state
+ * (fsm, lockset): which warps wait at each of the 16 named barriers and how
+ * many threads arrived.  A barrier completes when `expected` threads have
+ * arrived, or when a waiting warp arrives at it again or acts again (trace
+ * order is consistent with synchronisation: it could only go on because the
+ * barrier completed).  What completion means is the engine's: the `done`
+ * callback gets the warps that took part, before the barrier is reset.
+ */
+#ifndef WARPRACE_BARRIERS_H
+#define WARPRACE_BARRIERS_H
+
+#include <stdint.h>
+
+#include "warprace/event.h"
+
+typedef struct wr_block_barriers {
+    uint32_t pending;           /* warps waiting in some incomplete barrier */
+    struct {
+        uint32_t arrived;       /* threads */
+        uint32_t warps;         /* mask of arrived warps */
+    } bar[16];
+} wr_block_barriers;
+
+typedef void (*wr_barrier_done)(void *ctx, uint32_t warps);
+
+static inline void wr_barrier_complete(wr_block_barriers *t, unsigned id, wr_barrier_done done,
+                                       void *ctx)
+{
+    done(ctx, t->bar[id].warps);
+    t->bar[id].warps = 0;
+    t->bar[id].arrived = 0;
+    t->pending = 0;
+    for (unsigned i = 0; i < 16; i++)
+        t->pending |= t->bar[i].warps;
+}
+
+/* A warp arrives at barrier br->barrier_id. */
+static inline void wr_barrier_arrive(wr_block_barriers *t, const wr_barrier *br,
+                                     wr_barrier_done done, void *ctx)
+{
+    unsigned id = br->barrier_id & 15u;
+    uint32_t bit = 1u << (br->warp & 31u);
+    if (t->bar[id].warps & bit)
+        wr_barrier_complete(t, id, done, ctx);
+    t->bar[id].warps |= bit;
+    t->bar[id].arrived += (uint32_t)__builtin_popcount(br->active_mask);
+    t->pending |= bit;
+    if (br->expected && t->bar[id].arrived >= br->expected)
+        wr_barrier_complete(t, id, done, ctx);
+}
+
+/* The warps of warp_bits act again: the barriers they wait at completed. */
+static inline void wr_barrier_wake(wr_block_barriers *t, uint32_t warp_bits, wr_barrier_done done,
+                                   void *ctx)
+{
+    if (!(t->pending & warp_bits))
+        return;
+    for (unsigned i = 0; i < 16; i++)
+        if (t->bar[i].warps & warp_bits)
+            wr_barrier_complete(t, i, done, ctx);
+}
+
+#endif
