@@ -102,6 +102,20 @@ int wr_text_is_ident(const char *s)
     return 1;
 }
 
+size_t wr_text_string_len(const char *s)
+{
+    size_t n = 2;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\' || *c == '\n' || *c == '\t' || *c == '\r')
+            n += 2;
+        else if (*c < 0x20 || *c > 0x7e)
+            n += 4;
+        else
+            n += 1;
+    }
+    return n;
+}
+
 void wr_text_site_key(char *buf, size_t cap, const char *file, uint32_t line, const char *func)
 {
     snprintf(buf, cap, "%s\x01%u\x01%s", file, line, func);
@@ -298,6 +312,8 @@ static int tokenize(P *p)
             *a++ = l[i++];
         }
         *a++ = 0;
+        if ((size_t)(a - t->s) - 1 > WR_TEXT_MAX_TOKEN)
+            return perr(p, t->col, "token longer than %u bytes", WR_TEXT_MAX_TOKEN);
     }
     return 0;
 }
@@ -416,6 +432,9 @@ static int get_string(P *p, const char *s, int col, char *out)
         }
     }
     *o = 0;
+    size_t canon = wr_text_string_len(out);
+    if (canon > WR_TEXT_MAX_TOKEN)
+        return perr(p, col, "string is %zu bytes in canonical form, more than %u", canon, WR_TEXT_MAX_TOKEN);
     return 0;
 }
 

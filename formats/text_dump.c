@@ -22,10 +22,21 @@ typedef struct D {
     wr_text_map kernel_latest;  /* name -> newest kernel id with that name */
     wr_text_map site_latest;    /* site key -> newest site id */
     int oom;
+    size_t too_long;            /* canonical length of a string the text form cannot hold */
 } D;
 
-static void put_string(FILE *out, const char *s)
+/* A name the text form cannot carry is a dump error (wr_text_dump reports
+ * it), never a line the assembler would refuse. */
+static void put_string(D *d, const char *s)
 {
+    FILE *out = d->out;
+    size_t canon = wr_text_string_len(s);
+    if (canon > WR_TEXT_MAX_TOKEN) {
+        if (!d->too_long)
+            d->too_long = canon;
+        fputs("\"\"", out);
+        return;
+    }
     fputc('"', out);
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
         switch (*c) {
@@ -42,6 +53,12 @@ static void put_string(FILE *out, const char *s)
         }
     }
     fputc('"', out);
+}
+
+/* An identifier short enough to be written bare. */
+static int bare_name(const char *s)
+{
+    return wr_text_is_ident(s) && strlen(s) <= WR_TEXT_MAX_TOKEN;
 }
 
 /* "_a" followed only by digits: reserved so that %N fallbacks stay unique. */
@@ -77,10 +94,10 @@ static void print_catalog(D *d)
         const wr_kernel *k = wr_catalog_kernel(c, id);
         const char *name = k && k->name ? k->name : "";
         fprintf(d->out, "def kernel %%%u ", id);
-        if (wr_text_is_ident(name))
+        if (bare_name(name))
             fputs(name, d->out);
         else
-            put_string(d->out, name);
+            put_string(d, name);
         fputc('\n', d->out);
         if (wr_text_map_put(&d->kernel_latest, name, id))
             d->oom = 1;
@@ -105,7 +122,7 @@ static void print_catalog(D *d)
         const char *name = a && a->name ? a->name : "";
         char label[32];
         const char *lab = label;
-        if (wr_text_is_ident(name) && !reserved_label(name) && !wr_text_map_get(&d->labels_used, name)) {
+        if (bare_name(name) && !reserved_label(name) && !wr_text_map_get(&d->labels_used, name)) {
             lab = name;
             if (wr_text_map_put(&d->labels_used, name, id))
                 d->oom = 1;
@@ -119,7 +136,7 @@ static void print_catalog(D *d)
                 wr_space_name(a ? a->space : 0), a ? a->size : 0, a ? a->base : 0);
         if (lab == label && *name) {
             fputs(" name=", d->out);
-            put_string(d->out, name);
+            put_string(d, name);
         }
         fputc('\n', d->out);
     }
@@ -129,9 +146,9 @@ static void print_catalog(D *d)
         const wr_site *s = wr_catalog_site(c, id);
         const char *file = s && s->file ? s->file : "", *func = s && s->function ? s->function : "";
         fprintf(d->out, "def site %%%u ", id);
-        put_string(d->out, file);
+        put_string(d, file);
         fprintf(d->out, " %u ", s ? s->line : 0);
-        put_string(d->out, func);
+        put_string(d, func);
         fprintf(d->out, " pc=0x%" PRIx64 "\n", s ? s->pc : 0);
         char key[2 * WR_TEXT_MAX_LINE + 32];
         wr_text_site_key(key, sizeof(key), file, s ? s->line : 0, func);
@@ -144,7 +161,7 @@ static void print_catalog(D *d)
         const wr_module *m = wr_catalog_module(c, id);
         uint64_t size = m ? m->size : 0;
         fprintf(d->out, "def module %%%u ", id);
-        put_string(d->out, m && m->name ? m->name : "");
+        put_string(d, m && m->name ? m->name : "");
         fprintf(d->out, " %" PRIu64 "\n", size);
         for (uint64_t off = 0; off < size; off += WR_TEXT_IMAGE_LINE) {
             fputs("image ", d->out);
@@ -271,10 +288,10 @@ static void put_event(D *d, const wr_event *ev)
         const wr_launch *l = &ev->u.launch;
         fprintf(o, "launch L%u ", l->launch);
         const wr_kernel *k = wr_catalog_kernel(d->cat, l->kernel);
-        if (k && k->name && wr_text_is_ident(k->name) && wr_text_map_get(&d->kernel_latest, k->name) == l->kernel)
+        if (k && k->name && bare_name(k->name) && wr_text_map_get(&d->kernel_latest, k->name) == l->kernel)
             fputs(k->name, o);
         else if (k && k->name && k->name[0] && wr_text_map_get(&d->kernel_latest, k->name) == l->kernel)
-            put_string(o, k->name);
+            put_string(d, k->name);
         else
             fprintf(o, "%%%u", l->kernel);
         put_dim(o, "grid=", l->grid);
@@ -343,18 +360,19 @@ static void put_event(D *d, const wr_event *ev)
     fputc('\n', o);
 }
 
-static void put_header(FILE *o, const wr_header *h)
+static void put_header(D *d, const wr_header *h)
 {
+    FILE *o = d->out;
     fputs("producer ", o);
-    put_string(o, h->producer ? h->producer : "");
+    put_string(d, h->producer ? h->producer : "");
     fputc(' ', o);
-    put_string(o, h->producer_version ? h->producer_version : "");
+    put_string(d, h->producer_version ? h->producer_version : "");
     fputs("\ndevice ", o);
-    put_string(o, h->device ? h->device : "");
+    put_string(d, h->device ? h->device : "");
     fprintf(o, "\nsm %u\nwarpsize %u\nclock %u\nhost ", h->sm_arch, h->warp_size, h->clock_khz);
-    put_string(o, h->host ? h->host : "");
+    put_string(d, h->host ? h->host : "");
     fprintf(o, "\ntime %" PRId64 "\ncommand ", h->time_unix_ns);
-    put_string(o, h->command ? h->command : "");
+    put_string(d, h->command ? h->command : "");
     fputc('\n', o);
 }
 
@@ -374,7 +392,7 @@ int wr_text_dump(const char *path, FILE *out, wr_error *err)
     memset(&d, 0, sizeof(d));
     d.out = out;
     d.cat = wr_reader_catalog(r);
-    put_header(out, wr_reader_header(r));
+    put_header(&d, wr_reader_header(r));
     int rc = 0;
     uint64_t batches = 0;
     for (;;) {
@@ -389,16 +407,22 @@ int wr_text_dump(const char *path, FILE *out, wr_error *err)
         if (batches++)
             fputs("flush\n", out);
         print_catalog(&d);
-        for (size_t i = 0; i < b.count && !d.oom; i++)
+        for (size_t i = 0; i < b.count && !d.oom && !d.too_long; i++)
             put_event(&d, &b.events[i]);
         wr_batch_release(&b);
-        if (d.oom)
+        if (d.oom || d.too_long)
             break;
     }
-    if (!rc && !d.oom && catalog_grew(&d)) {
+    if (!rc && !d.oom && !d.too_long && catalog_grew(&d)) {
         if (batches)
             fputs("flush\n", out);
         print_catalog(&d);
+    }
+    if (!rc && d.too_long) {
+        snprintf(err->msg, sizeof(err->msg),
+                 "%s: a name or string is %zu bytes in text form, more than the text form's %u",
+                 path, d.too_long, WR_TEXT_MAX_TOKEN);
+        rc = -1;
     }
     if (!rc && d.oom) {
         snprintf(err->msg, sizeof(err->msg), "%s: out of memory", path);

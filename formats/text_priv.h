@@ -10,7 +10,11 @@
 
 #include "warprace/trace.h"
 
-#define WR_TEXT_MAX_LINE 4096u               /* bytes per line, without '\n' */
+#define WR_TEXT_MAX_LINE 65536u              /* bytes per line, without '\n' */
+/* Bytes of one token as written, and of a string in canonical (dumped) form.
+ * Well below the line limit so that a dumped line -- at most two names plus
+ * fixed fields -- always fits, and a dump always reassembles. */
+#define WR_TEXT_MAX_TOKEN 16384u
 #define WR_TEXT_MAX_DEFS (16u << 20)         /* definitions of each catalog kind */
 #define WR_TEXT_MAX_LAUNCHES (16u << 20)
 #define WR_TEXT_MAX_MODULE (64u << 20)       /* bytes of one module image */
@@ -34,6 +38,9 @@ void wr_text_map_free(wr_text_map *m);
 uint32_t wr_text_map_get(const wr_text_map *m, const char *key);
 /* 0 ok, -1 out of memory. */
 int wr_text_map_put(wr_text_map *m, const char *key, uint32_t val);
+
+/* Length of s written as a STRING token in canonical form, quotes included. */
+size_t wr_text_string_len(const char *s);
 
 /* IDENT = [A-Za-z_][A-Za-z0-9_]* */
 int wr_text_is_ident(const char *s);

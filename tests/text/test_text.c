@@ -492,7 +492,9 @@ Test(text, errors)
     strcpy(big + WR_TEXT_MAX_LINE + 50, "\n");
     char *two = malloc(WR_TEXT_MAX_LINE + 200);
     snprintf(two, WR_TEXT_MAX_LINE + 200, "sm 1\n%s", big);
-    expect_error(two, "2:4097: line longer than 4096 bytes");
+    char want[64];
+    snprintf(want, sizeof(want), "2:%u: line longer than %u bytes", WR_TEXT_MAX_LINE + 1, WR_TEXT_MAX_LINE);
+    expect_error(two, want);
     free(big);
     free(two);
     const char nul[] = "sm 1\nsm\0 2\n";
@@ -519,6 +521,57 @@ Test(text, exactly_max_line_is_accepted)
     free(t);
 }
 
+/* Every token is bounded well below the line, so that a dumped line (which
+ * may add fields the input left out) still fits one. */
+Test(text, long_tokens_and_strings)
+{
+    size_t cap = WR_TEXT_MAX_TOKEN + 100;
+    char *t = malloc(cap + 64), *name = malloc(cap);
+    memset(name, 'k', WR_TEXT_MAX_TOKEN + 1);
+    name[WR_TEXT_MAX_TOKEN + 1] = 0;
+    snprintf(t, cap + 64, "launch %s grid=1 block=1\n", name);
+    char want[64];
+    snprintf(want, sizeof(want), "1:8: token longer than %u bytes", WR_TEXT_MAX_TOKEN);
+    expect_error(t, want);
+
+    /* 5000 raw bytes >= 0x80 are 20002 bytes once dumped as \xHH */
+    memset(name, 0xff, 5000);
+    name[5000] = 0;
+    snprintf(t, cap + 64, "device \"%s\"\n", name);
+    snprintf(want, sizeof(want), "1:8: string is 20002 bytes in canonical form, more than %u", WR_TEXT_MAX_TOKEN);
+    expect_error(t, want);
+
+    free(t);
+    free(name);
+}
+
+Test(text, dump_refuses_a_name_the_text_form_cannot_hold)
+{
+    const char *wrt = path_of("longname.wrt");
+    wr_header h = {.producer = "p", .device = "d", .sm_arch = 90, .warp_size = 32, .command = "c"};
+    wr_writer_options o = {0};
+    wr_error err;
+    wr_writer *w = wr_writer_open(wrt, &h, &o, &err);
+    cr_assert_not_null(w, "%s", err.msg);
+    char *name = malloc(WR_TEXT_MAX_TOKEN + 2);
+    memset(name, 'n', WR_TEXT_MAX_TOKEN + 1);
+    name[WR_TEXT_MAX_TOKEN + 1] = 0;   /* one byte over as a bare name, three as a string */
+    cr_assert_eq(wr_writer_kernel(w, name), 1);
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+    free(name);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int rc = wr_text_dump(wrt, f, &err);
+    fclose(f);
+    free(buf);
+    cr_assert_eq(rc, -1);
+    char want[128];
+    snprintf(want, sizeof(want), "a name or string is %u bytes in text form, more than the text form's %u",
+             WR_TEXT_MAX_TOKEN + 3, WR_TEXT_MAX_TOKEN);
+    cr_assert(strstr(err.msg, wrt) == err.msg && strstr(err.msg, want), "%s", err.msg);
+}
+
 /* ---- round trips --------------------------------------------------------- */
 
 static void check_round_trips(const char *name, const char *text)
@@ -543,6 +596,24 @@ static void check_round_trips(const char *name, const char *text)
     free(b3);
     free(d1);
     free(d2);
+}
+
+Test(text, long_strings_round_trip)
+{
+    size_t cap = 3 * WR_TEXT_MAX_TOKEN;
+    char *t = malloc(cap), *raw = malloc(2000), *ident = malloc(WR_TEXT_MAX_TOKEN + 1);
+    memset(raw, 0xff, 1500);
+    raw[1500] = 0;
+    memset(ident, 'k', WR_TEXT_MAX_TOKEN);
+    ident[WR_TEXT_MAX_TOKEN] = 0;
+    /* found by fuzz_text: a raw string that expands 4x in the dump made a
+     * line the assembler refused.  With it, and a kernel named by the longest token
+     * in a launch line whose dump adds cluster=, shared=, stream= */
+    snprintf(t, cap, "device \"%s\"\nlaunch %s grid=1 block=1\n", raw, ident);
+    check_round_trips("longstr", t);
+    free(t);
+    free(raw);
+    free(ident);
 }
 
 Test(text, round_trip_every_kind)
