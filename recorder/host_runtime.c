@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc_label.h"
 #include "drain.h"
 #include "record_args.h"
 #include "ring_format.h"
@@ -416,15 +417,8 @@ void wrr_rt_alloc(uint64_t base, uint64_t size, const char *what)
     if (!base || wrr_rt_ensure() != 0)
         return;
     pthread_mutex_lock(&R.lock);
-    /* a label the program gave for this allocation (warprace_name_next_alloc
-     * in warprace/device.cuh): used once */
-    char label[128] = "";
-    const char *given = getenv("WARPRACE_ALLOC_NAME");
-    if (given && *given) {
-        snprintf(label, sizeof label, "%s", given);
-        unsetenv("WARPRACE_ALLOC_NAME");
-        what = label;
-    }
+    char label[128];
+    what = wrr_take_alloc_label(label, sizeof label, what);
     pthread_mutex_lock(&R.wlock);
     uint32_t id = wr_writer_alloc(R.w, base, size, WR_SPACE_GLOBAL, what ? what : "");
     pthread_mutex_unlock(&R.wlock);

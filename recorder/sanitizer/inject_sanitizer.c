@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc_label.h"
 #include "drain.h"
 #include "record_args.h"
 #include "san_events.h"
@@ -564,9 +565,11 @@ static void on_alloc(const Sanitizer_ResourceMemoryData *d, int is_free)
     wr_event ev;
     memset(&ev, 0, sizeof ev);
     if (!is_free) {
+        char label[128];
+        const char *what = wrr_take_alloc_label(label, sizeof label,
+                                                (d->flags & SANITIZER_MEMORY_FLAG_MANAGED) ? "managed" : "");
         pthread_mutex_lock(&G.wlock);
-        uint32_t id = wr_writer_alloc(G.w, d->address, d->size, WR_SPACE_GLOBAL,
-                                      (d->flags & SANITIZER_MEMORY_FLAG_MANAGED) ? "managed" : "");
+        uint32_t id = wr_writer_alloc(G.w, d->address, d->size, WR_SPACE_GLOBAL, what);
         pthread_mutex_unlock(&G.wlock);
         if (G.nallocs == G.capallocs) {
             G.capallocs = G.capallocs ? 2 * G.capallocs : 64;
