@@ -1,18 +1,31 @@
 #!/usr/bin/env python3
 """GPU litmus runner (meson suite 'gpu').
 
-usage: run_gpu_litmus.py WARPRACE GPU_LITMUS LITMUS_DIR WORK_DIR [NAME...]
+usage: run_gpu_litmus.py [--sanitizer GPU_LITMUS_PLAIN] WARPRACE GPU_LITMUS LITMUS_DIR WORK_DIR [NAME...]
+       run_gpu_litmus.py --self-test WARPRACE LITMUS_DIR WORK_DIR
 
 Without a usable CUDA GPU it prints why and exits 77 (meson: skipped).
 With one, for every kernel `GPU_LITMUS --list` names (or the NAMEs given)
 that has a text litmus LITMUS_DIR/NAME.txt:
-  warprace record -o WORK_DIR/NAME.wrt -- GPU_LITMUS NAME
+  warprace record --mode api -o WORK_DIR/NAME.wrt -- GPU_LITMUS NAME
   warprace analyze WORK_DIR/NAME.wrt --db WORK_DIR/NAME.db
 then reads the races table and checks, per engine, the expectation lines of
 the text litmus (tests/litmus/README.md): the set of allocations with races
 must equal the expected set, and each VERDICT / CLASS token must be carried
 by at least one race on that allocation.  Shared-memory races (no catalog
 allocation) count for the litmus's only shared allocation.
+
+--sanitizer: the binary-instrumentation path (recorder/sanitizer).  The same
+kernels built WITHOUT the device API (GPU_LITMUS_PLAIN, -DWARPRACE_RECORD=0)
+are recorded with `warprace record --mode sanitizer`, analyzed, checked
+against the expectations, and compared engine by engine with the
+source-level recording of the same kernel: every difference is printed.
+
+--self-test (no GPU): the text litmus assembled with `warprace asm` stands
+in for both recordings, so that the expectation parser, the database query
+and the comparison are checked where there is no GPU; a comparison of a
+racy litmus with its fixed variant must report the difference.
+
 Exit 0 all agree, 1 some disagree (each difference printed), 2 setup error.
 """
 import os
@@ -83,66 +96,193 @@ def found_races(db, shared):
     return got
 
 
-def main():
-    if len(sys.argv) < 5:
-        print(__doc__, file=sys.stderr)
-        return 2
-    warprace, gpu_litmus, litmus_dir, work = sys.argv[1:5]
-    ok, why = gpu_available(gpu_litmus)
+def run(cmd, timeout=300):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        return subprocess.CompletedProcess(cmd, 124, e.stdout or "", "timed out after %d s" % timeout)
+
+
+def fresh(*paths):
+    for f in paths:
+        if os.path.exists(f):
+            os.unlink(f)
+
+
+def analyze(warprace, wrt, db):
+    """None on success, else the failure text."""
+    fresh(db)
+    a = run([warprace, "analyze", wrt, "--db", db, "--quiet"])
+    if a.returncode not in (0, 1):
+        return "analyze (exit %d)\n%s%s" % (a.returncode, a.stdout, a.stderr)
+    return None
+
+
+def check_expectations(exp, got):
+    """Differences between a litmus's expectation lines and what was found."""
+    diffs = []
+    for engine, want in sorted(exp.items()):
+        have = got.get(engine, {})
+        if set(want) != set(have):
+            diffs.append("%s: expected races on %s, found on %s" % (
+                engine, sorted(want) or "nothing", sorted(have) or "nothing"))
+            continue
+        for alloc, toks in want.items():
+            missing = {t for t in toks if t in CLASSES | VERDICTS} - have.get(alloc, set())
+            if missing:
+                diffs.append("%s: %s lacks %s (has %s)" % (engine, alloc, sorted(missing),
+                                                           sorted(have.get(alloc, set()))))
+    return diffs
+
+
+def compare_paths(api, san):
+    """Engine-by-engine differences between the source-level (api) and the
+    binary-instrumentation (san) findings of one kernel."""
+    diffs = []
+    for engine in sorted(set(api) | set(san)):
+        a, s = api.get(engine, {}), san.get(engine, {})
+        for alloc in sorted(set(a) | set(s)):
+            if alloc not in s:
+                diffs.append("%s: source-level path finds races on %s %s, sanitizer path none" % (
+                    engine, alloc, sorted(a[alloc])))
+            elif alloc not in a:
+                diffs.append("%s: sanitizer path finds races on %s %s, source-level path none" % (
+                    engine, alloc, sorted(s[alloc])))
+            elif a[alloc] != s[alloc]:
+                diffs.append("%s: %s classified %s by the source-level path, %s by the sanitizer path" % (
+                    engine, alloc, sorted(a[alloc]), sorted(s[alloc])))
+    return diffs
+
+
+def summary_lines(text):
+    """What the recorder printed about its own run (events, lost, unknown fences...)."""
+    return [l for l in text.splitlines() if l.strip()][-8:]
+
+
+def record(warprace, mode, binary, name, wrt, db):
+    """(database, None, recorder output) or (None, failure text, recorder output)."""
+    fresh(wrt)
+    r = run([warprace, "record", "--mode", mode, "-o", wrt, "--", binary, name])
+    if r.returncode != 0:
+        return None, "record --mode %s (exit %d)\n%s%s" % (mode, r.returncode, r.stdout, r.stderr), ""
+    fail = analyze(warprace, wrt, db)
+    if fail:
+        return None, fail, r.stdout + r.stderr
+    return db, None, r.stdout + r.stderr
+
+
+def gpu_main(warprace, gpu_litmus, plain, litmus_dir, work, names):
+    ok, why = gpu_available(plain or gpu_litmus)
     if not ok:
         print("SKIP: no usable CUDA GPU on this machine (%s); the GPU litmus tests need "
               "one" % why)
         return 77
+    if plain and not os.path.exists("/usr/local/cuda/compute-sanitizer/libsanitizer-public.so"):
+        print("SKIP: no compute-sanitizer in /usr/local/cuda: the sanitizer path cannot run")
+        return 77
     print("GPU:", why)
     os.makedirs(work, exist_ok=True)
-    names = sys.argv[5:] or subprocess.run([gpu_litmus, "--list"], capture_output=True,
-                                           text=True, check=True).stdout.split()
-    failures = 0
-    checked = 0
+    names = names or run([gpu_litmus, "--list"]).stdout.split()
+    failures = checked = differing = 0
     for name in names:
         txt = os.path.join(litmus_dir, name + ".txt")
         if not os.path.exists(txt):
             print("%-45s no text litmus with this name: not compared" % name)
             continue
-        wrt = os.path.join(work, name + ".wrt")
-        db = os.path.join(work, name + ".db")
-        for f in (wrt, db):
-            if os.path.exists(f):
-                os.unlink(f)
-        r = subprocess.run([warprace, "record", "-o", wrt, "--", gpu_litmus, name],
-                           capture_output=True, text=True, timeout=300)
-        if r.returncode != 0:
-            print("%-45s FAIL record (exit %d)\n%s%s" % (name, r.returncode, r.stdout, r.stderr))
+        exp, shared = parse_expect(txt), shared_label(txt)
+        base = os.path.join(work, name)
+        db, fail, _ = record(warprace, "api", gpu_litmus, name, base + ".wrt", base + ".db")
+        if fail:
+            print("%-45s FAIL %s" % (name, fail))
             failures += 1
             continue
-        a = subprocess.run([warprace, "analyze", wrt, "--db", db, "--quiet"],
-                           capture_output=True, text=True, timeout=300)
-        if a.returncode not in (0, 1):
-            print("%-45s FAIL analyze (exit %d)\n%s%s" % (name, a.returncode, a.stdout, a.stderr))
-            failures += 1
-            continue
-        exp = parse_expect(txt)
-        got = found_races(db, shared_label(txt))
-        diffs = []
-        for engine, want in sorted(exp.items()):
-            have = got.get(engine, {})
-            if set(want) != set(have):
-                diffs.append("%s: expected races on %s, found on %s" % (
-                    engine, sorted(want) or "nothing", sorted(have) or "nothing"))
+        got = found_races(db, shared)
+        diffs = ["source-level: " + d for d in check_expectations(exp, got)]
+        san_log = ""
+        if plain:
+            sdb, fail, san_log = record(warprace, "sanitizer", plain, name, base + "-san.wrt",
+                                        base + "-san.db")
+            if fail:
+                print("%-45s FAIL sanitizer path: %s" % (name, fail))
+                failures += 1
                 continue
-            for alloc, toks in want.items():
-                missing = {t for t in toks if t in CLASSES | VERDICTS} - have.get(alloc, set())
-                if missing:
-                    diffs.append("%s: %s lacks %s (has %s)" % (engine, alloc, sorted(missing),
-                                                               sorted(have.get(alloc, set()))))
+            san = found_races(sdb, shared)
+            diffs += ["sanitizer: " + d for d in check_expectations(exp, san)]
+            between = compare_paths(got, san)
+            differing += bool(between)
+            diffs += ["paths differ: " + d for d in between]
         checked += 1
         if diffs:
             failures += 1
             print("%-45s FAIL\n    %s" % (name, "\n    ".join(diffs)))
+            if san_log:
+                print("    the sanitizer recording said:\n      " +
+                      "\n      ".join(summary_lines(san_log)))
         else:
             print("%-45s ok" % name)
-    print("%d compared, %d failed" % (checked, failures))
+    if plain:
+        print("%d compared, %d failed, %d where the two recording paths differ" % (
+            checked, failures, differing))
+    else:
+        print("%d compared, %d failed" % (checked, failures))
     return 1 if failures else 0
+
+
+def self_test(warprace, litmus_dir, work):
+    """Everything but the GPU: asm stands in for the recorder."""
+    os.makedirs(work, exist_ok=True)
+    dbs = {}
+    for name in ("syncwarp_partial_mask_race", "syncwarp_full_mask_norace",
+                 "scor_race_interblock_blkatom", "scor_norace_interblock_atom"):
+        txt = os.path.join(litmus_dir, name + ".txt")
+        wrt, db = os.path.join(work, name + ".wrt"), os.path.join(work, name + ".db")
+        fresh(wrt)
+        a = run([warprace, "asm", txt, "-o", wrt])
+        fail = "asm: " + a.stderr if a.returncode else analyze(warprace, wrt, db)
+        if fail:
+            print("%s: %s" % (name, fail))
+            return 2
+        got = found_races(db, shared_label(txt))
+        diffs = check_expectations(parse_expect(txt), got)
+        if diffs:
+            print("%s: the expectations do not hold on the text litmus itself:\n    %s" % (
+                name, "\n    ".join(diffs)))
+            return 1
+        if compare_paths(got, got):
+            print("%s: a run compared with itself differs" % name)
+            return 1
+        dbs[name] = (got, parse_expect(txt))
+    bad = 0
+    for racy, fixed in (("syncwarp_partial_mask_race", "syncwarp_full_mask_norace"),
+                        ("scor_race_interblock_blkatom", "scor_norace_interblock_atom")):
+        between = compare_paths(dbs[racy][0], dbs[fixed][0])
+        expect_fail = check_expectations(dbs[racy][1], dbs[fixed][0])
+        print("%s vs %s: %d differences reported (%s)" % (racy, fixed, len(between),
+                                                         "; ".join(between[:2])))
+        if not between or not expect_fail:
+            bad += 1
+    print("self-test %s" % ("ok" if not bad else "FAILED"))
+    return 1 if bad else 0
+
+
+def main():
+    args = sys.argv[1:]
+    if args[:1] == ["--self-test"]:
+        if len(args) != 4:
+            print(__doc__, file=sys.stderr)
+            return 2
+        return self_test(*args[1:])
+    plain = None
+    if args[:1] == ["--sanitizer"]:
+        if len(args) < 2:
+            print(__doc__, file=sys.stderr)
+            return 2
+        plain, args = args[1], args[2:]
+    if len(args) < 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    warprace, gpu_litmus, litmus_dir, work = args[:4]
+    return gpu_main(warprace, gpu_litmus, plain, litmus_dir, work, args[4:])
 
 
 if __name__ == "__main__":
