@@ -1,10 +1,12 @@
 /*
  * bench-analyze: figures for the analyzer on one trace (not a timed test).
  *
- *   bench-analyze TRACE...
+ *   bench-analyze [--repeat N] TRACE...
  *
  * For each trace, every configuration runs in its own forked child so that
- * peak RSS is that configuration's alone:
+ * peak RSS is that configuration's alone, N times (default 3, also
+ * $WR_BENCH_REPEAT) in rounds -- every configuration once per round -- so
+ * that the machine's drift touches all of them alike:
  *   decode      the bare decode of the trace (wr_reader_next over every
  *               chunk, batches released): the baseline of the ratios
  *   vc scoped lockset fsm   one engine, 1 worker
@@ -14,7 +16,9 @@
  * runs beside the workers and is not counted), analysis / decode wall-time ratio, peak RSS,
  * and bytes of RSS above the decode baseline per distinct touched word (the
  * largest shadow_words of the engines run).  Scaling = wall(all x1) /
- * wall(all x2).
+ * wall(all x2).  Walls are medians over the rounds; the ratios (x decode,
+ * scaling) are medians of the ratios taken within each round, as a paired
+ * comparison, with their spread (min-max) where N > 1.
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -151,53 +155,157 @@ static figures measure(const char *path, uint32_t engine_mask, unsigned threads)
     return f;
 }
 
-static void print_row(const char *name, unsigned cores, const figures *f, const figures *decode)
+#define MAX_REPEAT 15
+
+static int cmp_double(const void *a, const void *b)
 {
-    if (!f->ok) {
-        printf("  %-10s error: %s\n", name, f->error);
-        return;
-    }
-    double per_core = f->thread_accesses / f->wall / cores / 1e6;
-    double extra = f->peak_rss > decode->peak_rss ? (double)(f->peak_rss - decode->peak_rss) : 0;
-    printf("  %-10s %8.3f s %9.1f M/s/core %7.2fx decode %8.1f MiB", name, f->wall, per_core,
-           f->wall / decode->wall, f->peak_rss / 1048576.0);
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, unsigned n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One configuration's rounds.  f[0] carries the non-timing figures. */
+typedef struct series {
+    figures f[MAX_REPEAT];
+    unsigned n;
+} series;
+
+static int series_ok(const series *s)
+{
+    for (unsigned r = 0; r < s->n; r++)
+        if (!s->f[r].ok)
+            return 0;
+    return s->n > 0;
+}
+
+/* Median over rounds of a(r) / b(r); *lo, *hi the spread. */
+static double paired_ratio(const series *a, const series *b, double *lo, double *hi)
+{
+    double v[MAX_REPEAT];
+    unsigned n = a->n < b->n ? a->n : b->n;
+    for (unsigned r = 0; r < n; r++)
+        v[r] = a->f[r].wall / b->f[r].wall;
+    double m = median(v, n);
+    *lo = v[0];
+    *hi = v[n - 1];
+    return m;
+}
+
+static double median_wall(const series *s)
+{
+    double v[MAX_REPEAT];
+    for (unsigned r = 0; r < s->n; r++)
+        v[r] = s->f[r].wall;
+    return median(v, s->n);
+}
+
+static uint64_t max_rss(const series *s)
+{
+    uint64_t m = 0;
+    for (unsigned r = 0; r < s->n; r++)
+        m = s->f[r].peak_rss > m ? s->f[r].peak_rss : m;
+    return m;
+}
+
+static void print_row(const char *name, unsigned cores, const series *s, const series *decode)
+{
+    for (unsigned r = 0; r < s->n; r++)
+        if (!s->f[r].ok) {
+            printf("  %-10s error: %s\n", name, s->f[r].error);
+            return;
+        }
+    const figures *f = &s->f[0];
+    double wall = median_wall(s), lo, hi;
+    double ratio = paired_ratio(s, decode, &lo, &hi);
+    double per_core = f->thread_accesses / wall / cores / 1e6;
+    uint64_t rss = max_rss(s), base = max_rss(decode);
+    double extra = rss > base ? (double)(rss - base) : 0;
+    printf("  %-10s %8.3f s %9.1f M/s/core %7.2fx decode", name, wall, per_core, ratio);
+    if (s->n > 1)
+        printf(" (%.1f-%.1f)", lo, hi);
+    printf(" %8.1f MiB", rss / 1048576.0);
     if (f->shadow_words)
         printf(" %6.1f B/word (%" PRIu64 " words)", extra / (double)f->shadow_words,
                f->shadow_words);
     printf("\n");
 }
 
+static unsigned parse_repeat(const char *v)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n < 1 || n > MAX_REPEAT) {
+        fprintf(stderr, "bench-analyze: --repeat wants 1..%d, not '%s'\n", MAX_REPEAT, v);
+        exit(2);
+    }
+    return (unsigned)n;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "--help")) {
-        fprintf(stderr, "usage: bench-analyze TRACE...\n");
-        return argc < 2 ? 2 : 0;
+    unsigned repeat = 3;
+    const char *env = getenv("WR_BENCH_REPEAT");
+    if (env && *env)
+        repeat = parse_repeat(env);
+    int first = 1;
+    if (argc > 2 && !strcmp(argv[1], "--repeat")) {
+        repeat = parse_repeat(argv[2]);
+        first = 3;
+    }
+    if (argc <= first || !strcmp(argv[1], "--help")) {
+        fprintf(stderr, "usage: bench-analyze [--repeat N] TRACE...\n");
+        return argc <= first ? 2 : 0;
     }
     int status = 0;
-    for (int t = 1; t < argc; t++) {
+    enum { DECODE, ALL1 = 1 + 4, ALL2, NCONFIG };
+    _Static_assert(ALL1 == 5, "four engines");
+    for (int t = first; t < argc; t++) {
         const char *path = argv[t];
-        figures decode = measure(path, 0, 0);
-        if (!decode.ok) {
-            fprintf(stderr, "bench-analyze: %s\n", decode.error);
+        uint32_t all = (1u << wr_engine_count) - 1;
+        series *cfg = calloc(NCONFIG, sizeof *cfg);
+        if (!cfg || wr_engine_count != 4) {
+            fprintf(stderr, "bench-analyze: setup failed\n");
+            return 1;
+        }
+        for (unsigned r = 0; r < repeat; r++)
+            for (unsigned c = 0; c < NCONFIG; c++) {
+                uint32_t mask = c == DECODE ? 0 : c < ALL1 ? 1u << (c - 1) : all;
+                unsigned threads = c == DECODE ? 0 : c == ALL2 ? 2 : 1;
+                cfg[c].f[cfg[c].n++] = measure(path, mask, threads);
+            }
+        series *decode = &cfg[DECODE];
+        if (!series_ok(decode)) {
+            for (unsigned r = 0; r < decode->n; r++)
+                if (!decode->f[r].ok)
+                    fprintf(stderr, "bench-analyze: %s\n", decode->f[r].error);
             status = 1;
+            free(cfg);
             continue;
         }
-        printf("%s: %" PRIu64 " thread-level accesses, %.1f MiB event payload\n", path,
-               decode.thread_accesses, decode.raw_bytes / 1048576.0);
+        const figures *d0 = &decode->f[0];
+        double dwall = median_wall(decode);
+        printf("%s: %" PRIu64 " thread-level accesses, %.1f MiB event payload, median of %u rounds\n",
+               path, d0->thread_accesses, d0->raw_bytes / 1048576.0, repeat);
         printf("  %-10s %8.3f s %9.1f M/s/core  %.2f GB/s decoded     %8.1f MiB\n", "decode",
-               decode.wall, decode.thread_accesses / decode.wall / 1e6,
-               decode.raw_bytes / decode.wall / 1e9, decode.peak_rss / 1048576.0);
-        for (unsigned e = 0; e < wr_engine_count; e++) {
-            figures f = measure(path, 1u << e, 1);
-            print_row(wr_engines[e]->name, 1, &f, &decode);
+               dwall, d0->thread_accesses / dwall / 1e6, d0->raw_bytes / dwall / 1e9,
+               max_rss(decode) / 1048576.0);
+        for (unsigned e = 0; e < wr_engine_count; e++)
+            print_row(wr_engines[e]->name, 1, &cfg[1 + e], decode);
+        print_row("all x1", 1, &cfg[ALL1], decode);
+        print_row("all x2", 2, &cfg[ALL2], decode);
+        if (series_ok(&cfg[ALL1]) && series_ok(&cfg[ALL2])) {
+            double lo, hi, m = paired_ratio(&cfg[ALL1], &cfg[ALL2], &lo, &hi);
+            printf("  scaling 1 -> 2 workers: %.2fx", m);
+            if (repeat > 1)
+                printf(" (%.2f-%.2f over %u rounds)", lo, hi, repeat);
+            printf("\n");
         }
-        uint32_t all = (1u << wr_engine_count) - 1;
-        figures one = measure(path, all, 1);
-        figures two = measure(path, all, 2);
-        print_row("all x1", 1, &one, &decode);
-        print_row("all x2", 2, &two, &decode);
-        if (one.ok && two.ok)
-            printf("  scaling 1 -> 2 workers: %.2fx\n", one.wall / two.wall);
+        free(cfg);
     }
     return status;
 }
