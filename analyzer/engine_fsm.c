@@ -437,6 +437,55 @@ static inline void touch_word(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint6
     *cell = nw;
 }
 
+/* The words of a coalesced access whose lanes share one sync state (no
+ * per-lane warp-sync counts): cur differs between lanes only in the lane
+ * field, so the table's answer depends on the old word with its lane
+ * replaced by (old lane - current lane) mod 32 -- the relation only asks
+ * whether the lanes are equal, and the tag, state and counts do not hold
+ * them.  Neighbouring words last touched by one instruction of the same
+ * shape, at any lane offset (a loop over an array, a stencil's +-1
+ * neighbours), share that key, and a one-entry memo of the answer replaces
+ * the relation, sync and table lookup. */
+__attribute__((noinline)) static void uniform_segment(fsm *f, const cur_ctx *c, wr_shadow_page *sp, uint64_t *cells,
+                                   uint64_t w0, uint32_t segmask, uint64_t cur_uniform)
+{
+    const uint64_t init_next = wr_fsm25_next[WR_FSM25_INIT][c->acc][0][0];
+    uint64_t memo_canon = 0, memo_next = 0;   /* canon is never 0 for a live word */
+    uint32_t born = 0;
+    for (uint32_t x = segmask; x; x &= x - 1) {
+        unsigned ln = (unsigned)__builtin_ctz(x);
+        uint64_t lanebits = (uint64_t)ln << WR_FSM_LANE_SHIFT;
+        uint64_t cur = cur_uniform | lanebits;
+        uint64_t *cell = &cells[(w0 + ln) & WR_SHADOW_PAGE_MASK];
+        uint64_t old = *cell;
+        if (!old) {
+            born++;
+            *cell = cur | init_next;
+            continue;
+        }
+        uint64_t canon = (old & ~(31ull << WR_FSM_LANE_SHIFT)) |
+                         ((uint64_t)((wr_fsm_lane(old) - ln) & 31u) << WR_FSM_LANE_SHIFT);
+        if (canon == memo_canon) {
+            *cell = cur | memo_next;
+            continue;
+        }
+        uint64_t nw;
+        if ((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT)) {
+            nw = step_slow(f, c, sp, old, cur, ln, w0 + ln);
+        } else {
+            nw = wr_fsm_step(old, cur, c->acc);
+            if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE) {
+                nw = step_slow(f, c, sp, old, cur, ln, w0 + ln);
+            } else {
+                memo_canon = canon;
+                memo_next = nw & WR_FSM_STATE_MASK;
+            }
+        }
+        *cell = nw;
+    }
+    f->live += born;
+}
+
 static unsigned access_label(const wr_access *a)
 {
     if (wr_op_is_atomic(a->op))
@@ -509,6 +558,10 @@ static void on_access(fsm *f, const wr_event *ev)
                 continue;
             wr_shadow_page *sp = page_for(f, a->space, a->launch, b, w0 + lane, epoch);
             uint64_t *cells = (uint64_t *)(void *)sp->cells;
+            if (!wcl) {
+                uniform_segment(f, &c, sp, cells, w0, segmask, cur_uniform);
+                continue;
+            }
             for (uint32_t x = segmask; x; x &= x - 1) {
                 unsigned ln = (unsigned)__builtin_ctz(x);
                 uint64_t wd = w0 + ln;

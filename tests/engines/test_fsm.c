@@ -1,6 +1,7 @@
 /* fsm engine scenarios: HiRace's listings, warp syncs, atomics, kernel and
  * stream boundaries, host copies, sharding. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 
 #include "lf_events.h"
 
@@ -335,4 +336,80 @@ Test(fsm, shards_give_same_findings)
     cr_assert_gt(tot[0], 0);
     cr_assert_eq(tot[0], tot[1]);
     cr_assert_eq(groups[0], groups[1]);
+}
+
+/* The coalesced fast path (one memo of the table's answer per access) must
+ * give exactly what the per-lane path gives: the same random programs, once
+ * with strided accesses and once with the same lane addresses spelled out
+ * as vectors (which always take the per-lane path). */
+static uint64_t rnd_state;
+static uint32_t rnd(uint32_t n)
+{
+    rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(rnd_state >> 33) % n;
+}
+
+static wr_findings *run_random_program(uint64_t seed, int as_vectors, uint64_t lanes[][32])
+{
+    rnd_state = seed;
+    lf_start(&R, &wr_engine_fsm, 1);
+    uint32_t launch = 1;
+    lf_feed(&R, lf_launch(launch, 0));
+    for (unsigned i = 0; i < 400; i++) {
+        /* mostly one warp: lanes of one warp at shifted offsets are where a
+         * wrong memo would confuse "same thread" with "same warp" */
+        uint32_t what = rnd(100), b = rnd(4) == 0, w = rnd(3) == 0;
+        if (what < 4) {            /* a block barrier: both warps arrive */
+            lf_feed(&R, lf_barrier(launch, b, 0, 64));
+            lf_feed(&R, lf_barrier(launch, b, 1, 64));
+        } else if (what < 8) {     /* a warp sync, sometimes partial */
+            lf_feed(&R, lf_warp_sync(launch, b, w, rnd(2) ? WR_FULL_MASK : 0x0000ffffu));
+        } else if (what < 9) {     /* the next kernel, same stream */
+            lf_feed(&R, lf_kernel_end(launch));
+            lf_feed(&R, lf_launch(++launch, 0));
+        } else {
+            static const uint8_t ops[] = {WR_OP_LOAD, WR_OP_LOAD, WR_OP_STORE, WR_OP_STORE,
+                                          WR_OP_ATOMIC_RMW};
+            uint8_t op = ops[rnd(5)];
+            uint32_t mask = rnd(4) ? WR_FULL_MASK : (rnd(0xffffffffu) | 1u);
+            uint64_t base = X + 4ull * rnd(40);
+            wr_event e = lf_acc(200 + rnd(4), launch, b, w, mask, op,
+                                op == WR_OP_ATOMIC_RMW ? WR_SCOPE_DEVICE : 0, base, 4);
+            if (as_vectors) {
+                for (unsigned l = 0; l < 32; l++)
+                    lanes[i][l] = base + 4ull * l;
+                e.u.access.addr_mode = WR_ADDR_VECTOR;
+                e.u.access.lane_addr = lanes[i];
+            }
+            lf_feed(&R, e);
+        }
+    }
+    lf_feed(&R, lf_kernel_end(launch));
+    return lf_end(&R);
+}
+
+Test(fsm, coalesced_fast_path_equals_per_lane_path)
+{
+    static uint64_t lanes[400][32];
+    uint64_t races = 0;
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        wr_findings *fast = run_random_program(seed, 0, NULL);
+        wr_findings *slow = run_random_program(seed, 1, lanes);
+        const wr_race_group *g1, *g2;
+        size_t n1 = lf_groups(fast, &g1), n2 = lf_groups(slow, &g2);
+        cr_assert_eq(n1, n2, "seed %" PRIu64 ": %zu race groups on the fast path, %zu per lane", seed, n1, n2);
+        for (size_t k = 0; k < n1; k++) {
+            const wr_race *a = &g1[k].example, *b = &g2[k].example;
+            cr_assert_eq(g1[k].count, g2[k].count, "seed %" PRIu64 " group %zu: count", seed, k);
+            cr_assert(a->addr == b->addr && a->race_class == b->race_class &&
+                      a->first.seq == b->first.seq && a->second.seq == b->second.seq &&
+                      a->first.lane == b->first.lane && a->second.lane == b->second.lane &&
+                      a->first.site == b->first.site && a->second.site == b->second.site,
+                      "seed %" PRIu64 " group %zu: the examples differ", seed, k);
+            races += g1[k].count;
+        }
+        wr_findings_free(fast);
+        wr_findings_free(slow);
+    }
+    cr_assert_gt(races, 0, "the random programs must race somewhere to compare anything");
 }
