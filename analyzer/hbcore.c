@@ -214,8 +214,13 @@ static void check_pair(wr_hbe *e, const cur_access *ca, uint32_t pctx, uint32_t 
                        unsigned lane, uint64_t addr)
 {
     const wr_hb_ctx *p = &e->ctx[pctx];
-    if (same_instr(ca, p, pep))
-        return;
+    if (p->unit == ca->w->unit) {
+        /* the warp's own earlier access: program order holds in every
+         * layer, so an ordered pair is no race for any engine's decide */
+        if (WR_EP_STAMP(pep) == WR_EP_STAMP(ca->ep) ||
+            wr_hb_intra_ordered(ca->w, WR_EP_LANE(pep), WR_EP_STAMP(pep), WR_EP_CONV(pep), lane))
+            return;
+    }
     uint8_t verdict = 0;
     if (e->decide(e, ca->w, p, pep, ca->c, lane, &verdict))
         report(e, ca->w, p, pep, ca->c, lane, verdict, ca->space, addr);

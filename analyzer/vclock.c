@@ -628,18 +628,6 @@ bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t 
            wr_vc_get(&wl->base[layer], sk) >= ul->pos;
 }
 
-bool wr_hb_intra_ordered(const wr_hb_warp *w, unsigned a, uint32_t s, bool conv, unsigned b)
-{
-    if (a == b)
-        return true;
-    if (conv && (s < w->group_since || ((w->group_mask >> b) & 1u)))
-        return true;
-    if (w->lane_ord && s <= w->lane_ord[b])
-        return true;
-    if (w->pair && s <= w->pair[b * 32 + a])
-        return true;
-    return false;
-}
 
 unsigned wr_hb_relation(const wr_hb *hb, uint32_t u1, uint32_t u2)
 {

@@ -151,9 +151,21 @@ const wr_hb_unit *wr_hb_unit_of(const wr_hb *hb, uint32_t unit);
 bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t u,
                  uint32_t s);
 /* Same warp: access by lane a stamped s (conv: it ran converged) ordered
- * before lane b's current instruction? */
-bool wr_hb_intra_ordered(const wr_hb_warp *w, unsigned a, uint32_t s, bool conv,
-                         unsigned b);
+ * before lane b's current instruction?  Inline: the engines ask it for most
+ * words of a warp that re-reads its own data. */
+static inline bool wr_hb_intra_ordered(const wr_hb_warp *w, unsigned a, uint32_t s, bool conv,
+                                       unsigned b)
+{
+    if (a == b)
+        return true;
+    if (conv && (s < w->group_since || ((w->group_mask >> b) & 1u)))
+        return true;
+    if (w->lane_ord && s <= w->lane_ord[b])
+        return true;
+    if (w->pair && s <= w->pair[b * 32 + a])
+        return true;
+    return false;
+}
 
 /* Has this word carried a release or been a CAS target (flag / lock word)? */
 bool wr_hb_sync_word(wr_hb *hb, uint8_t space, uint32_t launch, uint32_t block,
