@@ -27,27 +27,20 @@
 
 #include "barriers.h"
 #include "blocktab.h"
+#include "access_ring.h"
 #include "engine.h"
 #include "engine_fsm.h"
 #include "epochs.h"
 #include "shadow.h"
 #include "xalloc.h"
 
-#define RING 8
 #define KEEP_EPOCHS 4   /* per-block state of this many past epochs is kept for reports */
-
-typedef struct ring_ent {
-    uint64_t seq, lo, hi;   /* byte range [lo, hi] touched by the lanes */
-    uint32_t site, mask;
-    uint8_t kind, space;
-} ring_ent;
 
 typedef struct warp_st {
     uint32_t bc;            /* block-barrier count (Lamport) */
     uint32_t wc;            /* warp-sync count while all lanes agree */
     uint32_t *wcl;          /* per-lane warp-sync counts, NULL while uniform */
-    uint32_t ring_pos;
-    ring_ent ring[RING];    /* the warp's recent accesses (for the first site) */
+    wr_access_ring ring;    /* the warp's recent accesses (for the first site) */
 } warp_st;
 
 typedef struct block_st {
@@ -300,19 +293,11 @@ static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epo
     warp_st *w = b ? b->w[host ? 0 : wr_fsm_warp(old)] : NULL;
     if (!w)
         return;
-    unsigned lane = host ? 0 : wr_fsm_lane(old);
-    for (unsigned k = 0; k < RING; k++) {
-        const ring_ent *r = &w->ring[(w->ring_pos + RING - 1 - k) % RING];
-        if (!r->seq && !r->site && !r->mask)
-            break;
-        if (r->seq == cur_seq)
-            continue;   /* the current access itself */
-        if (r->space == space && ((r->mask >> lane) & 1u) && r->lo <= addr + 3 && addr <= r->hi) {
-            a->site = r->site;
-            a->seq = r->seq;
-            a->kind = r->kind;
-            return;
-        }
+    const wr_ring_ent *r = wr_ring_find(&w->ring, host ? 0 : wr_fsm_lane(old), space, addr, cur_seq, 0);
+    if (r) {
+        a->site = r->site;
+        a->seq = r->seq;
+        a->kind = r->kind;
     }
 }
 
@@ -508,34 +493,8 @@ static void on_access(fsm *f, const wr_event *ev)
                  .seq = ev->seq, .site = ev->site, .space = a->space, .acc = access_label(a)};
     unsigned size = a->size ? a->size : 4;
 
-    /* remember the access for reports (range over the active lanes) */
-    ring_ent *r = &w->ring[w->ring_pos];
-    w->ring_pos = (w->ring_pos + 1) % RING;
-    r->seq = ev->seq;
-    r->site = ev->site;
-    r->mask = a->active_mask;
-    r->kind = access_kind(c.acc);
-    r->space = a->space;
-    r->lo = UINT64_MAX;
-    r->hi = 0;
-    if (a->addr_mode == WR_ADDR_UNIFORM ||
-        (a->addr_mode == WR_ADDR_STRIDED && a->stride >= 0 &&
-         a->base + (uint64_t)a->stride * 31u + size - 1 >= a->base &&
-         (uint64_t)a->stride <= (UINT64_MAX - size) / 32u)) {
-        /* monotone lane addresses without wrap-around: the extreme lanes */
-        unsigned lo = (unsigned)__builtin_ctz(a->active_mask);
-        unsigned hi = 31u - (unsigned)__builtin_clz(a->active_mask);
-        r->lo = wr_access_lane_addr(a, lo);
-        r->hi = wr_access_lane_addr(a, hi) + size - 1;
-    } else {
-        for (uint32_t x = a->active_mask; x; x &= x - 1) {
-            uint64_t ad = wr_access_lane_addr(a, (unsigned)__builtin_ctz(x));
-            if (ad < r->lo)
-                r->lo = ad;
-            if (ad + size - 1 > r->hi)
-                r->hi = ad + size - 1;
-        }
-    }
+    /* remember the access for reports */
+    wr_ring_push_access(&w->ring, a, size, ev->seq, ev->site, access_kind(c.acc));
 
     uint64_t base = wr_fsm_pack(0, epoch, 0, a->warp, wr_fsm_fold_block(a->block), w->bc, 0);
     const uint32_t *wcl = w->wcl;
@@ -619,10 +578,7 @@ static void host_range(fsm *f, cur_ctx *c, block_st *b, uint64_t addr, uint64_t 
     if (!bytes)
         return;
     warp_st *w = warp_of(b, 0);
-    ring_ent *r = &w->ring[w->ring_pos];
-    w->ring_pos = (w->ring_pos + 1) % RING;
-    *r = (ring_ent){.seq = c->seq, .lo = addr, .hi = addr + bytes - 1, .site = c->site, .mask = 1,
-                    .kind = access_kind(c->acc), .space = WR_SPACE_GLOBAL};
+    wr_ring_push_range(&w->ring, c->seq, addr, bytes, c->site, access_kind(c->acc));
     uint64_t cur = wr_fsm_pack(0, c->epoch, 0, 0, WR_FSM_HOST_BLOCK, 0, 0);
     uint64_t next = addr >> WR_WORD_SHIFT, last = (addr + bytes - 1) >> WR_WORD_SHIFT;
     uint64_t first, end;

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access_ring.h"
 #include "barriers.h"
 #include "blocktab.h"
 #include "engine.h"
@@ -210,6 +211,7 @@ typedef struct warp_st {
     uint64_t last_data_seq[32];
     uint32_t lsid[32];      /* cached lockset of each lane (plain accesses) */
     uint32_t lsid_valid;    /* lanes whose lsid is valid */
+    wr_access_ring ring;    /* recent accesses: the first side's trace position */
 } warp_st;
 
 typedef struct block_st {
@@ -233,6 +235,7 @@ typedef struct lk {
     uint32_t c_launch, c_epoch, c_block, c_warp;
     block_st *c_bs;
     warp_st *c_ws;
+    wr_access_ring host_ring;   /* host copies, as the warp rings */
 } lk;
 
 static lockrec *lock_rec(lk *s, uint64_t word, bool create)
@@ -593,7 +596,18 @@ static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch,
     r.first.block = ohost ? UINT32_MAX : ob;
     r.first.warp = ohost ? UINT32_MAX : ow;
     r.first.lane = ohost ? UINT32_MAX : ol;
-    r.first.seq = 0;   /* not kept in the 16-byte cell */
+    /* the cell keeps who and where, not when: the accessor's ring knows */
+    const wr_access_ring *ring = NULL;
+    if (ohost) {
+        ring = &s->host_ring;
+    } else {
+        block_st *ob_st = block_find(s, old_epoch, ob, false);
+        if (ob_st && ob_st->w[ow])
+            ring = &ob_st->w[ow]->ring;
+    }
+    const wr_ring_ent *fe = ring ? wr_ring_find(ring, ohost ? 0 : ol, c->space, r.addr, c->seq, old->site)
+                                 : NULL;
+    r.first.seq = fe ? fe->seq : 0;   /* 0: older than the ring */
     r.second.site = c->site;
     r.second.kind = c->kind;
     r.second.launch = c->launch;
@@ -695,6 +709,8 @@ static void on_access(lk *s, const wr_event *ev)
     }
 
     unsigned size = a->size ? a->size : 4;
+    uint8_t kind = atomic ? WR_KIND_ATOMIC : a->op == WR_OP_STORE ? WR_KIND_WRITE : WR_KIND_READ;
+    wr_ring_push_access(&w->ring, a, size, ev->seq, ev->site, kind);
     uint64_t a0;
     if (s->cfg.shards > 1 && wr_access_one_run(a, size, &a0) &&
         wr_shard_of(a->space, a->launch, a->block, a0, s->cfg.shards) != s->cfg.shard)
@@ -702,8 +718,7 @@ static void on_access(lk *s, const wr_event *ev)
     cur_ctx c = {.epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
                  .block_field = fold_block(a->block), .gen = b->gen, .seq = ev->seq,
                  .site = ev->site, .space = a->space,
-                 .kind = atomic ? WR_KIND_ATOMIC : a->op == WR_OP_STORE ? WR_KIND_WRITE : WR_KIND_READ,
-                 .write = atomic || a->op == WR_OP_STORE};
+                 .kind = kind, .write = atomic || a->op == WR_OP_STORE};
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
     bool run_ok = false;
     wr_shadow_page *p = NULL;
@@ -736,6 +751,7 @@ static void host_range(lk *s, cur_ctx *c, uint64_t addr, uint64_t bytes)
 {
     if (!bytes)
         return;
+    wr_ring_push_range(&s->host_ring, c->seq, addr, bytes, c->site, c->kind);
     uint64_t next = addr >> WR_WORD_SHIFT, last = (addr + bytes - 1) >> WR_WORD_SHIFT;
     uint64_t first, end;
     while (wr_next_owned_global_run(&next, last, s->cfg.shard, s->cfg.shards, &first, &end)) {

@@ -327,3 +327,29 @@ Test(lockset, shards_give_same_findings)
     cr_assert_gt(tot[0], 0);
     cr_assert_eq(tot[0], tot[1]);
 }
+
+/* The 16-byte cell keeps who touched a word, not when: the report finds the
+ * first access's trace position in that warp's ring of recent accesses,
+ * and says 0 (unknown) once the ring has moved on. */
+Test(lockset, report_names_the_first_access_position)
+{
+    lf_start(&R, &wr_engine_lockset, 1);
+    lf_feed(&R, lf_launch(L, 0));                                          /* seq 0 */
+    lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_STORE, 0, DATA, 0));     /* seq 1 */
+    lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_LOAD, 0, DATA + 64, 0)); /* seq 2, elsewhere */
+    lf_feed(&R, lf_acc(S_DATA_B, L, 1, 0, 1u, WR_OP_STORE, 0, DATA, 0));   /* seq 3: races with 1 */
+    /* a second word: its first access pushed out of block 0 warp 0's ring */
+    lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_STORE, 0, DATA + 128, 0)); /* seq 4 */
+    for (unsigned i = 0; i < 12; i++)
+        lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_LOAD, 0, DATA + 256 + 4 * i, 0));
+    lf_feed(&R, lf_acc(S_DATA_B, L, 1, 0, 1u, WR_OP_STORE, 0, DATA + 128, 0));
+    wr_findings *f = lf_end(&R);
+    const wr_race_group *g;
+    size_t n = lf_groups(f, &g);
+    cr_assert_eq(n, 1, "one site pair");
+    cr_assert_eq(g[0].count, 2);
+    cr_assert_eq(g[0].example.first.seq, 1, "the earliest example's first access is seq 1, got %llu",
+                 (unsigned long long)g[0].example.first.seq);
+    cr_assert_eq(g[0].example.second.seq, 3);
+    wr_findings_free(f);
+}

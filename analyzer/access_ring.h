@@ -1,0 +1,96 @@
+/*
+ * access_ring.h: a warp's most recent accesses, for reports.
+ *
+ * The fsm and lockset shadow words say who touched a word last (block,
+ * warp, lane) but not when: a report finds that accessor's trace position
+ * (and, for fsm, its site) in the accessor's ring.  The ring is small and
+ * fixed: an access older than the last WR_ACCESS_RING of its warp is not
+ * found, and the report then carries seq 0 (unknown), never a guess.
+ */
+#ifndef WARPRACE_ACCESS_RING_H
+#define WARPRACE_ACCESS_RING_H
+
+#include <stdint.h>
+
+#include "warprace/event.h"
+
+#define WR_ACCESS_RING 8
+
+typedef struct wr_ring_ent {
+    uint64_t seq, lo, hi;   /* byte range [lo, hi] touched by the lanes */
+    uint32_t site, mask;    /* mask 0: an empty slot */
+    uint8_t kind, space;    /* wr_access_kind, wr_space */
+} wr_ring_ent;
+
+typedef struct wr_access_ring {
+    uint32_t pos;
+    wr_ring_ent e[WR_ACCESS_RING];
+} wr_access_ring;
+
+static inline wr_ring_ent *wr_ring_next(wr_access_ring *r)
+{
+    wr_ring_ent *e = &r->e[r->pos];
+    r->pos = (r->pos + 1) % WR_ACCESS_RING;
+    return e;
+}
+
+/* A warp access of `size` bytes per lane. */
+static inline void wr_ring_push_access(wr_access_ring *r, const wr_access *a, unsigned size,
+                                       uint64_t seq, uint32_t site, uint8_t kind)
+{
+    wr_ring_ent *e = wr_ring_next(r);
+    e->seq = seq;
+    e->site = site;
+    e->mask = a->active_mask;
+    e->kind = kind;
+    e->space = a->space;
+    e->lo = UINT64_MAX;
+    e->hi = 0;
+    if (a->addr_mode == WR_ADDR_UNIFORM ||
+        (a->addr_mode == WR_ADDR_STRIDED && a->stride >= 0 &&
+         a->base + (uint64_t)a->stride * 31u + size - 1 >= a->base &&
+         (uint64_t)a->stride <= (UINT64_MAX - size) / 32u)) {
+        /* monotone lane addresses without wrap-around: the extreme lanes */
+        unsigned lo = (unsigned)__builtin_ctz(a->active_mask);
+        unsigned hi = 31u - (unsigned)__builtin_clz(a->active_mask);
+        e->lo = wr_access_lane_addr(a, lo);
+        e->hi = wr_access_lane_addr(a, hi) + size - 1;
+        return;
+    }
+    for (uint32_t x = a->active_mask; x; x &= x - 1) {
+        uint64_t ad = wr_access_lane_addr(a, (unsigned)__builtin_ctz(x));
+        if (ad < e->lo)
+            e->lo = ad;
+        if (ad + size - 1 > e->hi)
+            e->hi = ad + size - 1;
+    }
+}
+
+/* A host copy's range (lane 0 of the host's pseudo-warp). */
+static inline void wr_ring_push_range(wr_access_ring *r, uint64_t seq, uint64_t addr,
+                                      uint64_t bytes, uint32_t site, uint8_t kind)
+{
+    *wr_ring_next(r) = (wr_ring_ent){.seq = seq, .lo = addr, .hi = addr + bytes - 1, .site = site,
+                                     .mask = 1, .kind = kind, .space = WR_SPACE_GLOBAL};
+}
+
+/* The newest access of `lane` in `space` whose range holds the 4-byte word
+ * at addr, other than the access at skip_seq (the current one) and, when
+ * site != 0, made at that site; NULL when the ring no longer holds it. */
+static inline const wr_ring_ent *wr_ring_find(const wr_access_ring *r, unsigned lane,
+                                              uint8_t space, uint64_t addr, uint64_t skip_seq,
+                                              uint32_t site)
+{
+    for (unsigned k = 0; k < WR_ACCESS_RING; k++) {
+        const wr_ring_ent *e = &r->e[(r->pos + WR_ACCESS_RING - 1 - k) % WR_ACCESS_RING];
+        if (!e->mask)
+            break;
+        if (e->seq == skip_seq || (site && e->site != site))
+            continue;
+        if (e->space == space && ((e->mask >> lane) & 1u) && e->lo <= addr + 3 && addr <= e->hi)
+            return e;
+    }
+    return NULL;
+}
+
+#endif
