@@ -37,6 +37,7 @@
 #include <time.h>
 
 #include "warprace/device.cuh"
+#include "../gpu/gpu_probe.cuh"
 
 #ifdef GPU_OVERHEAD_COUNT
 #if WARPRACE_RECORD
@@ -270,30 +271,6 @@ static int parse_size(const char *s, u64 *out)
     return 0;
 }
 
-static int probe(void)
-{
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess || n == 0) {
-        printf("no CUDA device: %s\n", e != cudaSuccess ? cudaGetErrorString(e) : "count 0");
-        return 1;
-    }
-    cudaDeviceProp p;
-    e = cudaGetDeviceProperties(&p, 0);
-    if (e == cudaSuccess)
-        e = cudaFree(0); /* a context can actually be created */
-    if (e != cudaSuccess) {
-        printf("CUDA device 0 unusable: %s\n", cudaGetErrorString(e));
-        return 1;
-    }
-    printf("%s (sm_%d%d)\n", p.name, p.major, p.minor);
-    if (p.major < 7) {
-        printf("sm_%d%d: the recorder needs sm_70 or newer\n", p.major, p.minor);
-        return 1;
-    }
-    return 0;
-}
-
 static void usage(void)
 {
     fprintf(stderr, "usage: gpu_overhead KERNEL [--size N] [--iters K] | --list | --probe\n"
@@ -309,7 +286,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!strcmp(argv[1], "--probe"))
-        return probe();
+        return wr_gpu_probe();
     if (!strcmp(argv[1], "--list")) {
         for (int k = 0; k < NKERNELS; k++)
             printf("%s\n", kernels[k]);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "warprace/device.cuh"
+#include "gpu_probe.cuh"
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
     fprintf(stderr, "gpu_litmus: %s: %s\n", #x, cudaGetErrorString(e_)); return 2; } } while (0)
@@ -268,18 +269,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gpu_litmus NAME | --list | --probe\n");
         return 2;
     }
-    if (!strcmp(argv[1], "--probe")) {
-        int n = 0;
-        cudaError_t e = cudaGetDeviceCount(&n);
-        if (e != cudaSuccess || n == 0) {
-            printf("no CUDA device: %s\n", e != cudaSuccess ? cudaGetErrorString(e) : "count 0");
-            return 1;
-        }
-        cudaDeviceProp p;
-        cudaGetDeviceProperties(&p, 0);
-        printf("%s (sm_%d%d)\n", p.name, p.major, p.minor);
-        return p.major >= 7 ? 0 : 1;
-    }
+    if (!strcmp(argv[1], "--probe"))
+        return wr_gpu_probe();
     if (!strcmp(argv[1], "--list")) {
         for (const litmus &l : table)
             printf("%s\n", l.name);
