@@ -170,8 +170,9 @@ typedef struct P {
     wr_error *err;
     src in;
     uint32_t lineno;
-    char line[WR_TEXT_MAX_LINE + 2];
-    char arena[2 * WR_TEXT_MAX_LINE + 8];
+    /* grown to the longest line so far: most traces never need the limit */
+    char *line, *arena;
+    size_t line_cap, arena_cap;
     tok toks[MAX_TOKENS];
     int ntok, ti;
 
@@ -249,6 +250,21 @@ static int src_getc(src *s)
     return (unsigned char)s->buf[s->pos++];
 }
 
+static int grow_line(P *p, size_t need)
+{
+    size_t cap = p->line_cap ? p->line_cap : 256;
+    while (cap < need)
+        cap *= 2;
+    if (cap > WR_TEXT_MAX_LINE + 2)
+        cap = WR_TEXT_MAX_LINE + 2;
+    char *l = realloc(p->line, cap);
+    if (!l)
+        return perr(p, 1, "out of memory");
+    p->line = l;
+    p->line_cap = cap;
+    return 0;
+}
+
 /* 1 line read, 0 EOF, -1 error. */
 static int read_line(P *p)
 {
@@ -262,8 +278,21 @@ static int read_line(P *p)
             return perr(p, (int)WR_TEXT_MAX_LINE + 1, "line longer than %u bytes", WR_TEXT_MAX_LINE);
         if (c == 0)
             return perr(p, (int)n + 1, "NUL byte in text");
+        if (n + 2 > p->line_cap && grow_line(p, n + 2))
+            return -1;
         p->line[n++] = (char)c;
         c = src_getc(&p->in);
+    }
+    if (n + 2 > p->line_cap && grow_line(p, n + 2))
+        return -1;
+    /* tokens are copied with a NUL each: at most two bytes per line byte */
+    if (2 * n + 8 > p->arena_cap) {
+        size_t cap = 2 * p->line_cap + 8;
+        char *a = realloc(p->arena, cap);
+        if (!a)
+            return perr(p, 1, "out of memory");
+        p->arena = a;
+        p->arena_cap = cap;
     }
     if (n && p->line[n - 1] == '\r')
         n--;
@@ -593,7 +622,7 @@ static int header_line(P *p, unsigned which)
     if (!v)
         return perr(p, end_col(p), "missing value after '%s'", kw->s);
     p->ti++;
-    char buf[WR_TEXT_MAX_LINE + 1];
+    char buf[WR_TEXT_MAX_TOKEN + 1];
     switch (which) {
     case 0:
         if (get_string(p, v->s, v->col, buf) || !(p->h_producer = strdup(buf)))
@@ -669,7 +698,7 @@ static int define_site(P *p, const char *file, uint32_t line, const char *func, 
     if (!(d->s1 = strdup(file)) || !(d->s2 = strdup(func)))
         return perr(p, col, "out of memory");
     uint32_t s = ++p->nsites;
-    char key[2 * WR_TEXT_MAX_LINE + 32];
+    char key[2 * WR_TEXT_MAX_TOKEN + 32];
     wr_text_site_key(key, sizeof(key), file, line, func);
     if (wr_text_map_put(&p->site_by_key, key, s))
         return perr(p, col, "out of memory");
@@ -733,7 +762,7 @@ static int alloc_spec(P *p, uint32_t *id)
     }
     if (base + size < base)
         return perr(p, zt->col, "allocation wraps around the address space");
-    char name[WR_TEXT_MAX_LINE + 1];
+    char name[WR_TEXT_MAX_TOKEN + 1];
     if (pct)
         name[0] = 0;
     else
@@ -803,7 +832,7 @@ static int module_start(P *p)
     if (!nt)
         return perr(p, end_col(p), "missing module name");
     p->ti++;
-    char name[WR_TEXT_MAX_LINE + 1];
+    char name[WR_TEXT_MAX_TOKEN + 1];
     if (get_string(p, nt->s, nt->col, name))
         return -1;
     tok *zt = peek(p);
@@ -900,7 +929,7 @@ static int definition(P *p)
         if (!nt)
             return perr(p, end_col(p), "missing kernel name");
         p->ti++;
-        char name[WR_TEXT_MAX_LINE + 1];
+        char name[WR_TEXT_MAX_TOKEN + 1];
         if (nt->s[0] == '"') {
             if (get_string(p, nt->s, nt->col, name))
                 return -1;
@@ -921,7 +950,7 @@ static int definition(P *p)
         if (!ft)
             return perr(p, end_col(p), "missing site file");
         p->ti++;
-        char file[WR_TEXT_MAX_LINE + 1], func[WR_TEXT_MAX_LINE + 1];
+        char file[WR_TEXT_MAX_TOKEN + 1], func[WR_TEXT_MAX_TOKEN + 1];
         if (get_string(p, ft->s, ft->col, file))
             return -1;
         tok *lt = peek(p);
@@ -1129,7 +1158,7 @@ static int opt_site(P *p, uint32_t *site)
     const char *c1 = strchr(s, ':');
     if (!c1 || c1 == s)
         return perr(p, t->col, "bad site '%s' (expected @FILE:LINE[:FUNCTION])", shown(t->s));
-    char file[WR_TEXT_MAX_LINE + 1], num[32];
+    char file[WR_TEXT_MAX_TOKEN + 1], num[32];
     memcpy(file, s, (size_t)(c1 - s));
     file[c1 - s] = 0;
     const char *ls = c1 + 1;
@@ -1143,7 +1172,7 @@ static int opt_site(P *p, uint32_t *site)
     if (get_u32(p, num, t->col + (int)(ls - t->s), &line))
         return -1;
     const char *func = c2 ? c2 + 1 : "";
-    char key[2 * WR_TEXT_MAX_LINE + 32];
+    char key[2 * WR_TEXT_MAX_TOKEN + 32];
     wr_text_site_key(key, sizeof(key), file, line, func);
     *site = wr_text_map_get(&p->site_by_key, key);
     if (*site)
@@ -1166,7 +1195,7 @@ static int parse_addr(P *p, const char *s, int col, unsigned size, uint64_t *out
         return get_u64(p, s, col, UINT64_MAX, out);
     if (!(s[0] == '%' || s[0] == '_' || isalpha((unsigned char)s[0])))
         return perr(p, col, "bad address '%s'", shown(s));
-    char label[WR_TEXT_MAX_LINE + 1];
+    char label[WR_TEXT_MAX_TOKEN + 1];
     size_t n = 1;
     while (s[n] && (isalnum((unsigned char)s[n]) || s[n] == '_'))
         n++;
@@ -1264,7 +1293,7 @@ static int access_line(P *p, const char *base_op)
     mods = t0->s + strlen(base_op);
     int aop = -1, order = -1, scope = -1, space = -1, size = -1;
     int first = 1;
-    char buf[WR_TEXT_MAX_LINE + 1];
+    char buf[WR_TEXT_MAX_TOKEN + 1];
     snprintf(buf, sizeof(buf), "%s", mods);
     char *save = NULL;
     int mcol = t0->col + (int)strlen(base_op) + 1;
@@ -1380,7 +1409,7 @@ static int sync_line(P *p, int kind)
     thread_ref th;
     if (kind == WR_EV_FENCE) {
         int scope = -1, order = -1;
-        char buf[WR_TEXT_MAX_LINE + 1];
+        char buf[WR_TEXT_MAX_TOKEN + 1];
         snprintf(buf, sizeof(buf), "%s", t0->s + 5);
         char *save = NULL;
         for (char *m = strtok_r(buf, ".", &save); m; m = strtok_r(NULL, ".", &save)) {
@@ -1483,7 +1512,7 @@ static int launch_line(P *p)
         if (!l->kernel || l->kernel > p->nkernels)
             return perr(p, t->col, "undefined kernel '%s'", shown(t->s));
     } else {
-        char name[WR_TEXT_MAX_LINE + 1];
+        char name[WR_TEXT_MAX_TOKEN + 1];
         if (t->s[0] == '"') {
             if (get_string(p, t->s, t->col, name))
                 return -1;
@@ -1766,6 +1795,8 @@ static int assemble(P *p)
     free(p->h_command);
     free(p->mod_name);
     free(p->mod_image);
+    free(p->line);
+    free(p->arena);
     wr_text_map_free(&p->kernel_by_name);
     wr_text_map_free(&p->site_by_key);
     wr_text_map_free(&p->alloc_by_label);
@@ -1788,6 +1819,17 @@ static P *new_parser(const char *name, const char *out_path, wr_error *err)
     p->name = name;
     p->out_path = out_path;
     p->err = err;
+    p->line_cap = 256;
+    p->arena_cap = 2 * p->line_cap + 8;
+    p->line = calloc(1, p->line_cap);
+    p->arena = calloc(1, p->arena_cap);
+    if (!p->line || !p->arena) {
+        free(p->line);
+        free(p->arena);
+        free(p);
+        snprintf(err->msg, sizeof(err->msg), "%s: out of memory", name);
+        return NULL;
+    }
     p->next_base[WR_SPACE_GLOBAL] = WR_TEXT_GLOBAL_BASE;
     p->next_base[WR_SPACE_LOCAL] = WR_TEXT_GLOBAL_BASE;
     p->next_base[WR_SPACE_SHARED] = 0;

@@ -150,7 +150,7 @@ static void print_catalog(D *d)
         fprintf(d->out, " %u ", s ? s->line : 0);
         put_string(d, func);
         fprintf(d->out, " pc=0x%" PRIx64 "\n", s ? s->pc : 0);
-        char key[2 * WR_TEXT_MAX_LINE + 32];
+        char key[2 * WR_TEXT_MAX_TOKEN + 32];
         wr_text_site_key(key, sizeof(key), file, s ? s->line : 0, func);
         if (wr_text_map_put(&d->site_latest, key, id))
             d->oom = 1;
@@ -199,7 +199,7 @@ static void put_site(D *d, uint32_t id)
     const wr_site *s = wr_catalog_site(d->cat, id);
     if (s) {
         const char *file = s->file ? s->file : "", *func = s->function ? s->function : "";
-        char key[2 * WR_TEXT_MAX_LINE + 32];
+        char key[2 * WR_TEXT_MAX_TOKEN + 32];
         wr_text_site_key(key, sizeof(key), file, s->line, func);
         if (plain_site_text(file, 1) && plain_site_text(func, 0) &&
             wr_text_map_get(&d->site_latest, key) == id) {
