@@ -471,6 +471,19 @@ __attribute__((noinline)) static void uniform_segment(fsm *f, const cur_ctx *c, 
     f->live += born;
 }
 
+typedef struct lane_page_ctx {
+    fsm *f;
+    const wr_access *a;
+    block_st *b;
+    uint32_t epoch;
+} lane_page_ctx;
+
+static wr_shadow_page *lane_page(void *ctx, uint64_t word)
+{
+    lane_page_ctx *c = ctx;
+    return page_for(c->f, c->a->space, c->a->launch, c->b, word, c->epoch);
+}
+
 static unsigned access_label(const wr_access *a)
 {
     if (wr_op_is_atomic(a->op))
@@ -544,6 +557,9 @@ static void on_access(fsm *f, const wr_event *ev)
         }
         return;
     }
+
+    lane_page_ctx lpc = {f, a, b, epoch};
+    wr_shadow_prefetch_lanes(a, 8, shard, shards, lane_page, &lpc);
 
     uint64_t run = UINT64_MAX;
     bool run_ok = false;

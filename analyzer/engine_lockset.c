@@ -688,6 +688,18 @@ static inline wr_shadow_page *page_for(lk *s, uint8_t space, uint32_t launch, ui
     return p;
 }
 
+typedef struct lane_page_ctx {
+    lk *s;
+    const wr_access *a;
+    uint32_t epoch;
+} lane_page_ctx;
+
+static wr_shadow_page *lane_page(void *ctx, uint64_t word)
+{
+    lane_page_ctx *c = ctx;
+    return page_for(c->s, c->a->space, c->a->launch, c->a->block, word, c->epoch);
+}
+
 static void on_access(lk *s, const wr_event *ev)
 {
     const wr_access *a = &ev->u.access;
@@ -719,6 +731,8 @@ static void on_access(lk *s, const wr_event *ev)
                  .block_field = fold_block(a->block), .gen = b->gen, .seq = ev->seq,
                  .site = ev->site, .space = a->space,
                  .kind = kind, .write = atomic || a->op == WR_OP_STORE};
+    lane_page_ctx lpc = {s, a, epoch};
+    wr_shadow_prefetch_lanes(a, sizeof(cell), s->cfg.shard, s->cfg.shards, lane_page, &lpc);
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
     bool run_ok = false;
     wr_shadow_page *p = NULL;

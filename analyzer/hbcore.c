@@ -306,6 +306,18 @@ static inline hb_cell *cell_of(wr_hbe *e, uint8_t space, uint32_t launch, uint32
     return (hb_cell *)wr_shadow_cell(p, sizeof(hb_cell), word);
 }
 
+typedef struct lane_page_ctx {
+    wr_hbe *e;
+    const wr_access *a;
+} lane_page_ctx;
+
+static wr_shadow_page *lane_page(void *ctx, uint64_t word)
+{
+    lane_page_ctx *c = ctx;
+    uint64_t key = wr_shadow_key(c->a->space, c->a->launch, c->a->block, word);
+    return wr_shadow_get(c->e->shadow, key);
+}
+
 static uint8_t access_kind(uint8_t op)
 {
     if (wr_op_is_atomic(op))
@@ -399,6 +411,8 @@ static void do_access(wr_hbe *e, const wr_event *ev)
     e->cur_space = a->space;
     e->cur_launch = a->launch;
     e->cur_block = a->block;
+    lane_page_ctx lpc = {e, a};
+    wr_shadow_prefetch_lanes(a, sizeof(hb_cell), e->cfg.shard, e->cfg.shards, lane_page, &lpc);
     uint64_t last_word = UINT64_MAX;
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
     bool run_ok = false;

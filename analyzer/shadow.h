@@ -110,4 +110,26 @@ static inline bool wr_access_one_run(const wr_access *a, unsigned size, uint64_t
     return (first >> sh) == (last >> sh);
 }
 
+/* Asks the cache for the cells of a vector (gather / scatter) access's
+ * lanes that this shard owns, before the engine's word loop touches them:
+ * the lanes land on unrelated cells, each a cache miss, and asked for
+ * together the misses overlap instead of queueing one behind the other.
+ * `page` returns (creating) the page of a word exactly as the engine's
+ * word loop would, so calling it first changes nothing the loop sees. */
+static inline void wr_shadow_prefetch_lanes(const wr_access *a, size_t cell_bytes, uint32_t shard,
+                                            uint32_t shards,
+                                            wr_shadow_page *(*page)(void *ctx, uint64_t word),
+                                            void *ctx)
+{
+    if (a->addr_mode != WR_ADDR_VECTOR)
+        return;
+    for (uint32_t x = a->active_mask; x; x &= x - 1) {
+        uint64_t addr = wr_access_lane_addr(a, (unsigned)__builtin_ctz(x));
+        if (shards > 1 && wr_shard_of(a->space, a->launch, a->block, addr, shards) != shard)
+            continue;
+        uint64_t word = addr >> WR_WORD_SHIFT;
+        __builtin_prefetch(wr_shadow_cell(page(ctx, word), cell_bytes, word), 1);
+    }
+}
+
 #endif
