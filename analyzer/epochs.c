@@ -57,9 +57,7 @@ static void map_put(u32map *m, uint32_t key, uint32_t val)
 {
     if ((m->count + 1) * 2 > m->cap) {
         uint32_t ncap = m->cap ? m->cap * 2 : 64;
-        kv *ns = calloc(ncap, sizeof *ns);
-        if (!ns)
-            abort();
+        kv *ns = xcalloc(ncap, sizeof *ns);
         for (uint32_t i = 0; i < m->cap; i++) {
             if (!m->slots[i].val)
                 continue;
@@ -112,14 +110,10 @@ static uint32_t vc_get(const vc *a, uint32_t idx) { return idx < a->n ? a->v[idx
 
 wr_epochs *wr_epochs_new(void)
 {
-    wr_epochs *e = calloc(1, sizeof *e);
-    if (!e)
-        abort();
+    wr_epochs *e = xcalloc(1, sizeof *e);
     e->nep = 1;  /* epoch 0 = none */
     e->capep = 64;
-    e->ep = calloc(e->capep, sizeof *e->ep);
-    if (!e->ep)
-        abort();
+    e->ep = xcalloc(e->capep, sizeof *e->ep);
     return e;
 }
 

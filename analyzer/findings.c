@@ -153,9 +153,7 @@ struct wr_launch_kernels {
 
 wr_launch_kernels *wr_launch_kernels_new(void)
 {
-    wr_launch_kernels *m = calloc(1, sizeof *m);
-    if (!m)
-        abort();
+    wr_launch_kernels *m = xcalloc(1, sizeof *m);
     return m;
 }
 
@@ -177,9 +175,7 @@ void wr_launch_kernels_set(wr_launch_kernels *m, uint32_t launch, uint32_t kerne
         return;
     if ((m->n + 1) * 2 > m->cap) {
         size_t ncap = m->cap ? m->cap * 2 : 64;
-        uint64_t *ns = calloc(ncap, sizeof *ns);
-        if (!ns)
-            abort();
+        uint64_t *ns = xcalloc(ncap, sizeof *ns);
         for (size_t i = 0; i < m->cap; i++)
             if (m->slots[i]) {
                 size_t j = lk_index((uint32_t)(m->slots[i] >> 32), ncap);
@@ -224,9 +220,7 @@ static uint64_t who_of(const wr_findings *f, uint32_t launch)
 
 wr_findings *wr_findings_new(void)
 {
-    wr_findings *f = calloc(1, sizeof *f);
-    if (!f)
-        abort();
+    wr_findings *f = xcalloc(1, sizeof *f);
     return f;
 }
 
@@ -243,9 +237,7 @@ void wr_findings_free(wr_findings *f)
 static void rehash(wr_findings *f, size_t nslots)
 {
     free(f->slots);
-    f->slots = calloc(nslots, sizeof *f->slots);
-    if (!f->slots)
-        abort();
+    f->slots = xcalloc(nslots, sizeof *f->slots);
     f->nslots = nslots;
     for (size_t i = 0; i < f->count; i++) {
         size_t s = identity_hash(&f->groups[i].g.example, f->groups[i].who) & (nslots - 1);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xalloc.h"
+
 #include "shadow.h"
 
 #define RSET 0x80000000u
@@ -55,15 +57,6 @@ bool wr_hbe_cur_sync_word(wr_hbe *e)
     return wr_hb_sync_word(e->hb, e->cur_space, e->cur_launch, e->cur_block, e->cur_word);
 }
 
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "warprace: out of memory\n");
-        abort();
-    }
-    return p;
-}
 
 /* ---- contexts ---- */
 
@@ -87,9 +80,7 @@ static uint32_t ctx_intern(wr_hbe *e, uint32_t unit, uint32_t site, uint8_t kind
     uint32_t fl = ctx_flags(&key);
     if ((e->nctx + 1) * 2 > e->ncslots) {
         uint32_t n = e->ncslots ? e->ncslots * 2 : 1024;
-        uint32_t *s = calloc(n, sizeof *s);
-        if (!s)
-            abort();
+        uint32_t *s = xcalloc(n, sizeof *s);
         for (uint32_t i = 1; i < e->nctx; i++) {
             const wr_hb_ctx *c = &e->ctx[i];
             uint32_t j = (uint32_t)ctx_hash(c->unit, c->site, ctx_flags(c)) & (n - 1);
@@ -539,7 +530,7 @@ void wr_hbe_event(wr_hbe *e, const wr_event *ev)
 wr_hbe *wr_hbe_new(const wr_engine_config *cfg, unsigned layers, unsigned prune_layer,
                    wr_hbe_decide_fn decide)
 {
-    wr_hbe *e = calloc(1, sizeof *e);
+    wr_hbe *e = xcalloc(1, sizeof *e);
     if (!e)
         abort();
     e->cfg = *cfg;

@@ -77,13 +77,7 @@ wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool creat
         while (m->pages[i])
             i = (i + 1) & mask;
     }
-    /* Zeroed by writing, not by calloc: calloc leaves fresh heap memory
-     * untouched, the engine's first read then maps the kernel's zero page
-     * and its first write copies it, and that copy flushes the TLB of every
-     * other worker (an IPI per page; a third of the wall time at 2 workers). */
-    size_t bytes = sizeof(wr_shadow_page) + WR_SHADOW_PAGE_WORDS * m->cell_bytes;
-    wr_shadow_page *p = xmalloc(bytes);
-    memset(p, 0, bytes);
+    wr_shadow_page *p = xcalloc(1, sizeof *p + WR_SHADOW_PAGE_WORDS * m->cell_bytes);
     p->key = key;
     m->keys[i] = key;
     m->pages[i] = p;

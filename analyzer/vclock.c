@@ -10,25 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *xcalloc(size_t n, size_t s)
-{
-    void *p = calloc(n ? n : 1, s ? s : 1);
-    if (!p) {
-        fprintf(stderr, "warprace: out of memory\n");
-        abort();
-    }
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "warprace: out of memory\n");
-        abort();
-    }
-    return p;
-}
+#include "xalloc.h"
 
 /* ------------------------------------------------------------------ */
 /* sparse clocks                                                        */
