@@ -1,6 +1,8 @@
 /* `warprace dump FILE [-o out.txt]`: .wrt -> canonical text (formats/TEXT.md). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -8,9 +10,12 @@
 
 static void dump_usage(FILE *out)
 {
-    fputs("usage: warprace dump FILE.wrt [-o OUT.txt]\n"
+    fputs("usage: warprace dump FILE.wrt [-o OUT.txt] [--from SEQ] [--count N]\n"
           "Prints a binary trace in the canonical text form (formats/TEXT.md);\n"
           "`warprace asm` reads it back into an identical file.\n"
+          "--from/--count print only the events SEQ..SEQ+N-1 (the seq of a race in\n"
+          "`raceq races`), found through the footer index without decoding the\n"
+          "rest: a window to read, not a whole trace.\n"
           "Exit 0 on success, 2 on a usage error or an unreadable/corrupt file.\n",
           out);
 }
@@ -18,10 +23,26 @@ static void dump_usage(FILE *out)
 int wr_cmd_dump(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
+    uint64_t from = 0, count = UINT64_MAX;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             dump_usage(stdout);
             return 0;
+        }
+        if (!strcmp(argv[i], "--from") || !strcmp(argv[i], "--count")) {
+            uint64_t *v = argv[i][2] == 'f' ? &from : &count;
+            char *end = NULL;
+            errno = 0;
+            unsigned long long n = i + 1 < argc ? strtoull(argv[i + 1], &end, 0) : 0;
+            if (i + 1 >= argc || !*argv[i + 1] || *end || errno || argv[i + 1][0] == '-' ||
+                (v == &count && n == 0)) {
+                fprintf(stderr, "warprace dump: %s wants a %snumber\n", argv[i],
+                        v == &count ? "positive " : "");
+                return 2;
+            }
+            *v = n;
+            i++;
+            continue;
         }
         if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
             if (i + 1 >= argc || out) {
@@ -55,7 +76,7 @@ int wr_cmd_dump(int argc, char **argv)
         }
     }
     wr_error err;
-    int rc = wr_text_dump(in, f, &err);
+    int rc = wr_text_dump_window(in, f, from, count, &err);
     if (f != stdout && fclose(f) && !rc) {
         fprintf(stderr, "warprace dump: %s: write error\n", out);
         return 2;

@@ -35,6 +35,7 @@ struct wr_reader {
      * reduced to a CRC of the entry bytes, so checking needs no memory. */
     uint32_t index_crc;
     uint32_t index_entries;
+    int seeked;                 /* wr_reader_seek skipped chunks: no cross-check */
     uint64_t metadata_chunks, other_chunks;
     uint64_t event_raw_bytes, event_stored_bytes;
     uint64_t kind_counts[WR_EV_KIND_MAX + 1];
@@ -601,6 +602,8 @@ static int read_footer(wr_reader *r, const wrf_chunk_header *h, uint64_t chunk_a
         (uint64_t)h->raw_size != WRF_INDEX_FIXED + (uint64_t)h->count * WRF_INDEX_ENTRY)
         return fail(r, err, chunk_at + 8, "index chunk size %u does not match its %u entries",
                     h->raw_size, h->count);
+    if (r->seeked)
+        goto trailer;   /* only part of the file was read: nothing to compare */
     if (wrf_get64(p) != r->stats.events)
         return fail(r, err, payload_at, "index counts %llu events, the file holds %llu",
                     (unsigned long long)wrf_get64(p), (unsigned long long)r->stats.events);
@@ -613,6 +616,7 @@ static int read_footer(wr_reader *r, const wrf_chunk_header *h, uint64_t chunk_a
     if (wrf_crc32c(0, p + WRF_INDEX_FIXED, (size_t)h->count * WRF_INDEX_ENTRY) != r->index_crc)
         return fail(r, err, payload_at + WRF_INDEX_FIXED,
                     "index entries do not match the chunks of the file");
+trailer:;
     uint64_t left = r->stats.file_bytes - r->pos;
     if (left < WRF_TRAILER_SIZE) {
         r->stats.truncated = 1;
@@ -662,6 +666,72 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
     return 0;
 }
 
+/* Reads, checks and decompresses the chunk at r->pos.  1 read (*h, its
+ * offset and its payload filled), 0 the file ends there or inside it
+ * (marked truncated), -1 corrupt. */
+static int read_chunk(wr_reader *r, wrf_chunk_header *h, uint64_t *at_out, const uint8_t **payload_out,
+                      wr_error *err)
+{
+    const uint64_t at = r->pos;
+    *at_out = at;
+    const uint64_t left = r->stats.file_bytes - at;
+    if (left < WRF_CHUNK_HEADER_SIZE) {
+        /* Includes left == 0: a complete chunk sequence without footer. */
+        mark_truncated(r, at);
+        return 0;
+    }
+    uint8_t hb[WRF_CHUNK_HEADER_SIZE];
+    if (read_exact(r, hb, sizeof hb))
+        return fail(r, err, at, "read error in chunk header");
+    if (wrf_get32(hb) != WRF_CHUNK_MAGIC)
+        return fail(r, err, at, "no chunk header here (bad chunk magic)");
+    if (wrf_chunk_header_decode(hb, h))
+        return fail(r, err, at + 36, "chunk header checksum mismatch");
+    if (h->codec > WRF_CODEC_LZ4)
+        return fail(r, err, at + 5, "unknown codec %u", h->codec);
+    if (h->raw_size > WRF_CHUNK_RAW_MAX)
+        return fail(r, err, at + 8, "chunk raw size %u exceeds the %u-byte limit", h->raw_size,
+                    WRF_CHUNK_RAW_MAX);
+    if (h->codec == WRF_CODEC_STORED ? h->stored_size != h->raw_size
+                                    : (h->stored_size == 0 || h->stored_size >= h->raw_size ||
+                                       h->raw_size > (uint64_t)h->stored_size * WRF_LZ4_MAX_RATIO))
+        return fail(r, err, at + 12, "stored size %u impossible for raw size %u (codec %u)",
+                    h->stored_size, h->raw_size, h->codec);
+    if (h->type == WRF_CHUNK_EVENTS &&
+        (h->count == 0 || h->count > WRF_EVENT_CHUNK_COUNT_MAX || h->raw_size > WRF_EVENT_CHUNK_RAW_MAX ||
+         (uint64_t)h->count * WRF_RECORD_MIN > h->raw_size ||
+         (uint64_t)h->count * WRF_RECORD_MAX < h->raw_size || h->aux > h->count ||
+         (uint64_t)h->aux * WRF_VECTOR_RECORD_MIN > h->raw_size))
+        return fail(r, err, at + 8,
+                    "event chunk sizes inconsistent (raw %u bytes, %u events, %u vector)",
+                    h->raw_size, h->count, h->aux);
+    if (h->stored_size > left - WRF_CHUNK_HEADER_SIZE) {
+        /* A sound header whose payload the file does not hold: the
+         * producer stopped mid-chunk. */
+        mark_truncated(r, at);
+        return 0;
+    }
+    if (grow(&r->stored, &r->stored_cap, h->stored_size))
+        return fail(r, err, at, "out of memory");
+    if (read_exact(r, r->stored, h->stored_size))
+        return fail(r, err, at + WRF_CHUNK_HEADER_SIZE, "read error in chunk payload");
+    if (wrf_crc32c(0, r->stored, h->stored_size) != h->payload_crc)
+        return fail(r, err, at + WRF_CHUNK_HEADER_SIZE, "chunk payload checksum mismatch");
+    const uint8_t *payload = r->stored;
+    if (h->codec == WRF_CODEC_LZ4) {
+        if (grow(&r->raw, &r->raw_cap, h->raw_size))
+            return fail(r, err, at, "out of memory");
+        int n = LZ4_decompress_safe((const char *)r->stored, (char *)r->raw, (int)h->stored_size,
+                                    (int)h->raw_size);
+        if (n < 0 || (uint32_t)n != h->raw_size)
+            return fail(r, err, at + WRF_CHUNK_HEADER_SIZE,
+                        "LZ4 payload does not decompress to %u bytes", h->raw_size);
+        payload = r->raw;
+    }
+    *payload_out = payload;
+    return 1;
+}
+
 int wr_reader_next(wr_reader *r, wr_batch *out, wr_error *err)
 {
     if (!r || !out)
@@ -675,62 +745,12 @@ int wr_reader_next(wr_reader *r, wr_batch *out, wr_error *err)
         }
         if (r->state == AT_END)
             return 0;
-        const uint64_t at = r->pos;
-        const uint64_t left = r->stats.file_bytes - at;
-        if (left < WRF_CHUNK_HEADER_SIZE) {
-            /* Includes left == 0: a complete chunk sequence without footer. */
-            mark_truncated(r, at);
-            return 0;
-        }
-        uint8_t hb[WRF_CHUNK_HEADER_SIZE];
-        if (read_exact(r, hb, sizeof hb))
-            return fail(r, err, at, "read error in chunk header");
         wrf_chunk_header h;
-        if (wrf_get32(hb) != WRF_CHUNK_MAGIC)
-            return fail(r, err, at, "no chunk header here (bad chunk magic)");
-        if (wrf_chunk_header_decode(hb, &h))
-            return fail(r, err, at + 36, "chunk header checksum mismatch");
-        if (h.codec > WRF_CODEC_LZ4)
-            return fail(r, err, at + 5, "unknown codec %u", h.codec);
-        if (h.raw_size > WRF_CHUNK_RAW_MAX)
-            return fail(r, err, at + 8, "chunk raw size %u exceeds the %u-byte limit", h.raw_size,
-                        WRF_CHUNK_RAW_MAX);
-        if (h.codec == WRF_CODEC_STORED ? h.stored_size != h.raw_size
-                                        : (h.stored_size == 0 || h.stored_size >= h.raw_size ||
-                                           h.raw_size > (uint64_t)h.stored_size * WRF_LZ4_MAX_RATIO))
-            return fail(r, err, at + 12, "stored size %u impossible for raw size %u (codec %u)",
-                        h.stored_size, h.raw_size, h.codec);
-        if (h.type == WRF_CHUNK_EVENTS &&
-            (h.count == 0 || h.count > WRF_EVENT_CHUNK_COUNT_MAX || h.raw_size > WRF_EVENT_CHUNK_RAW_MAX ||
-             (uint64_t)h.count * WRF_RECORD_MIN > h.raw_size ||
-             (uint64_t)h.count * WRF_RECORD_MAX < h.raw_size || h.aux > h.count ||
-             (uint64_t)h.aux * WRF_VECTOR_RECORD_MIN > h.raw_size))
-            return fail(r, err, at + 8,
-                        "event chunk sizes inconsistent (raw %u bytes, %u events, %u vector)",
-                        h.raw_size, h.count, h.aux);
-        if (h.stored_size > left - WRF_CHUNK_HEADER_SIZE) {
-            /* A sound header whose payload the file does not hold: the
-             * producer stopped mid-chunk. */
-            mark_truncated(r, at);
-            return 0;
-        }
-        if (grow(&r->stored, &r->stored_cap, h.stored_size))
-            return fail(r, err, at, "out of memory");
-        if (read_exact(r, r->stored, h.stored_size))
-            return fail(r, err, at + WRF_CHUNK_HEADER_SIZE, "read error in chunk payload");
-        if (wrf_crc32c(0, r->stored, h.stored_size) != h.payload_crc)
-            return fail(r, err, at + WRF_CHUNK_HEADER_SIZE, "chunk payload checksum mismatch");
-        const uint8_t *payload = r->stored;
-        if (h.codec == WRF_CODEC_LZ4) {
-            if (grow(&r->raw, &r->raw_cap, h.raw_size))
-                return fail(r, err, at, "out of memory");
-            int n = LZ4_decompress_safe((const char *)r->stored, (char *)r->raw, (int)h.stored_size,
-                                        (int)h.raw_size);
-            if (n < 0 || (uint32_t)n != h.raw_size)
-                return fail(r, err, at + WRF_CHUNK_HEADER_SIZE,
-                            "LZ4 payload does not decompress to %u bytes", h.raw_size);
-            payload = r->raw;
-        }
+        uint64_t at;
+        const uint8_t *payload;
+        int got = read_chunk(r, &h, &at, &payload, err);
+        if (got <= 0)
+            return got;
         r->stats.chunks++;
         r->stats.raw_bytes += h.raw_size;
         r->stats.compressed_bytes += h.stored_size;
@@ -765,4 +785,107 @@ int wr_reader_next(wr_reader *r, wr_batch *out, wr_error *err)
             break;
         }
     }
+}
+
+/* ---- random access ---- */
+
+static int seek_to(wr_reader *r, uint64_t offset)
+{
+    if (fseeko(r->file, (off_t)offset, SEEK_SET))
+        return -1;
+    r->pos = offset;
+    return 0;
+}
+
+static int is_table_chunk(uint8_t type)
+{
+    return type == WRF_CHUNK_STRINGS || type == WRF_CHUNK_KERNELS || type == WRF_CHUNK_ALLOCS ||
+           type == WRF_CHUNK_SITES || type == WRF_CHUNK_MODULES;
+}
+
+int wr_reader_seek(wr_reader *r, uint64_t seq, wr_error *err)
+{
+    if (!r)
+        return -1;
+    if (r->state != READING || r->stats.chunks)
+        return fail(r, err, r->pos, "seek is only possible before the first chunk is read");
+    const uint64_t start = r->pos, size = r->stats.file_bytes;
+    if (size < start + WRF_CHUNK_HEADER_SIZE + WRF_TRAILER_SIZE)
+        return 0;
+    /* the trailer: absent or unsound means no usable footer (a recording
+     * that stopped early), which is not an error -- read from the start */
+    uint8_t t[WRF_TRAILER_SIZE];
+    if (seek_to(r, size - WRF_TRAILER_SIZE) || read_exact(r, t, sizeof t))
+        return fail(r, err, size - WRF_TRAILER_SIZE, "read error in the footer trailer");
+    uint64_t index_at = wrf_get64(t);
+    if (wrf_get32(t + 8) != WRF_TRAILER_MAGIC || wrf_get32(t + 12) != wrf_crc32c(0, t, 12) ||
+        index_at < start || index_at > size - WRF_TRAILER_SIZE - WRF_CHUNK_HEADER_SIZE) {
+        if (seek_to(r, start))
+            return fail(r, err, start, "seek error");
+        return 0;
+    }
+    wrf_chunk_header h;
+    uint64_t at;
+    const uint8_t *p;
+    if (seek_to(r, index_at) || read_chunk(r, &h, &at, &p, err) != 1)
+        return r->state == FAILED ? -1 : fail(r, err, index_at, "the trailer points at no chunk");
+    if (h.type != WRF_CHUNK_INDEX || h.raw_size != WRF_INDEX_FIXED + (uint64_t)h.count * WRF_INDEX_ENTRY)
+        return fail(r, err, index_at, "the trailer does not point at a sound index chunk");
+    /* the index payload is overwritten by the chunks read below: keep it */
+    size_t bytes = (size_t)h.count * WRF_INDEX_ENTRY;
+    uint8_t *idx = malloc(bytes ? bytes : 1);
+    if (!idx)
+        return fail(r, err, index_at, "out of memory");
+    memcpy(idx, p + WRF_INDEX_FIXED, bytes);
+    int64_t target = -1;
+    for (uint32_t i = 0; i < h.count; i++) {
+        const uint8_t *e = idx + (size_t)i * WRF_INDEX_ENTRY;
+        uint64_t first = wrf_get64(e + 8);
+        uint32_t count = wrf_get32(e + 16);
+        if (e[20] == WRF_CHUNK_EVENTS && seq >= first && seq - first < count) {
+            target = i;
+            break;
+        }
+    }
+    int rc = 0;
+    if (target < 0) {
+        rc = seek_to(r, start) ? fail(r, err, start, "seek error") : 0;
+        free(idx);
+        return rc;
+    }
+    /* every definition made before the target chunk, in file order */
+    for (uint32_t i = 0; i < (uint32_t)target && rc == 0; i++) {
+        const uint8_t *e = idx + (size_t)i * WRF_INDEX_ENTRY;
+        uint64_t off = wrf_get64(e);
+        if (!is_table_chunk(e[20]))
+            continue;
+        if (off < start || off >= index_at || seek_to(r, off)) {
+            rc = fail(r, err, index_at, "index entry %u points outside the chunks", i);
+            break;
+        }
+        if (read_chunk(r, &h, &at, &p, err) != 1) {
+            rc = r->state == FAILED ? -1 : fail(r, err, off, "index entry %u names no chunk", i);
+            break;
+        }
+        if (h.type != e[20] || h.first_index != wrf_get64(e + 8)) {
+            rc = fail(r, err, off, "the chunk here is not the one index entry %u names", i);
+            break;
+        }
+        r->metadata_chunks++;
+        if (absorb_metadata(r, &h, at, p, err))
+            rc = -1;
+    }
+    if (rc == 0) {
+        const uint8_t *e = idx + (size_t)target * WRF_INDEX_ENTRY;
+        uint64_t off = wrf_get64(e);
+        if (off < start || off >= index_at || seek_to(r, off))
+            rc = fail(r, err, index_at, "index entry %lld points outside the chunks", (long long)target);
+        else {
+            r->next_seq = wrf_get64(e + 8);
+            r->seeked = 1;
+            rc = 1;
+        }
+    }
+    free(idx);
+    return rc;
 }

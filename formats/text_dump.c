@@ -384,15 +384,30 @@ static int catalog_grew(const D *d)
 
 int wr_text_dump(const char *path, FILE *out, wr_error *err)
 {
+    return wr_text_dump_window(path, out, 0, UINT64_MAX, err);
+}
+
+int wr_text_dump_window(const char *path, FILE *out, uint64_t from, uint64_t count, wr_error *err)
+{
     memset(err, 0, sizeof(*err));
     wr_reader *r = wr_reader_open(path, err);
     if (!r)
         return -1;
+    bool window = from > 0 || count != UINT64_MAX;
+    uint64_t end = count > UINT64_MAX - from ? UINT64_MAX : from + count;
+    /* without a footer the seek declines and the loop below skips instead */
+    if (from > 0 && wr_reader_seek(r, from, err) < 0) {
+        wr_reader_close(r);
+        return -1;
+    }
     D d;
     memset(&d, 0, sizeof(d));
     d.out = out;
     d.cat = wr_reader_catalog(r);
     put_header(&d, wr_reader_header(r));
+    if (window)
+        fprintf(out, "# events %" PRIu64 " to %" PRIu64 " of %s only: a window, not a whole trace\n", from,
+                end - 1, path);
     int rc = 0;
     uint64_t batches = 0;
     for (;;) {
@@ -404,13 +419,29 @@ int wr_text_dump(const char *path, FILE *out, wr_error *err)
         }
         if (n == 0)
             break;
+        if (b.first_seq + b.count <= from) {   /* before the window (no footer to seek by) */
+            print_catalog(&d);
+            wr_batch_release(&b);
+            continue;
+        }
         if (batches++)
             fputs("flush\n", out);
         print_catalog(&d);
-        for (size_t i = 0; i < b.count && !d.oom && !d.too_long; i++)
+        bool past = false;
+        for (size_t i = 0; i < b.count && !d.oom && !d.too_long; i++) {
+            uint64_t seq = b.first_seq + i;
+            if (seq < from)
+                continue;
+            if (seq >= end) {
+                past = true;
+                break;
+            }
+            if (window && seq == from)
+                fprintf(out, "# seq %" PRIu64 "\n", seq);
             put_event(&d, &b.events[i]);
+        }
         wr_batch_release(&b);
-        if (d.oom || d.too_long)
+        if (d.oom || d.too_long || past)
             break;
     }
     if (!rc && !d.oom && !d.too_long && catalog_grew(&d)) {

@@ -177,6 +177,17 @@ const char *wr_reader_path(const wr_reader *r);
 int wr_reader_next(wr_reader *r, wr_batch *out, wr_error *err);
 void wr_batch_release(wr_batch *b);
 
+/* Random access through the footer index: positions a freshly opened
+ * reader so that the next wr_reader_next returns the event chunk holding
+ * event `seq`, with the catalog already holding every definition made
+ * before that chunk (only those metadata chunks are read).  Call before the
+ * first wr_reader_next.  Returns 1 when positioned; 0 when the file has no
+ * sound footer (a recording that stopped early) or no event `seq`, with the
+ * reader still at the start (read forward and skip instead); -1 on a
+ * corrupt index (err names the offset).  After a seek, stats count what was
+ * read, and the footer is no longer compared with the whole file. */
+int wr_reader_seek(wr_reader *r, uint64_t seq, wr_error *err);
+
 const wr_reader_stats *wr_reader_stats_get(const wr_reader *r);
 void wr_reader_close(wr_reader *r);
 
@@ -195,6 +206,10 @@ int wr_verify_memory(const void *data, size_t size, const char *name, FILE *repo
 int wr_text_assemble(const char *in_path, const char *out_path, wr_error *err);
 /* Writes the text form of the trace at path to out.  Returns 0 or -1. */
 int wr_text_dump(const char *path, FILE *out, wr_error *err);
+/* Events from..from+count-1 only (count UINT64_MAX: to the end), with the
+ * catalog known at that point; reached through the footer index when the
+ * file has one.  A window is for reading, not a whole trace for asm. */
+int wr_text_dump_window(const char *path, FILE *out, uint64_t from, uint64_t count, wr_error *err);
 
 #ifdef __cplusplus
 }
