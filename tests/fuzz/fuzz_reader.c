@@ -3,7 +3,8 @@
  * valid CRC32Cs, which would stop the fuzzer at the checksums, so each input
  * also runs a second time with every checksum it can locate recomputed:
  * that lets mutations reach the decompressor, the metadata parsers and the
- * event decoder. */
+ * event decoder.  Each input is also read through wr_reader_seek (trailer,
+ * footer index, the metadata chunks before the target). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,17 @@ static void read_everything(const uint8_t *data, size_t size)
         wr_reader_close(r);
     }
     wr_verify_memory(data, size, "fuzz.wrt", NULL, &err);
+    /* random access: trailer and index parsing, then reading on from there */
+    r = wr_reader_open_memory(data, size, "fuzz.wrt", &err);
+    if (r) {
+        uint64_t seq = size > 8 ? wrf_get64(data + size / 2 - 4) % 4096 : 0;
+        if (wr_reader_seek(r, seq, &err) >= 0) {
+            wr_batch b;
+            while (wr_reader_next(r, &b, &err) == 1)
+                wr_batch_release(&b);
+        }
+        wr_reader_close(r);
+    }
 }
 
 /* Recomputes the header, chunk-header, payload and trailer CRCs in place,
