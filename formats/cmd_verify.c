@@ -10,7 +10,8 @@ static void verify_usage(FILE *out)
     fprintf(out,
             "usage: warprace verify [-q] FILE.wrt...\n\n"
             "Checks every byte of each trace: header, every chunk's checksum and decoding,\n"
-            "catalog references, the footer index.  Prints one line per file.\n\n"
+            "catalog references, the footer index.  Prints one line per file; after a\n"
+            "fault, also how many sound chunks (and events) still follow it.\n\n"
             "  -q, --quiet   print problems only\n\n"
             "exit status: 0 every file sound, 1 a file is truncated or corrupt,\n"
             "             2 usage error or a file cannot be opened\n");
@@ -46,6 +47,8 @@ int wr_cmd_verify(int argc, char **argv)
         case 1: /* truncated */
         case 2: /* corrupt */
             printf("%s\n", err.msg);
+            if (rc == 2)
+                wr_verify_after_fault(argv[i], err.offset, stdout);
             if (status < 1)
                 status = 1;
             break;

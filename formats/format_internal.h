@@ -140,4 +140,12 @@ typedef struct wrf_reader_detail_stats {
 } wrf_reader_detail_stats;
 void wrf_reader_detail(const wr_reader *r, wrf_reader_detail_stats *d);
 
+/* verify.c: the chunks after a fault (see wr_verify_after_fault). */
+typedef struct wrf_scan_result {
+    uint64_t sound, damaged, events;
+    uint64_t resync_at;          /* first sound chunk, UINT64_MAX if none */
+} wrf_scan_result;
+int wrf_scan_after_fault(const uint8_t *d, size_t size, uint64_t from, const char *name,
+                         FILE *report, wrf_scan_result *out);
+
 #endif

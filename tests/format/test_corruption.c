@@ -189,3 +189,44 @@ Test(corruption, random_damage_never_crashes, .timeout = 300)
     }
     free(copy);
 }
+
+/* After a fault, the scan finds exactly the chunks that follow the damaged
+ * one (resynchronising at the next sound chunk header), and their events. */
+Test(corruption, after_a_fault_the_rest_is_counted)
+{
+    /* walk the chunk chain of the sound sample: offsets and event counts */
+    uint64_t offs[4096], evs[4096];
+    size_t n = 0, at = wrf_get32(sample + 12);
+    while (at + WRF_CHUNK_HEADER_SIZE <= sample_size - WRF_TRAILER_SIZE && n < 4096) {
+        wrf_chunk_header h;
+        cr_assert_eq(wrf_chunk_header_decode(sample + at, &h), 0);
+        offs[n] = at;
+        evs[n] = h.type == WRF_CHUNK_EVENTS ? h.count : 0;
+        n++;
+        at += WRF_CHUNK_HEADER_SIZE + h.stored_size;
+    }
+    cr_assert_gt(n, 6);
+    unsigned char *bad = malloc(sample_size);
+    for (size_t k = 1; k + 1 < n; k += n / 5) {
+        memcpy(bad, sample, sample_size);
+        bad[offs[k] + WRF_CHUNK_HEADER_SIZE] ^= 0x01;   /* first payload byte of chunk k */
+        wr_error err = {0};
+        cr_assert_eq(wr_verify_memory(bad, sample_size, NAME, NULL, &err), 2);
+        wrf_scan_result res;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *rep = open_memstream(&text, &len);
+        cr_assert_eq(wrf_scan_after_fault(bad, sample_size, err.offset + 1, NAME, rep, &res), 0);
+        fclose(rep);
+        uint64_t events = 0;
+        for (size_t j = k + 1; j < n; j++)
+            events += evs[j];
+        cr_assert_eq(res.sound, n - k - 1, "chunk %zu damaged: %s", k, text);
+        cr_assert_eq(res.resync_at, offs[k + 1]);
+        cr_assert_eq(res.events, events);
+        cr_assert_eq(res.damaged, 0);
+        cr_assert(strstr(text, "after the fault:"), "%s", text);
+        free(text);
+    }
+    free(bad);
+}

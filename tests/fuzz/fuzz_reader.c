@@ -36,7 +36,8 @@ static void read_everything(const uint8_t *data, size_t size)
         (void)sum;
         wr_reader_close(r);
     }
-    wr_verify_memory(data, size, "fuzz.wrt", NULL, &err);
+    if (wr_verify_memory(data, size, "fuzz.wrt", NULL, &err) == 2 && err.offset < size)
+        wrf_scan_after_fault(data, size, err.offset + 1, "fuzz.wrt", NULL, NULL);
     /* random access: trailer and index parsing, then reading on from there */
     r = wr_reader_open_memory(data, size, "fuzz.wrt", &err);
     if (r) {

@@ -196,6 +196,12 @@ void wr_reader_close(wr_reader *r);
  * `report` (may be NULL).  Returns 0 if sound, 1 if truncated but otherwise
  * sound (no footer), 2 if corrupt, -1 if it could not be opened. */
 int wr_verify_file(const char *path, FILE *report, wr_error *err);
+/* After wr_verify_file found the file corrupt at fault_offset: scans the
+ * rest for chunks that are still sound (resynchronising at chunk headers
+ * whose checksum holds) and writes to `report` how many follow and from
+ * where, and the first damaged ones -- how much a damaged file still holds.
+ * Returns 0, or -1 if the file cannot be read. */
+int wr_verify_after_fault(const char *path, uint64_t fault_offset, FILE *report);
 /* The same over a trace held in memory; `name` stands for the file. */
 int wr_verify_memory(const void *data, size_t size, const char *name, FILE *report, wr_error *err);
 
