@@ -200,21 +200,39 @@ static inline bool same_instr(const cur_access *ca, const wr_hb_ctx *p, uint32_t
     return p->unit == ca->w->unit && WR_EP_STAMP(pep) == WR_EP_STAMP(ca->ep);
 }
 
-/* prev against the current access; at least one of them writes. */
+/* Is prev the current warp's own earlier access, ordered before this lane?
+ * Program order holds in every layer, so such a pair is no race for any
+ * engine's decide, and a read it precedes is superseded.  Inline: most
+ * words a warp touches again are its own (stencils, tiles in shared
+ * memory), and the call was most of their cost. */
+static inline __attribute__((always_inline)) bool own_ordered(const wr_hbe *e,
+                                                              const cur_access *ca,
+                                                              uint32_t pctx, uint32_t pep,
+                                                              unsigned lane)
+{
+    if (e->ctx[pctx].unit != ca->w->unit)
+        return false;
+    return WR_EP_STAMP(pep) == WR_EP_STAMP(ca->ep) ||
+           wr_hb_intra_ordered(ca->w, WR_EP_LANE(pep), WR_EP_STAMP(pep), WR_EP_CONV(pep), lane);
+}
+
+/* prev against the current access; at least one of them writes, and prev
+ * is not the warp's own ordered access (own_ordered). */
 static void check_pair(wr_hbe *e, const cur_access *ca, uint32_t pctx, uint32_t pep,
                        unsigned lane, uint64_t addr)
 {
     const wr_hb_ctx *p = &e->ctx[pctx];
-    if (p->unit == ca->w->unit) {
-        /* the warp's own earlier access: program order holds in every
-         * layer, so an ordered pair is no race for any engine's decide */
-        if (WR_EP_STAMP(pep) == WR_EP_STAMP(ca->ep) ||
-            wr_hb_intra_ordered(ca->w, WR_EP_LANE(pep), WR_EP_STAMP(pep), WR_EP_CONV(pep), lane))
-            return;
-    }
     uint8_t verdict = 0;
     if (e->decide(e, ca->w, p, pep, ca->c, lane, &verdict))
         report(e, ca->w, p, pep, ca->c, lane, verdict, ca->space, addr);
+}
+
+static inline __attribute__((always_inline)) void check_prev(wr_hbe *e, const cur_access *ca,
+                                                             uint32_t pctx, uint32_t pep,
+                                                             unsigned lane, uint64_t addr)
+{
+    if (!own_ordered(e, ca, pctx, pep, lane))
+        check_pair(e, ca, pctx, pep, lane, addr);
 }
 
 /* Inlined into the word loops: the call was a tenth of the per-word cost. */
@@ -227,15 +245,15 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
         e->words++;
     if (ca->writes) {
         if (c->wctx)
-            check_pair(e, ca, c->wctx, c->wep, lane, addr);
+            check_prev(e, ca, c->wctx, c->wep, lane, addr);
         if (c->rctx & RSET) {
             uint32_t ri = c->rctx & ~RSET;
             rset *r = &e->rs[ri];
             for (uint32_t i = 0; i < r->n; i++)
-                check_pair(e, ca, r->e[i].ctx, r->e[i].ep, lane, addr);
+                check_prev(e, ca, r->e[i].ctx, r->e[i].ep, lane, addr);
             rset_release(e, ri);
         } else if (c->rctx) {
-            check_pair(e, ca, c->rctx, c->rep, lane, addr);
+            check_prev(e, ca, c->rctx, c->rep, lane, addr);
         }
         if (c->wctx && same_instr(ca, &e->ctx[c->wctx], c->wep) && c->wctx == ca->ctx)
             ; /* another lane of this instruction: keep the first */
@@ -249,7 +267,7 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
     }
     /* read */
     if (c->wctx)
-        check_pair(e, ca, c->wctx, c->wep, lane, addr);
+        check_prev(e, ca, c->wctx, c->wep, lane, addr);
     if (!c->rctx) {
         c->rctx = ca->ctx;
         c->rep = ep;
@@ -259,8 +277,9 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
         const wr_hb_ctx *p = &e->ctx[c->rctx];
         if (same_instr(ca, p, c->rep))
             return;
-        if ((p->unit == ca->w->unit && WR_EP_LANE(c->rep) == lane) ||
-            wr_hbe_ordered(e, ca->w, e->prune_layer, p, c->rep, lane)) {
+        if (own_ordered(e, ca, c->rctx, c->rep, lane) ||
+            (p->unit != ca->w->unit &&
+             wr_hb_knows(e->hb, ca->w, e->prune_layer, p->unit, WR_EP_STAMP(c->rep)))) {
             c->rctx = ca->ctx;
             c->rep = ep;
             return;
@@ -278,8 +297,9 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
         const wr_hb_ctx *p = &e->ctx[r->e[i].ctx];
         if (same_instr(ca, p, r->e[i].ep))
             return;   /* this instruction is already in (another lane) */
-        if ((p->unit == ca->w->unit && WR_EP_LANE(r->e[i].ep) == lane) ||
-            wr_hbe_ordered(e, ca->w, e->prune_layer, p, r->e[i].ep, lane))
+        if (own_ordered(e, ca, r->e[i].ctx, r->e[i].ep, lane) ||
+            (p->unit != ca->w->unit &&
+             wr_hb_knows(e->hb, ca->w, e->prune_layer, p->unit, WR_EP_STAMP(r->e[i].ep))))
             continue; /* superseded by the current read */
         r->e[o++] = r->e[i];
     }
@@ -374,6 +394,33 @@ static bool access_not_mine(const wr_hbe *e, const wr_access *a, unsigned size)
            wr_shard_of(a->space, a->launch, a->block, a0, e->cfg.shards) != e->cfg.shard;
 }
 
+/* The word loop for the coalesced shape (shadow.h, wr_access_word_per_lane):
+ * lane l checks word lane0_word + l, and shard and page are decided once
+ * per page.  Visits the same (lane, word) pairs in the same order as the
+ * general loop in do_access. */
+static void words_by_lane(wr_hbe *e, cur_access *ca, const wr_access *a, uint64_t lane0_word)
+{
+    for (uint32_t mask = a->active_mask; mask;) {
+        uint32_t piece = wr_lanes_in_first_page(mask, lane0_word);
+        mask &= ~piece;
+        uint64_t first = lane0_word + (unsigned)__builtin_ctz(piece);
+        if (e->cfg.shards > 1 && wr_shard_of(a->space, a->launch, a->block,
+                                             first << WR_WORD_SHIFT, e->cfg.shards) != e->cfg.shard)
+            continue;
+        uint64_t last = lane0_word + (31u - (unsigned)__builtin_clz(piece));
+        if (a->space == WR_SPACE_SHARED && last > e->max_shared_word)
+            e->max_shared_word = last;
+        hb_cell *cells = cell_of(e, a->space, a->launch, a->block,
+                                 first & ~(uint64_t)WR_SHADOW_PAGE_MASK);
+        for (uint32_t x = piece; x; x &= x - 1) {
+            unsigned lane = (unsigned)__builtin_ctz(x);
+            uint64_t word = lane0_word + lane;
+            e->cur_word = word;
+            check_word(e, ca, &cells[word & WR_SHADOW_PAGE_MASK], lane, word << WR_WORD_SHIFT);
+        }
+    }
+}
+
 static void do_access(wr_hbe *e, const wr_event *ev)
 {
     const wr_access *a = &ev->u.access;
@@ -402,6 +449,13 @@ static void do_access(wr_hbe *e, const wr_event *ev)
     e->cur_space = a->space;
     e->cur_launch = a->launch;
     e->cur_block = a->block;
+    uint64_t lane0_word;
+    if (wr_access_word_per_lane(a, size, &lane0_word)) {
+        words_by_lane(e, &ca, a, lane0_word);
+        intra_instruction(e, &ca, a);
+        wr_hb_access_end(e->hb, w, a);
+        return;
+    }
     lane_page_ctx lpc = {e, a};
     wr_shadow_prefetch_lanes(a, sizeof(hb_cell), e->cfg.shard, e->cfg.shards, lane_page, &lpc);
     uint64_t last_word = UINT64_MAX;

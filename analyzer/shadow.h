@@ -110,6 +110,31 @@ static inline bool wr_access_one_run(const wr_access *a, unsigned size, uint64_t
     return (first >> sh) == (last >> sh);
 }
 
+/* Is this the coalesced shape where lane l touches exactly the one word
+ * *lane0_word + l (4-byte lanes at stride 4 from an aligned base, no
+ * wrap-around)?  Most warp accesses of real kernels have it; the engines
+ * then walk words by lane without the general per-lane address arithmetic
+ * and check shard and page once per page instead of once per word. */
+static inline bool wr_access_word_per_lane(const wr_access *a, unsigned size,
+                                           uint64_t *lane0_word)
+{
+    if (a->addr_mode != WR_ADDR_STRIDED || size != 4 || a->stride != 4 || (a->base & 3u) ||
+        a->base > UINT64_MAX - 4u * 32u)
+        return false;
+    *lane0_word = a->base >> 2;
+    return true;
+}
+
+/* Of `mask` (not 0), the lanes whose words (lane0_word + lane) lie in the
+ * same shadow page as the lowest lane's word. */
+static inline uint32_t wr_lanes_in_first_page(uint32_t mask, uint64_t lane0_word)
+{
+    unsigned lo = (unsigned)__builtin_ctz(mask);
+    uint64_t left = WR_SHADOW_PAGE_MASK - ((lane0_word + lo) & WR_SHADOW_PAGE_MASK);
+    unsigned hi = lo + (unsigned)(left < 31u ? left : 31u);   /* last lane in the page */
+    return hi >= 31u ? mask : mask & ((2u << hi) - 1u);
+}
+
 /* Asks the cache for the cells of a vector (gather / scatter) access's
  * lanes that this shard owns, before the engine's word loop touches them:
  * the lanes land on unrelated cells, each a cache miss, and asked for

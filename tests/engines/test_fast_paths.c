@@ -1,0 +1,110 @@
+/*
+ * Every engine's coalesced fast path (fsm's memo of the table's answer,
+ * the word-per-lane loops of vc, scoped and lockset) must give exactly what
+ * its general per-lane path gives.  The same random programs run twice:
+ * once with strided accesses, which take the fast paths, and once with the
+ * same lane addresses spelled out as vectors, which never do.  Findings
+ * must match group for group, example for example, at 1 and at 3 shards.
+ */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+
+#include "lf_events.h"
+
+extern const wr_engine_ops wr_engine_vc, wr_engine_scoped, wr_engine_lockset, wr_engine_fsm;
+
+#define X 0x10000ull   /* data[]: page-aligned, so bases near X + 4096 cross a page */
+#define STEPS 400
+
+static uint64_t rnd_state;
+static uint32_t rnd(uint32_t n)
+{
+    rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(rnd_state >> 33) % n;
+}
+
+static wr_findings *run_random_program(const wr_engine_ops *ops, unsigned shards,
+                                       uint64_t seed, int as_vectors,
+                                       uint64_t lanes[][32])
+{
+    rnd_state = seed;
+    lf_run r;
+    lf_start(&r, ops, shards);
+    uint32_t launch = 1;
+    lf_feed(&r, lf_launch(launch, 0));
+    for (unsigned i = 0; i < STEPS; i++) {
+        /* mostly one warp: lanes of one warp at shifted offsets are where a
+         * wrong shortcut would confuse "same thread" with "same warp" */
+        uint32_t what = rnd(100), b = rnd(4) == 0, w = rnd(3) == 0;
+        if (what < 4) {            /* a block barrier: both warps arrive */
+            lf_feed(&r, lf_barrier(launch, b, 0, 64));
+            lf_feed(&r, lf_barrier(launch, b, 1, 64));
+        } else if (what < 8) {     /* a warp sync, sometimes partial */
+            lf_feed(&r, lf_warp_sync(launch, b, w, rnd(2) ? WR_FULL_MASK : 0x0000ffffu));
+        } else if (what < 10) {    /* a fence (lockset and the hb engines track them) */
+            lf_feed(&r, lf_fence(launch, b, w, WR_FULL_MASK, rnd(2) ? WR_SCOPE_DEVICE : WR_SCOPE_BLOCK));
+        } else if (what < 11) {    /* the next kernel, same stream */
+            lf_feed(&r, lf_kernel_end(launch));
+            lf_feed(&r, lf_launch(++launch, 0));
+        } else {
+            static const uint8_t ops_[] = {WR_OP_LOAD, WR_OP_LOAD, WR_OP_STORE, WR_OP_STORE,
+                                           WR_OP_ATOMIC_RMW};
+            uint8_t op = ops_[rnd(5)];
+            uint32_t mask = rnd(4) ? WR_FULL_MASK : (rnd(0xffffffffu) | 1u);
+            /* a third of the accesses straddle the page boundary at X + 4096 */
+            uint64_t base = (rnd(3) ? X : X + 4096 - 64) + 4ull * rnd(40);
+            wr_event e = lf_acc(200 + rnd(4), launch, b, w, mask, op,
+                                op == WR_OP_ATOMIC_RMW ? WR_SCOPE_DEVICE : 0, base, 4);
+            if (rnd(5) == 0)
+                e.u.access.space = WR_SPACE_SHARED;
+            if (as_vectors) {
+                for (unsigned l = 0; l < 32; l++)
+                    lanes[i][l] = (mask >> l) & 1u ? base + 4ull * l : 0;
+                e.u.access.addr_mode = WR_ADDR_VECTOR;
+                e.u.access.lane_addr = lanes[i];
+            }
+            lf_feed(&r, e);
+        }
+    }
+    lf_feed(&r, lf_kernel_end(launch));
+    return lf_end(&r);
+}
+
+static void same_findings(const wr_engine_ops *ops)
+{
+    static uint64_t lanes[STEPS][32];
+    uint64_t races = 0;
+    for (unsigned shards = 1; shards <= 3; shards += 2)
+        for (uint64_t seed = 1; seed <= 150; seed++) {
+            wr_findings *fast = run_random_program(ops, shards, seed, 0, NULL);
+            wr_findings *slow = run_random_program(ops, shards, seed, 1, lanes);
+            const wr_race_group *g1, *g2;
+            size_t n1 = lf_groups(fast, &g1), n2 = lf_groups(slow, &g2);
+            cr_assert_eq(n1, n2,
+                         "%s, %u shards, seed %" PRIu64 ": %zu race groups on the fast path, "
+                         "%zu per lane", ops->name, shards, seed, n1, n2);
+            for (size_t k = 0; k < n1; k++) {
+                const wr_race *a = &g1[k].example, *b = &g2[k].example;
+                cr_assert_eq(g1[k].count, g2[k].count, "%s, %u shards, seed %" PRIu64
+                             " group %zu: count %" PRIu64 " vs %" PRIu64, ops->name, shards,
+                             seed, k, g1[k].count, g2[k].count);
+                cr_assert(a->addr == b->addr && a->race_class == b->race_class &&
+                              a->verdict == b->verdict && a->first.seq == b->first.seq &&
+                              a->second.seq == b->second.seq && a->first.lane == b->first.lane &&
+                              a->second.lane == b->second.lane && a->first.site == b->first.site &&
+                              a->second.site == b->second.site,
+                          "%s, %u shards, seed %" PRIu64 " group %zu: the examples differ",
+                          ops->name, shards, seed, k);
+                races += g1[k].count;
+            }
+            wr_findings_free(fast);
+            wr_findings_free(slow);
+        }
+    cr_assert_gt(races, 0, "%s: the random programs must race somewhere to compare anything",
+                 ops->name);
+}
+
+Test(fast_paths, vc_equals_per_lane_path) { same_findings(&wr_engine_vc); }
+Test(fast_paths, scoped_equals_per_lane_path) { same_findings(&wr_engine_scoped); }
+Test(fast_paths, lockset_equals_per_lane_path) { same_findings(&wr_engine_lockset); }
+Test(fast_paths, fsm_equals_per_lane_path) { same_findings(&wr_engine_fsm); }
