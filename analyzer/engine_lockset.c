@@ -488,12 +488,13 @@ static inline uint32_t fold_block(uint32_t block)
 }
 
 /* The lockset of `lane` for this access (plus the implicit atomic lock). */
-static uint32_t lane_lockset(lk *s, warp_st *w, uint32_t block, unsigned lane, bool atomic,
-                             uint8_t ascope)
+static __attribute__((noinline)) uint32_t lane_lockset(lk *s, warp_st *w, uint32_t block,
+                                                      unsigned lane, bool atomic,
+                                                      uint8_t ascope)
 {
     if (!atomic && ((w->lsid_valid >> lane) & 1u))
         return w->lsid[lane];
-    uint64_t e[2 * MAX_HOLDS + 2];
+    uint64_t e[2 * MAX_HOLDS + 2] = {0};   /* = {0}: GCC 12 cannot see that only e[0..n) is read */
     uint32_t n = 0;
     uint32_t bf = fold_block(block);
     for (uint32_t i = 0; i < w->nholds; i++) {
@@ -700,6 +701,32 @@ static wr_shadow_page *lane_page(void *ctx, uint64_t word)
     return page_for(c->s, c->a->space, c->a->launch, c->a->block, word, c->epoch);
 }
 
+/* The word loop for the coalesced shape (shadow.h, wr_access_word_per_lane):
+ * lane l touches word lane0_word + l; shard and page are decided once per
+ * page.  Same (lane, word) visits in the same order as on_access's loop. */
+static void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *a,
+                          uint64_t lane0_word, uint32_t base_id, bool atomic, uint8_t ascope)
+{
+    for (uint32_t mask = a->active_mask; mask;) {
+        uint32_t piece = wr_lanes_in_first_page(mask, lane0_word);
+        mask &= ~piece;
+        uint64_t first = lane0_word + (unsigned)__builtin_ctz(piece);
+        if (s->cfg.shards > 1 && wr_shard_of(a->space, a->launch, a->block,
+                                             first << WR_WORD_SHIFT, s->cfg.shards) != s->cfg.shard)
+            continue;
+        wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, first, c->epoch);
+        cell *cells = (cell *)wr_shadow_cell(p, sizeof(cell), first & ~(uint64_t)WR_SHADOW_PAGE_MASK);
+        for (uint32_t x = piece; x; x &= x - 1) {
+            unsigned lane = (unsigned)__builtin_ctz(x);
+            uint64_t wd = lane0_word + lane;
+            uint32_t lsid = !atomic && ((w->lsid_valid >> lane) & 1u)
+                                ? w->lsid[lane]
+                                : lane_lockset(s, w, a->block, lane, atomic, ascope);
+            touch(s, c, p, &cells[wd & WR_SHADOW_PAGE_MASK], base_id | lane, lsid, lane, wd);
+        }
+    }
+}
+
 static void on_access(lk *s, const wr_event *ev)
 {
     const wr_access *a = &ev->u.access;
@@ -731,12 +758,17 @@ static void on_access(lk *s, const wr_event *ev)
                  .block_field = fold_block(a->block), .gen = b->gen, .seq = ev->seq,
                  .site = ev->site, .space = a->space,
                  .kind = kind, .write = atomic || a->op == WR_OP_STORE};
+    uint32_t base_id = ((uint32_t)(a->warp & 31u) << 5) | (c.block_field << 10);
+    uint64_t lane0_word;
+    if (wr_access_word_per_lane(a, size, &lane0_word)) {
+        words_by_lane(s, &c, w, a, lane0_word, base_id, atomic, ascope);
+        return;
+    }
     lane_page_ctx lpc = {s, a, epoch};
     wr_shadow_prefetch_lanes(a, sizeof(cell), s->cfg.shard, s->cfg.shards, lane_page, &lpc);
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
     bool run_ok = false;
     wr_shadow_page *p = NULL;
-    uint32_t base_id = ((uint32_t)(a->warp & 31u) << 5) | (c.block_field << 10);
     for (uint32_t x = a->active_mask; x; x &= x - 1) {
         unsigned lane = (unsigned)__builtin_ctz(x);
         uint64_t ad = wr_access_lane_addr(a, lane);
