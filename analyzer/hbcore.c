@@ -46,6 +46,13 @@ struct wr_hbe {
     uint32_t nfree, capfree;
     uint64_t max_shared_word;
     uint8_t intra_verdict;   /* verdict of a same-instruction race */
+    /* wr_hb_knows answers for the current access, one per layer: its
+     * words mostly meet the same earlier instruction, and the accessor's
+     * clocks do not change until the access ends */
+    uint64_t access_no;
+    uint64_t memo_at[WR_HB_MAX_LAYERS];
+    uint32_t memo_unit[WR_HB_MAX_LAYERS], memo_stamp[WR_HB_MAX_LAYERS];
+    bool memo_knows[WR_HB_MAX_LAYERS];
     /* the word being checked */
     uint8_t cur_space;
     uint32_t cur_launch, cur_block;
@@ -158,13 +165,31 @@ static void rset_push(rset *r, uint32_t ctx, uint32_t ep)
 
 /* ---- checks ---- */
 
+/* wr_hb_knows for the access being checked (w is its warp), memoized. */
+static inline bool knows(wr_hbe *e, const wr_hb_warp *w, unsigned layer, uint32_t unit,
+                         uint32_t stamp)
+{
+    if (e->memo_at[layer] == e->access_no && e->memo_unit[layer] == unit &&
+        e->memo_stamp[layer] == stamp)
+        return e->memo_knows[layer];
+    bool k = wr_hb_knows(e->hb, w, layer, unit, stamp);
+    e->memo_at[layer] = e->access_no;
+    e->memo_unit[layer] = unit;
+    e->memo_stamp[layer] = stamp;
+    e->memo_knows[layer] = k;
+    return k;
+}
+
+/* A new access (or copy part) begins: the memo of knows() is stale. */
+static inline void memo_reset(wr_hbe *e) { e->access_no++; }
+
 bool wr_hbe_ordered(wr_hbe *e, const wr_hb_warp *w, unsigned layer, const wr_hb_ctx *prev,
                     uint32_t prev_ep, unsigned lane)
 {
     if (prev->unit == w->unit)
         return wr_hb_intra_ordered(w, WR_EP_LANE(prev_ep), WR_EP_STAMP(prev_ep),
                                    WR_EP_CONV(prev_ep), lane);
-    return wr_hb_knows(e->hb, w, layer, prev->unit, WR_EP_STAMP(prev_ep));
+    return knows(e, w, layer, prev->unit, WR_EP_STAMP(prev_ep));
 }
 
 typedef struct cur_access {
@@ -279,7 +304,7 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
             return;
         if (own_ordered(e, ca, c->rctx, c->rep, lane) ||
             (p->unit != ca->w->unit &&
-             wr_hb_knows(e->hb, ca->w, e->prune_layer, p->unit, WR_EP_STAMP(c->rep)))) {
+             knows(e, ca->w, e->prune_layer, p->unit, WR_EP_STAMP(c->rep)))) {
             c->rctx = ca->ctx;
             c->rep = ep;
             return;
@@ -299,7 +324,7 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
             return;   /* this instruction is already in (another lane) */
         if (own_ordered(e, ca, r->e[i].ctx, r->e[i].ep, lane) ||
             (p->unit != ca->w->unit &&
-             wr_hb_knows(e->hb, ca->w, e->prune_layer, p->unit, WR_EP_STAMP(r->e[i].ep))))
+             knows(e, ca->w, e->prune_layer, p->unit, WR_EP_STAMP(r->e[i].ep))))
             continue; /* superseded by the current read */
         r->e[o++] = r->e[i];
     }
@@ -442,6 +467,7 @@ static void do_access(wr_hbe *e, const wr_event *ev)
         wr_hb_access_end(e->hb, w, a);
         return;
     }
+    memo_reset(e);
     ca.c = &e->ctx[ca.ctx];
     ca.ep = (w->c << 6) | ((uint32_t)w->conv << 5);
     ca.space = a->space;
@@ -513,6 +539,7 @@ static void do_copy(wr_hbe *e, const wr_event *ev)
 {
     const wr_host_copy *cp = &ev->u.copy;
     wr_hb_warp *w = wr_hb_copy_begin(e->hb, cp);
+    memo_reset(e);
     cur_access ca;
     ca.w = w;
     ca.ep = (w->c << 6) | (1u << 5);
@@ -527,6 +554,7 @@ static void do_copy(wr_hbe *e, const wr_event *ev)
     }
     if (wr) {
         w->c++;   /* the write part is a later "instruction" of the copy */
+        memo_reset(e);
         ca.ep = (w->c << 6) | (1u << 5);
         ca.ctx = ctx_intern(e, w->unit, ev->site, WR_KIND_WRITE, 0, 0, ev->seq);
         ca.c = &e->ctx[ca.ctx];
