@@ -39,8 +39,21 @@ typedef struct wr_shadow_page {
     _Alignas(16) unsigned char cells[]; /* WR_SHADOW_PAGE_WORDS * cell_bytes */
 } wr_shadow_page;
 
+/* Shadow pages come from 2 MiB slabs (shadow.c): fresh anonymous memory is
+ * already zero, so a new page costs no memset. */
+typedef struct wr_shadow_slabs {
+    unsigned char *next;     /* unused rest of the newest slab */
+    size_t left;             /* bytes */
+    void **slabs;            /* every slab, for freeing */
+    size_t nslabs, capslabs;
+    wr_shadow_page **spare;  /* removed pages, reused before the slab */
+    size_t nspare, capspare;
+} wr_shadow_slabs;
+
 typedef struct wr_shadow_map {
     size_t cell_bytes;
+    size_t page_bytes;       /* header + cells */
+    wr_shadow_slabs mem;
     size_t cap;          /* power of two */
     size_t count;
     uint64_t *keys;
