@@ -707,13 +707,9 @@ static wr_shadow_page *lane_page(void *ctx, uint64_t word)
 static void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *a,
                           uint64_t lane0_word, uint32_t base_id, bool atomic, uint8_t ascope)
 {
-    for (uint32_t mask = a->active_mask; mask;) {
-        uint32_t piece = wr_lanes_in_first_page(mask, lane0_word);
-        mask &= ~piece;
+    uint32_t mask = a->active_mask, piece;
+    while (wr_next_owned_lane_page(&mask, lane0_word, a, s->cfg.shard, s->cfg.shards, &piece)) {
         uint64_t first = lane0_word + (unsigned)__builtin_ctz(piece);
-        if (s->cfg.shards > 1 && wr_shard_of(a->space, a->launch, a->block,
-                                             first << WR_WORD_SHIFT, s->cfg.shards) != s->cfg.shard)
-            continue;
         wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, first, c->epoch);
         cell *cells = (cell *)wr_shadow_cell(p, sizeof(cell), first & ~(uint64_t)WR_SHADOW_PAGE_MASK);
         for (uint32_t x = piece; x; x &= x - 1) {

@@ -425,13 +425,9 @@ static bool access_not_mine(const wr_hbe *e, const wr_access *a, unsigned size)
  * general loop in do_access. */
 static void words_by_lane(wr_hbe *e, cur_access *ca, const wr_access *a, uint64_t lane0_word)
 {
-    for (uint32_t mask = a->active_mask; mask;) {
-        uint32_t piece = wr_lanes_in_first_page(mask, lane0_word);
-        mask &= ~piece;
+    uint32_t mask = a->active_mask, piece;
+    while (wr_next_owned_lane_page(&mask, lane0_word, a, e->cfg.shard, e->cfg.shards, &piece)) {
         uint64_t first = lane0_word + (unsigned)__builtin_ctz(piece);
-        if (e->cfg.shards > 1 && wr_shard_of(a->space, a->launch, a->block,
-                                             first << WR_WORD_SHIFT, e->cfg.shards) != e->cfg.shard)
-            continue;
         uint64_t last = lane0_word + (31u - (unsigned)__builtin_clz(piece));
         if (a->space == WR_SPACE_SHARED && last > e->max_shared_word)
             e->max_shared_word = last;

@@ -148,6 +148,27 @@ static inline uint32_t wr_lanes_in_first_page(uint32_t mask, uint64_t lane0_word
     return hi >= 31u ? mask : mask & ((2u << hi) - 1u);
 }
 
+/* Walks a word-per-lane access page by page: takes from *mask the lanes of
+ * the next page that this shard owns into *piece and returns true, or
+ * returns false when no lane is left.  A page is one shard run, so one
+ * wr_shard_of decides all its lanes.  Start with *mask = the active mask. */
+static inline bool wr_next_owned_lane_page(uint32_t *mask, uint64_t lane0_word,
+                                           const wr_access *a, uint32_t shard,
+                                           uint32_t shards, uint32_t *piece)
+{
+    while (*mask) {
+        uint32_t p = wr_lanes_in_first_page(*mask, lane0_word);
+        *mask &= ~p;
+        uint64_t first = lane0_word + (unsigned)__builtin_ctz(p);
+        if (shards <= 1 ||
+            wr_shard_of(a->space, a->launch, a->block, first << WR_WORD_SHIFT, shards) == shard) {
+            *piece = p;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Asks the cache for the cells of a vector (gather / scatter) access's
  * lanes that this shard owns, before the engine's word loop touches them:
  * the lanes land on unrelated cells, each a cache miss, and asked for
