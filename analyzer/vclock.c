@@ -663,6 +663,13 @@ static uint32_t *warp_blk(wr_hb_warp *w, unsigned layer)
 
 static void lane_ord_raise(wr_hb_warp *w, uint32_t mask, uint32_t v)
 {
+    if (mask == WR_FULL_MASK) {
+        /* every barrier and full __syncwarp: one store instead of 32, and
+         * no per-lane array for a warp that never syncs partially */
+        if (w->lane_floor < v)
+            w->lane_floor = v;
+        return;
+    }
     if (!w->lane_ord)
         w->lane_ord = xcalloc(32, sizeof(uint32_t));
     for (unsigned b = 0; b < 32; b++)

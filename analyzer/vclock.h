@@ -116,6 +116,7 @@ struct wr_hb_warp {
     uint32_t fence_c;        /* stamp at the last fence (release pattern) */
     uint32_t *blk[WR_HB_MAX_LAYERS];  /* dense over the block's warps, or NULL */
     wr_vclock ext[WR_HB_MAX_LAYERS];
+    uint32_t lane_floor;     /* accesses of any lane stamped <= value are ordered */
     uint32_t *lane_ord;      /* [32]: accesses of other lanes stamped <= value are ordered */
     uint32_t *pair;          /* [32*32]: pair[b*32+a], partial __syncwarp */
     void *pend;              /* pending acquires (CAS before a fence) */
@@ -159,6 +160,8 @@ static inline bool wr_hb_intra_ordered(const wr_hb_warp *w, unsigned a, uint32_t
     if (a == b)
         return true;
     if (conv && (s < w->group_since || ((w->group_mask >> b) & 1u)))
+        return true;
+    if (s <= w->lane_floor)
         return true;
     if (w->lane_ord && s <= w->lane_ord[b])
         return true;
