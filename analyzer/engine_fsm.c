@@ -57,8 +57,6 @@ typedef struct fsm {
     wr_epochs *ep;
     wr_blocktab blocks;     /* (epoch, block) -> block_st */
     uint32_t purged_at;
-    uint8_t *ended;         /* ended[epoch]: the host saw the launch end */
-    uint32_t nended;
     /* caches */
     uint32_t c_launch, c_epoch, c_block, c_warp;
     block_st *c_bs;
@@ -122,7 +120,7 @@ static bool keep_block(void *val, void *ctx)
     const block_st *b = val;
     const purge_ctx *pc = ctx;
     bool done = b->block == UINT32_MAX || wr_epochs_ordered(pc->f->ep, b->epoch, pc->newest) ||
-                (b->epoch < pc->f->nended && pc->f->ended[b->epoch]);
+                wr_epochs_ended(pc->f->ep, b->epoch);
     return !(b->epoch + KEEP_EPOCHS < pc->newest && done);
 }
 
@@ -661,20 +659,7 @@ static void fsm_on_event(void *self, const wr_event *ev)
             on_host_copy(f, ev, e);
         break;
     }
-    case WR_EV_KERNEL_END: {
-        uint32_t e = epoch_of(f, ev->u.kernel_end.launch);
-        if (e >= f->nended) {
-            uint32_t n = e + 64;
-            f->ended = realloc(f->ended, n);
-            if (!f->ended)
-                abort();
-            memset(f->ended + f->nended, 0, n - f->nended);
-            f->nended = n;
-        }
-        f->ended[e] = 1;
-        wr_epochs_on_event(f->ep, ev);
-        break;
-    }
+    case WR_EV_KERNEL_END:
     case WR_EV_EVENT_RECORD:
     case WR_EV_STREAM_WAIT:
     case WR_EV_EVENT_SYNC:
@@ -701,7 +686,6 @@ static void fsm_destroy(void *self)
     if (!f)
         return;
     wr_blocktab_free(&f->blocks, drop_block, f);
-    free(f->ended);
     wr_shadow_free(f->map);
     wr_epochs_free(f->ep);
     free(f);

@@ -14,6 +14,7 @@ typedef struct vc {
 typedef struct epoch_rec {
     uint32_t launch;  /* 0 = host copy */
     uint32_t stream;  /* stream index */
+    bool ended;       /* the host saw this launch end (KERNEL_END) */
     vc before;        /* what happens before this epoch */
 } epoch_rec;
 
@@ -183,6 +184,7 @@ static uint32_t new_epoch(wr_epochs *e, uint32_t launch, uint32_t stream)
     uint32_t id = e->nep++;
     e->ep[id].launch = launch;
     e->ep[id].stream = s;
+    e->ep[id].ended = false;
     e->ep[id].before = before;
     /* the stream's next work waits for this one (and what it waited for) */
     vc_join(&e->stream_vc[s], &before);
@@ -214,9 +216,12 @@ uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
             host_waits_epoch(e, id);
         return id;
     }
-    case WR_EV_KERNEL_END:
-        host_waits_epoch(e, map_get(&e->launches, ev->u.kernel_end.launch));
+    case WR_EV_KERNEL_END: {
+        uint32_t id = wr_epochs_of_launch(e, ev->u.kernel_end.launch);
+        e->ep[id].ended = true;
+        host_waits_epoch(e, id);
         return 0;
+    }
     case WR_EV_DEVICE_SYNC:
         for (uint32_t i = 0; i < e->nstreams; i++)
             host_waits_epoch(e, e->stream_last[i]);
@@ -268,6 +273,11 @@ uint32_t wr_epochs_of_launch(wr_epochs *e, uint32_t launch)
         map_put(&e->launches, launch, id);
     }
     return id;
+}
+
+bool wr_epochs_ended(const wr_epochs *e, uint32_t epoch)
+{
+    return epoch && epoch < e->nep && e->ep[epoch].ended;
 }
 
 uint32_t wr_epochs_launch_of(const wr_epochs *e, uint32_t epoch)

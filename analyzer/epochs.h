@@ -36,6 +36,9 @@ uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev);
 /* The epoch of a launch id; a launch never announced gets a fresh epoch on
  * stream 0 (so a trace without host events still works). */
 uint32_t wr_epochs_of_launch(wr_epochs *e, uint32_t launch);
+/* Has the host seen epoch's launch end (a KERNEL_END fed in)?  Its
+ * blocks can then never run again, whatever the stream order says. */
+bool wr_epochs_ended(const wr_epochs *e, uint32_t epoch);
 /* The launch id of an epoch (0 for a host copy or an unknown epoch). */
 uint32_t wr_epochs_launch_of(const wr_epochs *e, uint32_t epoch);
 /* Newest epoch so far. */
