@@ -230,8 +230,6 @@ typedef struct lk {
     uint32_t lcap, lcount;
     wr_blocktab blocks;     /* (epoch, block) -> block_st */
     uint32_t purged_at;
-    uint8_t *ended;
-    uint32_t nended;
     uint32_t c_launch, c_epoch, c_block, c_warp;
     block_st *c_bs;
     warp_st *c_ws;
@@ -311,7 +309,7 @@ static bool keep_block(void *val, void *ctx)
     const block_st *b = val;
     const purge_ctx *pc = ctx;
     bool done = wr_epochs_ordered(pc->s->ep, b->epoch, pc->newest) ||
-                (b->epoch < pc->s->nended && pc->s->ended[b->epoch]);
+                wr_epochs_ended(pc->s->ep, b->epoch);
     return !(b->epoch + 4 < pc->newest && done);
 }
 
@@ -487,13 +485,13 @@ static inline uint32_t fold_block(uint32_t block)
     return block < HOST_BLOCK ? block : block % HOST_BLOCK;
 }
 
-/* The lockset of `lane` for this access (plus the implicit atomic lock). */
-static __attribute__((noinline)) uint32_t lane_lockset(lk *s, warp_st *w, uint32_t block,
-                                                      unsigned lane, bool atomic,
-                                                      uint8_t ascope)
+/* The lockset of `lane` for this access (plus the implicit atomic lock),
+ * computed and interned; plain accesses remember it per lane until the
+ * warp's holds change. */
+static __attribute__((noinline)) uint32_t lane_lockset_slow(lk *s, warp_st *w, uint32_t block,
+                                                           unsigned lane, bool atomic,
+                                                           uint8_t ascope)
 {
-    if (!atomic && ((w->lsid_valid >> lane) & 1u))
-        return w->lsid[lane];
     uint64_t e[2 * MAX_HOLDS + 2] = {0};   /* = {0}: GCC 12 cannot see that only e[0..n) is read */
     uint32_t n = 0;
     uint32_t bf = fold_block(block);
@@ -518,6 +516,16 @@ static __attribute__((noinline)) uint32_t lane_lockset(lk *s, warp_st *w, uint32
         w->lsid_valid |= 1u << lane;
     }
     return id;
+}
+
+/* Inline: the word loops ask it once per lane, and a plain access almost
+ * always finds the lane's set remembered. */
+static inline uint32_t lane_lockset(lk *s, warp_st *w, uint32_t block, unsigned lane, bool atomic,
+                                    uint8_t ascope)
+{
+    if (!atomic && ((w->lsid_valid >> lane) & 1u))
+        return w->lsid[lane];
+    return lane_lockset_slow(s, w, block, lane, atomic, ascope);
 }
 
 /* Does the candidate set still hold a lock whose releases were sound? */
@@ -715,10 +723,8 @@ static void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *
         for (uint32_t x = piece; x; x &= x - 1) {
             unsigned lane = (unsigned)__builtin_ctz(x);
             uint64_t wd = lane0_word + lane;
-            uint32_t lsid = !atomic && ((w->lsid_valid >> lane) & 1u)
-                                ? w->lsid[lane]
-                                : lane_lockset(s, w, a->block, lane, atomic, ascope);
-            touch(s, c, p, &cells[wd & WR_SHADOW_PAGE_MASK], base_id | lane, lsid, lane, wd);
+            touch(s, c, p, &cells[wd & WR_SHADOW_PAGE_MASK], base_id | lane,
+                  lane_lockset(s, w, a->block, lane, atomic, ascope), lane, wd);
         }
     }
 }
@@ -857,18 +863,7 @@ static void lk_on_event(void *self, const wr_event *ev)
             on_host_copy(s, ev, e);
         break;
     }
-    case WR_EV_KERNEL_END: {
-        uint32_t e = wr_epochs_of_launch(s->ep, ev->u.kernel_end.launch);
-        if (e >= s->nended) {
-            uint32_t n = e + 64;
-            s->ended = xrealloc(s->ended, n);
-            memset(s->ended + s->nended, 0, n - s->nended);
-            s->nended = n;
-        }
-        s->ended[e] = 1;
-        wr_epochs_on_event(s->ep, ev);
-        break;
-    }
+    case WR_EV_KERNEL_END:
     case WR_EV_EVENT_RECORD:
     case WR_EV_STREAM_WAIT:
     case WR_EV_EVENT_SYNC:
@@ -906,7 +901,6 @@ static void lk_destroy(void *self)
         return;
     wr_blocktab_free(&s->blocks, drop_block, NULL);
     free(s->locks);
-    free(s->ended);
     ls_free(&s->ls);
     wr_shadow_free(s->map);
     wr_epochs_free(s->ep);

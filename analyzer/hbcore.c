@@ -422,8 +422,8 @@ static bool access_not_mine(const wr_hbe *e, const wr_access *a, unsigned size)
 /* The word loop for the coalesced shape (shadow.h, wr_access_word_per_lane):
  * lane l checks word lane0_word + l, and shard and page are decided once
  * per page.  Visits the same (lane, word) pairs in the same order as the
- * general loop in do_access. */
-static void words_by_lane(wr_hbe *e, cur_access *ca, const wr_access *a, uint64_t lane0_word)
+ * general loop, words_by_address. */
+static void words_by_lane(wr_hbe *e, const cur_access *ca, const wr_access *a, uint64_t lane0_word)
 {
     uint32_t mask = a->active_mask, piece;
     while (wr_next_owned_lane_page(&mask, lane0_word, a, e->cfg.shard, e->cfg.shards, &piece)) {
@@ -438,6 +438,46 @@ static void words_by_lane(wr_hbe *e, cur_access *ca, const wr_access *a, uint64_
             uint64_t word = lane0_word + lane;
             e->cur_word = word;
             check_word(e, ca, &cells[word & WR_SHADOW_PAGE_MASK], lane, word << WR_WORD_SHIFT);
+        }
+    }
+}
+
+/* The word loop for any access shape: lane by lane, each lane's words,
+ * shard decided per shard run and page looked up per page. */
+static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a, unsigned size)
+{
+    lane_page_ctx lpc = {e, a};
+    wr_shadow_prefetch_lanes(a, sizeof(hb_cell), e->cfg.shard, e->cfg.shards, lane_page, &lpc);
+    uint64_t last_word = UINT64_MAX;
+    uint64_t run = UINT64_MAX, pn = UINT64_MAX;
+    bool run_ok = false;
+    hb_cell *cells = NULL;
+    for (uint32_t x = a->active_mask; x; x &= x - 1) {
+        unsigned lane = (unsigned)__builtin_ctz(x);
+        uint64_t addr = wr_access_lane_addr(a, lane);
+        uint64_t w0 = addr >> WR_WORD_SHIFT, w1 = (addr + size - 1) >> WR_WORD_SHIFT;
+        for (uint64_t word = w0; word <= w1; word++) {
+            if (word == last_word)
+                continue;
+            last_word = word;
+            if ((word >> WR_SHARD_RUN_SHIFT) != run) {
+                run = word >> WR_SHARD_RUN_SHIFT;
+                run_ok = e->cfg.shards <= 1 ||
+                         wr_shard_of(a->space, a->launch, a->block, word << WR_WORD_SHIFT,
+                                     e->cfg.shards) == e->cfg.shard;
+            }
+            if (!run_ok)
+                continue;
+            if (a->space == WR_SPACE_SHARED && word > e->max_shared_word)
+                e->max_shared_word = word;
+            if ((word >> WR_SHADOW_PAGE_SHIFT) != pn) {
+                pn = word >> WR_SHADOW_PAGE_SHIFT;
+                cells = (hb_cell *)(void *)cell_of(e, a->space, a->launch, a->block,
+                                                   word & ~(uint64_t)WR_SHADOW_PAGE_MASK);
+            }
+            e->cur_word = word;
+            check_word(e, ca, &cells[word & WR_SHADOW_PAGE_MASK], lane,
+                       word == w0 ? addr : word << WR_WORD_SHIFT);
         }
     }
 }
@@ -472,46 +512,10 @@ static void do_access(wr_hbe *e, const wr_event *ev)
     e->cur_launch = a->launch;
     e->cur_block = a->block;
     uint64_t lane0_word;
-    if (wr_access_word_per_lane(a, size, &lane0_word)) {
+    if (wr_access_word_per_lane(a, size, &lane0_word))
         words_by_lane(e, &ca, a, lane0_word);
-        intra_instruction(e, &ca, a);
-        wr_hb_access_end(e->hb, w, a);
-        return;
-    }
-    lane_page_ctx lpc = {e, a};
-    wr_shadow_prefetch_lanes(a, sizeof(hb_cell), e->cfg.shard, e->cfg.shards, lane_page, &lpc);
-    uint64_t last_word = UINT64_MAX;
-    uint64_t run = UINT64_MAX, pn = UINT64_MAX;
-    bool run_ok = false;
-    hb_cell *cells = NULL;
-    for (uint32_t x = a->active_mask; x; x &= x - 1) {
-        unsigned lane = (unsigned)__builtin_ctz(x);
-        uint64_t addr = wr_access_lane_addr(a, lane);
-        uint64_t w0 = addr >> WR_WORD_SHIFT, w1 = (addr + size - 1) >> WR_WORD_SHIFT;
-        for (uint64_t word = w0; word <= w1; word++) {
-            if (word == last_word)
-                continue;
-            last_word = word;
-            if ((word >> WR_SHARD_RUN_SHIFT) != run) {
-                run = word >> WR_SHARD_RUN_SHIFT;
-                run_ok = e->cfg.shards <= 1 ||
-                         wr_shard_of(a->space, a->launch, a->block, word << WR_WORD_SHIFT,
-                                     e->cfg.shards) == e->cfg.shard;
-            }
-            if (!run_ok)
-                continue;
-            if (a->space == WR_SPACE_SHARED && word > e->max_shared_word)
-                e->max_shared_word = word;
-            if ((word >> WR_SHADOW_PAGE_SHIFT) != pn) {
-                pn = word >> WR_SHADOW_PAGE_SHIFT;
-                cells = (hb_cell *)(void *)cell_of(e, a->space, a->launch, a->block,
-                                                   word & ~(uint64_t)WR_SHADOW_PAGE_MASK);
-            }
-            e->cur_word = word;
-            check_word(e, &ca, &cells[word & WR_SHADOW_PAGE_MASK], lane,
-                       word == w0 ? addr : word << WR_WORD_SHIFT);
-        }
-    }
+    else
+        words_by_address(e, &ca, a, size);
     intra_instruction(e, &ca, a);
     wr_hb_access_end(e->hb, w, a);
 }
