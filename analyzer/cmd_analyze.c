@@ -30,7 +30,9 @@ static void usage(FILE *out)
         fprintf(out, "%s%s", i ? "," : " ", wr_engines[i]->name);
     fprintf(out,
         "\n"
-        "  --threads N      analysis threads, sharding the address space (default: all cores)\n"
+        "  --threads N      analysis threads (default: all cores)\n"
+        "  --shards N       split each engine's address space into N shards (default: 1\n"
+        "                   while engines >= threads, else threads / engines rounded up)\n"
         "  --db FILE        database (default: warprace.db beside the trace)\n"
         "  --no-db          do not write a database\n"
         "  --name RUN       name of the run in the database (default: the trace file name)\n"
@@ -106,6 +108,7 @@ int wr_cmd_analyze(int argc, char **argv)
     static const struct option longopts[] = {
         {"engines", required_argument, NULL, 'e'},
         {"threads", required_argument, NULL, 't'},
+        {"shards", required_argument, NULL, 's'},
         {"db", required_argument, NULL, 'd'},
         {"no-db", no_argument, NULL, 'D'},
         {"name", required_argument, NULL, 'n'},
@@ -159,16 +162,20 @@ int wr_cmd_analyze(int argc, char **argv)
             }
             break;
         }
-        case 't': {
+        case 't':
+        case 's': {
             char *end;
             errno = 0;
             long n = strtol(optarg, &end, 10);
             if (errno || *end || n < 1 || n > WR_REPLAY_MAX_THREADS) {
-                fprintf(stderr, "warprace analyze: --threads: '%s' is not a number in 1..%d\n",
-                        optarg, WR_REPLAY_MAX_THREADS);
+                fprintf(stderr, "warprace analyze: --%s: '%s' is not a number in 1..%d\n",
+                        c == 't' ? "threads" : "shards", optarg, WR_REPLAY_MAX_THREADS);
                 return 2;
             }
-            ro.threads = (unsigned)n;
+            if (c == 't')
+                ro.threads = (unsigned)n;
+            else
+                ro.shards = (unsigned)n;
             break;
         }
         case 'd': db_path = optarg; break;
@@ -272,9 +279,10 @@ int wr_cmd_analyze(int argc, char **argv)
     if (!quiet)
         printf("trace: %s: %" PRIu64 " events, %" PRIu64 " warp accesses, %" PRIu64
                " thread accesses, %" PRIu64 " launches (%" PRIu64 " analysed); %u thread%s,"
-               " decode %.3f s, wall %.3f s, peak RSS %.1f MiB\n",
+               " %u shard%s, decode %.3f s, wall %.3f s, peak RSS %.1f MiB\n",
                trace, st->events, st->accesses, st->thread_accesses, st->launches,
-               st->launches_selected, st->threads, st->threads == 1 ? "" : "s",
+               st->launches_selected, st->threads, st->threads == 1 ? "" : "s", st->shards,
+               st->shards == 1 ? "" : "s",
                st->decode_seconds, st->wall_seconds, (double)st->peak_rss_bytes / 1048576.0);
     if (st->lost_events || st->lost_markers) {
         const wr_replay_lost *lost;

@@ -113,15 +113,25 @@ typedef struct ring {
     bool done;          /* no more batches */
 } ring;
 
+/* One engine instance for one shard: the unit of parallel work.  A unit sees
+ * the batches in trace order; at most one worker runs it at a time, and the
+ * ring's mutex hands it from worker to worker (so its state needs no lock). */
+typedef struct unit {
+    unsigned engine;              /* position in wr_replay.sel */
+    void *inst;
+    wr_findings *findings;
+    wr_launch_kernels *kernels;   /* this unit's launch -> kernel map */
+    uint64_t pos;                 /* next batch to run */
+    bool running, finished;
+    unsigned last_worker;         /* for affinity among equally late units */
+    double seconds;
+    uint64_t shadow_words;
+} unit;
+
 typedef struct worker {
     struct wr_replay *rp;
     unsigned index;
     pthread_t thread;
-    void *inst[WR_REPLAY_MAX_ENGINES];
-    wr_findings *findings[WR_REPLAY_MAX_ENGINES];
-    wr_launch_kernels *kernels;  /* this worker's launch -> kernel map */
-    double seconds[WR_REPLAY_MAX_ENGINES];
-    uint64_t shadow_words[WR_REPLAY_MAX_ENGINES];
 } worker;
 
 struct wr_replay {
@@ -132,6 +142,8 @@ struct wr_replay {
     const wr_engine_ops *sel[WR_REPLAY_MAX_ENGINES];
     ring ring;
     worker *workers;
+    unit *units;
+    unsigned nunits;
     wr_findings *findings;      /* merged */
     wr_replay_launch *launches;
     size_t nlaunches, caplaunches;
@@ -142,79 +154,126 @@ struct wr_replay {
     u32set unselected;
 };
 
-static void run_batch(worker *w, const slot *s)
+static void run_batch(const wr_replay *rp, unit *u, const slot *s)
 {
-    wr_replay *rp = w->rp;
     const wr_event *ev = s->batch.events;
     size_t n = s->batch.count;
-    /* known before any engine sees the batch: launch ids are unique */
+    /* known before the engine sees the batch: launch ids are unique */
     for (size_t i = 0; i < s->nlaunches; i++)
-        wr_launch_kernels_set(w->kernels, (uint32_t)(s->launches[i] >> 32),
+        wr_launch_kernels_set(u->kernels, (uint32_t)(s->launches[i] >> 32),
                               (uint32_t)s->launches[i]);
-    for (unsigned e = 0; e < rp->stats.engine_count; e++) {
-        const wr_engine_ops *ops = rp->sel[e];
-        void *inst = w->inst[e];
-        double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
-        if (s->skip) {
-            for (size_t i = 0; i < n; i++)
-                if (!(s->skip[i >> 3] & (1u << (i & 7))))
-                    ops->on_event(inst, &ev[i]);
-        } else {
-            for (size_t i = 0; i < n; i++)
+    const wr_engine_ops *ops = rp->sel[u->engine];
+    void *inst = u->inst;
+    double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+    if (s->skip) {
+        for (size_t i = 0; i < n; i++)
+            if (!(s->skip[i >> 3] & (1u << (i & 7))))
                 ops->on_event(inst, &ev[i]);
-        }
-        w->seconds[e] += clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            ops->on_event(inst, &ev[i]);
     }
+    u->seconds += clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
+}
+
+static void finish_unit(const wr_replay *rp, unit *u)
+{
+    const wr_engine_ops *ops = rp->sel[u->engine];
+    double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+    if (ops->finish)
+        ops->finish(u->inst);
+    u->seconds += clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
+    u->shadow_words = ops->shadow_words ? ops->shadow_words(u->inst) : 0;
+}
+
+/* Under the ring's mutex: the unit this worker should run next, or NULL.
+ * The unit furthest behind goes first, since the decoder can run ahead only
+ * queue_batches batches of the slowest one; among equally late units, the
+ * one this worker ran last (its state is in this core's caches). */
+static unit *pick_unit(wr_replay *rp, unsigned me)
+{
+    const ring *r = &rp->ring;
+    unit *best = NULL;
+    for (unsigned i = 0; i < rp->nunits; i++) {
+        unit *u = &rp->units[i];
+        if (u->running || u->finished || (u->pos == r->head && !r->done))
+            continue;
+        if (!best || u->pos < best->pos ||
+            (u->pos == best->pos && u->last_worker == me && best->last_worker != me))
+            best = u;
+    }
+    return best;
+}
+
+static bool all_finished(const wr_replay *rp)
+{
+    for (unsigned i = 0; i < rp->nunits; i++)
+        if (!rp->units[i].finished)
+            return false;
+    return true;
 }
 
 static void *worker_main(void *arg)
 {
     worker *w = arg;
-    ring *r = &w->rp->ring;
-    uint64_t pos = 0;
+    wr_replay *rp = w->rp;
+    ring *r = &rp->ring;
+    pthread_mutex_lock(&r->mu);
     for (;;) {
-        pthread_mutex_lock(&r->mu);
-        while (pos == r->head && !r->done)
+        unit *u = pick_unit(rp, w->index);
+        if (!u) {
+            if (r->done && all_finished(rp))
+                break;
             pthread_cond_wait(&r->not_empty, &r->mu);
-        if (pos == r->head) {
-            pthread_mutex_unlock(&r->mu);
-            break;
+            continue;
         }
-        slot *s = &r->slots[pos % r->cap];
+        u->running = true;
+        u->last_worker = w->index;
+        if (u->pos == r->head) { /* r->done: the trace is over for this unit */
+            pthread_mutex_unlock(&r->mu);
+            finish_unit(rp, u);
+            pthread_mutex_lock(&r->mu);
+            u->running = false;
+            u->finished = true;
+            pthread_cond_broadcast(&r->not_empty); /* others may be waiting to exit */
+            continue;
+        }
+        slot *s = &r->slots[u->pos % r->cap];
         pthread_mutex_unlock(&r->mu);
 
-        run_batch(w, s);
+        run_batch(rp, u, s);
 
         pthread_mutex_lock(&r->mu);
-        pos++;
-        bool last = --s->refs == 0;
-        wr_batch b = s->batch;
-        uint8_t *skip = s->skip;
-        uint64_t *launches = s->launches;
-        if (last) {
+        u->pos++;
+        u->running = false;
+        if (u->pos < r->head || r->done)
+            pthread_cond_signal(&r->not_empty); /* it is ready again, perhaps for another worker */
+        if (--s->refs == 0) {
+            wr_batch b = s->batch;
+            uint8_t *skip = s->skip;
+            uint64_t *launches = s->launches;
             s->used = false;
             s->skip = NULL;
             s->launches = NULL;
             s->nlaunches = 0;
             memset(&s->batch, 0, sizeof s->batch);
             pthread_cond_signal(&r->not_full);
-        }
-        pthread_mutex_unlock(&r->mu);
-        if (last) {
+            pthread_mutex_unlock(&r->mu);
             wr_batch_release(&b);
             free(skip);
             free(launches);
+            pthread_mutex_lock(&r->mu);
         }
     }
-    for (unsigned e = 0; e < w->rp->stats.engine_count; e++) {
-        double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
-        const wr_engine_ops *ops = w->rp->sel[e];
-        if (ops->finish)
-            ops->finish(w->inst[e]);
-        w->seconds[e] += clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
-        w->shadow_words[e] = ops->shadow_words ? ops->shadow_words(w->inst[e]) : 0;
-    }
+    pthread_mutex_unlock(&r->mu);
     return NULL;
+}
+
+unsigned wr_replay_default_shards(unsigned threads, unsigned engines)
+{
+    if (!engines)
+        return 1;
+    return threads > engines ? (threads + engines - 1) / engines : 1;
 }
 
 /* ---- decoding side ------------------------------------------------------ */
@@ -443,22 +502,31 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->not_empty, NULL);
     pthread_cond_init(&r->not_full, NULL);
-    rp->workers = xcalloc(threads, sizeof *rp->workers);
-    for (unsigned t = 0; t < threads; t++) {
-        worker *w = &rp->workers[t];
-        w->rp = rp;
-        w->index = t;
-        w->kernels = wr_launch_kernels_new();
-        for (unsigned e = 0; e < rp->stats.engine_count; e++) {
-            w->findings[e] = wr_findings_new();
-            wr_findings_use_kernels(w->findings[e], w->kernels);
-            wr_engine_config cfg = {.shard = t, .shards = threads,
+    unsigned shards = o.shards ? o.shards : wr_replay_default_shards(threads, rp->stats.engine_count);
+    if (shards > WR_REPLAY_MAX_THREADS)
+        shards = WR_REPLAY_MAX_THREADS;
+    rp->stats.shards = shards;
+    rp->nunits = shards * rp->stats.engine_count;
+    rp->units = xcalloc(rp->nunits, sizeof *rp->units);
+    for (unsigned e = 0; e < rp->stats.engine_count; e++)
+        for (unsigned sh = 0; sh < shards; sh++) {
+            unit *u = &rp->units[e * shards + sh];
+            u->engine = e;
+            u->last_worker = sh % threads;
+            u->kernels = wr_launch_kernels_new();
+            u->findings = wr_findings_new();
+            wr_findings_use_kernels(u->findings, u->kernels);
+            wr_engine_config cfg = {.shard = sh, .shards = shards,
                                     .engine_index = (uint8_t)rp->stats.engine_index[e],
-                                    .findings = w->findings[e]};
-            w->inst[e] = rp->sel[e]->create(&cfg);
-            if (!w->inst[e])
+                                    .findings = u->findings};
+            u->inst = rp->sel[e]->create(&cfg);
+            if (!u->inst)
                 abort();
         }
+    rp->workers = xcalloc(threads, sizeof *rp->workers);
+    for (unsigned t = 0; t < threads; t++) {
+        rp->workers[t].rp = rp;
+        rp->workers[t].index = t;
     }
     unsigned started = 0;
     for (; started < threads; started++)
@@ -493,7 +561,7 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
         s->skip = skip;
         s->launches = launches;
         s->nlaunches = nl;
-        s->refs = started;
+        s->refs = rp->nunits;
         s->used = true;
         r->head++;
         pthread_cond_broadcast(&r->not_empty);
@@ -517,21 +585,19 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
             free(r->slots[i].launches);
         }
 
-    /* merge, in shard order (the result does not depend on it) */
+    /* merge, in unit order (the result does not depend on it) */
     rp->findings = wr_findings_new();
-    for (unsigned t = 0; t < threads; t++) {
-        worker *w = &rp->workers[t];
-        for (unsigned e = 0; e < rp->stats.engine_count; e++) {
-            if (t < started) {
-                rp->stats.engine_seconds[e] += w->seconds[e];
-                rp->stats.shadow_words[e] += w->shadow_words[e];
-            }
-            wr_findings_merge(rp->findings, w->findings[e]);
-            rp->sel[e]->destroy(w->inst[e]);
-            wr_findings_free(w->findings[e]);
-        }
-        wr_launch_kernels_free(w->kernels);
+    for (unsigned i = 0; i < rp->nunits; i++) {
+        unit *u = &rp->units[i];
+        rp->stats.engine_seconds[u->engine] += u->seconds;
+        rp->stats.shadow_words[u->engine] += u->shadow_words;
+        wr_findings_merge(rp->findings, u->findings);
+        rp->sel[u->engine]->destroy(u->inst);
+        wr_findings_free(u->findings);
+        wr_launch_kernels_free(u->kernels);
     }
+    free(rp->units);
+    rp->units = NULL;
     free(rp->workers);
     rp->workers = NULL;
     free(r->slots);

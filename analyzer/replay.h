@@ -2,18 +2,27 @@
  * The replay driver: streams a trace through the selected engines.
  *
  * Threads.  The calling thread decodes (wr_reader_next) and counts; N worker
- * threads analyse.  Decoded batches go through a bounded broadcast ring
- * (queue_batches slots): every worker sees every batch, in trace order; the
- * decoder waits when the slowest worker is queue_batches batches behind, so
- * memory stays bounded whatever the trace length.  A batch is released by
- * the last worker that used it.
+ * threads analyse.  Decoded batches go through a bounded ring (queue_batches
+ * slots) that every unit of work reads in trace order; the decoder waits
+ * when the unit furthest behind is queue_batches batches back, so memory
+ * stays bounded whatever the trace length.  A batch is released by the last
+ * unit that used it.
  *
- * Sharding.  Worker i owns shard i of every selected engine (one engine
- * instance per engine per worker, wr_engine_config.shard = i, .shards = N);
- * an instance handles only the access words wr_shard_of() gives it and sees
- * all synchronization.  Each instance reports to its own wr_findings; at the
- * end the driver merges them with wr_findings_merge, whose result does not
- * depend on N.
+ * Units.  The work is split into units = one engine instance for one shard
+ * of the address space (wr_engine_config.shard = s, .shards = S): S shards
+ * of every selected engine.  An instance handles only the access words
+ * wr_shard_of() gives it and sees all synchronization; engines are
+ * independent of each other.  Workers take units dynamically: a free worker
+ * runs the next batch of the unit furthest behind that no one is running,
+ * so a unit runs on one worker at a time and its batches in order (the
+ * ring's mutex hands its state from worker to worker).  S defaults to
+ * wr_replay_default_shards(threads, engines): one shard while there are at
+ * least as many engines as workers, since then the engines alone keep the
+ * workers busy and no synchronization work is repeated per shard; more
+ * shards only when there are more workers than engines.  Each unit reports
+ * to its own wr_findings; at the end the driver merges them with
+ * wr_findings_merge, whose result depends neither on S nor on which worker
+ * ran what: findings are identical for any threads and shards.
  *
  * Kernel selection (--kernels REGEX, POSIX extended, searched in the kernel
  * name).  Accesses, barriers, warp syncs, fences and block marks of launches
@@ -25,10 +34,8 @@
  * Races between a selected and an unselected launch are therefore not
  * reported.
  *
- * Timing.  Within a batch a worker runs engine after engine (each engine
- * sees the batch's events in order; engines are independent, so this is the
- * same analysis as event-major order) and reads CLOCK_THREAD_CPUTIME_ID
- * around each engine's pass: two clock reads per engine per batch, which
+ * Timing.  A worker reads CLOCK_THREAD_CPUTIME_ID around each unit's pass
+ * over a batch: two clock reads per unit per batch, which
  * does not distort the per-event cost.  engine_seconds[e] is the CPU time of
  * engine e summed over all shards (including finish()).  decode_seconds is
  * the decoding thread's CPU time inside wr_reader_next.  wall_seconds runs
@@ -60,6 +67,7 @@ typedef struct wr_replay_options {
     unsigned table_count;
     uint32_t engine_mask;     /* bit i selects table[i]; 0 = all */
     unsigned threads;         /* workers; 0 = the number of online CPUs */
+    unsigned shards;          /* address-space shards per engine; 0 = default */
     const char *kernels;      /* regex selecting launches by kernel name; NULL = all */
     unsigned queue_batches;   /* ring slots; 0 = default (2 * threads + 4) */
     bool no_hash;             /* skip the trace hash (trace_hash = 0) */
@@ -67,6 +75,7 @@ typedef struct wr_replay_options {
 
 typedef struct wr_replay_stats {
     unsigned threads;
+    unsigned shards;
     uint64_t events;          /* all events of the trace */
     uint64_t accesses;        /* warp-level access records */
     uint64_t thread_accesses; /* sum of popcount(active_mask) over accesses */
@@ -101,6 +110,10 @@ typedef struct wr_replay_lost {
 } wr_replay_lost;
 
 typedef struct wr_replay wr_replay;
+
+/* The shards per engine used when none is asked for: 1 when engines >=
+ * threads, else ceil(threads / engines), so every worker has a unit. */
+unsigned wr_replay_default_shards(unsigned threads, unsigned engines);
 
 /* Replays the trace at path.  Returns the finished replay (findings, stats,
  * catalog), or NULL with err set (unreadable or corrupt trace, bad regex,

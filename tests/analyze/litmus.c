@@ -1,7 +1,8 @@
 /*
  * The litmus harness: for each litmus trace (tests/litmus/NAME.txt, format in
  * tests/litmus/README.md) assembles it with wr_text_assemble, analyses it
- * with every built engine (with 1 and with 2 threads, which must agree) and
+ * with every built engine (with 1 worker, and with 2 workers both with one
+ * shard per engine and with two: the three must agree) and
  * checks each engine's verdict against the file's expectation lines:
  *
  *     # expect ENGINE: norace
@@ -248,17 +249,21 @@ static int check_file(const char *path)
         unlink(wrt);
         return 1;
     }
-    wr_replay *rp[2];
-    wr_resolved_race *rr[2];
-    size_t nr[2];
-    for (int k = 0; k < 2; k++) {
-        wr_replay_options o = {.threads = (unsigned)k + 1};
+    /* 1 worker; 2 workers with the default split (one shard per engine);
+     * 2 workers with 2 shards of each engine */
+    static const unsigned config[][2] = {{1, 1}, {2, 0}, {2, 2}};
+    enum { CONFIGS = sizeof config / sizeof config[0] };
+    wr_replay *rp[CONFIGS];
+    wr_resolved_race *rr[CONFIGS];
+    size_t nr[CONFIGS];
+    for (int k = 0; k < CONFIGS; k++) {
+        wr_replay_options o = {.threads = config[k][0], .shards = config[k][1]};
         rp[k] = wr_replay_run(wrt, &o, &err);
         if (!rp[k]) {
             printf("FAIL %s: replay: %s\n", path, err.msg);
-            if (k) {
-                wr_resolved_free(rr[0], nr[0]);
-                wr_replay_free(rp[0]);
+            for (int j = 0; j < k; j++) {
+                wr_resolved_free(rr[j], nr[j]);
+                wr_replay_free(rp[j]);
             }
             unlink(wrt);
             return 1;
@@ -267,15 +272,19 @@ static int check_file(const char *path)
     }
     unlink(wrt);
     int rc = 0;
-    /* 1 and 2 threads agree */
-    bool same = nr[0] == nr[1];
-    for (size_t i = 0; same && i < nr[0]; i++)
-        same = !strcmp(rr[0][i].identity, rr[1][i].identity) && rr[0][i].count == rr[1][i].count &&
-               rr[0][i].verdict == rr[1][i].verdict && rr[0][i].engine == rr[1][i].engine &&
-               rr[0][i].example.addr == rr[1][i].example.addr;
-    if (!same) {
-        printf("FAIL %s: findings differ between 1 and 2 threads\n", path);
-        rc = 1;
+    /* every configuration agrees with the first */
+    for (int k = 1; k < CONFIGS; k++) {
+        bool same = nr[0] == nr[k];
+        for (size_t i = 0; same && i < nr[0]; i++)
+            same = !strcmp(rr[0][i].identity, rr[k][i].identity) &&
+                   rr[0][i].count == rr[k][i].count && rr[0][i].verdict == rr[k][i].verdict &&
+                   rr[0][i].engine == rr[k][i].engine &&
+                   rr[0][i].example.addr == rr[k][i].example.addr;
+        if (!same) {
+            printf("FAIL %s: findings differ between 1 worker and %u workers with %u shards\n",
+                   path, config[k][0], wr_replay_get_stats(rp[k])->shards);
+            rc = 1;
+        }
     }
     const wr_resolved_race *r = rr[0];
     size_t n = nr[0];
@@ -346,7 +355,7 @@ static int check_file(const char *path)
     for (unsigned x = 0; x < nex; x++)
         if (ex[x].unbuilt[0])
             printf("skip %s:%u: engine(s)%s not built\n", path, ex[x].line, ex[x].unbuilt);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < CONFIGS; k++) {
         wr_resolved_free(rr[k], nr[k]);
         wr_replay_free(rp[k]);
     }

@@ -31,15 +31,22 @@ static int failures;
 
 static const wr_engine_ops *const double_table[] = {&gen_conflict_engine};
 
-static wr_replay *run(const char *path, const wr_engine_ops *const *table, unsigned count,
-                      unsigned threads, unsigned queue, const char *kernels)
+static wr_replay *run_sharded(const char *path, const wr_engine_ops *const *table,
+                              unsigned count, unsigned threads, unsigned shards, unsigned queue,
+                              const char *kernels)
 {
     wr_replay_options o = {.table = table, .table_count = count, .threads = threads,
-                           .queue_batches = queue, .kernels = kernels};
+                           .shards = shards, .queue_batches = queue, .kernels = kernels};
     wr_error err;
     wr_replay *rp = wr_replay_run(path, &o, &err);
     CHECK(rp, "%s", err.msg);
     return rp;
+}
+
+static wr_replay *run(const char *path, const wr_engine_ops *const *table, unsigned count,
+                      unsigned threads, unsigned queue, const char *kernels)
+{
+    return run_sharded(path, table, count, threads, 0, queue, kernels);
 }
 
 /* shadow words are compared for the engine double only: real engines may
@@ -96,11 +103,14 @@ int main(void)
             CHECK(wr_findings_groups(wr_replay_findings(r1), &gr) > 0, "races expected");
             for (unsigned threads = 2; threads <= 4; threads++)
                 for (unsigned queue = 1; queue <= 16; queue += 15) {
-                    wr_replay *rt = run(path, t, tc, threads, queue, NULL);
+                    /* real engines: the default (one shard each) and a shard per worker */
+                    unsigned shards = real && queue == 16 ? threads : 0;
+                    wr_replay *rt = run_sharded(path, t, tc, threads, shards, queue, NULL);
                     if (rt) {
-                        char what[64];
-                        snprintf(what, sizeof what, "%s, 1 vs %u threads, queue %u",
-                                 real ? "engines" : "double", threads, queue);
+                        char what[80];
+                        snprintf(what, sizeof what, "%s, 1 vs %u threads, %u shards, queue %u",
+                                 real ? "engines" : "double", threads,
+                                 wr_replay_get_stats(rt)->shards, queue);
                         same(r1, rt, what);
                         wr_replay_free(rt);
                     }

@@ -47,15 +47,23 @@ static gen_opts default_opts(uint64_t seed)
                       .phases = 3, .words = 16384, .chunk_bytes = 2048};
 }
 
-static wr_replay *run(const char *path, const wr_engine_ops *const *table, unsigned count,
-                      unsigned threads, const char *kernels)
+static wr_replay *run_sharded(const char *path, const wr_engine_ops *const *table,
+                              unsigned count, unsigned threads, unsigned shards,
+                              const char *kernels)
 {
     wr_replay_options o = {.table = table, .table_count = count, .threads = threads,
-                           .kernels = kernels, .queue_batches = threads == 3 ? 1 : 0};
+                           .shards = shards, .kernels = kernels,
+                           .queue_batches = threads == 3 ? 1 : 0};
     wr_error err;
     wr_replay *rp = wr_replay_run(path, &o, &err);
     cr_assert_not_null(rp, "replay %s: %s", path, err.msg);
     return rp;
+}
+
+static wr_replay *run(const char *path, const wr_engine_ops *const *table, unsigned count,
+                      unsigned threads, const char *kernels)
+{
+    return run_sharded(path, table, count, threads, 0, kernels);
 }
 
 /* Everything observable about the findings must be equal. */
@@ -117,12 +125,37 @@ Test(replay, identical_for_1_2_3_threads_real_engines)
     cr_assert_eq(wr_replay_get_stats(r1)->engine_count, wr_engine_count);
     const wr_race_group *gr;
     cr_assert_gt(wr_findings_groups(wr_replay_findings(r1), &gr), 0, "races expected");
-    for (unsigned t = 2; t <= 3; t++) {
-        wr_replay *rt = run(p, NULL, 0, t, NULL);
-        expect_same_findings(r1, rt, t == 2 ? "1 vs 2 threads" : "1 vs 3 threads");
+    /* (threads, shards): 0 shards = the default, one shard per engine here */
+    static const unsigned config[][2] = {{2, 0}, {3, 0}, {2, 2}, {3, 3}, {1, 3}, {2, 5}};
+    for (size_t c = 0; c < sizeof config / sizeof config[0]; c++) {
+        wr_replay *rt = run_sharded(p, NULL, 0, config[c][0], config[c][1], NULL);
+        char what[64];
+        snprintf(what, sizeof what, "1 vs %u threads, %u shards", config[c][0], config[c][1]);
+        expect_same_findings(r1, rt, what);
+        cr_assert_eq(wr_replay_get_stats(rt)->shards, config[c][1] ? config[c][1] : 1u);
         wr_replay_free(rt);
     }
     wr_replay_free(r1);
+}
+
+Test(replay, default_shards_give_every_worker_a_unit)
+{
+    cr_assert_eq(wr_replay_default_shards(1, 4), 1);
+    cr_assert_eq(wr_replay_default_shards(2, 4), 1);
+    cr_assert_eq(wr_replay_default_shards(4, 4), 1);
+    cr_assert_eq(wr_replay_default_shards(5, 4), 2);
+    cr_assert_eq(wr_replay_default_shards(16, 4), 4);
+    cr_assert_eq(wr_replay_default_shards(2, 1), 2);
+    cr_assert_eq(wr_replay_default_shards(3, 2), 2);
+    cr_assert_eq(wr_replay_default_shards(3, 0), 1);
+    /* the engine double alone: one shard per worker, as the test above needs */
+    const char *p = tpath("d.wrt");
+    gen_opts o = default_opts(2);
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    wr_replay *rp = run(p, double_table, 1, 3, NULL);
+    cr_assert_eq(wr_replay_get_stats(rp)->shards, 3);
+    wr_replay_free(rp);
 }
 
 Test(replay, counts_events_and_accesses)
