@@ -9,14 +9,16 @@
  * that the machine's drift touches all of them alike:
  *   decode      the bare decode of the trace (wr_reader_next over every
  *               chunk, batches released): the baseline of the ratios
- *   vc scoped lockset fsm   one engine, 1 worker
- *   all x1, all x2          the four engines together, 1 and 2 workers
+ *   vc scoped lockset fsm   one engine, 1 worker; and with 2 workers ("x2",
+ *                           which shard that engine's address space in two)
+ *   all x1, all x2          the four engines together, 1 and 2 workers (the
+ *                           default split: one shard per engine)
  * Printed per configuration: wall seconds, thread-level accesses per second
  * per worker core (thread accesses / wall / workers; the decoding thread
  * runs beside the workers and is not counted), analysis / decode wall-time ratio, peak RSS,
  * and bytes of RSS above the decode baseline per distinct touched word (the
- * largest shadow_words of the engines run).  Scaling = wall(all x1) /
- * wall(all x2).  Walls are medians over the rounds; the ratios (x decode,
+ * largest shadow_words of the engines run).  Scaling = wall(x1) / wall(x2),
+ * per engine and for all four.  Walls are medians over the rounds; the ratios (x decode,
  * scaling) are medians of the ratios taken within each round, as a paired
  * comparison, with their spread (min-max) where N > 1.
  */
@@ -262,8 +264,8 @@ int main(int argc, char **argv)
         return argc <= first ? 2 : 0;
     }
     int status = 0;
-    enum { DECODE, ALL1 = 1 + 4, ALL2, NCONFIG };
-    _Static_assert(ALL1 == 5, "four engines");
+    /* DECODE, then each engine with 1 worker, each with 2, all four with 1, 2 */
+    enum { DECODE, ONE = 1, TWO = ONE + 4, ALL1 = TWO + 4, ALL2, NCONFIG };
     for (int t = first; t < argc; t++) {
         const char *path = argv[t];
         uint32_t all = (1u << wr_engine_count) - 1;
@@ -274,8 +276,11 @@ int main(int argc, char **argv)
         }
         for (unsigned r = 0; r < repeat; r++)
             for (unsigned c = 0; c < NCONFIG; c++) {
-                uint32_t mask = c == DECODE ? 0 : c < ALL1 ? 1u << (c - 1) : all;
-                unsigned threads = c == DECODE ? 0 : c == ALL2 ? 2 : 1;
+                uint32_t mask = c == DECODE ? 0
+                                : c < TWO   ? 1u << (c - ONE)
+                                : c < ALL1  ? 1u << (c - TWO)
+                                            : all;
+                unsigned threads = c == DECODE ? 0 : (c >= TWO && c < ALL1) || c == ALL2 ? 2 : 1;
                 cfg[c].f[cfg[c].n++] = measure(path, mask, threads);
             }
         series *decode = &cfg[DECODE];
@@ -295,16 +300,27 @@ int main(int argc, char **argv)
                dwall, d0->thread_accesses / dwall / 1e6, d0->raw_bytes / dwall / 1e9,
                max_rss(decode) / 1048576.0);
         for (unsigned e = 0; e < wr_engine_count; e++)
-            print_row(wr_engines[e]->name, 1, &cfg[1 + e], decode);
+            print_row(wr_engines[e]->name, 1, &cfg[ONE + e], decode);
+        for (unsigned e = 0; e < wr_engine_count; e++) {
+            char name[32];
+            snprintf(name, sizeof name, "%s x2", wr_engines[e]->name);
+            print_row(name, 2, &cfg[TWO + e], decode);
+        }
         print_row("all x1", 1, &cfg[ALL1], decode);
         print_row("all x2", 2, &cfg[ALL2], decode);
-        if (series_ok(&cfg[ALL1]) && series_ok(&cfg[ALL2])) {
-            double lo, hi, m = paired_ratio(&cfg[ALL1], &cfg[ALL2], &lo, &hi);
-            printf("  scaling 1 -> 2 workers: %.2fx", m);
+        printf("  scaling 1 -> 2 workers:");
+        for (unsigned e = 0; e <= wr_engine_count; e++) {
+            const series *one = e < wr_engine_count ? &cfg[ONE + e] : &cfg[ALL1];
+            const series *two = e < wr_engine_count ? &cfg[TWO + e] : &cfg[ALL2];
+            const char *name = e < wr_engine_count ? wr_engines[e]->name : "all four";
+            if (!series_ok(one) || !series_ok(two))
+                continue;
+            double lo, hi, m = paired_ratio(one, two, &lo, &hi);
+            printf("%s %s %.2fx", e ? "," : "", name, m);
             if (repeat > 1)
-                printf(" (%.2f-%.2f over %u rounds)", lo, hi, repeat);
-            printf("\n");
+                printf(" (%.2f-%.2f)", lo, hi);
         }
+        printf("\n");
         free(cfg);
     }
     return status;
