@@ -230,6 +230,7 @@ typedef struct lk {
     uint32_t lcap, lcount;
     wr_blocktab blocks;     /* (epoch, block) -> block_st */
     uint32_t purged_at;
+    uint64_t live;          /* cells with meta != 0: the words tracked */
     uint32_t c_launch, c_epoch, c_block, c_warp;
     block_st *c_bs;
     warp_st *c_ws;
@@ -413,6 +414,7 @@ static void mark_lock_words(lk *s, const wr_access *a, uint32_t epoch)
             wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, wd, epoch);
             cell *c = (cell *)wr_shadow_cell(p, sizeof(cell), wd);
             if (!(c->meta & M_LOCKWORD)) {
+                s->live += !c->meta;
                 memset(c, 0, sizeof *c);
                 c->meta = M_LIVE | M_LOCKWORD | (epoch & 0xffu);
             }
@@ -573,8 +575,10 @@ static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
         if (!cells[i].meta)
             continue;
         uint32_t we = tag_epoch(newest, M_TAG(cells[i].meta));
-        if (we + 255u < epoch || wr_epochs_ordered(s->ep, we, epoch))
+        if (we + 255u < epoch || wr_epochs_ordered(s->ep, we, epoch)) {
             memset(&cells[i], 0, sizeof cells[i]);
+            s->live--;
+        }
     }
     p->user = epoch;
 }
@@ -636,6 +640,7 @@ static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c,
     cell old = *cl;
     if (old.meta & M_LOCKWORD)
         return;   /* lock words are synchronisation, not data */
+    s->live += !old.meta;   /* every new cell has meta != 0 */
     uint32_t old_epoch = c->epoch;
     bool concurrent_epoch = false;
     if (old.meta && M_TAG(old.meta) != (c->epoch & 0xffu)) {
@@ -878,20 +883,10 @@ static void lk_on_event(void *self, const wr_event *ev)
 
 static void lk_finish(void *self) { (void)self; }
 
-static void count_page(wr_shadow_page *p, void *ctx)
-{
-    const cell *cells = (const cell *)(const void *)p->cells;
-    uint64_t *n = ctx;
-    for (unsigned i = 0; i < WR_SHADOW_PAGE_WORDS; i++)
-        *n += cells[i].meta != 0;
-}
-
 static uint64_t lk_shadow_words(void *self)
 {
-    lk *s = self;
-    uint64_t n = 0;
-    wr_shadow_foreach(s->map, count_page, &n);
-    return n;
+    const lk *s = self;
+    return s->live;
 }
 
 static void lk_destroy(void *self)

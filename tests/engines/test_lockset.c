@@ -353,3 +353,36 @@ Test(lockset, report_names_the_first_access_position)
     cr_assert_eq(g[0].example.second.seq, 3);
     wr_findings_free(f);
 }
+
+static uint64_t tracked_words(void)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < R.shards; i++)
+        n += R.ops->shadow_words(R.eng[i]);
+    return n;
+}
+
+/* shadow_words is a running count: new words, lock words, and the words a
+ * later, ordered launch sweeps away; the same for any number of shards. */
+Test(lockset, counts_tracked_words)
+{
+    for (unsigned shards = 1; shards <= 3; shards += 2) {
+        lf_start(&R, &wr_engine_lockset, shards);
+        lf_feed(&R, lf_launch(1, 0));
+        lf_feed(&R, lf_acc(S_DATA, 1, 0, 0, WR_FULL_MASK, WR_OP_STORE, 0, DATA, 4));
+        cr_assert_eq(tracked_words(), 32, "%u shards", shards);
+        lf_feed(&R, lf_acc(S_DATA, 1, 0, 0, WR_FULL_MASK, WR_OP_LOAD, 0, DATA, 4));
+        cr_assert_eq(tracked_words(), 32, "touched again: no new word");
+        /* a page boundary inside one access: words of two pages */
+        lf_feed(&R, lf_acc(S_DATA, 1, 0, 1, WR_FULL_MASK, WR_OP_STORE, 0, DATA + 4096 - 64, 4));
+        cr_assert_eq(tracked_words(), 64);
+        cas(A0, WR_SCOPE_DEVICE, 1);
+        cr_assert_eq(tracked_words(), 65, "the lock word");
+        /* launch 2 follows launch 1 in stream 0: touching DATA's page sweeps
+         * its words of launch 1 */
+        lf_feed(&R, lf_launch(2, 0));
+        lf_feed(&R, lf_acc(S_DATA, 2, 0, 0, 1u, WR_OP_STORE, 0, DATA, 4));
+        cr_assert_eq(tracked_words(), 65 - 32 - 16 + 1, "%u shards", shards);
+        wr_findings_free(lf_end(&R));
+    }
+}
