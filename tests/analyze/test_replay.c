@@ -411,6 +411,8 @@ Test(replay, cli_bad_input_exits_2)
     cr_assert_eq(analyze((const char *[]){p, "--engines", "nosuch", NULL}), 2);
     cr_assert_eq(analyze((const char *[]){p, "--threads", "0", NULL}), 2);
     cr_assert_eq(analyze((const char *[]){p, "--threads", "x", NULL}), 2);
+    cr_assert_eq(analyze((const char *[]){p, "--shards", "0", NULL}), 2);
+    cr_assert_eq(analyze((const char *[]){p, "--shards", "257", NULL}), 2);
     cr_assert_eq(analyze((const char *[]){p, "--kernels", "(", NULL}), 2);
     cr_assert_eq(analyze((const char *[]){p, "--threads", NULL}), 2);
     /* a database of another schema version is refused before analysing */
@@ -452,6 +454,15 @@ Test(replay, cli_analyzes_into_database)
                                " a.scope_verdict = b.scope_verdict AND a.ex_address ="
                                " b.ex_address WHERE a.run_id = 1 AND b.run_id = 2"),
                      races);
+        int rc3 = analyze((const char *[]){p, "--threads", "2", "--shards", "3", "--name",
+                                           "sharded", "--quiet", NULL});
+        cr_assert_eq(rc3, 1);
+        cr_assert_eq(q_int(db, "SELECT count(*) FROM runs WHERE name = 'sharded' AND options"
+                               " LIKE '%--shards 3%'"), 1, "the run row keeps --shards");
+        cr_assert_eq(q_int(db, "SELECT count(*) FROM races a JOIN races b ON a.identity ="
+                               " b.identity AND a.engine = b.engine AND a.count = b.count AND"
+                               " a.ex_address = b.ex_address WHERE a.run_id = 1 AND b.run_id = 3"),
+                     races, "same races with 3 shards of each engine");
     }
 }
 
