@@ -226,6 +226,7 @@ typedef struct lk {
     wr_shadow_map *map;
     wr_epochs *ep;
     lsets ls;
+    uint32_t empty_ls;      /* id of the empty set + 1 once interned; 0 before */
     lockrec *locks;
     uint32_t lcap, lcount;
     wr_blocktab blocks;     /* (epoch, block) -> block_st */
@@ -494,6 +495,17 @@ static __attribute__((noinline)) uint32_t lane_lockset_slow(lk *s, warp_st *w, u
                                                            unsigned lane, bool atomic,
                                                            uint8_t ascope)
 {
+    if (!atomic && !w->nholds) {
+        /* no lock held by any lane: every lane's set is the empty one, so
+         * the warp learns it for all 32 lanes at once (a fresh warp's first
+         * plain access asked 32 times) */
+        if (!s->empty_ls)
+            s->empty_ls = ls_intern(&s->ls, NULL, 0) + 1;
+        for (unsigned l = 0; l < 32; l++)
+            w->lsid[l] = s->empty_ls - 1;
+        w->lsid_valid = UINT32_MAX;
+        return s->empty_ls - 1;
+    }
     uint64_t e[2 * MAX_HOLDS + 2] = {0};   /* = {0}: GCC 12 cannot see that only e[0..n) is read */
     uint32_t n = 0;
     uint32_t bf = fold_block(block);
