@@ -68,7 +68,7 @@ void wr_blocktab_filter(wr_blocktab *t, bool (*keep)(void *val, void *ctx),
 
 void wr_blocktab_free(wr_blocktab *t, void (*drop)(void *val, void *ctx), void *ctx)
 {
-    for (uint32_t i = 0; i < t->cap; i++)
+    for (uint32_t i = 0; drop && i < t->cap; i++)
         if (t->slots[i].val)
             drop(t->slots[i].val, ctx);
     free(t->slots);

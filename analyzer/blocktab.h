@@ -29,7 +29,8 @@ void wr_blocktab_put(wr_blocktab *t, uint32_t epoch, uint32_t block, void *val);
  * drop(val, ctx). */
 void wr_blocktab_filter(wr_blocktab *t, bool (*keep)(void *val, void *ctx),
                         void (*drop)(void *val, void *ctx), void *ctx);
-/* Hands every value to drop(val, ctx) and empties the table. */
+/* Hands every value to drop(val, ctx) (drop NULL: the values are owned
+ * elsewhere) and empties the table. */
 void wr_blocktab_free(wr_blocktab *t, void (*drop)(void *val, void *ctx), void *ctx);
 
 #endif

@@ -62,6 +62,7 @@ typedef struct fsm {
     block_st *c_bs;
     warp_st *c_ws;
     uint64_t live;          /* non-zero cells (shadow_words, kept O(1)) */
+    wr_pool block_pool, warp_pool;
 } fsm;
 
 /* ---- block / warp state ---- */
@@ -71,7 +72,7 @@ static block_st *block_find(fsm *f, uint32_t epoch, uint32_t block, bool create)
     block_st *b = wr_blocktab_get(&f->blocks, epoch, block);
     if (b || !create)
         return b;
-    b = xcalloc(1, sizeof *b);
+    b = wr_pool_get(&f->block_pool);
     b->epoch = epoch;
     b->block = block;
     wr_blocktab_put(&f->blocks, epoch, block, b);
@@ -94,20 +95,38 @@ static void drop_shared_pages(fsm *f, block_st *b)
     b->nshared = b->capshared = 0;
 }
 
-static void block_free(fsm *f, block_st *b)
+/* What a block owns outside the pools: its shared pages and the warps'
+ * per-lane count arrays. */
+static void block_release(fsm *f, block_st *b)
 {
     drop_shared_pages(f, b);
-    for (unsigned i = 0; i < 32; i++) {
+    for (unsigned i = 0; i < 32; i++)
         if (b->w[i])
             free(b->w[i]->wcl);
-        free(b->w[i]);
-    }
-    free(b);
 }
 
-static void drop_block(void *val, void *ctx)
+static void block_free(fsm *f, block_st *b)
 {
-    block_free(ctx, val);
+    block_release(f, b);
+    for (unsigned i = 0; i < 32; i++)
+        wr_pool_put(&f->warp_pool, b->w[i]);
+    wr_pool_put(&f->block_pool, b);
+}
+
+/* At the end: the pools' slabs hold the blocks and warps themselves (under
+ * ASan, where each is its own heap block, they are freed one by one). */
+static void drop_block_at_end(void *val, void *ctx)
+{
+    fsm *f = ctx;
+    block_st *b = val;
+    if (WR_UNDER_ASAN) {
+        block_free(f, b);
+        return;
+    }
+    free(b->shared_keys);   /* the shadow map goes whole */
+    for (unsigned i = 0; i < 32; i++)
+        if (b->w[i])
+            free(b->w[i]->wcl);
 }
 
 typedef struct purge_ctx {
@@ -142,11 +161,11 @@ static void purge_blocks(fsm *f, uint32_t newest)
     f->c_launch = 0;
 }
 
-static warp_st *warp_of(block_st *b, uint32_t warp)
+static warp_st *warp_of(fsm *f, block_st *b, uint32_t warp)
 {
     warp &= 31u;
     if (!b->w[warp])
-        b->w[warp] = xcalloc(1, sizeof(warp_st));
+        b->w[warp] = wr_pool_get(&f->warp_pool);
     return b->w[warp];
 }
 
@@ -169,7 +188,7 @@ static void locate(fsm *f, uint32_t launch, uint32_t block, uint32_t warp, uint3
     }
     uint32_t e = epoch_of(f, launch);
     block_st *b = block_find(f, e, block, true);
-    warp_st *w = warp_of(b, warp);
+    warp_st *w = warp_of(f, b, warp);
     f->c_launch = launch;
     f->c_epoch = e;
     f->c_block = block;
@@ -591,7 +610,7 @@ static void host_range(fsm *f, cur_ctx *c, block_st *b, uint64_t addr, uint64_t 
 {
     if (!bytes)
         return;
-    warp_st *w = warp_of(b, 0);
+    warp_st *w = warp_of(f, b, 0);
     wr_ring_push_range(&w->ring, c->seq, addr, bytes, c->site, access_kind(c->acc));
     uint64_t cur = wr_fsm_pack(0, c->epoch, 0, 0, WR_FSM_HOST_BLOCK, 0, 0);
     uint64_t next = addr >> WR_WORD_SHIFT, last = (addr + bytes - 1) >> WR_WORD_SHIFT;
@@ -624,6 +643,8 @@ static void on_host_copy(fsm *f, const wr_event *ev, uint32_t epoch)
 static void *fsm_create(const wr_engine_config *cfg)
 {
     fsm *f = xcalloc(1, sizeof *f);
+    f->block_pool.size = sizeof(block_st);
+    f->warp_pool.size = sizeof(warp_st);
     f->cfg = *cfg;
     if (!f->cfg.shards)
         f->cfg.shards = 1;
@@ -685,7 +706,9 @@ static void fsm_destroy(void *self)
     fsm *f = self;
     if (!f)
         return;
-    wr_blocktab_free(&f->blocks, drop_block, f);
+    wr_blocktab_free(&f->blocks, drop_block_at_end, f);
+    wr_pool_release(&f->block_pool);
+    wr_pool_release(&f->warp_pool);
     wr_shadow_free(f->map);
     wr_epochs_free(f->ep);
     free(f);

@@ -227,6 +227,7 @@ typedef struct lk {
     wr_epochs *ep;
     lsets ls;
     uint32_t empty_ls;      /* id of the empty set + 1 once interned; 0 before */
+    wr_pool block_pool, warp_pool;
     lockrec *locks;
     uint32_t lcap, lcount;
     wr_blocktab blocks;     /* (epoch, block) -> block_st */
@@ -281,30 +282,34 @@ static block_st *block_find(lk *s, uint32_t epoch, uint32_t block, bool create)
     block_st *b = wr_blocktab_get(&s->blocks, epoch, block);
     if (b || !create)
         return b;
-    b = xcalloc(1, sizeof *b);
+    b = wr_pool_get(&s->block_pool);
     b->epoch = epoch;
     b->block = block;
     wr_blocktab_put(&s->blocks, epoch, block, b);
     return b;
 }
 
-static void block_free(block_st *b)
+static void block_free(lk *s, block_st *b)
 {
     for (unsigned i = 0; i < 32; i++)
-        free(b->w[i]);
-    free(b);
+        wr_pool_put(&s->warp_pool, b->w[i]);
+    wr_pool_put(&s->block_pool, b);
 }
 
 static void drop_block(void *val, void *ctx)
 {
-    (void)ctx;
-    block_free(val);
+    block_free(ctx, val);
 }
 
 typedef struct purge_ctx {
     lk *s;
     uint32_t newest;
 } purge_ctx;
+
+static void drop_purged_block(void *val, void *ctx)
+{
+    block_free(((const purge_ctx *)ctx)->s, val);
+}
 
 static bool keep_block(void *val, void *ctx)
 {
@@ -322,7 +327,7 @@ static void purge_blocks(lk *s, uint32_t newest)
         return;
     s->purged_at = newest;
     purge_ctx pc = {s, newest};
-    wr_blocktab_filter(&s->blocks, keep_block, drop_block, &pc);
+    wr_blocktab_filter(&s->blocks, keep_block, drop_purged_block, &pc);
     s->c_bs = NULL;
     s->c_ws = NULL;
     s->c_launch = 0;
@@ -340,7 +345,7 @@ static void locate(lk *s, uint32_t launch, uint32_t block, uint32_t warp, uint32
     uint32_t e = wr_epochs_of_launch(s->ep, launch);
     block_st *b = block_find(s, e, block, true);
     if (!b->w[warp & 31u])
-        b->w[warp & 31u] = xcalloc(1, sizeof(warp_st));
+        b->w[warp & 31u] = wr_pool_get(&s->warp_pool);
     s->c_launch = launch;
     s->c_epoch = e;
     s->c_block = block;
@@ -850,6 +855,8 @@ static void on_host_copy(lk *s, const wr_event *ev, uint32_t epoch)
 static void *lk_create(const wr_engine_config *cfg)
 {
     lk *s = xcalloc(1, sizeof *s);
+    s->block_pool.size = sizeof(block_st);
+    s->warp_pool.size = sizeof(warp_st);
     s->cfg = *cfg;
     if (!s->cfg.shards)
         s->cfg.shards = 1;
@@ -906,7 +913,11 @@ static void lk_destroy(void *self)
     lk *s = self;
     if (!s)
         return;
-    wr_blocktab_free(&s->blocks, drop_block, NULL);
+    /* the pools' slabs hold every block and warp; under ASan each is its own
+     * heap block and is put back (freed) one by one */
+    wr_blocktab_free(&s->blocks, WR_UNDER_ASAN ? drop_block : NULL, s);
+    wr_pool_release(&s->block_pool);
+    wr_pool_release(&s->warp_pool);
     free(s->locks);
     ls_free(&s->ls);
     wr_shadow_free(s->map);

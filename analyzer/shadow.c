@@ -10,16 +10,7 @@
 
 /* ASan does not watch mmap'd memory: under it every page is its own heap
  * block, so an overrun of a page is still caught. */
-#if defined(__SANITIZE_ADDRESS__)
-#define WR_SHADOW_HEAP_PAGES 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define WR_SHADOW_HEAP_PAGES 1
-#endif
-#endif
-#ifndef WR_SHADOW_HEAP_PAGES
-#define WR_SHADOW_HEAP_PAGES 0
-#endif
+#define WR_SHADOW_HEAP_PAGES WR_UNDER_ASAN
 
 #define SLAB_BYTES (2u << 20)
 

@@ -50,4 +50,86 @@ static inline void *xrealloc(void *p, size_t n)
     return q ? q : wr_out_of_memory(n);
 }
 
+/* ASan watches only the heap blocks it hands out: where the analyzer
+ * recycles memory itself (shadow slabs, object pools), under ASan it falls
+ * back to one heap block per object so that overruns and uses after free
+ * are still caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define WR_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WR_UNDER_ASAN 1
+#endif
+#endif
+#ifndef WR_UNDER_ASAN
+#define WR_UNDER_ASAN 0
+#endif
+
+/* A pool of zeroed objects of one size, carved from slabs of
+ * WR_POOL_SLAB_OBJECTS: get() hands out a recycled or a fresh object, zeroed;
+ * put() keeps a freed object's pointer for reuse (without touching it);
+ * wr_pool_release() frees the slabs, and with them every object, handed out
+ * or not.  Per-block and per-warp state comes and goes by the million on
+ * grids of small blocks, where one free() per object at the end was a
+ * fifth of an engine's time.  Under ASan every object is its own heap block
+ * (get = calloc, put = free), and objects still handed out must be put back
+ * before release. */
+#define WR_POOL_SLAB_OBJECTS 256
+
+typedef struct wr_pool {
+    size_t size;
+    void **items;             /* recycled objects */
+    size_t n, cap;
+    void **slabs;
+    size_t nslabs, capslabs;
+    unsigned char *next;      /* the rest of the newest slab */
+    size_t left;              /* objects left in it */
+} wr_pool;
+
+static inline void *wr_pool_get(wr_pool *p)
+{
+    if (WR_UNDER_ASAN)
+        return xcalloc(1, p->size);
+    if (p->n)
+        return wr_zero_fill(p->items[--p->n], 0, p->size);
+    if (!p->left) {
+        if (p->nslabs == p->capslabs) {
+            p->capslabs = p->capslabs ? 2 * p->capslabs : 16;
+            p->slabs = xrealloc(p->slabs, p->capslabs * sizeof *p->slabs);
+        }
+        p->next = xmalloc(WR_POOL_SLAB_OBJECTS * p->size);
+        p->slabs[p->nslabs++] = p->next;
+        p->left = WR_POOL_SLAB_OBJECTS;
+    }
+    void *obj = p->next;
+    p->next += p->size;
+    p->left--;
+    return wr_zero_fill(obj, 0, p->size);
+}
+
+static inline void wr_pool_put(wr_pool *p, void *obj)
+{
+    if (!obj)
+        return;
+    if (WR_UNDER_ASAN) {
+        free(obj);
+        return;
+    }
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 256;
+        p->items = xrealloc(p->items, p->cap * sizeof *p->items);
+    }
+    p->items[p->n++] = obj;
+}
+
+static inline void wr_pool_release(wr_pool *p)
+{
+    for (size_t i = 0; i < p->nslabs; i++)
+        free(p->slabs[i]);
+    free(p->slabs);
+    free(p->items);
+    size_t size = p->size;
+    *p = (wr_pool){.size = size};
+}
+
 #endif
