@@ -95,11 +95,9 @@ static void drop_shared_pages(fsm *f, block_st *b)
     b->nshared = b->capshared = 0;
 }
 
-/* What a block owns outside the pools: its shared pages and the warps'
- * per-lane count arrays. */
-static void block_release(fsm *f, block_st *b)
+/* The warps' per-lane count arrays: what a block's warps own outside the pool. */
+static void free_warp_counts(block_st *b)
 {
-    drop_shared_pages(f, b);
     for (unsigned i = 0; i < 32; i++)
         if (b->w[i])
             free(b->w[i]->wcl);
@@ -107,7 +105,8 @@ static void block_release(fsm *f, block_st *b)
 
 static void block_free(fsm *f, block_st *b)
 {
-    block_release(f, b);
+    drop_shared_pages(f, b);
+    free_warp_counts(b);
     for (unsigned i = 0; i < 32; i++)
         wr_pool_put(&f->warp_pool, b->w[i]);
     wr_pool_put(&f->block_pool, b);
@@ -124,9 +123,7 @@ static void drop_block_at_end(void *val, void *ctx)
         return;
     }
     free(b->shared_keys);   /* the shadow map goes whole */
-    for (unsigned i = 0; i < 32; i++)
-        if (b->w[i])
-            free(b->w[i]->wcl);
+    free_warp_counts(b);
 }
 
 typedef struct purge_ctx {

@@ -226,7 +226,7 @@ typedef struct lk {
     wr_shadow_map *map;
     wr_epochs *ep;
     lsets ls;
-    uint32_t empty_ls;      /* id of the empty set + 1 once interned; 0 before */
+    uint32_t empty_ls;      /* id of the empty set */
     wr_pool block_pool, warp_pool;
     lockrec *locks;
     uint32_t lcap, lcount;
@@ -504,12 +504,10 @@ static __attribute__((noinline)) uint32_t lane_lockset_slow(lk *s, warp_st *w, u
         /* no lock held by any lane: every lane's set is the empty one, so
          * the warp learns it for all 32 lanes at once (a fresh warp's first
          * plain access asked 32 times) */
-        if (!s->empty_ls)
-            s->empty_ls = ls_intern(&s->ls, NULL, 0) + 1;
         for (unsigned l = 0; l < 32; l++)
-            w->lsid[l] = s->empty_ls - 1;
+            w->lsid[l] = s->empty_ls;
         w->lsid_valid = UINT32_MAX;
-        return s->empty_ls - 1;
+        return s->empty_ls;
     }
     uint64_t e[2 * MAX_HOLDS + 2] = {0};   /* = {0}: GCC 12 cannot see that only e[0..n) is read */
     uint32_t n = 0;
@@ -863,6 +861,7 @@ static void *lk_create(const wr_engine_config *cfg)
     s->map = wr_shadow_new(sizeof(cell));
     s->ep = wr_epochs_new();
     ls_init(&s->ls);
+    s->empty_ls = ls_intern(&s->ls, NULL, 0);
     return s;
 }
 
