@@ -31,8 +31,10 @@ static void usage(FILE *out)
     fprintf(out,
         "\n"
         "  --threads N      analysis threads (default: all cores)\n"
-        "  --shards N       split each engine's address space into N shards (default: 1\n"
-        "                   while engines >= threads, else threads / engines rounded up)\n"
+        "  --shards N       split each pass's address space into N shards (default: 1\n"
+        "                   while passes >= threads, else threads / passes rounded up)\n"
+        "  --separate-passes  run vc and scoped as two passes instead of one shared pass\n"
+        "                   (same findings; more time and memory)\n"
         "  --db FILE        database (default: warprace.db beside the trace)\n"
         "  --no-db          do not write a database\n"
         "  --name RUN       name of the run in the database (default: the trace file name)\n"
@@ -111,6 +113,7 @@ int wr_cmd_analyze(int argc, char **argv)
         {"shards", required_argument, NULL, 's'},
         {"db", required_argument, NULL, 'd'},
         {"no-db", no_argument, NULL, 'D'},
+        {"separate-passes", no_argument, NULL, 'S'},
         {"name", required_argument, NULL, 'n'},
         {"kernels", required_argument, NULL, 'k'},
         {"exit-code", required_argument, NULL, 'x'},
@@ -180,6 +183,7 @@ int wr_cmd_analyze(int argc, char **argv)
         }
         case 'd': db_path = optarg; break;
         case 'D': no_db = 1; break;
+        case 'S': ro.separate_passes = true; break;
         case 'n': run_name = optarg; break;
         case 'k': ro.kernels = optarg; break;
         case 'x': {
@@ -195,9 +199,11 @@ int wr_cmd_analyze(int argc, char **argv)
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default:
-            if (optopt)
-                fprintf(stderr, "warprace analyze: option --%s needs an argument\n",
-                        argv[optind - 1][0] == '-' ? argv[optind - 1] + 2 : argv[optind - 1]);
+            /* a long option without its argument sets optopt to its val; an
+             * unknown short option sets it to the letter */
+            if (optopt && !strncmp(argv[optind - 1], "--", 2))
+                fprintf(stderr, "warprace analyze: option %s needs an argument\n",
+                        argv[optind - 1]);
             else
                 fprintf(stderr, "warprace analyze: unknown option '%s'\n", argv[optind - 1]);
             usage(stderr);
@@ -273,8 +279,15 @@ int wr_cmd_analyze(int argc, char **argv)
         printf("SUMMARY: %-8s %" PRIu64 " race%s", wr_engines[idx]->name, n, n == 1 ? "" : "s");
         if (pot)
             printf(" (%" PRIu64 " potential)", pot);
-        printf(", %" PRIu64 " occurrence%s, %.3f s CPU, %" PRIu64 " shadow words\n", occ,
-               occ == 1 ? "" : "s", st->engine_seconds[e], st->shadow_words[e]);
+        printf(", %" PRIu64 " occurrence%s, %.3f s CPU", occ, occ == 1 ? "" : "s",
+               st->engine_seconds[e]);
+        const char *sep = " (one pass with ";
+        for (unsigned o = 0; o < st->engine_count; o++)
+            if (o != e && st->pass_of[o] == st->pass_of[e]) {
+                printf("%s%s", sep, wr_engines[st->engine_index[o]]->name);
+                sep = ", ";
+            }
+        printf("%s, %" PRIu64 " shadow words\n", *sep == ',' ? ")" : "", st->shadow_words[e]);
     }
     if (!quiet)
         printf("trace: %s: %" PRIu64 " events, %" PRIu64 " warp accesses, %" PRIu64

@@ -79,6 +79,12 @@ static inline bool wr_next_owned_global_run(uint64_t *next, uint64_t last, uint3
     return false;
 }
 
+/* One engine of a shared pass (wr_engine_ops.create_pass). */
+typedef struct wr_pass_member {
+    uint8_t engine_index;    /* its wr_race.engine */
+    const void *param;       /* its wr_engine_ops.pass_param */
+} wr_pass_member;
+
 typedef struct wr_engine_ops {
     const char *name;        /* "vc", "scoped", "lockset", "fsm" */
     const char *description; /* one line */
@@ -87,6 +93,18 @@ typedef struct wr_engine_ops {
     void (*finish)(void *self);           /* end of trace */
     uint64_t (*shadow_words)(void *self); /* distinct words tracked */
     void (*destroy)(void *self);
+    /* Optional: one pass over the trace for several engines.  Engines with
+     * the same create_pass keep the same shadow state and clocks (vc and
+     * scoped: scoped's scope-oblivious clock layer is vc's, and both keep
+     * FastTrack cells); selected together, they run as ONE instance,
+     * create_pass(cfg, members, n), which walks the words and keeps the
+     * shadow state once and reports each member's races under the member's
+     * engine_index (cfg->engine_index is unused).  The driver uses the first
+     * member's on_event, finish and destroy for it, and its shadow_words
+     * for every member.  The findings must equal those of separate
+     * instances (tests/analyze compares them). */
+    void *(*create_pass)(const wr_engine_config *cfg, const wr_pass_member *members, unsigned n);
+    const void *pass_param;
 } wr_engine_ops;
 
 /* engine_table.c */

@@ -54,10 +54,14 @@ static bool scoped_decide(wr_hbe *e, const wr_hb_warp *w, const wr_hb_ctx *prev,
     return true;
 }
 
-static void *scoped_create(const wr_engine_config *cfg)
-{
-    return wr_hbe_new(cfg, 3, WR_HB_BAR, scoped_decide);
-}
+static const wr_hb_checker scoped_checker = {
+    .layers = 3,
+    .prune_layer = WR_HB_BAR,
+    .intra_verdict = WR_VERDICT_MISSING_SYNC,
+    .decide = scoped_decide,
+};
+
+static void *scoped_create(const wr_engine_config *cfg) { return wr_hbe_new(cfg, &scoped_checker); }
 
 static void scoped_on_event(void *self, const wr_event *ev) { wr_hbe_event(self, ev); }
 
@@ -75,4 +79,6 @@ const wr_engine_ops wr_engine_scoped = {
     .finish = scoped_finish,
     .shadow_words = scoped_shadow_words,
     .destroy = scoped_destroy,
+    .create_pass = wr_hbe_create_pass,
+    .pass_param = &scoped_checker,
 };

@@ -20,10 +20,14 @@ static bool vc_decide(wr_hbe *e, const wr_hb_warp *w, const wr_hb_ctx *prev, uin
     return true;
 }
 
-static void *vc_create(const wr_engine_config *cfg)
-{
-    return wr_hbe_new(cfg, 1, WR_HB_OBL, vc_decide);
-}
+static const wr_hb_checker vc_checker = {
+    .layers = 1,
+    .prune_layer = WR_HB_OBL,
+    .intra_verdict = WR_VERDICT_NONE,
+    .decide = vc_decide,
+};
+
+static void *vc_create(const wr_engine_config *cfg) { return wr_hbe_new(cfg, &vc_checker); }
 
 static void vc_on_event(void *self, const wr_event *ev) { wr_hbe_event(self, ev); }
 
@@ -41,4 +45,6 @@ const wr_engine_ops wr_engine_vc = {
     .finish = vc_finish,
     .shadow_words = vc_shadow_words,
     .destroy = vc_destroy,
+    .create_pass = wr_hbe_create_pass,
+    .pass_param = &vc_checker,
 };

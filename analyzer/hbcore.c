@@ -18,9 +18,18 @@ typedef struct hb_cell {
     uint32_t wctx, wep, rctx, rep;
 } hb_cell;
 
+/* A read kept in a read set, and which checkers keep it (bit k = checker
+ * k): each checker drops the reads a later read supersedes in its own prune
+ * layer, so the set holds the union of what each would keep alone. */
 typedef struct rset_ent {
     uint32_t ctx, ep;
+    uint8_t keep;
 } rset_ent;
+
+typedef struct checker {
+    wr_hb_checker c;
+    uint8_t engine_index;
+} checker;
 
 typedef struct rset {
     uint32_t n, cap;
@@ -30,8 +39,9 @@ typedef struct rset {
 struct wr_hbe {
     wr_engine_config cfg;
     wr_hb *hb;
-    unsigned prune_layer;
-    wr_hbe_decide_fn decide;
+    checker chk[WR_HBE_MAX_CHECKERS];
+    unsigned nchk;
+    uint8_t all;             /* keep mask of every checker */
     wr_shadow_map *shadow;
     uint64_t words;
     /* contexts: id 0 unused */
@@ -45,7 +55,6 @@ struct wr_hbe {
     uint32_t *rfree;
     uint32_t nfree, capfree;
     uint64_t max_shared_word;
-    uint8_t intra_verdict;   /* verdict of a same-instruction race */
     /* wr_hb_knows answers for the current access, one per layer: its
      * words mostly meet the same earlier instruction, and the accessor's
      * clocks do not change until the access ends */
@@ -152,7 +161,7 @@ static void rset_release(wr_hbe *e, uint32_t i)
     e->rfree[e->nfree++] = i;
 }
 
-static void rset_push(rset *r, uint32_t ctx, uint32_t ep)
+static void rset_push(rset *r, uint32_t ctx, uint32_t ep, uint8_t keep)
 {
     if (r->n == r->cap) {
         r->cap = r->cap ? r->cap * 2 : 4;
@@ -160,6 +169,7 @@ static void rset_push(rset *r, uint32_t ctx, uint32_t ep)
     }
     r->e[r->n].ctx = ctx;
     r->e[r->n].ep = ep;
+    r->e[r->n].keep = keep;
     r->n++;
 }
 
@@ -201,13 +211,13 @@ typedef struct cur_access {
     bool writes;
 } cur_access;
 
-static void report(wr_hbe *e, const wr_hb_warp *w, const wr_hb_ctx *prev, uint32_t prev_ep,
-                   const wr_hb_ctx *cur, unsigned lane, uint8_t verdict, uint8_t space,
-                   uint64_t addr)
+static void report(wr_hbe *e, const checker *k, const wr_hb_warp *w, const wr_hb_ctx *prev,
+                   uint32_t prev_ep, const wr_hb_ctx *cur, unsigned lane, uint8_t verdict,
+                   uint8_t space, uint64_t addr)
 {
     wr_race r;
     memset(&r, 0, sizeof r);
-    r.engine = e->cfg.engine_index;
+    r.engine = k->engine_index;
     r.race_class = wr_hb_race_class(e->hb, prev->unit, cur->unit);
     r.verdict = verdict;
     wr_hb_race_side(e->hb, &r.first, prev->unit, WR_EP_LANE(prev_ep), prev->site, prev->kind,
@@ -241,23 +251,42 @@ static inline __attribute__((always_inline)) bool own_ordered(const wr_hbe *e,
            wr_hb_intra_ordered(ca->w, WR_EP_LANE(pep), WR_EP_STAMP(pep), WR_EP_CONV(pep), lane);
 }
 
-/* prev against the current access; at least one of them writes, and prev
- * is not the warp's own ordered access (own_ordered). */
+/* prev against the current access, for the checkers in `keep`; at least
+ * one of them writes, and prev is not the warp's own ordered access
+ * (own_ordered). */
 static void check_pair(wr_hbe *e, const cur_access *ca, uint32_t pctx, uint32_t pep,
-                       unsigned lane, uint64_t addr)
+                       unsigned lane, uint64_t addr, uint8_t keep)
 {
     const wr_hb_ctx *p = &e->ctx[pctx];
-    uint8_t verdict = 0;
-    if (e->decide(e, ca->w, p, pep, ca->c, lane, &verdict))
-        report(e, ca->w, p, pep, ca->c, lane, verdict, ca->space, addr);
+    for (unsigned k = 0; k < e->nchk; k++) {
+        if (!(keep & (1u << k)))
+            continue;
+        uint8_t verdict = 0;
+        if (e->chk[k].c.decide(e, ca->w, p, pep, ca->c, lane, &verdict))
+            report(e, &e->chk[k], ca->w, p, pep, ca->c, lane, verdict, ca->space, addr);
+    }
 }
 
 static inline __attribute__((always_inline)) void check_prev(wr_hbe *e, const cur_access *ca,
                                                              uint32_t pctx, uint32_t pep,
-                                                             unsigned lane, uint64_t addr)
+                                                             unsigned lane, uint64_t addr,
+                                                             uint8_t keep)
 {
     if (!own_ordered(e, ca, pctx, pep, lane))
-        check_pair(e, ca, pctx, pep, lane, addr);
+        check_pair(e, ca, pctx, pep, lane, addr, keep);
+}
+
+/* The checkers of `keep` that still keep prev, an earlier read of another
+ * warp, once the current read is recorded: those in whose prune layer prev
+ * is not ordered before it. */
+static inline uint8_t still_kept(wr_hbe *e, const cur_access *ca, const wr_hb_ctx *p,
+                                 uint32_t pep, uint8_t keep)
+{
+    for (unsigned k = 0; k < e->nchk; k++)
+        if ((keep & (1u << k)) &&
+            knows(e, ca->w, e->chk[k].c.prune_layer, p->unit, WR_EP_STAMP(pep)))
+            keep &= (uint8_t)~(1u << k);
+    return keep;
 }
 
 /* Inlined into the word loops: the call was a tenth of the per-word cost. */
@@ -270,15 +299,15 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
         e->words++;
     if (ca->writes) {
         if (c->wctx)
-            check_prev(e, ca, c->wctx, c->wep, lane, addr);
+            check_prev(e, ca, c->wctx, c->wep, lane, addr, e->all);
         if (c->rctx & RSET) {
             uint32_t ri = c->rctx & ~RSET;
             rset *r = &e->rs[ri];
             for (uint32_t i = 0; i < r->n; i++)
-                check_prev(e, ca, r->e[i].ctx, r->e[i].ep, lane, addr);
+                check_prev(e, ca, r->e[i].ctx, r->e[i].ep, lane, addr, r->e[i].keep);
             rset_release(e, ri);
         } else if (c->rctx) {
-            check_prev(e, ca, c->rctx, c->rep, lane, addr);
+            check_prev(e, ca, c->rctx, c->rep, lane, addr, e->all);
         }
         if (c->wctx && same_instr(ca, &e->ctx[c->wctx], c->wep) && c->wctx == ca->ctx)
             ; /* another lane of this instruction: keep the first */
@@ -292,7 +321,7 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
     }
     /* read */
     if (c->wctx)
-        check_prev(e, ca, c->wctx, c->wep, lane, addr);
+        check_prev(e, ca, c->wctx, c->wep, lane, addr, e->all);
     if (!c->rctx) {
         c->rctx = ca->ctx;
         c->rep = ep;
@@ -302,34 +331,41 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
         const wr_hb_ctx *p = &e->ctx[c->rctx];
         if (same_instr(ca, p, c->rep))
             return;
-        if (own_ordered(e, ca, c->rctx, c->rep, lane) ||
-            (p->unit != ca->w->unit &&
-             knows(e, ca->w, e->prune_layer, p->unit, WR_EP_STAMP(c->rep)))) {
+        uint8_t keep = 0;
+        if (!own_ordered(e, ca, c->rctx, c->rep, lane))
+            keep = p->unit != ca->w->unit ? still_kept(e, ca, p, c->rep, e->all) : e->all;
+        if (!keep) {   /* superseded by the current read for every checker */
             c->rctx = ca->ctx;
             c->rep = ep;
             return;
         }
         uint32_t ri = rset_new(e);
-        rset_push(&e->rs[ri], c->rctx, c->rep);
-        rset_push(&e->rs[ri], ca->ctx, ep);
+        rset_push(&e->rs[ri], c->rctx, c->rep, keep);
+        rset_push(&e->rs[ri], ca->ctx, ep, e->all);
         c->rctx = RSET | ri;
         c->rep = 0;
         return;
     }
     rset *r = &e->rs[c->rctx & ~RSET];
+    /* Another lane of this instruction put it in already: then nothing
+     * changes (this lane's read is not recorded, so it supersedes nothing).
+     * That entry can only be the last one: it was pushed when the
+     * instruction's first lane read this word, and no other access touches
+     * the word before the instruction ends. */
+    if (r->n && same_instr(ca, &e->ctx[r->e[r->n - 1].ctx], r->e[r->n - 1].ep))
+        return;
     uint32_t o = 0;
     for (uint32_t i = 0; i < r->n; i++) {
-        const wr_hb_ctx *p = &e->ctx[r->e[i].ctx];
-        if (same_instr(ca, p, r->e[i].ep))
-            return;   /* this instruction is already in (another lane) */
-        if (own_ordered(e, ca, r->e[i].ctx, r->e[i].ep, lane) ||
-            (p->unit != ca->w->unit &&
-             knows(e, ca->w, e->prune_layer, p->unit, WR_EP_STAMP(r->e[i].ep))))
+        rset_ent x = r->e[i];
+        const wr_hb_ctx *p = &e->ctx[x.ctx];
+        if (own_ordered(e, ca, x.ctx, x.ep, lane))
             continue; /* superseded by the current read */
-        r->e[o++] = r->e[i];
+        if (p->unit != ca->w->unit && !(x.keep = still_kept(e, ca, p, x.ep, x.keep)))
+            continue;
+        r->e[o++] = x;
     }
     r->n = o;
-    rset_push(r, ca->ctx, ep);
+    rset_push(r, ca->ctx, ep, e->all);
 }
 
 static inline hb_cell *cell_of(wr_hbe *e, uint8_t space, uint32_t launch, uint32_t block,
@@ -403,7 +439,9 @@ static void intra_instruction(wr_hbe *e, const cur_access *ca, const wr_access *
             continue;
         unsigned la = lane[i - 1] < lane[i] ? lane[i - 1] : lane[i];
         unsigned lb = lane[i - 1] < lane[i] ? lane[i] : lane[i - 1];
-        report(e, ca->w, ca->c, ca->ep | la, ca->c, lb, e->intra_verdict, a->space, addr[i]);
+        for (unsigned k = 0; k < e->nchk; k++)
+            report(e, &e->chk[k], ca->w, ca->c, ca->ep | la, ca->c, lb,
+                   e->chk[k].c.intra_verdict, a->space, addr[i]);
     }
 }
 
@@ -609,25 +647,36 @@ void wr_hbe_event(wr_hbe *e, const wr_event *ev)
     }
 }
 
-wr_hbe *wr_hbe_new(const wr_engine_config *cfg, unsigned layers, unsigned prune_layer,
-                   wr_hbe_decide_fn decide)
+void *wr_hbe_create_pass(const wr_engine_config *cfg, const wr_pass_member *members, unsigned n)
 {
+    if (n < 1 || n > WR_HBE_MAX_CHECKERS)
+        return NULL;
     wr_hbe *e = xcalloc(1, sizeof *e);
-    if (!e)
-        abort();
     e->cfg = *cfg;
     if (!e->cfg.shards)
         e->cfg.shards = 1;
+    unsigned layers = 1;
+    for (unsigned k = 0; k < n; k++) {
+        e->chk[k].c = *(const wr_hb_checker *)members[k].param;
+        e->chk[k].engine_index = members[k].engine_index;
+        if (e->chk[k].c.layers > layers)
+            layers = e->chk[k].c.layers;
+    }
+    e->nchk = n;
+    e->all = (uint8_t)((1u << n) - 1u);
     e->hb = wr_hb_new(layers);
-    e->prune_layer = prune_layer;
-    e->decide = decide;
-    e->intra_verdict = layers > 1 ? WR_VERDICT_MISSING_SYNC : WR_VERDICT_NONE;
     e->shadow = wr_shadow_new(sizeof(hb_cell));
     e->capctx = 256;
     e->ctx = xrealloc(NULL, (size_t)e->capctx * sizeof *e->ctx);
     memset(&e->ctx[0], 0, sizeof e->ctx[0]);
     e->nctx = 1;
     return e;
+}
+
+wr_hbe *wr_hbe_new(const wr_engine_config *cfg, const wr_hb_checker *checker)
+{
+    wr_pass_member m = {cfg->engine_index, checker};
+    return wr_hbe_create_pass(cfg, &m, 1);
 }
 
 uint64_t wr_hbe_words(const wr_hbe *e) { return e->words; }

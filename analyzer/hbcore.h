@@ -4,9 +4,14 @@
  * the read sets, walks every access word of this shard, and asks the engine
  * (a decide callback) whether a conflicting pair is a race and why.
  *
+ * One instance serves one or more checkers (wr_hb_checker: vc, scoped) in
+ * one pass: the cells, contexts and clocks are kept once; each conflicting
+ * pair goes to every checker that keeps the earlier access.
+ *
  * Shadow cell: 16 bytes per 4-byte word, FastTrack style:
- *   wctx, wep   last write: context id, epoch
- *   rctx, rep   last read (epoch), or RSET|index of a read set
+ *   wctx, wep   last write: context id, epoch (every checker keeps it)
+ *   rctx, rep   last read (epoch; every checker keeps it), or RSET|index of
+ *               a read set whose entries say which checkers keep them
  * An epoch packs (stamp:26 | converged:1 | lane:5).  A context id names an
  * interned (unit, site, access kind, atomic scope, weak) tuple: the lanes of
  * one warp instruction share it, so a cell stays small.
@@ -42,8 +47,25 @@ typedef bool (*wr_hbe_decide_fn)(wr_hbe *e, const wr_hb_warp *w, const wr_hb_ctx
                                  uint32_t prev_ep, const wr_hb_ctx *cur, unsigned lane,
                                  uint8_t *verdict);
 
-wr_hbe *wr_hbe_new(const wr_engine_config *cfg, unsigned layers, unsigned prune_layer,
-                   wr_hbe_decide_fn decide);
+/* What an engine built on hbcore decides (its wr_engine_ops.pass_param). */
+typedef struct wr_hb_checker {
+    unsigned layers;         /* clock layers it asks about (vclock.h) */
+    unsigned prune_layer;    /* a read ordered before a later read in this
+                                layer is superseded by it */
+    uint8_t intra_verdict;   /* verdict of a same-instruction race */
+    wr_hbe_decide_fn decide;
+} wr_hb_checker;
+
+#define WR_HBE_MAX_CHECKERS 4
+
+/* One shadow state and one set of clocks (as many layers as the most
+ * demanding checker) for n checkers, n <= WR_HBE_MAX_CHECKERS.  Every
+ * checker sees exactly the pairs it would see alone: a read set keeps, per
+ * entry, which checkers still keep that read.  wr_hbe_new is the one-engine
+ * case (cfg->engine_index); wr_hbe_create_pass is wr_engine_ops.create_pass
+ * for engines whose pass_param is a wr_hb_checker. */
+wr_hbe *wr_hbe_new(const wr_engine_config *cfg, const wr_hb_checker *checker);
+void *wr_hbe_create_pass(const wr_engine_config *cfg, const wr_pass_member *members, unsigned n);
 void wr_hbe_event(wr_hbe *e, const wr_event *ev);
 uint64_t wr_hbe_words(const wr_hbe *e);
 void wr_hbe_free(wr_hbe *e);

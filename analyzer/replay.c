@@ -117,7 +117,7 @@ typedef struct ring {
  * the batches in trace order; at most one worker runs it at a time, and the
  * ring's mutex hands it from worker to worker (so its state needs no lock). */
 typedef struct unit {
-    unsigned engine;              /* position in wr_replay.sel */
+    unsigned pass;                /* index into wr_replay.pass */
     void *inst;
     wr_findings *findings;
     wr_launch_kernels *kernels;   /* this unit's launch -> kernel map */
@@ -140,6 +140,12 @@ struct wr_replay {
     unsigned table_count;
     wr_replay_stats stats;
     const wr_engine_ops *sel[WR_REPLAY_MAX_ENGINES];
+    /* passes: the engines (positions in sel) each instance serves; the
+     * first one's ops drive it */
+    struct {
+        unsigned member[WR_REPLAY_MAX_ENGINES];
+        unsigned n;
+    } pass[WR_REPLAY_MAX_ENGINES];
     ring ring;
     worker *workers;
     unit *units;
@@ -162,7 +168,7 @@ static void run_batch(const wr_replay *rp, unit *u, const slot *s)
     for (size_t i = 0; i < s->nlaunches; i++)
         wr_launch_kernels_set(u->kernels, (uint32_t)(s->launches[i] >> 32),
                               (uint32_t)s->launches[i]);
-    const wr_engine_ops *ops = rp->sel[u->engine];
+    const wr_engine_ops *ops = rp->sel[rp->pass[u->pass].member[0]];
     void *inst = u->inst;
     double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
     if (s->skip) {
@@ -178,7 +184,7 @@ static void run_batch(const wr_replay *rp, unit *u, const slot *s)
 
 static void finish_unit(const wr_replay *rp, unit *u)
 {
-    const wr_engine_ops *ops = rp->sel[u->engine];
+    const wr_engine_ops *ops = rp->sel[rp->pass[u->pass].member[0]];
     double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
     if (ops->finish)
         ops->finish(u->inst);
@@ -269,11 +275,48 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-unsigned wr_replay_default_shards(unsigned threads, unsigned engines)
+unsigned wr_replay_default_shards(unsigned threads, unsigned passes)
 {
-    if (!engines)
+    if (!passes)
         return 1;
-    return threads > engines ? (threads + engines - 1) / engines : 1;
+    return threads > passes ? (threads + passes - 1) / passes : 1;
+}
+
+/* Groups the selected engines into passes: an engine joins the first pass
+ * whose engines share its create_pass. */
+static void plan_passes(wr_replay *rp, bool separate)
+{
+    unsigned np = 0;
+    for (unsigned e = 0; e < rp->stats.engine_count; e++) {
+        unsigned p = np;
+        if (!separate && rp->sel[e]->create_pass)
+            for (p = 0; p < np; p++)
+                if (rp->sel[rp->pass[p].member[0]]->create_pass == rp->sel[e]->create_pass)
+                    break;
+        if (p == np)
+            rp->pass[np++].n = 0;
+        rp->pass[p].member[rp->pass[p].n++] = e;
+        rp->stats.pass_of[e] = p;
+    }
+    rp->stats.passes = np;
+}
+
+static void *create_instance(const wr_replay *rp, unsigned p, const wr_engine_config *cfg)
+{
+    unsigned n = rp->pass[p].n;
+    const wr_engine_ops *first = rp->sel[rp->pass[p].member[0]];
+    if (n == 1) {
+        wr_engine_config one = *cfg;
+        one.engine_index = (uint8_t)rp->stats.engine_index[rp->pass[p].member[0]];
+        return first->create(&one);
+    }
+    wr_pass_member m[WR_REPLAY_MAX_ENGINES];
+    for (unsigned i = 0; i < n; i++) {
+        unsigned e = rp->pass[p].member[i];
+        m[i].engine_index = (uint8_t)rp->stats.engine_index[e];
+        m[i].param = rp->sel[e]->pass_param;
+    }
+    return first->create_pass(cfg, m, n);
 }
 
 /* ---- decoding side ------------------------------------------------------ */
@@ -502,24 +545,23 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->not_empty, NULL);
     pthread_cond_init(&r->not_full, NULL);
-    unsigned shards = o.shards ? o.shards : wr_replay_default_shards(threads, rp->stats.engine_count);
+    plan_passes(rp, o.separate_passes);
+    unsigned shards = o.shards ? o.shards : wr_replay_default_shards(threads, rp->stats.passes);
     if (shards > WR_REPLAY_MAX_THREADS)
         shards = WR_REPLAY_MAX_THREADS;
     rp->stats.shards = shards;
-    rp->nunits = shards * rp->stats.engine_count;
+    rp->nunits = shards * rp->stats.passes;
     rp->units = xcalloc(rp->nunits, sizeof *rp->units);
-    for (unsigned e = 0; e < rp->stats.engine_count; e++)
+    for (unsigned p = 0; p < rp->stats.passes; p++)
         for (unsigned sh = 0; sh < shards; sh++) {
-            unit *u = &rp->units[e * shards + sh];
-            u->engine = e;
+            unit *u = &rp->units[p * shards + sh];
+            u->pass = p;
             u->last_worker = sh % threads;
             u->kernels = wr_launch_kernels_new();
             u->findings = wr_findings_new();
             wr_findings_use_kernels(u->findings, u->kernels);
-            wr_engine_config cfg = {.shard = sh, .shards = shards,
-                                    .engine_index = (uint8_t)rp->stats.engine_index[e],
-                                    .findings = u->findings};
-            u->inst = rp->sel[e]->create(&cfg);
+            wr_engine_config cfg = {.shard = sh, .shards = shards, .findings = u->findings};
+            u->inst = create_instance(rp, p, &cfg);
             if (!u->inst)
                 abort();
         }
@@ -589,10 +631,13 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
     rp->findings = wr_findings_new();
     for (unsigned i = 0; i < rp->nunits; i++) {
         unit *u = &rp->units[i];
-        rp->stats.engine_seconds[u->engine] += u->seconds;
-        rp->stats.shadow_words[u->engine] += u->shadow_words;
+        for (unsigned i = 0; i < rp->pass[u->pass].n; i++) {
+            unsigned e = rp->pass[u->pass].member[i];
+            rp->stats.engine_seconds[e] += u->seconds;
+            rp->stats.shadow_words[e] += u->shadow_words;
+        }
         wr_findings_merge(rp->findings, u->findings);
-        rp->sel[u->engine]->destroy(u->inst);
+        rp->sel[rp->pass[u->pass].member[0]]->destroy(u->inst);
         wr_findings_free(u->findings);
         wr_launch_kernels_free(u->kernels);
     }

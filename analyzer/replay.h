@@ -8,18 +8,24 @@
  * stays bounded whatever the trace length.  A batch is released by the last
  * unit that used it.
  *
- * Units.  The work is split into units = one engine instance for one shard
+ * Passes.  Selected engines that can share a pass (the same
+ * wr_engine_ops.create_pass: vc and scoped) run as one instance, which keeps
+ * their common shadow state and clocks once and reports for each of them;
+ * every other engine is a pass of its own.  separate_passes turns sharing
+ * off (the findings are the same; tests compare them).
+ *
+ * Units.  The work is split into units = one pass's instance for one shard
  * of the address space (wr_engine_config.shard = s, .shards = S): S shards
- * of every selected engine.  An instance handles only the access words
- * wr_shard_of() gives it and sees all synchronization; engines are
- * independent of each other.  Workers take units dynamically: a free worker
+ * of every pass.  An instance handles only the access words wr_shard_of()
+ * gives it and sees all synchronization; passes are independent of each
+ * other.  Workers take units dynamically: a free worker
  * runs the next batch of the unit furthest behind that no one is running,
  * so a unit runs on one worker at a time and its batches in order (the
  * ring's mutex hands its state from worker to worker).  S defaults to
- * wr_replay_default_shards(threads, engines): one shard while there are at
- * least as many engines as workers, since then the engines alone keep the
+ * wr_replay_default_shards(threads, passes): one shard while there are at
+ * least as many passes as workers, since then the passes alone keep the
  * workers busy and no synchronization work is repeated per shard; more
- * shards only when there are more workers than engines.  Each unit reports
+ * shards only when there are more workers than passes.  Each unit reports
  * to its own wr_findings; at the end the driver merges them with
  * wr_findings_merge, whose result depends neither on S nor on which worker
  * ran what: findings are identical for any threads and shards.
@@ -37,7 +43,7 @@
  * Timing.  A worker reads CLOCK_THREAD_CPUTIME_ID around each unit's pass
  * over a batch: two clock reads per unit per batch, which
  * does not distort the per-event cost.  engine_seconds[e] is the CPU time of
- * engine e summed over all shards (including finish()).  decode_seconds is
+ * engine e's pass summed over all shards (including finish()).  decode_seconds is
  * the decoding thread's CPU time inside wr_reader_next.  wall_seconds runs
  * from wr_replay_run's start to the end of the merge.  peak_rss_bytes is
  * getrusage's ru_maxrss of the process.
@@ -71,6 +77,8 @@ typedef struct wr_replay_options {
     const char *kernels;      /* regex selecting launches by kernel name; NULL = all */
     unsigned queue_batches;   /* ring slots; 0 = default (2 * threads + 4) */
     bool no_hash;             /* skip the trace hash (trace_hash = 0) */
+    bool separate_passes;     /* one instance per engine even where engines
+                                 could share a pass (create_pass) */
 } wr_replay_options;
 
 typedef struct wr_replay_stats {
@@ -92,7 +100,11 @@ typedef struct wr_replay_stats {
     double decode_seconds, wall_seconds;
     unsigned engine_count;    /* selected engines */
     unsigned engine_index[WR_REPLAY_MAX_ENGINES]; /* their table indices */
-    double engine_seconds[WR_REPLAY_MAX_ENGINES]; /* by position in engine_index */
+    /* CPU time of the engine's pass, by position in engine_index: engines
+     * that share a pass (pass_of equal) each show the whole pass's time */
+    double engine_seconds[WR_REPLAY_MAX_ENGINES];
+    unsigned passes;          /* instances per shard */
+    unsigned pass_of[WR_REPLAY_MAX_ENGINES]; /* by position in engine_index */
     uint64_t shadow_words[WR_REPLAY_MAX_ENGINES];
     uint64_t peak_rss_bytes;
 } wr_replay_stats;
@@ -111,9 +123,9 @@ typedef struct wr_replay_lost {
 
 typedef struct wr_replay wr_replay;
 
-/* The shards per engine used when none is asked for: 1 when engines >=
- * threads, else ceil(threads / engines), so every worker has a unit. */
-unsigned wr_replay_default_shards(unsigned threads, unsigned engines);
+/* The shards per pass used when none is asked for: 1 when passes >=
+ * threads, else ceil(threads / passes), so every worker has a unit. */
+unsigned wr_replay_default_shards(unsigned threads, unsigned passes);
 
 /* Replays the trace at path.  Returns the finished replay (findings, stats,
  * catalog), or NULL with err set (unreadable or corrupt trace, bad regex,

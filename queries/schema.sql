@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS engine_runs (
     run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     engine       TEXT NOT NULL,
-    seconds      REAL NOT NULL,      -- CPU time spent in this engine (all shards)
+    seconds      REAL NOT NULL,      -- CPU time of this engine's pass (all shards); vc and
+                                     -- scoped share one pass and show its time
     shadow_words INTEGER NOT NULL,   -- distinct words tracked
     races        INTEGER NOT NULL,   -- distinct race identities
     occurrences  INTEGER NOT NULL,   -- sum of counts

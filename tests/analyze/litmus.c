@@ -249,15 +249,17 @@ static int check_file(const char *path)
         unlink(wrt);
         return 1;
     }
-    /* 1 worker; 2 workers with the default split (one shard per engine);
-     * 2 workers with 2 shards of each engine */
-    static const unsigned config[][2] = {{1, 1}, {2, 0}, {2, 2}};
+    /* {threads, shards, separate passes}: 1 worker; 2 workers with the
+     * default split (one shard per pass); 2 workers with 2 shards of each
+     * pass; 1 worker with vc and scoped in passes of their own */
+    static const unsigned config[][3] = {{1, 1, 0}, {2, 0, 0}, {2, 2, 0}, {1, 1, 1}};
     enum { CONFIGS = sizeof config / sizeof config[0] };
     wr_replay *rp[CONFIGS];
     wr_resolved_race *rr[CONFIGS];
     size_t nr[CONFIGS];
     for (int k = 0; k < CONFIGS; k++) {
-        wr_replay_options o = {.threads = config[k][0], .shards = config[k][1]};
+        wr_replay_options o = {.threads = config[k][0], .shards = config[k][1],
+                               .separate_passes = config[k][2] != 0};
         rp[k] = wr_replay_run(wrt, &o, &err);
         if (!rp[k]) {
             printf("FAIL %s: replay: %s\n", path, err.msg);
@@ -279,10 +281,15 @@ static int check_file(const char *path)
             same = !strcmp(rr[0][i].identity, rr[k][i].identity) &&
                    rr[0][i].count == rr[k][i].count && rr[0][i].verdict == rr[k][i].verdict &&
                    rr[0][i].engine == rr[k][i].engine &&
-                   rr[0][i].example.addr == rr[k][i].example.addr;
+                   rr[0][i].example.addr == rr[k][i].example.addr &&
+                   rr[0][i].example.first.seq == rr[k][i].example.first.seq &&
+                   rr[0][i].example.second.seq == rr[k][i].example.second.seq &&
+                   rr[0][i].example.first.lane == rr[k][i].example.first.lane &&
+                   rr[0][i].example.second.lane == rr[k][i].example.second.lane;
         if (!same) {
-            printf("FAIL %s: findings differ between 1 worker and %u workers with %u shards\n",
-                   path, config[k][0], wr_replay_get_stats(rp[k])->shards);
+            printf("FAIL %s: findings differ between 1 worker and %u workers with %u shards%s\n",
+                   path, config[k][0], wr_replay_get_stats(rp[k])->shards,
+                   config[k][2] ? ", separate passes" : "");
             rc = 1;
         }
     }

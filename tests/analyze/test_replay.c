@@ -138,6 +138,96 @@ Test(replay, identical_for_1_2_3_threads_real_engines)
     wr_replay_free(r1);
 }
 
+/* vc and scoped share one pass unless told not to; the findings are the
+ * same either way, on generated traces at several thread counts. */
+Test(replay, shared_pass_equals_separate_passes)
+{
+    if (wr_engine_find("vc") < 0 || wr_engine_find("scoped") < 0)
+        cr_skip_test("vc or scoped not built");
+    int vc = wr_engine_find("vc"), sc = wr_engine_find("scoped");
+    for (uint64_t seed = 11; seed <= 14; seed++) {
+        const char *p = tpath("s.wrt");
+        gen_opts o = default_opts(seed);
+        gen_result g;
+        cr_assert_eq(gen_trace(p, &o, &g), 0);
+        wr_error err;
+        wr_replay_options sep = {.threads = 1, .separate_passes = true};
+        wr_replay *r1 = wr_replay_run(p, &sep, &err);
+        cr_assert_not_null(r1, "%s", err.msg);
+        const wr_replay_stats *s1 = wr_replay_get_stats(r1);
+        cr_assert_eq(s1->passes, s1->engine_count);
+        const wr_race_group *gr;
+        cr_assert_gt(wr_findings_groups(wr_replay_findings(r1), &gr), 0, "races expected");
+        for (unsigned t = 1; t <= 2; t++) {
+            wr_replay_options fused = {.threads = t};
+            wr_replay *rf = wr_replay_run(p, &fused, &err);
+            cr_assert_not_null(rf, "%s", err.msg);
+            const wr_replay_stats *sf = wr_replay_get_stats(rf);
+            cr_assert_eq(sf->passes, sf->engine_count - 1);
+            cr_assert_eq(sf->pass_of[vc], sf->pass_of[sc]);
+            cr_assert_eq(sf->shadow_words[vc], s1->shadow_words[vc]);
+            cr_assert_eq(sf->shadow_words[sc], s1->shadow_words[sc]);
+            expect_same_findings(r1, rf, t == 1 ? "separate vs shared pass, 1 thread"
+                                                : "separate vs shared pass, 2 threads");
+            wr_replay_free(rf);
+        }
+        wr_replay_free(r1);
+    }
+}
+
+/* In a shared pass every checker keeps the reads it would keep alone: vc
+ * lets a flag-ordered read supersede an earlier one, scoped (whose fences
+ * do not order weak accesses) keeps both and so reports the later write
+ * against each (tests/litmus/read_set_prune_scopes.txt). */
+Test(replay, shared_pass_keeps_each_engines_reads)
+{
+    if (wr_engine_find("vc") < 0 || wr_engine_find("scoped") < 0)
+        cr_skip_test("vc or scoped not built");
+    static const char text[] =
+        "alloc data global 4\n"
+        "alloc flag global 4\n"
+        "launch L1 k grid=3 block=1\n"
+        "ld b0 w0 lane=0 data[0] @p.cu:10\n"
+        "fence.sc.device b0 w0 lane=0 @p.cu:11\n"
+        "atom.exch b0 w0 lane=0 flag[0] @p.cu:12\n"
+        "atom.exch b1 w0 lane=0 flag[0] @p.cu:20\n"
+        "fence.sc.device b1 w0 lane=0 @p.cu:21\n"
+        "ld b1 w0 lane=0 data[0] @p.cu:22\n"
+        "st b2 w0 lane=0 data[0] @p.cu:30\n"
+        "kernel_end L1\n";
+    const char *txt = tpath("p.txt"), *wrt = tpath("p.wrt");
+    FILE *f = fopen(txt, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    wr_error err;
+    cr_assert_eq(wr_text_assemble(txt, wrt, &err), 0, "%s", err.msg);
+    uint32_t hb = 1u << wr_engine_find("vc") | 1u << wr_engine_find("scoped");
+    for (int separate = 0; separate <= 1; separate++) {
+        wr_replay_options o = {.threads = 1, .engine_mask = hb, .separate_passes = separate};
+        wr_replay *rp = wr_replay_run(wrt, &o, &err);
+        cr_assert_not_null(rp, "%s", err.msg);
+        wr_resolved_race *rr;
+        size_t n = wr_replay_resolve(rp, &rr);
+        unsigned vc_reads = 0, scoped_reads = 0;
+        for (size_t i = 0; i < n; i++) {
+            bool line10 = strstr(rr[i].site[0], ":10") || strstr(rr[i].site[1], ":10");
+            bool line22 = strstr(rr[i].site[0], ":22") || strstr(rr[i].site[1], ":22");
+            cr_assert(line10 != line22, "%s", rr[i].identity);
+            if (!strcmp(rr[i].engine_name, "vc")) {
+                cr_assert(line22, "vc: only the later read races: %s", rr[i].identity);
+                vc_reads++;
+            } else {
+                scoped_reads += line10 ? 1u : 2u;
+            }
+        }
+        cr_assert_eq(vc_reads, 1, "separate=%d", separate);
+        cr_assert_eq(scoped_reads, 3, "scoped reports both reads (separate=%d)", separate);
+        wr_resolved_free(rr, n);
+        wr_replay_free(rp);
+    }
+}
+
 Test(replay, default_shards_give_every_worker_a_unit)
 {
     cr_assert_eq(wr_replay_default_shards(1, 4), 1);
@@ -463,6 +553,16 @@ Test(replay, cli_analyzes_into_database)
                                " b.identity AND a.engine = b.engine AND a.count = b.count AND"
                                " a.ex_address = b.ex_address WHERE a.run_id = 1 AND b.run_id = 3"),
                      races, "same races with 3 shards of each engine");
+        int rc4 = analyze((const char *[]){p, "--threads", "1", "--separate-passes", "--name",
+                                           "separate", "--quiet", NULL});
+        cr_assert_eq(rc4, 1);
+        cr_assert_eq(q_int(db, "SELECT count(*) FROM runs WHERE name = 'separate' AND options"
+                               " LIKE '%--separate-passes%'"), 1,
+                     "the run row keeps --separate-passes");
+        cr_assert_eq(q_int(db, "SELECT count(*) FROM races a JOIN races b ON a.identity ="
+                               " b.identity AND a.engine = b.engine AND a.count = b.count AND"
+                               " a.ex_address = b.ex_address WHERE a.run_id = 1 AND b.run_id = 4"),
+                     races, "same races with vc and scoped in passes of their own");
     }
 }
 
@@ -508,6 +608,8 @@ Test(replay, cli_report_shows_races_lost_events_and_truncation)
         char line[64];
         snprintf(line, sizeof line, "SUMMARY: %-8s", wr_engines[e]->name);
         cr_assert(strstr(out, line), "no summary for %s:\n%s", wr_engines[e]->name, out);
+        if (!strcmp(wr_engines[e]->name, "vc") && wr_engine_find("scoped") >= 0)
+            cr_assert(strstr(out, "(one pass with scoped)"), "vc's time is its pass's:\n%s", out);
     }
     if (wr_engine_count) {
         cr_assert_eq(rc, 1);
