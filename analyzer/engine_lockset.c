@@ -208,7 +208,8 @@ typedef struct warp_st {
     uint32_t nholds;
     uint64_t last_fence_seq[32];
     uint8_t last_fence_scope[32];
-    uint64_t last_data_seq[32];
+    uint64_t last_data_seq[32];  /* seq + 1 of each lane's last plain access ... */
+    uint64_t data_seq_all;       /* ... or of the warp's last full-mask one, if later */
     uint32_t lsid[32];      /* cached lockset of each lane (plain accesses) */
     uint32_t lsid_valid;    /* lanes whose lsid is valid */
     wr_access_ring ring;    /* recent accesses: the first side's trace position */
@@ -460,9 +461,11 @@ static void lock_events(lk *s, warp_st *w, const wr_event *ev, uint32_t epoch)
                 continue;
             lockrec *r = lock_rec(s, word, true);
             uint64_t f = w->last_fence_seq[lane];
-            bool fenced = h->acq_seq && f > h->acq_seq && f > w->last_data_seq[lane];
+            uint64_t d = w->last_data_seq[lane] > w->data_seq_all ? w->last_data_seq[lane]
+                                                                   : w->data_seq_all;
+            bool fenced = h->acq_seq && f > h->acq_seq && f > d;
             if (!h->acq_seq)
-                fenced = f > w->last_data_seq[lane] && f > 0;
+                fenced = f > d && f > 0;
             if (!fenced) {
                 r->broken = 1;
             } else {
@@ -729,22 +732,73 @@ static wr_shadow_page *lane_page(void *ctx, uint64_t word)
     return page_for(c->s, c->a->space, c->a->launch, c->a->block, word, c->epoch);
 }
 
+/* A cell as seen from lane `lane`: its accessor's lane replaced by the
+ * distance (old lane - lane) mod 32.  touch() asks of the old accessor only
+ * whether it is the same thread (block, warp, lane), its block and its
+ * state, and the rest of the cell holds no lane; so two words of one access
+ * whose cells look the same from their own lanes get the same new cell,
+ * up to the lane, unless touch() reports (the report names the lane). */
+static inline cell lane_relative(cell c, unsigned lane)
+{
+    c.who = (c.who & ~31u) | ((c.who - lane) & 31u);
+    return c;
+}
+
+static inline bool same_cell(const cell *x, const cell *y)
+{
+    return x->ls == y->ls && x->site == y->site && x->who == y->who && x->meta == y->meta;
+}
+
 /* The word loop for the coalesced shape (shadow.h, wr_access_word_per_lane):
  * lane l touches word lane0_word + l; shard and page are decided once per
- * page.  Same (lane, word) visits in the same order as on_access's loop. */
+ * page.  Same (lane, word) visits in the same order as on_access's loop.
+ * Neighbouring words last touched by one instruction (a loop over an
+ * array, a stencil's neighbours) look the same from their lanes
+ * (lane_relative): a one-entry memo of touch()'s answer per page replaces
+ * the state machine for them. */
 static void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *a,
                           uint64_t lane0_word, uint32_t base_id, bool atomic, uint8_t ascope)
 {
+    /* a warp that holds no lock accesses plain data with the empty set on
+     * every lane */
+    uint32_t uniform_ls = !atomic && !w->nholds ? s->empty_ls : UINT32_MAX;
     uint32_t mask = a->active_mask, piece;
     while (wr_next_owned_lane_page(&mask, lane0_word, a, s->cfg.shard, s->cfg.shards, &piece)) {
         uint64_t first = lane0_word + (unsigned)__builtin_ctz(piece);
         wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, first, c->epoch);
         cell *cells = (cell *)wr_shadow_cell(p, sizeof(cell), first & ~(uint64_t)WR_SHADOW_PAGE_MASK);
+        bool memo = false;
+        cell memo_old = {0}, memo_new = {0};
+        uint32_t memo_ls = 0;
         for (uint32_t x = piece; x; x &= x - 1) {
             unsigned lane = (unsigned)__builtin_ctz(x);
             uint64_t wd = lane0_word + lane;
-            touch(s, c, p, &cells[wd & WR_SHADOW_PAGE_MASK], base_id | lane,
-                  lane_lockset(s, w, a->block, lane, atomic, ascope), lane, wd);
+            cell *cl = &cells[wd & WR_SHADOW_PAGE_MASK];
+            uint32_t ls = uniform_ls != UINT32_MAX
+                              ? uniform_ls
+                              : lane_lockset(s, w, a->block, lane, atomic, ascope);
+            cell old = *cl;
+            if (!old.meta || (old.meta & M_LOCKWORD)) {
+                touch(s, c, p, cl, base_id | lane, ls, lane, wd);
+                continue;
+            }
+            cell rel = lane_relative(old, lane);
+            if (memo && memo_ls == ls && same_cell(&rel, &memo_old)) {
+                cell nc = memo_new;
+                nc.who |= lane;
+                *cl = nc;
+                continue;
+            }
+            touch(s, c, p, cl, base_id | lane, ls, lane, wd);
+            if (cl->meta & ~old.meta & M_REPORTED) {
+                memo = false;   /* reported: the next word's report names its own lane */
+                continue;
+            }
+            memo = true;
+            memo_ls = ls;
+            memo_old = rel;
+            memo_new = *cl;
+            memo_new.who &= ~31u;
         }
     }
 }
@@ -764,6 +818,8 @@ static void on_access(lk *s, const wr_event *ev)
     uint8_t ascope = atomic ? norm_scope(a->scope) : 0;
     if (atomic) {
         lock_events(s, w, ev, epoch);
+    } else if (a->active_mask == UINT32_MAX) {
+        w->data_seq_all = ev->seq + 1;
     } else {
         for (uint32_t x = a->active_mask; x; x &= x - 1)
             w->last_data_seq[__builtin_ctz(x)] = ev->seq + 1;

@@ -373,8 +373,6 @@ static inline hb_cell *cell_of(wr_hbe *e, uint8_t space, uint32_t launch, uint32
 {
     uint64_t key = wr_shadow_key(space, launch, block, word);
     wr_shadow_page *p = wr_shadow_get(e->shadow, key);
-    e->shadow->last_key = key;
-    e->shadow->last = p;
     return (hb_cell *)wr_shadow_cell(p, sizeof(hb_cell), word);
 }
 
@@ -625,7 +623,7 @@ static void drop_shared(wr_hbe *e, uint32_t launch, uint32_t block)
         free_page_sets(e, p);
         wr_shadow_remove(e->shadow, key);
     }
-    e->shadow->last = NULL;
+    wr_shadow_forget_recent(e->shadow);
 }
 
 void wr_hbe_event(wr_hbe *e, const wr_event *ev)

@@ -134,8 +134,7 @@ wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool creat
     size_t i = hash_key(key) & mask;
     while (m->pages[i]) {
         if (m->keys[i] == key) {
-            m->last_key = key;
-            m->last = m->pages[i];
+            wr_shadow_remember(m, key, m->pages[i]);
             return m->pages[i];
         }
         i = (i + 1) & mask;
@@ -154,9 +153,28 @@ wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool creat
     m->keys[i] = key;
     m->pages[i] = p;
     m->count++;
-    m->last_key = key;
-    m->last = p;
+    wr_shadow_remember(m, key, p);
     return p;
+}
+
+void wr_shadow_remember(wr_shadow_map *m, uint64_t key, wr_shadow_page *p)
+{
+    unsigned i = 0;
+    while (i < WR_SHADOW_RECENT - 1 && m->recent[i] != p)
+        i++;
+    /* i: p's place, or the last one (evicted) */
+    for (; i > 0; i--) {
+        m->recent_key[i] = m->recent_key[i - 1];
+        m->recent[i] = m->recent[i - 1];
+    }
+    m->recent_key[0] = key;
+    m->recent[0] = p;
+}
+
+void wr_shadow_forget_recent(wr_shadow_map *m)
+{
+    for (unsigned i = 0; i < WR_SHADOW_RECENT; i++)
+        m->recent[i] = NULL;
 }
 
 void wr_shadow_remove(wr_shadow_map *m, uint64_t key)
@@ -167,8 +185,9 @@ void wr_shadow_remove(wr_shadow_map *m, uint64_t key)
         i = (i + 1) & mask;
     if (!m->pages[i])
         return;
-    if (m->last == m->pages[i])
-        m->last = NULL;
+    for (unsigned r = 0; r < WR_SHADOW_RECENT; r++)
+        if (m->recent[r] == m->pages[i])
+            m->recent[r] = NULL;
     page_release(m, m->pages[i]);
     m->pages[i] = NULL;
     m->count--;

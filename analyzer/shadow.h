@@ -6,7 +6,8 @@
  * WR_SHADOW_PAGE_WORDS (1024) consecutive words, i.e. one 4 KiB page of
  * device memory.  A page is found by a 64-bit key (wr_shadow_key(): global
  * memory by address, shared memory by (launch, block, offset)) in an
- * open-addressing hash table, with a one-entry cache in front of it, so a
+ * open-addressing hash table, with a cache of the few most recent pages in
+ * front of it, so a
  * coalesced warp access costs one lookup for all its lanes and then one
  * array store per word.  Each page holds 1024 cells of `cell_bytes` bytes
  * (fixed per map, zero-initialised: an engine should make "all zero" its
@@ -50,6 +51,8 @@ typedef struct wr_shadow_slabs {
     size_t nspare, capspare;
 } wr_shadow_slabs;
 
+#define WR_SHADOW_RECENT 4
+
 typedef struct wr_shadow_map {
     size_t cell_bytes;
     size_t page_bytes;       /* header + cells */
@@ -58,9 +61,12 @@ typedef struct wr_shadow_map {
     size_t count;
     uint64_t *keys;
     wr_shadow_page **pages;  /* NULL = empty slot */
-    /* one-entry cache */
-    uint64_t last_key;
-    wr_shadow_page *last;
+    /* the most recently used pages, most recent first (NULL = empty): an
+     * engine's accesses alternate among a few pages (a kernel's input,
+     * output and shared tile), and each switch would otherwise probe the
+     * table */
+    uint64_t recent_key[WR_SHADOW_RECENT];
+    wr_shadow_page *recent[WR_SHADOW_RECENT];
 } wr_shadow_map;
 
 /* The page key of word `word` (= address >> WR_WORD_SHIFT) in `space`.
@@ -78,17 +84,31 @@ static inline uint64_t wr_shadow_key(uint8_t space, uint32_t launch, uint32_t bl
 
 wr_shadow_map *wr_shadow_new(size_t cell_bytes);
 void wr_shadow_free(wr_shadow_map *m);
-/* The page for `key`, created (zeroed) when absent when `create`. */
+/* The page for `key`, created (zeroed) when absent when `create`; a page
+ * found or created becomes the most recent one. */
 wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool create);
 /* Drops the page for `key` if present. */
 void wr_shadow_remove(wr_shadow_map *m, uint64_t key);
+/* Empties the cache of recent pages (after pages were removed). */
+void wr_shadow_forget_recent(wr_shadow_map *m);
+/* Puts p first among the recent pages (the others move down one). */
+void wr_shadow_remember(wr_shadow_map *m, uint64_t key, wr_shadow_page *p);
 /* Calls fn on every page (in table order). */
 void wr_shadow_foreach(wr_shadow_map *m, void (*fn)(wr_shadow_page *, void *), void *ctx);
 
 static inline wr_shadow_page *wr_shadow_get(wr_shadow_map *m, uint64_t key)
 {
-    if (m->last && m->last_key == key)
-        return m->last;
+    if (m->recent_key[0] == key && m->recent[0])
+        return m->recent[0];
+    for (unsigned i = 1; i < WR_SHADOW_RECENT; i++)
+        if (m->recent_key[i] == key && m->recent[i]) {
+            wr_shadow_page *p = m->recent[i];
+            m->recent_key[i] = m->recent_key[0];
+            m->recent[i] = m->recent[0];
+            m->recent_key[0] = key;
+            m->recent[0] = p;
+            return p;
+        }
     return wr_shadow_lookup_slow(m, key, true);
 }
 
