@@ -31,10 +31,20 @@ typedef struct checker {
     uint8_t engine_index;
 } checker;
 
+/* A read set, 64 bytes: up to RSET_INLINE reads live in it, so checking a
+ * word's reads costs the one cache miss of the set (a gather's words are
+ * read by a few warps each, and a heap array behind every set was a second
+ * miss per word); larger sets move their entries to the heap. */
+#define RSET_INLINE 4
 typedef struct rset {
-    uint32_t n, cap;
-    rset_ent *e;
+    uint32_t n, cap;          /* cap > RSET_INLINE: the entries are in heap */
+    rset_ent *heap;
+    rset_ent in[RSET_INLINE];
 } rset;
+
+_Static_assert(sizeof(rset) == 64, "a read set is one cache line");
+
+static inline rset_ent *rset_ents(rset *r) { return r->cap > RSET_INLINE ? r->heap : r->in; }
 
 struct wr_hbe {
     wr_engine_config cfg;
@@ -135,11 +145,20 @@ static uint32_t rset_new(wr_hbe *e)
         i = e->rfree[--e->nfree];
     } else {
         if (e->nrs == e->caprs) {
-            e->caprs = e->caprs ? e->caprs * 2 : 64;
-            e->rs = xrealloc(e->rs, (size_t)e->caprs * sizeof *e->rs);
+            /* cache-line aligned, so a set is one line */
+            uint32_t cap = e->caprs ? e->caprs * 2 : 64;
+            rset *n = aligned_alloc(64, (size_t)cap * sizeof *n);
+            if (!n)
+                wr_out_of_memory((size_t)cap * sizeof *n);
+            if (e->nrs)
+                memcpy(n, e->rs, (size_t)e->nrs * sizeof *n);
+            free(e->rs);
+            e->rs = n;
+            e->caprs = cap;
         }
         i = e->nrs++;
         memset(&e->rs[i], 0, sizeof e->rs[i]);
+        e->rs[i].cap = RSET_INLINE;
     }
     e->rs[i].n = 0;
     return i;
@@ -148,10 +167,10 @@ static uint32_t rset_new(wr_hbe *e)
 static void rset_release(wr_hbe *e, uint32_t i)
 {
     rset *r = &e->rs[i];
-    if (r->cap > 16) {   /* give big sets back */
-        free(r->e);
-        r->e = NULL;
-        r->cap = 0;
+    if (r->cap > RSET_INLINE) {   /* rare: give the heap entries back */
+        free(r->heap);
+        r->heap = NULL;
+        r->cap = RSET_INLINE;
     }
     r->n = 0;
     if (e->nfree == e->capfree) {
@@ -164,13 +183,19 @@ static void rset_release(wr_hbe *e, uint32_t i)
 static void rset_push(rset *r, uint32_t ctx, uint32_t ep, uint8_t keep)
 {
     if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 4;
-        r->e = xrealloc(r->e, (size_t)r->cap * sizeof *r->e);
+        if (r->cap == RSET_INLINE) {
+            rset_ent *h = xmalloc(2u * RSET_INLINE * sizeof *h);
+            memcpy(h, r->in, sizeof r->in);
+            r->heap = h;
+        } else {
+            r->heap = xrealloc(r->heap, (size_t)r->cap * 2 * sizeof *r->heap);
+        }
+        r->cap *= 2;
     }
-    r->e[r->n].ctx = ctx;
-    r->e[r->n].ep = ep;
-    r->e[r->n].keep = keep;
-    r->n++;
+    rset_ent *x = &rset_ents(r)[r->n++];
+    x->ctx = ctx;
+    x->ep = ep;
+    x->keep = keep;
 }
 
 /* ---- checks ---- */
@@ -303,8 +328,9 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
         if (c->rctx & RSET) {
             uint32_t ri = c->rctx & ~RSET;
             rset *r = &e->rs[ri];
+            const rset_ent *x = rset_ents(r);
             for (uint32_t i = 0; i < r->n; i++)
-                check_prev(e, ca, r->e[i].ctx, r->e[i].ep, lane, addr, r->e[i].keep);
+                check_prev(e, ca, x[i].ctx, x[i].ep, lane, addr, x[i].keep);
             rset_release(e, ri);
         } else if (c->rctx) {
             check_prev(e, ca, c->rctx, c->rep, lane, addr, e->all);
@@ -347,22 +373,23 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
         return;
     }
     rset *r = &e->rs[c->rctx & ~RSET];
+    rset_ent *ent = rset_ents(r);
     /* Another lane of this instruction put it in already: then nothing
      * changes (this lane's read is not recorded, so it supersedes nothing).
      * That entry can only be the last one: it was pushed when the
      * instruction's first lane read this word, and no other access touches
      * the word before the instruction ends. */
-    if (r->n && same_instr(ca, &e->ctx[r->e[r->n - 1].ctx], r->e[r->n - 1].ep))
+    if (r->n && same_instr(ca, &e->ctx[ent[r->n - 1].ctx], ent[r->n - 1].ep))
         return;
     uint32_t o = 0;
     for (uint32_t i = 0; i < r->n; i++) {
-        rset_ent x = r->e[i];
+        rset_ent x = ent[i];
         const wr_hb_ctx *p = &e->ctx[x.ctx];
         if (own_ordered(e, ca, x.ctx, x.ep, lane))
             continue; /* superseded by the current read */
         if (p->unit != ca->w->unit && !(x.keep = still_kept(e, ca, p, x.ep, x.keep)))
             continue;
-        r->e[o++] = x;
+        ent[o++] = x;
     }
     r->n = o;
     rset_push(r, ca->ctx, ep, e->all);
@@ -374,18 +401,6 @@ static inline hb_cell *cell_of(wr_hbe *e, uint8_t space, uint32_t launch, uint32
     uint64_t key = wr_shadow_key(space, launch, block, word);
     wr_shadow_page *p = wr_shadow_get(e->shadow, key);
     return (hb_cell *)wr_shadow_cell(p, sizeof(hb_cell), word);
-}
-
-typedef struct lane_page_ctx {
-    wr_hbe *e;
-    const wr_access *a;
-} lane_page_ctx;
-
-static wr_shadow_page *lane_page(void *ctx, uint64_t word)
-{
-    lane_page_ctx *c = ctx;
-    uint64_t key = wr_shadow_key(c->a->space, c->a->launch, c->a->block, word);
-    return wr_shadow_get(c->e->shadow, key);
 }
 
 static uint8_t access_kind(uint8_t op)
@@ -480,10 +495,36 @@ static void words_by_lane(wr_hbe *e, const cur_access *ca, const wr_access *a, u
 
 /* The word loop for any access shape: lane by lane, each lane's words,
  * shard decided per shard run and page looked up per page. */
+/* A gather / scatter's lanes land on unrelated cells, and a word read by
+ * several warps points on to its read set: two misses in a row per lane.
+ * Asked for together, lane by lane, the misses overlap: first every cell
+ * (as wr_shadow_prefetch_lanes would), then, as the cells arrive, the read
+ * sets they name. */
+static void prefetch_vector_lanes(wr_hbe *e, const wr_access *a)
+{
+    if (a->addr_mode != WR_ADDR_VECTOR)
+        return;
+    hb_cell *cells[32];
+    unsigned n = 0;
+    for (uint32_t x = a->active_mask; x; x &= x - 1) {
+        uint64_t addr = wr_access_lane_addr(a, (unsigned)__builtin_ctz(x));
+        if (e->cfg.shards > 1 &&
+            wr_shard_of(a->space, a->launch, a->block, addr, e->cfg.shards) != e->cfg.shard)
+            continue;
+        uint64_t word = addr >> WR_WORD_SHIFT;
+        wr_shadow_page *p = wr_shadow_get(e->shadow, wr_shadow_key(a->space, a->launch, a->block, word));
+        cells[n] = (hb_cell *)wr_shadow_cell(p, sizeof(hb_cell), word);
+        __builtin_prefetch(cells[n], 1);
+        n++;
+    }
+    for (unsigned i = 0; i < n; i++)
+        if (cells[i]->rctx & RSET)
+            __builtin_prefetch(&e->rs[cells[i]->rctx & ~RSET], 1);
+}
+
 static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a, unsigned size)
 {
-    lane_page_ctx lpc = {e, a};
-    wr_shadow_prefetch_lanes(a, sizeof(hb_cell), e->cfg.shard, e->cfg.shards, lane_page, &lpc);
+    prefetch_vector_lanes(e, a);
     uint64_t last_word = UINT64_MAX;
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
     bool run_ok = false;
@@ -690,7 +731,8 @@ void wr_hbe_free(wr_hbe *e)
     free(e->ctx);
     free(e->cslots);
     for (uint32_t i = 0; i < e->nrs; i++)
-        free(e->rs[i].e);
+        if (e->rs[i].cap > RSET_INLINE)
+            free(e->rs[i].heap);
     free(e->rs);
     free(e->rfree);
     free(e);

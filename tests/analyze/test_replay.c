@@ -228,6 +228,45 @@ Test(replay, shared_pass_keeps_each_engines_reads)
     }
 }
 
+/* Reads of one word by six blocks, none ordered: the word's read set
+ * outgrows the entries a set holds inline, and the later write must still
+ * race with every one of them, in every engine built on hbcore. */
+Test(replay, write_races_with_every_unordered_read)
+{
+    if (wr_engine_find("vc") < 0 || wr_engine_find("scoped") < 0)
+        cr_skip_test("vc or scoped not built");
+    char text[2048];
+    size_t len = (size_t)snprintf(text, sizeof text,
+                                  "alloc data global 4\nlaunch L1 k grid=7 block=1\n");
+    for (unsigned b = 0; b < 6; b++)
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "ld b%u w0 lane=0 data[0] @r.cu:%u\n", b, 10 + b);
+    snprintf(text + len, sizeof text - len, "st b6 w0 lane=0 data[0] @r.cu:30\nkernel_end L1\n");
+    const char *txt = tpath("r.txt"), *wrt = tpath("r.wrt");
+    FILE *f = fopen(txt, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    wr_error err;
+    cr_assert_eq(wr_text_assemble(txt, wrt, &err), 0, "%s", err.msg);
+    for (int separate = 0; separate <= 1; separate++) {
+        wr_replay_options o = {.threads = 1, .separate_passes = separate};
+        wr_replay *rp = wr_replay_run(wrt, &o, &err);
+        cr_assert_not_null(rp, "%s", err.msg);
+        wr_resolved_race *rr;
+        size_t n = wr_replay_resolve(rp, &rr);
+        unsigned vc = 0, scoped = 0;
+        for (size_t i = 0; i < n; i++) {
+            vc += !strcmp(rr[i].engine_name, "vc");
+            scoped += !strcmp(rr[i].engine_name, "scoped");
+        }
+        cr_assert_eq(vc, 6, "vc: one race per read (separate=%d)", separate);
+        cr_assert_eq(scoped, 6, "scoped: one race per read (separate=%d)", separate);
+        wr_resolved_free(rr, n);
+        wr_replay_free(rp);
+    }
+}
+
 Test(replay, default_shards_give_every_worker_a_unit)
 {
     cr_assert_eq(wr_replay_default_shards(1, 4), 1);
