@@ -138,6 +138,24 @@ Test(replay, identical_for_1_2_3_threads_real_engines)
     wr_replay_free(r1);
 }
 
+/* Writes a text trace (formats/TEXT.md) to NAME.txt and assembles it into
+ * NAME.wrt, whose path it returns (tpath's buffer). */
+static const char *assemble_text(const char *name, const char *text)
+{
+    char base[16];   /* short names: tpath joins them to the directory */
+    snprintf(base, sizeof base, "%s.txt", name);
+    const char *txt = tpath(base);
+    snprintf(base, sizeof base, "%s.wrt", name);
+    const char *wrt = tpath(base);
+    FILE *f = fopen(txt, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    wr_error err;
+    cr_assert_eq(wr_text_assemble(txt, wrt, &err), 0, "%s", err.msg);
+    return wrt;
+}
+
 /* vc and scoped share one pass unless told not to; the findings are the
  * same either way, on generated traces at several thread counts. */
 Test(replay, shared_pass_equals_separate_passes)
@@ -195,13 +213,8 @@ Test(replay, shared_pass_keeps_each_engines_reads)
         "ld b1 w0 lane=0 data[0] @p.cu:22\n"
         "st b2 w0 lane=0 data[0] @p.cu:30\n"
         "kernel_end L1\n";
-    const char *txt = tpath("p.txt"), *wrt = tpath("p.wrt");
-    FILE *f = fopen(txt, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
+    const char *wrt = assemble_text("p", text);
     wr_error err;
-    cr_assert_eq(wr_text_assemble(txt, wrt, &err), 0, "%s", err.msg);
     uint32_t hb = 1u << wr_engine_find("vc") | 1u << wr_engine_find("scoped");
     for (int separate = 0; separate <= 1; separate++) {
         wr_replay_options o = {.threads = 1, .engine_mask = hb, .separate_passes = separate};
@@ -242,13 +255,8 @@ Test(replay, write_races_with_every_unordered_read)
         len += (size_t)snprintf(text + len, sizeof text - len,
                                 "ld b%u w0 lane=0 data[0] @r.cu:%u\n", b, 10 + b);
     snprintf(text + len, sizeof text - len, "st b6 w0 lane=0 data[0] @r.cu:30\nkernel_end L1\n");
-    const char *txt = tpath("r.txt"), *wrt = tpath("r.wrt");
-    FILE *f = fopen(txt, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
+    const char *wrt = assemble_text("r", text);
     wr_error err;
-    cr_assert_eq(wr_text_assemble(txt, wrt, &err), 0, "%s", err.msg);
     for (int separate = 0; separate <= 1; separate++) {
         wr_replay_options o = {.threads = 1, .separate_passes = separate};
         wr_replay *rp = wr_replay_run(wrt, &o, &err);
