@@ -573,7 +573,7 @@ static void on_access(fsm *f, const wr_event *ev)
     }
 
     lane_page_ctx lpc = {f, a, b, epoch};
-    wr_shadow_prefetch_lanes(a, 8, shard, shards, lane_page, &lpc);
+    wr_shadow_prefetch_lanes(a, 8, shard, shards, lane_page, &lpc, NULL);
 
     uint64_t run = UINT64_MAX;
     bool run_ok = false;

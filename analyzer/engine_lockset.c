@@ -843,7 +843,7 @@ static void on_access(lk *s, const wr_event *ev)
         return;
     }
     lane_page_ctx lpc = {s, a, epoch};
-    wr_shadow_prefetch_lanes(a, sizeof(cell), s->cfg.shard, s->cfg.shards, lane_page, &lpc);
+    wr_shadow_prefetch_lanes(a, sizeof(cell), s->cfg.shard, s->cfg.shards, lane_page, &lpc, NULL);
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
     bool run_ok = false;
     wr_shadow_page *p = NULL;

@@ -403,6 +403,11 @@ static inline hb_cell *cell_of(wr_hbe *e, uint8_t space, uint32_t launch, uint32
     return (hb_cell *)wr_shadow_cell(p, sizeof(hb_cell), word);
 }
 
+typedef struct lane_page_ctx {
+    wr_hbe *e;
+    const wr_access *a;
+} lane_page_ctx;
+
 static uint8_t access_kind(uint8_t op)
 {
     if (wr_op_is_atomic(op))
@@ -495,31 +500,28 @@ static void words_by_lane(wr_hbe *e, const cur_access *ca, const wr_access *a, u
 
 /* The word loop for any access shape: lane by lane, each lane's words,
  * shard decided per shard run and page looked up per page. */
+static wr_shadow_page *lane_page(void *ctx, uint64_t word)
+{
+    const lane_page_ctx *c = ctx;
+    return wr_shadow_get(c->e->shadow,
+                         wr_shadow_key(c->a->space, c->a->launch, c->a->block, word));
+}
+
 /* A gather / scatter's lanes land on unrelated cells, and a word read by
  * several warps points on to its read set: two misses in a row per lane.
- * Asked for together, lane by lane, the misses overlap: first every cell
- * (as wr_shadow_prefetch_lanes would), then, as the cells arrive, the read
- * sets they name. */
+ * Asked for together, lane by lane, the misses overlap: first every cell,
+ * then, as the cells arrive, the read sets they name. */
 static void prefetch_vector_lanes(wr_hbe *e, const wr_access *a)
 {
-    if (a->addr_mode != WR_ADDR_VECTOR)
-        return;
-    hb_cell *cells[32];
-    unsigned n = 0;
-    for (uint32_t x = a->active_mask; x; x &= x - 1) {
-        uint64_t addr = wr_access_lane_addr(a, (unsigned)__builtin_ctz(x));
-        if (e->cfg.shards > 1 &&
-            wr_shard_of(a->space, a->launch, a->block, addr, e->cfg.shards) != e->cfg.shard)
-            continue;
-        uint64_t word = addr >> WR_WORD_SHIFT;
-        wr_shadow_page *p = wr_shadow_get(e->shadow, wr_shadow_key(a->space, a->launch, a->block, word));
-        cells[n] = (hb_cell *)wr_shadow_cell(p, sizeof(hb_cell), word);
-        __builtin_prefetch(cells[n], 1);
-        n++;
+    lane_page_ctx lpc = {e, a};
+    void *cells[32];
+    unsigned n = wr_shadow_prefetch_lanes(a, sizeof(hb_cell), e->cfg.shard, e->cfg.shards,
+                                          lane_page, &lpc, cells);
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t r = ((const hb_cell *)cells[i])->rctx;
+        if (r & RSET)
+            __builtin_prefetch(&e->rs[r & ~RSET], 1);
     }
-    for (unsigned i = 0; i < n; i++)
-        if (cells[i]->rctx & RSET)
-            __builtin_prefetch(&e->rs[cells[i]->rctx & ~RSET], 1);
 }
 
 static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a, unsigned size)

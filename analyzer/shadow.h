@@ -194,21 +194,29 @@ static inline bool wr_next_owned_lane_page(uint32_t *mask, uint64_t lane0_word,
  * the lanes land on unrelated cells, each a cache miss, and asked for
  * together the misses overlap instead of queueing one behind the other.
  * `page` returns (creating) the page of a word exactly as the engine's
- * word loop would, so calling it first changes nothing the loop sees. */
-static inline void wr_shadow_prefetch_lanes(const wr_access *a, size_t cell_bytes, uint32_t shard,
-                                            uint32_t shards,
-                                            wr_shadow_page *(*page)(void *ctx, uint64_t word),
-                                            void *ctx)
+ * word loop would, so calling it first changes nothing the loop sees.
+ * When `cells` is not NULL it gets the cells asked for (at most 32), for an
+ * engine that follows them on; returns how many (0 for other shapes). */
+static inline unsigned wr_shadow_prefetch_lanes(const wr_access *a, size_t cell_bytes,
+                                                uint32_t shard, uint32_t shards,
+                                                wr_shadow_page *(*page)(void *ctx, uint64_t word),
+                                                void *ctx, void **cells)
 {
     if (a->addr_mode != WR_ADDR_VECTOR)
-        return;
+        return 0;
+    unsigned n = 0;
     for (uint32_t x = a->active_mask; x; x &= x - 1) {
         uint64_t addr = wr_access_lane_addr(a, (unsigned)__builtin_ctz(x));
         if (shards > 1 && wr_shard_of(a->space, a->launch, a->block, addr, shards) != shard)
             continue;
         uint64_t word = addr >> WR_WORD_SHIFT;
-        __builtin_prefetch(wr_shadow_cell(page(ctx, word), cell_bytes, word), 1);
+        void *cell = wr_shadow_cell(page(ctx, word), cell_bytes, word);
+        __builtin_prefetch(cell, 1);
+        if (cells)
+            cells[n] = cell;
+        n++;
     }
+    return n;
 }
 
 #endif
