@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "warprace/event.h"
+#include "xalloc.h"
 
 typedef struct wr_block_barriers {
     uint32_t pending;           /* warps waiting in some incomplete barrier */
@@ -59,6 +60,36 @@ static inline void wr_barrier_wake(wr_block_barriers *t, uint32_t warp_bits, wr_
     for (unsigned i = 0; i < 16; i++)
         if (t->bar[i].warps & warp_bits)
             wr_barrier_complete(t, i, done, ctx);
+}
+
+/* Most blocks wait at no barrier most of the time, and grids of small
+ * blocks keep a million blocks: their barrier state (132 bytes) exists only
+ * while some barrier of the block is incomplete, taken from `pool` at an
+ * arrival and given back once none is pending (*t NULL: none pending). */
+static inline void wr_barrier_release_idle(wr_block_barriers **t, wr_pool *pool)
+{
+    if (*t && !(*t)->pending) {
+        wr_pool_put(pool, *t);
+        *t = NULL;
+    }
+}
+
+static inline void wr_barrier_arrive_lazy(wr_block_barriers **t, wr_pool *pool,
+                                          const wr_barrier *br, wr_barrier_done done, void *ctx)
+{
+    if (!*t)
+        *t = wr_pool_get(pool);
+    wr_barrier_arrive(*t, br, done, ctx);
+    wr_barrier_release_idle(t, pool);
+}
+
+static inline void wr_barrier_wake_lazy(wr_block_barriers **t, wr_pool *pool, uint32_t warp_bits,
+                                        wr_barrier_done done, void *ctx)
+{
+    if (!*t)
+        return;
+    wr_barrier_wake(*t, warp_bits, done, ctx);
+    wr_barrier_release_idle(t, pool);
 }
 
 #endif

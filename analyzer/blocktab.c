@@ -74,3 +74,35 @@ void wr_blocktab_free(wr_blocktab *t, void (*drop)(void *val, void *ctx), void *
     free(t->slots);
     *t = (wr_blocktab){0};
 }
+
+void **wr_warp_slot_ref(wr_warp_slots *s, uint32_t warp)
+{
+    warp &= 31u;
+    if (!warp)
+        return &s->first;
+    if (warp > s->cap) {
+        uint32_t cap = s->cap ? s->cap : 1;
+        while (cap < warp)
+            cap *= 2;
+        if (cap > 31)
+            cap = 31;
+        s->more = xrealloc(s->more, cap * sizeof *s->more);
+        for (uint32_t i = s->cap; i < cap; i++)
+            s->more[i] = NULL;
+        s->cap = cap;
+    }
+    return &s->more[warp - 1];
+}
+
+void wr_warp_slots_free(wr_warp_slots *s, void (*drop)(void *obj, void *ctx), void *ctx)
+{
+    if (drop) {
+        if (s->first)
+            drop(s->first, ctx);
+        for (uint32_t i = 0; i < s->cap; i++)
+            if (s->more[i])
+                drop(s->more[i], ctx);
+    }
+    free(s->more);
+    *s = (wr_warp_slots){0};
+}

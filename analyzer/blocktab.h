@@ -8,6 +8,7 @@
 #define WARPRACE_BLOCKTAB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct wr_blocktab_slot {
@@ -32,5 +33,31 @@ void wr_blocktab_filter(wr_blocktab *t, bool (*keep)(void *val, void *ctx),
 /* Hands every value to drop(val, ctx) (drop NULL: the values are owned
  * elsewhere) and empties the table. */
 void wr_blocktab_free(wr_blocktab *t, void (*drop)(void *val, void *ctx), void *ctx);
+
+/* A block's per-warp state objects by warp index (0..31).  Grids of small
+ * blocks come by the million and use one or a few of their 32 slots, so
+ * warp 0's slot is inline and the others live in an array that grows to the
+ * highest warp seen (32 inline pointers were 256 bytes of every block). */
+typedef struct wr_warp_slots {
+    void *first;            /* warp 0 */
+    void **more;            /* warps 1..cap, NULL while cap is 0 */
+    uint32_t cap;
+} wr_warp_slots;
+
+/* The object of `warp` (taken mod 32), NULL when none was set. */
+static inline void *wr_warp_slot(const wr_warp_slots *s, uint32_t warp)
+{
+    warp &= 31u;
+    if (!warp)
+        return s->first;
+    return warp <= s->cap ? s->more[warp - 1] : NULL;
+}
+
+/* Where the object of `warp` (mod 32) is kept, grown to hold it. */
+void **wr_warp_slot_ref(wr_warp_slots *s, uint32_t warp);
+
+/* Hands every object to drop(obj, ctx) (drop NULL: owned elsewhere) and
+ * frees the array; the slots are empty afterwards. */
+void wr_warp_slots_free(wr_warp_slots *s, void (*drop)(void *obj, void *ctx), void *ctx);
 
 #endif

@@ -45,8 +45,8 @@ typedef struct warp_st {
 
 typedef struct block_st {
     uint32_t epoch, block;
-    wr_block_barriers bars;
-    warp_st *w[32];
+    wr_block_barriers *bars;    /* NULL while no barrier is pending */
+    wr_warp_slots w;            /* warp_st by warp */
     uint64_t *shared_keys;  /* shared-memory pages of this block (this shard) */
     uint32_t nshared, capshared;
 } block_st;
@@ -62,7 +62,7 @@ typedef struct fsm {
     block_st *c_bs;
     warp_st *c_ws;
     uint64_t live;          /* non-zero cells (shadow_words, kept O(1)) */
-    wr_pool block_pool, warp_pool;
+    wr_pool block_pool, warp_pool, bar_pool;
 } fsm;
 
 /* ---- block / warp state ---- */
@@ -95,20 +95,20 @@ static void drop_shared_pages(fsm *f, block_st *b)
     b->nshared = b->capshared = 0;
 }
 
-/* The warps' per-lane count arrays: what a block's warps own outside the pool. */
-static void free_warp_counts(block_st *b)
+/* A warp's per-lane count array is what it owns outside the pool. */
+static void drop_warp(void *obj, void *ctx)
 {
-    for (unsigned i = 0; i < 32; i++)
-        if (b->w[i])
-            free(b->w[i]->wcl);
+    warp_st *w = obj;
+    free(w->wcl);
+    if (ctx)
+        wr_pool_put(&((fsm *)ctx)->warp_pool, w);
 }
 
 static void block_free(fsm *f, block_st *b)
 {
     drop_shared_pages(f, b);
-    free_warp_counts(b);
-    for (unsigned i = 0; i < 32; i++)
-        wr_pool_put(&f->warp_pool, b->w[i]);
+    wr_warp_slots_free(&b->w, drop_warp, f);
+    wr_pool_put(&f->bar_pool, b->bars);
     wr_pool_put(&f->block_pool, b);
 }
 
@@ -123,7 +123,7 @@ static void drop_block_at_end(void *val, void *ctx)
         return;
     }
     free(b->shared_keys);   /* the shadow map goes whole */
-    free_warp_counts(b);
+    wr_warp_slots_free(&b->w, drop_warp, NULL);
 }
 
 typedef struct purge_ctx {
@@ -160,10 +160,10 @@ static void purge_blocks(fsm *f, uint32_t newest)
 
 static warp_st *warp_of(fsm *f, block_st *b, uint32_t warp)
 {
-    warp &= 31u;
-    if (!b->w[warp])
-        b->w[warp] = wr_pool_get(&f->warp_pool);
-    return b->w[warp];
+    void **slot = wr_warp_slot_ref(&b->w, warp);
+    if (!*slot)
+        *slot = wr_pool_get(&f->warp_pool);
+    return *slot;
 }
 
 static inline uint32_t epoch_of(fsm *f, uint32_t launch)
@@ -204,12 +204,12 @@ static void barrier_done(void *ctx, uint32_t warps)
     block_st *b = ctx;
     uint32_t m = 0;
     for (uint32_t x = warps; x; x &= x - 1) {
-        warp_st *w = b->w[__builtin_ctz(x)];
+        warp_st *w = wr_warp_slot(&b->w, (uint32_t)__builtin_ctz(x));
         if (w && w->bc > m)
             m = w->bc;
     }
     for (uint32_t x = warps; x; x &= x - 1) {
-        warp_st *w = b->w[__builtin_ctz(x)];
+        warp_st *w = wr_warp_slot(&b->w, (uint32_t)__builtin_ctz(x));
         if (w)
             w->bc = m + 1;
     }
@@ -221,7 +221,7 @@ static void on_barrier(fsm *f, const wr_barrier *br)
     block_st *b;
     warp_st *w;
     locate(f, br->launch, br->block, br->warp, &e, &b, &w);
-    wr_barrier_arrive(&b->bars, br, barrier_done, b);
+    wr_barrier_arrive_lazy(&b->bars, &f->bar_pool, br, barrier_done, b);
 }
 
 static void on_warp_sync(fsm *f, const wr_warp_sync *s)
@@ -304,7 +304,7 @@ static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epo
     a->site = 0;
     a->seq = 0;
     block_st *b = block_find(f, old_epoch, host ? UINT32_MAX : bf, false);
-    warp_st *w = b ? b->w[host ? 0 : wr_fsm_warp(old)] : NULL;
+    warp_st *w = b ? wr_warp_slot(&b->w, host ? 0 : wr_fsm_warp(old)) : NULL;
     if (!w)
         return;
     const wr_ring_ent *r = wr_ring_find(&w->ring, host ? 0 : wr_fsm_lane(old), space, addr, cur_seq, 0);
@@ -514,7 +514,7 @@ static void on_access(fsm *f, const wr_event *ev)
     block_st *b;
     warp_st *w;
     locate(f, a->launch, a->block, a->warp, &epoch, &b, &w);
-    wr_barrier_wake(&b->bars, 1u << (a->warp & 31u), barrier_done, b);
+    wr_barrier_wake_lazy(&b->bars, &f->bar_pool, 1u << (a->warp & 31u), barrier_done, b);
 
     cur_ctx c = {.epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
                  .seq = ev->seq, .site = ev->site, .space = a->space, .acc = access_label(a)};
@@ -642,6 +642,7 @@ static void *fsm_create(const wr_engine_config *cfg)
     fsm *f = xcalloc(1, sizeof *f);
     f->block_pool.size = sizeof(block_st);
     f->warp_pool.size = sizeof(warp_st);
+    f->bar_pool.size = sizeof(wr_block_barriers);
     f->cfg = *cfg;
     if (!f->cfg.shards)
         f->cfg.shards = 1;
@@ -706,6 +707,7 @@ static void fsm_destroy(void *self)
     wr_blocktab_free(&f->blocks, drop_block_at_end, f);
     wr_pool_release(&f->block_pool);
     wr_pool_release(&f->warp_pool);
+    wr_pool_release(&f->bar_pool);
     wr_shadow_free(f->map);
     wr_epochs_free(f->ep);
     free(f);

@@ -203,23 +203,37 @@ typedef struct hold {
     uint8_t scope;      /* min(CAS, fence) once held; CAS scope while pending */
 } hold;
 
-typedef struct warp_st {
+/* Per-lane state a warp needs only once it takes a lock or fences: most
+ * warps of most kernels never do, and grids of small blocks keep a million
+ * warps, so these are allocated on first use. */
+typedef struct warp_locks {     /* from the warp's first successful CAS */
     hold holds[MAX_HOLDS];
-    uint32_t nholds;
+    uint32_t lsid[32];          /* cached lockset of each lane (plain accesses) */
+} warp_locks;
+
+typedef struct warp_fences {    /* from the warp's first fence */
     uint64_t last_fence_seq[32];
+    /* seq + 1 of each lane's last plain access since the warp's first
+     * fence: an earlier one precedes every fence recorded here, which is
+     * all a release asks (fence after the last data access) */
+    uint64_t last_data_seq[32];
     uint8_t last_fence_scope[32];
-    uint64_t last_data_seq[32];  /* seq + 1 of each lane's last plain access ... */
-    uint64_t data_seq_all;       /* ... or of the warp's last full-mask one, if later */
-    uint32_t lsid[32];      /* cached lockset of each lane (plain accesses) */
-    uint32_t lsid_valid;    /* lanes whose lsid is valid */
-    wr_access_ring ring;    /* recent accesses: the first side's trace position */
+} warp_fences;
+
+typedef struct warp_st {
+    uint32_t nholds;            /* > 0 only with locks */
+    uint32_t lsid_valid;        /* lanes whose locks->lsid is valid */
+    uint64_t data_seq_all;      /* seq + 1 of the warp's last full-mask plain access */
+    warp_locks *locks;          /* NULL until the first acquisition */
+    warp_fences *fences;        /* NULL until the first fence */
+    wr_access_ring ring;        /* recent accesses: the first side's trace position */
 } warp_st;
 
 typedef struct block_st {
     uint32_t epoch, block;
-    uint32_t gen;           /* completed barriers */
-    wr_block_barriers bars;
-    warp_st *w[32];
+    uint32_t gen;               /* completed barriers */
+    wr_block_barriers *bars;    /* NULL while no barrier is pending */
+    wr_warp_slots w;            /* warp_st by warp */
 } block_st;
 
 typedef struct lk {
@@ -228,7 +242,7 @@ typedef struct lk {
     wr_epochs *ep;
     lsets ls;
     uint32_t empty_ls;      /* id of the empty set */
-    wr_pool block_pool, warp_pool;
+    wr_pool block_pool, warp_pool, bar_pool, locks_pool, fences_pool;
     lockrec *locks;
     uint32_t lcap, lcount;
     wr_blocktab blocks;     /* (epoch, block) -> block_st */
@@ -290,16 +304,29 @@ static block_st *block_find(lk *s, uint32_t epoch, uint32_t block, bool create)
     return b;
 }
 
+static void drop_warp(void *obj, void *ctx)
+{
+    lk *s = ctx;
+    warp_st *w = obj;
+    wr_pool_put(&s->locks_pool, w->locks);
+    wr_pool_put(&s->fences_pool, w->fences);
+    wr_pool_put(&s->warp_pool, w);
+}
+
 static void block_free(lk *s, block_st *b)
 {
-    for (unsigned i = 0; i < 32; i++)
-        wr_pool_put(&s->warp_pool, b->w[i]);
+    wr_warp_slots_free(&b->w, drop_warp, s);
+    wr_pool_put(&s->bar_pool, b->bars);
     wr_pool_put(&s->block_pool, b);
 }
 
-static void drop_block(void *val, void *ctx)
+static void drop_block_at_end(void *val, void *ctx)
 {
-    block_free(ctx, val);
+    block_st *b = val;
+    if (WR_UNDER_ASAN)
+        block_free(ctx, b);
+    else
+        wr_warp_slots_free(&b->w, NULL, NULL);   /* the pools go whole */
 }
 
 typedef struct purge_ctx {
@@ -345,14 +372,15 @@ static void locate(lk *s, uint32_t launch, uint32_t block, uint32_t warp, uint32
     }
     uint32_t e = wr_epochs_of_launch(s->ep, launch);
     block_st *b = block_find(s, e, block, true);
-    if (!b->w[warp & 31u])
-        b->w[warp & 31u] = wr_pool_get(&s->warp_pool);
+    void **slot = wr_warp_slot_ref(&b->w, warp);
+    if (!*slot)
+        *slot = wr_pool_get(&s->warp_pool);
     s->c_launch = launch;
     s->c_epoch = e;
     s->c_block = block;
     s->c_warp = warp;
     s->c_bs = b;
-    s->c_ws = b->w[warp & 31u];
+    s->c_ws = *slot;
     *epoch = e;
     *bs = b;
     *ws = s->c_ws;
@@ -371,7 +399,7 @@ static void on_barrier(lk *s, const wr_barrier *br)
     block_st *b;
     warp_st *w;
     locate(s, br->launch, br->block, br->warp, &e, &b, &w);
-    wr_barrier_arrive(&b->bars, br, barrier_done, b);
+    wr_barrier_arrive_lazy(&b->bars, &s->bar_pool, br, barrier_done, b);
 }
 
 /* ---- lock inference ---- */
@@ -389,13 +417,15 @@ static void on_fence(lk *s, const wr_event *ev)
     warp_st *w;
     locate(s, fe->launch, fe->block, fe->warp, &e, &b, &w);
     uint8_t fs = norm_scope(fe->scope);
+    if (!w->fences)
+        w->fences = wr_pool_get(&s->fences_pool);
     for (uint32_t x = fe->active_mask; x; x &= x - 1) {
         unsigned lane = (unsigned)__builtin_ctz(x);
-        w->last_fence_seq[lane] = ev->seq + 1;
-        w->last_fence_scope[lane] = fs;
+        w->fences->last_fence_seq[lane] = ev->seq + 1;
+        w->fences->last_fence_scope[lane] = fs;
     }
     for (uint32_t i = 0; i < w->nholds; i++) {
-        hold *h = &w->holds[i];
+        hold *h = &w->locks->holds[i];
         if (!h->acq_seq && ((fe->active_mask >> h->lane) & 1u)) {
             h->acq_seq = ev->seq + 1;
             if (fs < h->scope)
@@ -435,16 +465,19 @@ static void lock_events(lk *s, warp_st *w, const wr_event *ev, uint32_t epoch)
     uint8_t as = norm_scope(a->scope);
     if (a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS) {
         mark_lock_words(s, a, epoch);
+        if ((a->active_mask & a->cas_success) && !w->locks)
+            w->locks = wr_pool_get(&s->locks_pool);
         for (uint32_t x = a->active_mask & a->cas_success; x; x &= x - 1) {
             unsigned lane = (unsigned)__builtin_ctz(x);
             uint64_t word = wr_access_lane_addr(a, lane) >> WR_WORD_SHIFT;
             bool dup = false;
             for (uint32_t i = 0; i < w->nholds; i++)
-                if (w->holds[i].lane == lane && w->holds[i].word == word)
+                if (w->locks->holds[i].lane == lane && w->locks->holds[i].word == word)
                     dup = true;
             if (dup || w->nholds == MAX_HOLDS)
                 continue;
-            w->holds[w->nholds++] = (hold){.word = word, .acq_seq = 0, .lane = (uint8_t)lane, .scope = as};
+            w->locks->holds[w->nholds++] =
+                (hold){.word = word, .acq_seq = 0, .lane = (uint8_t)lane, .scope = as};
         }
         return;
     }
@@ -456,24 +489,25 @@ static void lock_events(lk *s, warp_st *w, const wr_event *ev, uint32_t epoch)
         unsigned lane = (unsigned)__builtin_ctz(x);
         uint64_t word = wr_access_lane_addr(a, lane) >> WR_WORD_SHIFT;
         for (uint32_t i = 0; i < w->nholds; i++) {
-            hold *h = &w->holds[i];
+            hold *h = &w->locks->holds[i];
             if (h->lane != lane || h->word != word)
                 continue;
             lockrec *r = lock_rec(s, word, true);
-            uint64_t f = w->last_fence_seq[lane];
-            uint64_t d = w->last_data_seq[lane] > w->data_seq_all ? w->last_data_seq[lane]
-                                                                   : w->data_seq_all;
+            const warp_fences *wf = w->fences;
+            uint64_t f = wf ? wf->last_fence_seq[lane] : 0;
+            uint64_t d = wf && wf->last_data_seq[lane] > w->data_seq_all ? wf->last_data_seq[lane]
+                                                                         : w->data_seq_all;
             bool fenced = h->acq_seq && f > h->acq_seq && f > d;
             if (!h->acq_seq)
                 fenced = f > d && f > 0;
             if (!fenced) {
                 r->broken = 1;
             } else {
-                uint8_t rs = w->last_fence_scope[lane] < as ? w->last_fence_scope[lane] : as;
+                uint8_t rs = wf->last_fence_scope[lane] < as ? wf->last_fence_scope[lane] : as;
                 if (rs < r->min_rel)
                     r->min_rel = rs;
             }
-            w->holds[i] = w->holds[--w->nholds];
+            w->locks->holds[i] = w->locks->holds[--w->nholds];
             w->lsid_valid &= ~(1u << lane);
             break;
         }
@@ -503,20 +537,13 @@ static __attribute__((noinline)) uint32_t lane_lockset_slow(lk *s, warp_st *w, u
                                                            unsigned lane, bool atomic,
                                                            uint8_t ascope)
 {
-    if (!atomic && !w->nholds) {
-        /* no lock held by any lane: every lane's set is the empty one, so
-         * the warp learns it for all 32 lanes at once (a fresh warp's first
-         * plain access asked 32 times) */
-        for (unsigned l = 0; l < 32; l++)
-            w->lsid[l] = s->empty_ls;
-        w->lsid_valid = UINT32_MAX;
-        return s->empty_ls;
-    }
+    if (!atomic && !w->nholds)
+        return s->empty_ls;   /* no lock held by any lane */
     uint64_t e[2 * MAX_HOLDS + 2] = {0};   /* = {0}: GCC 12 cannot see that only e[0..n) is read */
     uint32_t n = 0;
     uint32_t bf = fold_block(block);
     for (uint32_t i = 0; i < w->nholds; i++) {
-        const hold *h = &w->holds[i];
+        const hold *h = &w->locks->holds[i];
         if (h->lane != lane || !h->acq_seq)
             continue;
         e[n++] = entry(h->word, bf);
@@ -531,8 +558,8 @@ static __attribute__((noinline)) uint32_t lane_lockset_slow(lk *s, warp_st *w, u
     if (n > 1)
         qsort(e, n, sizeof *e, cmp_u64);
     uint32_t id = ls_intern(&s->ls, e, n);
-    if (!atomic) {
-        w->lsid[lane] = id;
+    if (!atomic) {   /* here the warp holds a lock: w->locks exists */
+        w->locks->lsid[lane] = id;
         w->lsid_valid |= 1u << lane;
     }
     return id;
@@ -544,7 +571,7 @@ static inline uint32_t lane_lockset(lk *s, warp_st *w, uint32_t block, unsigned 
                                     uint8_t ascope)
 {
     if (!atomic && ((w->lsid_valid >> lane) & 1u))
-        return w->lsid[lane];
+        return w->locks->lsid[lane];
     return lane_lockset_slow(s, w, block, lane, atomic, ascope);
 }
 
@@ -633,8 +660,9 @@ static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch,
         ring = &s->host_ring;
     } else {
         block_st *ob_st = block_find(s, old_epoch, ob, false);
-        if (ob_st && ob_st->w[ow])
-            ring = &ob_st->w[ow]->ring;
+        const warp_st *ow_st = ob_st ? wr_warp_slot(&ob_st->w, ow) : NULL;
+        if (ow_st)
+            ring = &ow_st->ring;
     }
     const wr_ring_ent *fe = ring ? wr_ring_find(ring, ohost ? 0 : ol, c->space, r.addr, c->seq, old->site)
                                  : NULL;
@@ -812,7 +840,7 @@ static void on_access(lk *s, const wr_event *ev)
     block_st *b;
     warp_st *w;
     locate(s, a->launch, a->block, a->warp, &epoch, &b, &w);
-    wr_barrier_wake(&b->bars, 1u << (a->warp & 31u), barrier_done, b);
+    wr_barrier_wake_lazy(&b->bars, &s->bar_pool, 1u << (a->warp & 31u), barrier_done, b);
 
     bool atomic = wr_op_is_atomic(a->op);
     uint8_t ascope = atomic ? norm_scope(a->scope) : 0;
@@ -820,9 +848,9 @@ static void on_access(lk *s, const wr_event *ev)
         lock_events(s, w, ev, epoch);
     } else if (a->active_mask == UINT32_MAX) {
         w->data_seq_all = ev->seq + 1;
-    } else {
+    } else if (w->fences) {
         for (uint32_t x = a->active_mask; x; x &= x - 1)
-            w->last_data_seq[__builtin_ctz(x)] = ev->seq + 1;
+            w->fences->last_data_seq[__builtin_ctz(x)] = ev->seq + 1;
     }
 
     unsigned size = a->size ? a->size : 4;
@@ -911,6 +939,9 @@ static void *lk_create(const wr_engine_config *cfg)
     lk *s = xcalloc(1, sizeof *s);
     s->block_pool.size = sizeof(block_st);
     s->warp_pool.size = sizeof(warp_st);
+    s->bar_pool.size = sizeof(wr_block_barriers);
+    s->locks_pool.size = sizeof(warp_locks);
+    s->fences_pool.size = sizeof(warp_fences);
     s->cfg = *cfg;
     if (!s->cfg.shards)
         s->cfg.shards = 1;
@@ -968,11 +999,14 @@ static void lk_destroy(void *self)
     lk *s = self;
     if (!s)
         return;
-    /* the pools' slabs hold every block and warp; under ASan each is its own
-     * heap block and is put back (freed) one by one */
-    wr_blocktab_free(&s->blocks, WR_UNDER_ASAN ? drop_block : NULL, s);
+    /* the pools' slabs hold every block and warp (not their warp arrays);
+     * under ASan each is its own heap block and is put back one by one */
+    wr_blocktab_free(&s->blocks, drop_block_at_end, s);
     wr_pool_release(&s->block_pool);
     wr_pool_release(&s->warp_pool);
+    wr_pool_release(&s->bar_pool);
+    wr_pool_release(&s->locks_pool);
+    wr_pool_release(&s->fences_pool);
     free(s->locks);
     ls_free(&s->ls);
     wr_shadow_free(s->map);
