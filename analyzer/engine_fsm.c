@@ -65,6 +65,38 @@ typedef struct fsm {
     wr_pool block_pool, warp_pool, bar_pool;
 } fsm;
 
+/* ---- packed lines (shadow.h) ----
+ * A packed line's rep is the state word of its lane-0 word; word 32k + l
+ * holds the same word with l added to the lane (mod 32).  The fast path
+ * packs the lines a whole-line coalesced access leaves alike: every lane
+ * gets the same table answer (uniform_segment), so only the lane differs. */
+
+static void expand_line(void *cells, const void *rep)
+{
+    uint64_t r = *(const uint64_t *)rep;
+    uint64_t *c = cells;
+    uint64_t rest = r & ~(31ull << WR_FSM_LANE_SHIFT);
+    unsigned lane0 = wr_fsm_lane(r);
+    for (unsigned l = 0; l < WR_SHADOW_LINE_WORDS; l++)
+        c[l] = rest | ((uint64_t)((lane0 + l) & 31u) << WR_FSM_LANE_SHIFT);
+}
+
+/* Non-zero words of a page (a live rep: 32 of them). */
+static uint64_t live_words(const fsm *f, wr_shadow_page *p)
+{
+    uint64_t n = 0;
+    for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
+        if (wr_shadow_line_packed(p, l)) {
+            n += *(const uint64_t *)wr_shadow_line_rep(f->map, p, l) ? WR_SHADOW_LINE_WORDS : 0;
+            continue;
+        }
+        const uint64_t *cells = wr_shadow_cells_at(f->map, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
+        for (unsigned k = 0; k < WR_SHADOW_LINE_WORDS; k++)
+            n += cells[k] != 0;
+    }
+    return n;
+}
+
 /* ---- block / warp state ---- */
 
 static block_st *block_find(fsm *f, uint32_t epoch, uint32_t block, bool create)
@@ -83,11 +115,8 @@ static void drop_shared_pages(fsm *f, block_st *b)
 {
     for (uint32_t i = 0; i < b->nshared; i++) {
         wr_shadow_page *p = wr_shadow_lookup_slow(f->map, b->shared_keys[i], false);
-        if (p) {
-            const uint64_t *cells = (const uint64_t *)(const void *)p->cells;
-            for (unsigned k = 0; k < WR_SHADOW_PAGE_WORDS; k++)
-                f->live -= cells[k] != 0;
-        }
+        if (p)
+            f->live -= live_words(f, p);
         wr_shadow_remove(f->map, b->shared_keys[i]);
     }
     free(b->shared_keys);
@@ -355,19 +384,32 @@ static inline uint32_t tag_epoch(uint32_t newest, unsigned tag)
 
 /* A newer epoch touches the page: words whose epoch is ordered before it
  * become INIT; words older than 255 epochs are dropped too (documented). */
+static bool swept(fsm *f, uint64_t w, uint32_t newest, uint32_t epoch)
+{
+    if (!w)
+        return false;
+    uint32_t we = tag_epoch(newest, wr_fsm_tag(w));
+    return we + 255u < epoch || wr_epochs_ordered(f->ep, we, epoch);
+}
+
 static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
 {
-    uint64_t *cells = (uint64_t *)(void *)p->cells;
     uint32_t newest = (uint32_t)p->user;
-    for (unsigned i = 0; i < WR_SHADOW_PAGE_WORDS; i++) {
-        uint64_t w = cells[i];
-        if (!w)
+    for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
+        if (wr_shadow_line_packed(p, l)) {
+            uint64_t *rep = wr_shadow_line_rep(f->map, p, l);
+            if (swept(f, *rep, newest, epoch)) {   /* the tag is the same in all 32 */
+                *rep = 0;
+                f->live -= WR_SHADOW_LINE_WORDS;
+            }
             continue;
-        uint32_t we = tag_epoch(newest, wr_fsm_tag(w));
-        if (we + 255u < epoch || wr_epochs_ordered(f->ep, we, epoch)) {
-            cells[i] = 0;
-            f->live--;
         }
+        uint64_t *cells = wr_shadow_cells_at(f->map, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
+        for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
+            if (swept(f, cells[i], newest, epoch)) {
+                cells[i] = 0;
+                f->live--;
+            }
     }
     p->user = epoch;
 }
@@ -396,9 +438,10 @@ static inline wr_shadow_page *page_for(fsm *f, uint8_t space, uint32_t launch, b
     return p;
 }
 
-/* The slow path of one word: another epoch's word, or a race. */
+/* The slow path of one word: another epoch's word, or a race.  With
+ * `races` not NULL nothing is reported: *races says whether it would be. */
 static uint64_t step_slow(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t old, uint64_t cur,
-                          unsigned lane, uint64_t word)
+                          unsigned lane, uint64_t word, bool *races)
 {
     uint32_t old_epoch = c->epoch;
     unsigned rel, sync;
@@ -414,7 +457,10 @@ static uint64_t step_slow(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t 
     }
     unsigned st = wr_fsm_state(old);
     unsigned next = wr_fsm25_next[st][c->acc][sync][rel];
-    if (next == WR_FSM25_RACE && st != WR_FSM25_RACE)
+    bool race = next == WR_FSM25_RACE && st != WR_FSM25_RACE;
+    if (races)
+        *races = race;
+    else if (race)
         report(f, c, old, old_epoch, rel, lane, word);
     return cur | next;
 }
@@ -422,15 +468,15 @@ static uint64_t step_slow(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t 
 static inline void touch_word(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t cur,
                               unsigned lane, uint64_t word)
 {
-    uint64_t *cell = (uint64_t *)wr_shadow_cell(p, 8, word);
+    uint64_t *cell = (uint64_t *)wr_shadow_cell(f->map, p, word);
     uint64_t old = *cell;
     uint64_t nw;
     if ((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT) && old) {
-        nw = step_slow(f, c, p, old, cur, lane, word);
+        nw = step_slow(f, c, p, old, cur, lane, word, NULL);
     } else {
         nw = wr_fsm_step(old, cur, c->acc);
         if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
-            nw = step_slow(f, c, p, old, cur, lane, word);
+            nw = step_slow(f, c, p, old, cur, lane, word, NULL);
     }
     f->live += !old;   /* no transition leads to INIT: nw != 0 */
     *cell = nw;
@@ -470,11 +516,11 @@ __attribute__((noinline)) static void uniform_segment(fsm *f, const cur_ctx *c, 
         }
         uint64_t nw;
         if ((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT)) {
-            nw = step_slow(f, c, sp, old, cur, ln, w0 + ln);
+            nw = step_slow(f, c, sp, old, cur, ln, w0 + ln, NULL);
         } else {
             nw = wr_fsm_step(old, cur, c->acc);
             if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE) {
-                nw = step_slow(f, c, sp, old, cur, ln, w0 + ln);
+                nw = step_slow(f, c, sp, old, cur, ln, w0 + ln, NULL);
             } else {
                 memo_canon = canon;
                 memo_next = nw & WR_FSM_STATE_MASK;
@@ -483,6 +529,34 @@ __attribute__((noinline)) static void uniform_segment(fsm *f, const cur_ctx *c, 
         *cell = nw;
     }
     f->live += born;
+}
+
+/* A whole packed line under a full-mask aligned access whose lanes share
+ * one sync state: the lane-0 word's step, kept packed.  Returns false,
+ * changing nothing, when the step reports (each word then reports its own
+ * lane: the caller expands the line). */
+static bool packed_line_step(fsm *f, const cur_ctx *c, wr_shadow_page *sp, unsigned line,
+                             uint64_t cur_uniform)
+{
+    uint64_t *rep = wr_shadow_line_rep(f->map, sp, line);
+    uint64_t old = *rep;
+    if (!old) {
+        *rep = cur_uniform | wr_fsm25_next[WR_FSM25_INIT][c->acc][0][0];
+        f->live += WR_SHADOW_LINE_WORDS;
+        return true;
+    }
+    uint64_t nw;
+    bool races = false;
+    if ((old ^ cur_uniform) & (0xffull << WR_FSM_TAG_SHIFT)) {
+        nw = step_slow(f, c, sp, old, cur_uniform, 0, 0, &races);   /* no report: no word */
+    } else {
+        nw = wr_fsm_step(old, cur_uniform, c->acc);
+        races = wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE;
+    }
+    if (races)
+        return false;
+    *rep = nw;
+    return true;
 }
 
 typedef struct lane_page_ctx {
@@ -543,7 +617,12 @@ static void on_access(fsm *f, const wr_event *ev)
             if (wr_shard_of(a->space, a->launch, a->block, (w0 + lane) << WR_WORD_SHIFT, shards) != shard)
                 continue;
             wr_shadow_page *sp = page_for(f, a->space, a->launch, b, w0 + lane, epoch);
-            uint64_t *cells = (uint64_t *)(void *)sp->cells;
+            unsigned line = wr_shadow_line_of(w0);
+            if (!wcl && segmask == UINT32_MAX && !(w0 & (WR_SHADOW_LINE_WORDS - 1)) &&
+                wr_shadow_line_packed(sp, line) && packed_line_step(f, &c, sp, line, cur_uniform))
+                continue;
+            wr_shadow_expand_range(f->map, sp, w0 + lane, w0 + 31u - (unsigned)__builtin_clz(segmask));
+            uint64_t *cells = wr_shadow_cells_at(f->map, sp, 0);
             if (!wcl) {
                 uniform_segment(f, &c, sp, cells, w0, segmask, cur_uniform);
                 continue;
@@ -559,11 +638,11 @@ static void on_access(fsm *f, const wr_event *ev)
                 uint64_t old = *cell;
                 uint64_t nw;
                 if (((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT)) && old) {
-                    nw = step_slow(f, &c, sp, old, cur, ln, wd);
+                    nw = step_slow(f, &c, sp, old, cur, ln, wd, NULL);
                 } else {
                     nw = wr_fsm_step(old, cur, c.acc);
                     if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
-                        nw = step_slow(f, &c, sp, old, cur, ln, wd);
+                        nw = step_slow(f, &c, sp, old, cur, ln, wd, NULL);
                 }
                 f->live += !old;   /* no transition leads to INIT: nw != 0 */
                 *cell = nw;
@@ -573,7 +652,7 @@ static void on_access(fsm *f, const wr_event *ev)
     }
 
     lane_page_ctx lpc = {f, a, b, epoch};
-    wr_shadow_prefetch_lanes(a, 8, shard, shards, lane_page, &lpc, NULL);
+    wr_shadow_prefetch_lanes(a, f->map, shard, shards, lane_page, &lpc, NULL);
 
     uint64_t run = UINT64_MAX;
     bool run_ok = false;
@@ -646,7 +725,7 @@ static void *fsm_create(const wr_engine_config *cfg)
     f->cfg = *cfg;
     if (!f->cfg.shards)
         f->cfg.shards = 1;
-    f->map = wr_shadow_new(8);
+    f->map = wr_shadow_new(8, expand_line);
     f->ep = wr_epochs_new();
     return f;
 }

@@ -449,7 +449,7 @@ static void mark_lock_words(lk *s, const wr_access *a, uint32_t epoch)
                 s->cfg.shard)
                 continue;
             wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, wd, epoch);
-            cell *c = (cell *)wr_shadow_cell(p, sizeof(cell), wd);
+            cell *c = (cell *)wr_shadow_cell(s->map, p, wd);
             if (!(c->meta & M_LOCKWORD)) {
                 s->live += !c->meta;
                 memset(c, 0, sizeof *c);
@@ -794,7 +794,7 @@ static void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *
     while (wr_next_owned_lane_page(&mask, lane0_word, a, s->cfg.shard, s->cfg.shards, &piece)) {
         uint64_t first = lane0_word + (unsigned)__builtin_ctz(piece);
         wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, first, c->epoch);
-        cell *cells = (cell *)wr_shadow_cell(p, sizeof(cell), first & ~(uint64_t)WR_SHADOW_PAGE_MASK);
+        cell *cells = (cell *)wr_shadow_cell(s->map, p, first & ~(uint64_t)WR_SHADOW_PAGE_MASK);
         bool memo = false;
         cell memo_old = {0}, memo_new = {0};
         uint32_t memo_ls = 0;
@@ -871,7 +871,7 @@ static void on_access(lk *s, const wr_event *ev)
         return;
     }
     lane_page_ctx lpc = {s, a, epoch};
-    wr_shadow_prefetch_lanes(a, sizeof(cell), s->cfg.shard, s->cfg.shards, lane_page, &lpc, NULL);
+    wr_shadow_prefetch_lanes(a, s->map, s->cfg.shard, s->cfg.shards, lane_page, &lpc, NULL);
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
     bool run_ok = false;
     wr_shadow_page *p = NULL;
@@ -894,7 +894,7 @@ static void on_access(lk *s, const wr_event *ev)
             }
             if (lsid == UINT32_MAX)
                 lsid = lane_lockset(s, w, a->block, lane, atomic, ascope);
-            touch(s, &c, p, (cell *)wr_shadow_cell(p, sizeof(cell), wd), base_id | lane, lsid, lane, wd);
+            touch(s, &c, p, (cell *)wr_shadow_cell(s->map, p, wd), base_id | lane, lsid, lane, wd);
         }
     }
 }
@@ -909,7 +909,7 @@ static void host_range(lk *s, cur_ctx *c, uint64_t addr, uint64_t bytes)
     while (wr_next_owned_global_run(&next, last, s->cfg.shard, s->cfg.shards, &first, &end)) {
         wr_shadow_page *p = page_for(s, WR_SPACE_GLOBAL, 0, 0, first, c->epoch);
         for (uint64_t wd = first; wd <= end; wd++)
-            touch(s, c, p, (cell *)wr_shadow_cell(p, sizeof(cell), wd), HOST_BLOCK << 10, 0, 0,
+            touch(s, c, p, (cell *)wr_shadow_cell(s->map, p, wd), HOST_BLOCK << 10, 0, 0,
                   wd);
     }
 }
@@ -945,7 +945,7 @@ static void *lk_create(const wr_engine_config *cfg)
     s->cfg = *cfg;
     if (!s->cfg.shards)
         s->cfg.shards = 1;
-    s->map = wr_shadow_new(sizeof(cell));
+    s->map = wr_shadow_new(sizeof(cell), NULL);
     s->ep = wr_epochs_new();
     ls_init(&s->ls);
     s->empty_ls = ls_intern(&s->ls, NULL, 0);

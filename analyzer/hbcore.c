@@ -400,7 +400,7 @@ static inline hb_cell *cell_of(wr_hbe *e, uint8_t space, uint32_t launch, uint32
 {
     uint64_t key = wr_shadow_key(space, launch, block, word);
     wr_shadow_page *p = wr_shadow_get(e->shadow, key);
-    return (hb_cell *)wr_shadow_cell(p, sizeof(hb_cell), word);
+    return (hb_cell *)wr_shadow_cell(e->shadow, p, word);
 }
 
 typedef struct lane_page_ctx {
@@ -515,7 +515,7 @@ static void prefetch_vector_lanes(wr_hbe *e, const wr_access *a)
 {
     lane_page_ctx lpc = {e, a};
     void *cells[32];
-    unsigned n = wr_shadow_prefetch_lanes(a, sizeof(hb_cell), e->cfg.shard, e->cfg.shards,
+    unsigned n = wr_shadow_prefetch_lanes(a, e->shadow, e->cfg.shard, e->cfg.shards,
                                           lane_page, &lpc, cells);
     for (unsigned i = 0; i < n; i++) {
         uint32_t r = ((const hb_cell *)cells[i])->rctx;
@@ -706,7 +706,7 @@ void *wr_hbe_create_pass(const wr_engine_config *cfg, const wr_pass_member *memb
     e->nchk = n;
     e->all = (uint8_t)((1u << n) - 1u);
     e->hb = wr_hb_new(layers);
-    e->shadow = wr_shadow_new(sizeof(hb_cell));
+    e->shadow = wr_shadow_new(sizeof(hb_cell), NULL);
     e->capctx = 256;
     e->ctx = xrealloc(NULL, (size_t)e->capctx * sizeof *e->ctx);
     memset(&e->ctx[0], 0, sizeof e->ctx[0]);

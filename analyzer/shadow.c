@@ -22,11 +22,13 @@ static inline size_t hash_key(uint64_t k)
     return (size_t)k;
 }
 
-wr_shadow_map *wr_shadow_new(size_t cell_bytes)
+wr_shadow_map *wr_shadow_new(size_t cell_bytes, wr_shadow_expand_fn expand)
 {
     wr_shadow_map *m = xcalloc(1, sizeof *m);
     m->cell_bytes = cell_bytes;
-    m->page_bytes = sizeof(wr_shadow_page) + WR_SHADOW_PAGE_WORDS * cell_bytes;
+    m->expand = expand;
+    m->page_bytes = WR_SHADOW_PAGE_WORDS * cell_bytes;
+    m->header_bytes = sizeof(wr_shadow_page) + (expand ? WR_SHADOW_LINES * cell_bytes : 0);
     m->cap = 64;
     m->keys = xcalloc(m->cap, sizeof *m->keys);
     m->pages = xcalloc(m->cap, sizeof *m->pages);
@@ -34,12 +36,15 @@ wr_shadow_map *wr_shadow_new(size_t cell_bytes)
 }
 
 /* A slab of fresh anonymous memory: already zero, so a page needs no
- * memset.  Written once per 4 KiB so that every page of it is really
- * there: left to the first read, a page would map the kernel's zero page
- * and the engine's first write would then copy it and flush the TLB of
- * every other worker.  (Transparent huge pages for the slabs were tried:
- * no gain on the gather trace, and sys time spiked with compaction.) */
-static void *slab_new(void)
+ * memset.  Without packing, written once per 4 KiB so that every page of
+ * it is really there: left to the first read, a page would map the
+ * kernel's zero page and the engine's first write would then copy it and
+ * flush the TLB of every other worker.  With packing, cells are written
+ * (line by line, on expansion) before they are read, and the lines that
+ * stay packed are never made resident.  (Transparent huge pages for the
+ * slabs were tried: no gain on the gather trace, and sys time spiked with
+ * compaction.) */
+static void *slab_new(bool prefault)
 {
     unsigned char *slab = mmap(NULL, SLAB_BYTES, PROT_READ | PROT_WRITE,
                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -47,41 +52,76 @@ static void *slab_new(void)
         return wr_out_of_memory(SLAB_BYTES);
     long ps = sysconf(_SC_PAGESIZE);
     size_t step = ps > 0 ? (size_t)ps : 4096;
-    for (size_t off = 0; off < SLAB_BYTES; off += step)
+    for (size_t off = 0; prefault && off < SLAB_BYTES; off += step)
         ((volatile unsigned char *)slab)[off] = 0;
     return slab;
 }
 
+/* Cells of a reused page: what was written is zeroed again (for a packing
+ * map, the expanded lines only, so packed ones stay untouched). */
+static void cells_clear(const wr_shadow_map *m, wr_shadow_page *p)
+{
+    if (!m->expand) {
+        memset(p->cells, 0, m->page_bytes);
+        return;
+    }
+    size_t line_bytes = WR_SHADOW_LINE_WORDS * m->cell_bytes;
+    for (uint32_t x = p->expanded; x; x &= x - 1)
+        memset(p->cells + (unsigned)__builtin_ctz(x) * line_bytes, 0, line_bytes);
+}
+
+static unsigned char *cells_alloc(wr_shadow_map *m);
+
 static wr_shadow_page *page_alloc(wr_shadow_map *m)
+{
+    wr_shadow_slabs *s = &m->mem;
+    wr_shadow_page *p;
+    if (s->nspare) {
+        p = s->spare[--s->nspare];
+        unsigned char *cells = p->cells;
+        cells_clear(m, p);
+        memset(p, 0, m->header_bytes);
+        p->cells = cells;
+    } else {
+        p = xcalloc(1, m->header_bytes);
+        p->cells = cells_alloc(m);
+    }
+    p->expanded = m->expand ? 0 : UINT32_MAX;
+    return p;
+}
+
+static unsigned char *cells_alloc(wr_shadow_map *m)
 {
     wr_shadow_slabs *s = &m->mem;
     if (WR_SHADOW_HEAP_PAGES || m->page_bytes > SLAB_BYTES)
         return xcalloc(1, m->page_bytes);
-    if (s->nspare) {
-        wr_shadow_page *p = s->spare[--s->nspare];
-        memset(p, 0, m->page_bytes);
-        return p;
-    }
     if (s->left < m->page_bytes) {
         if (s->nslabs == s->capslabs) {
             s->capslabs = s->capslabs ? 2 * s->capslabs : 16;
             s->slabs = xrealloc(s->slabs, s->capslabs * sizeof *s->slabs);
         }
-        s->next = slab_new();
+        s->next = slab_new(!m->expand);
         s->slabs[s->nslabs++] = s->next;
         s->left = SLAB_BYTES;
     }
-    wr_shadow_page *p = (wr_shadow_page *)(void *)s->next;
+    unsigned char *cells = s->next;
     s->next += m->page_bytes;
     s->left -= m->page_bytes;
-    return p;
+    return cells;
+}
+
+static void page_free(const wr_shadow_map *m, wr_shadow_page *p)
+{
+    if (WR_SHADOW_HEAP_PAGES || m->page_bytes > SLAB_BYTES)
+        free(p->cells);
+    free(p);
 }
 
 static void page_release(wr_shadow_map *m, wr_shadow_page *p)
 {
     wr_shadow_slabs *s = &m->mem;
-    if (WR_SHADOW_HEAP_PAGES || m->page_bytes > SLAB_BYTES) {
-        free(p);
+    if (WR_SHADOW_HEAP_PAGES) {   /* each page its own heap block, as ASan sees it */
+        page_free(m, p);
         return;
     }
     if (s->nspare == s->capspare) {
@@ -95,9 +135,11 @@ void wr_shadow_free(wr_shadow_map *m)
 {
     if (!m)
         return;
-    if (WR_SHADOW_HEAP_PAGES || m->page_bytes > SLAB_BYTES)
-        for (size_t i = 0; i < m->cap; i++)
-            free(m->pages[i]);
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->pages[i])
+            page_free(m, m->pages[i]);
+    for (size_t i = 0; i < m->mem.nspare; i++)
+        page_free(m, m->mem.spare[i]);
     for (size_t i = 0; i < m->mem.nslabs; i++)
         munmap(m->mem.slabs[i], SLAB_BYTES);
     free(m->mem.slabs);
@@ -214,4 +256,20 @@ void wr_shadow_foreach(wr_shadow_map *m, void (*fn)(wr_shadow_page *, void *), v
     for (size_t i = 0; i < m->cap; i++)
         if (m->pages[i])
             fn(m->pages[i], ctx);
+}
+
+void wr_shadow_expand_line(const wr_shadow_map *m, wr_shadow_page *p, unsigned line)
+{
+    size_t cb = m->cell_bytes;
+    unsigned char *cells = p->cells + (size_t)line * WR_SHADOW_LINE_WORDS * cb;
+    const unsigned char *rep = p->reps + (size_t)line * cb;
+    bool zero = true;
+    for (size_t i = 0; i < cb && zero; i++)
+        zero = !rep[i];
+    if (zero)
+        memset(cells, 0, WR_SHADOW_LINE_WORDS * cb);   /* written before read: see slab_new */
+    else
+        m->expand(cells, rep);
+    memset(p->reps + (size_t)line * cb, 0, cb);
+    p->expanded |= 1u << line;
 }

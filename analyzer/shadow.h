@@ -13,6 +13,19 @@
  * (fixed per map, zero-initialised: an engine should make "all zero" its
  * virgin/INIT state) plus two 64-bit engine-owned header fields.
  *
+ * Packed lines.  A map created with an expand function keeps each line of
+ * WR_SHADOW_LINE_WORDS (32) words packed while it can: one representative
+ * cell (`rep`) stands for all 32, and the line's own cells are not touched,
+ * so the memory behind them is never made resident.  What a rep means is
+ * the engine's: expand(cells, rep) writes the 32 cells it stands for (rep
+ * all zero: 32 zero cells, without a call).  A coalesced warp access of a
+ * whole aligned line (lane l on word 32k + l) leaves its 32 cells alike up
+ * to their lane, which is what an engine packs; anything else that reaches
+ * a cell through wr_shadow_cell() or wr_shadow_expand_range() expands the
+ * line first, for good.  The cells of a packed line are zero and must not
+ * be read.  Pages live as a small header (with the reps) apart from their
+ * cells, so a page whose lines all stay packed costs no cell memory.
+ *
  * Not thread-safe: one map per engine instance (per shard).
  */
 #ifndef WARPRACE_SHADOW_H
@@ -32,13 +45,23 @@
  * engines look a page up once per run. */
 _Static_assert(WR_SHARD_RUN_SHIFT == WR_SHADOW_PAGE_SHIFT, "shard runs must be shadow pages");
 
+#define WR_SHADOW_LINE_SHIFT 5
+#define WR_SHADOW_LINE_WORDS (1u << WR_SHADOW_LINE_SHIFT)
+#define WR_SHADOW_LINES (WR_SHADOW_PAGE_WORDS / WR_SHADOW_LINE_WORDS)
+_Static_assert(WR_SHADOW_LINES == 32, "one bit per line in a uint32_t");
+
 typedef struct wr_shadow_page {
     uint64_t key;
     uint64_t user;       /* engine-owned, 0 on creation */
     uint64_t user2;      /* engine-owned, 0 on creation */
-    uint64_t pad;
-    _Alignas(16) unsigned char cells[]; /* WR_SHADOW_PAGE_WORDS * cell_bytes */
+    uint32_t expanded;   /* bit l: line l lives in its cells, not in reps */
+    uint32_t pad;
+    unsigned char *cells; /* WR_SHADOW_PAGE_WORDS * cell_bytes */
+    _Alignas(16) unsigned char reps[]; /* WR_SHADOW_LINES * cell_bytes (packing maps) */
 } wr_shadow_page;
+
+/* Writes the 32 cells of a packed line from its rep (not all zero). */
+typedef void (*wr_shadow_expand_fn)(void *cells, const void *rep);
 
 /* Shadow pages come from 2 MiB slabs (shadow.c): fresh anonymous memory is
  * already zero, so a new page costs no memset. */
@@ -55,7 +78,9 @@ typedef struct wr_shadow_slabs {
 
 typedef struct wr_shadow_map {
     size_t cell_bytes;
-    size_t page_bytes;       /* header + cells */
+    size_t page_bytes;       /* cells */
+    size_t header_bytes;     /* header + reps */
+    wr_shadow_expand_fn expand;  /* NULL: lines are never packed */
     wr_shadow_slabs mem;
     size_t cap;          /* power of two */
     size_t count;
@@ -82,7 +107,8 @@ static inline uint64_t wr_shadow_key(uint8_t space, uint32_t launch, uint32_t bl
            ((uint64_t)block << 14) | ((word >> WR_SHADOW_PAGE_SHIFT) & 0x3fffu);
 }
 
-wr_shadow_map *wr_shadow_new(size_t cell_bytes);
+/* expand NULL: every line is expanded from the start (no packing). */
+wr_shadow_map *wr_shadow_new(size_t cell_bytes, wr_shadow_expand_fn expand);
 void wr_shadow_free(wr_shadow_map *m);
 /* The page for `key`, created (zeroed) when absent when `create`; a page
  * found or created becomes the most recent one. */
@@ -112,9 +138,48 @@ static inline wr_shadow_page *wr_shadow_get(wr_shadow_map *m, uint64_t key)
     return wr_shadow_lookup_slow(m, key, true);
 }
 
-static inline void *wr_shadow_cell(wr_shadow_page *p, size_t cell_bytes, uint64_t word)
+/* Unpacks line `line` of p into its cells (it must be packed). */
+void wr_shadow_expand_line(const wr_shadow_map *m, wr_shadow_page *p, unsigned line);
+
+static inline unsigned wr_shadow_line_of(uint64_t word)
 {
-    return p->cells + (size_t)(word & WR_SHADOW_PAGE_MASK) * cell_bytes;
+    return (unsigned)(word & WR_SHADOW_PAGE_MASK) >> WR_SHADOW_LINE_SHIFT;
+}
+
+static inline bool wr_shadow_line_packed(const wr_shadow_page *p, unsigned line)
+{
+    return !((p->expanded >> line) & 1u);
+}
+
+/* The rep of a packed line. */
+static inline void *wr_shadow_line_rep(const wr_shadow_map *m, wr_shadow_page *p, unsigned line)
+{
+    return p->reps + (size_t)line * m->cell_bytes;
+}
+
+/* Expands the packed lines among words first..last (one page). */
+static inline void wr_shadow_expand_range(const wr_shadow_map *m, wr_shadow_page *p,
+                                          uint64_t first, uint64_t last)
+{
+    for (unsigned l = wr_shadow_line_of(first), e = wr_shadow_line_of(last); l <= e; l++)
+        if (wr_shadow_line_packed(p, l))
+            wr_shadow_expand_line(m, p, l);
+}
+
+/* The cell of `word` in p, its line expanded first. */
+static inline void *wr_shadow_cell(const wr_shadow_map *m, wr_shadow_page *p, uint64_t word)
+{
+    unsigned line = wr_shadow_line_of(word);
+    if (__builtin_expect(wr_shadow_line_packed(p, line), 0))
+        wr_shadow_expand_line(m, p, line);
+    return p->cells + (size_t)(word & WR_SHADOW_PAGE_MASK) * m->cell_bytes;
+}
+
+/* The cells of p from word `first` (which must not be packed), without a
+ * check: for a loop over words whose lines were expanded. */
+static inline void *wr_shadow_cells_at(const wr_shadow_map *m, wr_shadow_page *p, uint64_t first)
+{
+    return p->cells + (size_t)(first & WR_SHADOW_PAGE_MASK) * m->cell_bytes;
 }
 
 /* Do all the bytes an access touches lie in one shard run (engine.h,
@@ -197,7 +262,7 @@ static inline bool wr_next_owned_lane_page(uint32_t *mask, uint64_t lane0_word,
  * word loop would, so calling it first changes nothing the loop sees.
  * When `cells` is not NULL it gets the cells asked for (at most 32), for an
  * engine that follows them on; returns how many (0 for other shapes). */
-static inline unsigned wr_shadow_prefetch_lanes(const wr_access *a, size_t cell_bytes,
+static inline unsigned wr_shadow_prefetch_lanes(const wr_access *a, const wr_shadow_map *m,
                                                 uint32_t shard, uint32_t shards,
                                                 wr_shadow_page *(*page)(void *ctx, uint64_t word),
                                                 void *ctx, void **cells)
@@ -210,7 +275,7 @@ static inline unsigned wr_shadow_prefetch_lanes(const wr_access *a, size_t cell_
         if (shards > 1 && wr_shard_of(a->space, a->launch, a->block, addr, shards) != shard)
             continue;
         uint64_t word = addr >> WR_WORD_SHIFT;
-        void *cell = wr_shadow_cell(page(ctx, word), cell_bytes, word);
+        void *cell = wr_shadow_cell(m, page(ctx, word), word);
         __builtin_prefetch(cell, 1);
         if (cells)
             cells[n] = cell;

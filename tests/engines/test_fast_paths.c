@@ -2,7 +2,8 @@
  * Every engine's coalesced fast path (fsm's memo of the table's answer,
  * the word-per-lane loops of vc, scoped and lockset) must give exactly what
  * its general per-lane path gives.  The same random programs run twice:
- * once with strided accesses, which take the fast paths, and once with the
+ * once with strided accesses, which take the fast paths (and, whole
+ * aligned lines, the packed shadow lines of shadow.h), and once with the
  * same lane addresses spelled out as vectors, which never do.  Findings
  * must match group for group, example for example, at 1 and at 3 shards.
  */
@@ -51,8 +52,13 @@ static wr_findings *run_random_program(const wr_engine_ops *ops, unsigned shards
                                            WR_OP_ATOMIC_RMW};
             uint8_t op = ops_[rnd(5)];
             uint32_t mask = rnd(4) ? WR_FULL_MASK : (rnd(0xffffffffu) | 1u);
-            /* a third of the accesses straddle the page boundary at X + 4096 */
-            uint64_t base = (rnd(3) ? X : X + 4096 - 64) + 4ull * rnd(40);
+            /* a third cover whole aligned 32-word lines (the shadow packs
+             * them), a fifth straddle the page boundary at X + 4096, the
+             * rest start anywhere near X (and unpack packed lines) */
+            uint32_t shape = rnd(15);
+            uint64_t base = shape < 5    ? X + 128ull * rnd(4)
+                            : shape < 8 ? X + 4096 - 64 + 4ull * rnd(40)
+                                        : X + 4ull * rnd(40);
             wr_event e = lf_acc(200 + rnd(4), launch, b, w, mask, op,
                                 op == WR_OP_ATOMIC_RMW ? WR_SCOPE_DEVICE : 0, base, 4);
             if (rnd(5) == 0)

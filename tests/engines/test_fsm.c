@@ -337,3 +337,49 @@ Test(fsm, shards_give_same_findings)
     cr_assert_eq(tot[0], tot[1]);
     cr_assert_eq(groups[0], groups[1]);
 }
+
+static uint64_t live_words(void) { return R.ops->shadow_words(R.eng[0]); }
+
+/* Whole aligned lines stay packed in the shadow (one rep for 32 words):
+ * the count of tracked words, the sweep of an ordered kernel's words and
+ * the drop of a block's shared memory must see the 32 words a rep stands
+ * for, and an access to part of the line must unpack it unchanged. */
+Test(fsm, packed_lines_count_sweep_and_unpack)
+{
+    start(1);
+    lf_feed(&R, lf_acc(140, L, 0, 0, WR_FULL_MASK, WR_OP_STORE, 0, X, 4));         /* packed */
+    lf_feed(&R, lf_acc(140, L, 0, 0, WR_FULL_MASK, WR_OP_STORE, 0, X + 128, 4));   /* packed */
+    lf_feed(&R, lf_acc(140, L, 0, 0, WR_FULL_MASK, WR_OP_STORE, 0, X + 384, 4));   /* stays so */
+    cr_assert_eq(live_words(), 96);
+    /* lane 1 again (its own word X + 4, no race): unpacks line 0 */
+    lf_feed(&R, lf_acc(141, L, 0, 0, 0x2u, WR_OP_STORE, 0, X, 4));
+    cr_assert_eq(live_words(), 96);
+    wr_event sh = lf_acc(142, L, 0, 0, WR_FULL_MASK, WR_OP_STORE, 0, 0, 4);
+    sh.u.access.space = WR_SPACE_SHARED;
+    lf_feed(&R, sh);
+    cr_assert_eq(live_words(), 128);
+    wr_event exit_b0;
+    memset(&exit_b0, 0, sizeof exit_b0);
+    exit_b0.kind = WR_EV_BLOCK_EXIT;
+    exit_b0.u.block.launch = L;
+    exit_b0.u.block.block = 0;
+    lf_feed(&R, exit_b0);   /* block 0's shared memory (one packed line) dies */
+    cr_assert_eq(live_words(), 96);
+    /* another warp of the same kernel: lane 5 of the packed line X + 128
+     * was written by lane 5 of warp 0 -> race on every word, reported from
+     * the unpacked words with their own lanes */
+    lf_feed(&R, lf_acc(143, L, 1, 0, WR_FULL_MASK, WR_OP_LOAD, 0, X + 128, 4));
+    lf_feed(&R, lf_kernel_end(L));
+    /* the next kernel on the same stream is ordered after it: touching the
+     * page sweeps the earlier words, packed or not */
+    lf_feed(&R, lf_launch(2, 0));
+    lf_feed(&R, lf_acc(144, 2, 0, 0, WR_FULL_MASK, WR_OP_LOAD, 0, X + 256, 4));
+    cr_assert_eq(live_words(), 32);
+    wr_findings *f = lf_end(&R);
+    const wr_race_group *g = one_group(f);
+    cr_assert_eq(g->count, 32);
+    cr_assert_eq(g->example.race_class, WR_CLASS_INTER_BLOCK);
+    cr_assert_eq(g->example.first.lane, g->example.second.lane);
+    cr_assert_eq(g->example.addr >> 2, (X + 128) / 4 + g->example.second.lane);
+    wr_findings_free(f);
+}
