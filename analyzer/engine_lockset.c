@@ -612,18 +612,32 @@ static inline uint32_t tag_epoch(uint32_t newest, unsigned tag)
     return newest - ((newest - tag) & 0xffu);
 }
 
+static bool swept(lk *s, const cell *c, uint32_t newest, uint32_t epoch)
+{
+    if (!c->meta)
+        return false;
+    uint32_t we = tag_epoch(newest, M_TAG(c->meta));
+    return we + 255u < epoch || wr_epochs_ordered(s->ep, we, epoch);
+}
+
 static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
 {
-    cell *cells = (cell *)(void *)p->cells;
     uint32_t newest = (uint32_t)p->user;
-    for (unsigned i = 0; i < WR_SHADOW_PAGE_WORDS; i++) {
-        if (!cells[i].meta)
+    for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
+        if (wr_shadow_line_packed(p, l)) {
+            cell *rep = wr_shadow_line_rep(s->map, p, l);
+            if (swept(s, rep, newest, epoch)) {   /* the tag is the same in all 32 */
+                memset(rep, 0, sizeof *rep);
+                s->live -= WR_SHADOW_LINE_WORDS;
+            }
             continue;
-        uint32_t we = tag_epoch(newest, M_TAG(cells[i].meta));
-        if (we + 255u < epoch || wr_epochs_ordered(s->ep, we, epoch)) {
-            memset(&cells[i], 0, sizeof cells[i]);
-            s->live--;
         }
+        cell *cells = wr_shadow_cells_at(s->map, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
+        for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
+            if (swept(s, &cells[i], newest, epoch)) {
+                memset(&cells[i], 0, sizeof cells[i]);
+                s->live--;
+            }
     }
     p->user = epoch;
 }
@@ -777,6 +791,42 @@ static inline bool same_cell(const cell *x, const cell *y)
     return x->ls == y->ls && x->site == y->site && x->who == y->who && x->meta == y->meta;
 }
 
+/* Packed lines (shadow.h): a rep is the cell of the line's lane-0 word;
+ * word 32k + l holds it with l added to the accessor's lane, which is what
+ * a whole-line coalesced access leaves (lane_relative). */
+static void expand_line(void *cells, const void *rep)
+{
+    const cell *r = rep;
+    cell *c = cells;
+    for (unsigned l = 0; l < WR_SHADOW_LINE_WORDS; l++) {
+        c[l] = *r;
+        c[l].who = (r->who & ~31u) | ((r->who + l) & 31u);
+    }
+}
+
+/* A whole packed line under a full-mask aligned plain access of a warp
+ * that holds no lock: touch() on the lane-0 word's cell stands for all 32,
+ * which stay packed.  When it reports, the report for word 0 is the one its
+ * own touch() makes; the line is then unpacked with word 0's new cell for
+ * the caller to go on with lanes 1..31 (returns false). */
+static bool packed_line_touch(lk *s, const cur_ctx *c, wr_shadow_page *p, uint64_t first,
+                              uint32_t base_id, uint32_t ls)
+{
+    unsigned line = wr_shadow_line_of(first);
+    cell *rep = wr_shadow_line_rep(s->map, p, line);
+    cell old = *rep, now = old;
+    touch(s, c, p, &now, base_id, ls, 0, first);
+    if (!(now.meta & ~old.meta & M_REPORTED)) {
+        if (!old.meta)
+            s->live += WR_SHADOW_LINE_WORDS - 1;   /* touch() counted word 0 */
+        *rep = now;
+        return true;
+    }
+    wr_shadow_expand_line(s->map, p, line);
+    *(cell *)wr_shadow_cells_at(s->map, p, first) = now;
+    return false;
+}
+
 /* The word loop for the coalesced shape (shadow.h, wr_access_word_per_lane):
  * lane l touches word lane0_word + l; shard and page are decided once per
  * page.  Same (lane, word) visits in the same order as on_access's loop.
@@ -794,7 +844,14 @@ static void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *
     while (wr_next_owned_lane_page(&mask, lane0_word, a, s->cfg.shard, s->cfg.shards, &piece)) {
         uint64_t first = lane0_word + (unsigned)__builtin_ctz(piece);
         wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, first, c->epoch);
-        cell *cells = (cell *)wr_shadow_cell(s->map, p, first & ~(uint64_t)WR_SHADOW_PAGE_MASK);
+        if (piece == UINT32_MAX && !(first & (WR_SHADOW_LINE_WORDS - 1)) &&
+            uniform_ls != UINT32_MAX && wr_shadow_line_packed(p, wr_shadow_line_of(first))) {
+            if (packed_line_touch(s, c, p, first, base_id, uniform_ls))
+                continue;
+            piece &= ~1u;   /* word 0 is done */
+        }
+        wr_shadow_expand_range(s->map, p, first, lane0_word + (31u - (unsigned)__builtin_clz(piece)));
+        cell *cells = wr_shadow_cells_at(s->map, p, 0);
         bool memo = false;
         cell memo_old = {0}, memo_new = {0};
         uint32_t memo_ls = 0;
@@ -945,7 +1002,7 @@ static void *lk_create(const wr_engine_config *cfg)
     s->cfg = *cfg;
     if (!s->cfg.shards)
         s->cfg.shards = 1;
-    s->map = wr_shadow_new(sizeof(cell), NULL);
+    s->map = wr_shadow_new(sizeof(cell), expand_line);
     s->ep = wr_epochs_new();
     ls_init(&s->ls);
     s->empty_ls = ls_intern(&s->ls, NULL, 0);
