@@ -54,6 +54,7 @@ struct wr_hbe {
     uint8_t all;             /* keep mask of every checker */
     wr_shadow_map *shadow;
     uint64_t words;
+    uint64_t reports;        /* races reported so far (all checkers) */
     /* contexts: id 0 unused */
     wr_hb_ctx *ctx;
     uint32_t nctx, capctx;
@@ -251,6 +252,7 @@ static void report(wr_hbe *e, const checker *k, const wr_hb_warp *w, const wr_hb
     r.space = space;
     r.addr = addr;
     (void)w;
+    e->reports++;
     if (e->cfg.findings)
         wr_findings_report(e->cfg.findings, &r);
 }
@@ -408,6 +410,22 @@ typedef struct lane_page_ctx {
     const wr_access *a;
 } lane_page_ctx;
 
+/* Packed lines (shadow.h): a rep is the cell of the line's lane-0 word;
+ * word 32k + l holds it with l added to the lanes of its epochs, which is
+ * what a whole-line coalesced access leaves.  A rep never holds a read set. */
+static void expand_line(void *cells, const void *rep)
+{
+    const hb_cell *r = rep;
+    hb_cell *c = cells;
+    for (unsigned l = 0; l < WR_SHADOW_LINE_WORDS; l++) {
+        c[l] = *r;
+        if (r->wctx)
+            c[l].wep = (r->wep & ~31u) | ((r->wep + l) & 31u);
+        if (r->rctx)
+            c[l].rep = (r->rep & ~31u) | ((r->rep + l) & 31u);
+    }
+}
+
 static uint8_t access_kind(uint8_t op)
 {
     if (wr_op_is_atomic(op))
@@ -475,6 +493,33 @@ static bool access_not_mine(const wr_hbe *e, const wr_access *a, unsigned size)
            wr_shard_of(a->space, a->launch, a->block, a0, e->cfg.shards) != e->cfg.shard;
 }
 
+/* A whole packed line under a full-mask aligned plain access: check_word()
+ * on the lane-0 word's cell stands for all 32, which stay packed.  The
+ * lanes' words look alike from their lanes: an earlier access of the same
+ * warp is the same lane's (ordered), another warp's is decided by its
+ * stamp alone, and no pair of plain accesses asks whether the word is a
+ * sync word.  When word 0 reports or needs a read set, its own check was
+ * what the word loop would have done: the line is unpacked with word 0's
+ * new cell for the caller to go on with lanes 1..31 (returns false). */
+static bool packed_line_check(wr_hbe *e, const cur_access *ca, wr_shadow_page *p, uint64_t first)
+{
+    unsigned line = wr_shadow_line_of(first);
+    hb_cell *rep = wr_shadow_line_rep(e->shadow, p, line);
+    hb_cell now = *rep;
+    uint64_t reports = e->reports, words = e->words;
+    e->cur_word = first;
+    check_word(e, ca, &now, 0, first << WR_WORD_SHIFT);
+    if (e->reports == reports && !(now.rctx & RSET)) {
+        if (e->words != words)
+            e->words += WR_SHADOW_LINE_WORDS - 1;   /* check_word counted word 0 */
+        *rep = now;
+        return true;
+    }
+    wr_shadow_expand_line(e->shadow, p, line);
+    *(hb_cell *)wr_shadow_cells_at(e->shadow, p, first) = now;
+    return false;
+}
+
 /* The word loop for the coalesced shape (shadow.h, wr_access_word_per_lane):
  * lane l checks word lane0_word + l, and shard and page are decided once
  * per page.  Visits the same (lane, word) pairs in the same order as the
@@ -487,8 +532,16 @@ static void words_by_lane(wr_hbe *e, const cur_access *ca, const wr_access *a, u
         uint64_t last = lane0_word + (31u - (unsigned)__builtin_clz(piece));
         if (a->space == WR_SPACE_SHARED && last > e->max_shared_word)
             e->max_shared_word = last;
-        hb_cell *cells = cell_of(e, a->space, a->launch, a->block,
-                                 first & ~(uint64_t)WR_SHADOW_PAGE_MASK);
+        wr_shadow_page *p =
+            wr_shadow_get(e->shadow, wr_shadow_key(a->space, a->launch, a->block, first));
+        if (piece == UINT32_MAX && !(first & (WR_SHADOW_LINE_WORDS - 1)) &&
+            ca->c->kind != WR_KIND_ATOMIC && wr_shadow_line_packed(p, wr_shadow_line_of(first))) {
+            if (packed_line_check(e, ca, p, first))
+                continue;
+            piece &= ~1u;   /* word 0 is done */
+        }
+        wr_shadow_expand_range(e->shadow, p, first, last);
+        hb_cell *cells = wr_shadow_cells_at(e->shadow, p, 0);
         for (uint32_t x = piece; x; x &= x - 1) {
             unsigned lane = (unsigned)__builtin_ctz(x);
             uint64_t word = lane0_word + lane;
@@ -530,7 +583,7 @@ static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a
     uint64_t last_word = UINT64_MAX;
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
     bool run_ok = false;
-    hb_cell *cells = NULL;
+    wr_shadow_page *p = NULL;
     for (uint32_t x = a->active_mask; x; x &= x - 1) {
         unsigned lane = (unsigned)__builtin_ctz(x);
         uint64_t addr = wr_access_lane_addr(a, lane);
@@ -551,11 +604,10 @@ static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a
                 e->max_shared_word = word;
             if ((word >> WR_SHADOW_PAGE_SHIFT) != pn) {
                 pn = word >> WR_SHADOW_PAGE_SHIFT;
-                cells = (hb_cell *)(void *)cell_of(e, a->space, a->launch, a->block,
-                                                   word & ~(uint64_t)WR_SHADOW_PAGE_MASK);
+                p = wr_shadow_get(e->shadow, wr_shadow_key(a->space, a->launch, a->block, word));
             }
             e->cur_word = word;
-            check_word(e, ca, &cells[word & WR_SHADOW_PAGE_MASK], lane,
+            check_word(e, ca, wr_shadow_cell(e->shadow, p, word), lane,
                        word == w0 ? addr : word << WR_WORD_SHIFT);
         }
     }
@@ -645,12 +697,15 @@ static void do_copy(wr_hbe *e, const wr_event *ev)
 
 static void free_page_sets(wr_hbe *e, wr_shadow_page *p)
 {
-    hb_cell *c = (hb_cell *)p->cells;
-    for (unsigned i = 0; i < WR_SHADOW_PAGE_WORDS; i++)
-        if (c[i].rctx & RSET) {
-            rset_release(e, c[i].rctx & ~RSET);
-            c[i].rctx = 0;
-        }
+    for (uint32_t x = p->expanded; x; x &= x - 1) {   /* reps hold no read sets */
+        hb_cell *c = wr_shadow_cells_at(e->shadow, p, (uint64_t)__builtin_ctz(x)
+                                                          << WR_SHADOW_LINE_SHIFT);
+        for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
+            if (c[i].rctx & RSET) {
+                rset_release(e, c[i].rctx & ~RSET);
+                c[i].rctx = 0;
+            }
+    }
 }
 
 static void drop_shared(wr_hbe *e, uint32_t launch, uint32_t block)
@@ -706,7 +761,7 @@ void *wr_hbe_create_pass(const wr_engine_config *cfg, const wr_pass_member *memb
     e->nchk = n;
     e->all = (uint8_t)((1u << n) - 1u);
     e->hb = wr_hb_new(layers);
-    e->shadow = wr_shadow_new(sizeof(hb_cell), NULL);
+    e->shadow = wr_shadow_new(sizeof(hb_cell), expand_line);
     e->capctx = 256;
     e->ctx = xrealloc(NULL, (size_t)e->capctx * sizeof *e->ctx);
     memset(&e->ctx[0], 0, sizeof e->ctx[0]);

@@ -28,6 +28,9 @@ static wr_findings *run_random_program(const wr_engine_ops *ops, unsigned shards
                                        uint64_t seed, int as_vectors,
                                        uint64_t lanes[][32])
 {
+    static uint64_t both_runs_lanes[STEPS][32];
+    if (!lanes)
+        lanes = both_runs_lanes;
     rnd_state = seed;
     lf_run r;
     lf_start(&r, ops, shards);
@@ -59,13 +62,23 @@ static wr_findings *run_random_program(const wr_engine_ops *ops, unsigned shards
             uint64_t base = shape < 5    ? X + 128ull * rnd(4)
                             : shape < 8 ? X + 4096 - 64 + 4ull * rnd(40)
                                         : X + 4ull * rnd(40);
+            /* one in eight: a single lane, stride 0 (the general path, on
+             * lines the fast path may have packed) */
+            int64_t stride = 4;
+            if (rnd(8) == 0) {
+                stride = 0;
+                mask = 1u << rnd(32);
+            }
             wr_event e = lf_acc(200 + rnd(4), launch, b, w, mask, op,
-                                op == WR_OP_ATOMIC_RMW ? WR_SCOPE_DEVICE : 0, base, 4);
+                                op == WR_OP_ATOMIC_RMW ? WR_SCOPE_DEVICE : 0, base, stride);
             if (rnd(5) == 0)
                 e.u.access.space = WR_SPACE_SHARED;
-            if (as_vectors) {
+            /* a few are vectors in both runs: the general path then meets
+             * lines the fast path packed */
+            bool vector_in_both = rnd(6) == 0;
+            if (as_vectors || vector_in_both) {
                 for (unsigned l = 0; l < 32; l++)
-                    lanes[i][l] = (mask >> l) & 1u ? base + 4ull * l : 0;
+                    lanes[i][l] = (mask >> l) & 1u ? base + (uint64_t)stride * l : 0;
                 e.u.access.addr_mode = WR_ADDR_VECTOR;
                 e.u.access.lane_addr = lanes[i];
             }
