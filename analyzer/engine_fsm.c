@@ -617,9 +617,8 @@ static void on_access(fsm *f, const wr_event *ev)
             if (wr_shard_of(a->space, a->launch, a->block, (w0 + lane) << WR_WORD_SHIFT, shards) != shard)
                 continue;
             wr_shadow_page *sp = page_for(f, a->space, a->launch, b, w0 + lane, epoch);
-            unsigned line = wr_shadow_line_of(w0);
-            if (!wcl && segmask == UINT32_MAX && !(w0 & (WR_SHADOW_LINE_WORDS - 1)) &&
-                wr_shadow_line_packed(sp, line) && packed_line_step(f, &c, sp, line, cur_uniform))
+            if (!wcl && wr_shadow_packed_whole_line(sp, w0, segmask) &&
+                packed_line_step(f, &c, sp, wr_shadow_line_of(w0), cur_uniform))
                 continue;
             wr_shadow_expand_range(f->map, sp, w0 + lane, w0 + 31u - (unsigned)__builtin_clz(segmask));
             uint64_t *cells = wr_shadow_cells_at(f->map, sp, 0);

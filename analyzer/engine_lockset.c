@@ -844,8 +844,7 @@ static void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *
     while (wr_next_owned_lane_page(&mask, lane0_word, a, s->cfg.shard, s->cfg.shards, &piece)) {
         uint64_t first = lane0_word + (unsigned)__builtin_ctz(piece);
         wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, first, c->epoch);
-        if (piece == UINT32_MAX && !(first & (WR_SHADOW_LINE_WORDS - 1)) &&
-            uniform_ls != UINT32_MAX && wr_shadow_line_packed(p, wr_shadow_line_of(first))) {
+        if (uniform_ls != UINT32_MAX && wr_shadow_packed_whole_line(p, first, piece)) {
             if (packed_line_touch(s, c, p, first, base_id, uniform_ls))
                 continue;
             piece &= ~1u;   /* word 0 is done */

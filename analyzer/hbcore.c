@@ -534,8 +534,7 @@ static void words_by_lane(wr_hbe *e, const cur_access *ca, const wr_access *a, u
             e->max_shared_word = last;
         wr_shadow_page *p =
             wr_shadow_get(e->shadow, wr_shadow_key(a->space, a->launch, a->block, first));
-        if (piece == UINT32_MAX && !(first & (WR_SHADOW_LINE_WORDS - 1)) &&
-            ca->c->kind != WR_KIND_ATOMIC && wr_shadow_line_packed(p, wr_shadow_line_of(first))) {
+        if (ca->c->kind != WR_KIND_ATOMIC && wr_shadow_packed_whole_line(p, first, piece)) {
             if (packed_line_check(e, ca, p, first))
                 continue;
             piece &= ~1u;   /* word 0 is done */

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 /* ASan does not watch mmap'd memory: under it every page is its own heap
  * block, so an overrun of a page is still caught. */
@@ -28,7 +27,7 @@ wr_shadow_map *wr_shadow_new(size_t cell_bytes, wr_shadow_expand_fn expand)
     m->cell_bytes = cell_bytes;
     m->expand = expand;
     m->page_bytes = WR_SHADOW_PAGE_WORDS * cell_bytes;
-    m->header_bytes = sizeof(wr_shadow_page) + (expand ? WR_SHADOW_LINES * cell_bytes : 0);
+    m->header_bytes = sizeof(wr_shadow_page) + WR_SHADOW_LINES * cell_bytes;
     m->cap = 64;
     m->keys = xcalloc(m->cap, sizeof *m->keys);
     m->pages = xcalloc(m->cap, sizeof *m->pages);
@@ -36,35 +35,25 @@ wr_shadow_map *wr_shadow_new(size_t cell_bytes, wr_shadow_expand_fn expand)
 }
 
 /* A slab of fresh anonymous memory: already zero, so a page needs no
- * memset.  Without packing, written once per 4 KiB so that every page of
- * it is really there: left to the first read, a page would map the
- * kernel's zero page and the engine's first write would then copy it and
- * flush the TLB of every other worker.  With packing, cells are written
- * (line by line, on expansion) before they are read, and the lines that
- * stay packed are never made resident.  (Transparent huge pages for the
- * slabs were tried: no gain on the gather trace, and sys time spiked with
- * compaction.) */
-static void *slab_new(bool prefault)
+ * memset, and not touched here: cells are written (line by line, on
+ * expansion) before they are read, so a first read never maps the kernel's
+ * zero page for a write to copy (and flush every worker's TLB), and the
+ * lines that stay packed are never made resident.  (Transparent huge pages
+ * for the slabs were tried: no gain on the gather trace, and sys time
+ * spiked with compaction.) */
+static void *slab_new(void)
 {
     unsigned char *slab = mmap(NULL, SLAB_BYTES, PROT_READ | PROT_WRITE,
                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (slab == MAP_FAILED)
         return wr_out_of_memory(SLAB_BYTES);
-    long ps = sysconf(_SC_PAGESIZE);
-    size_t step = ps > 0 ? (size_t)ps : 4096;
-    for (size_t off = 0; prefault && off < SLAB_BYTES; off += step)
-        ((volatile unsigned char *)slab)[off] = 0;
     return slab;
 }
 
-/* Cells of a reused page: what was written is zeroed again (for a packing
- * map, the expanded lines only, so packed ones stay untouched). */
+/* Cells of a reused page: the expanded lines are zeroed again, the packed
+ * ones were never written. */
 static void cells_clear(const wr_shadow_map *m, wr_shadow_page *p)
 {
-    if (!m->expand) {
-        memset(p->cells, 0, m->page_bytes);
-        return;
-    }
     size_t line_bytes = WR_SHADOW_LINE_WORDS * m->cell_bytes;
     for (uint32_t x = p->expanded; x; x &= x - 1)
         memset(p->cells + (unsigned)__builtin_ctz(x) * line_bytes, 0, line_bytes);
@@ -86,7 +75,6 @@ static wr_shadow_page *page_alloc(wr_shadow_map *m)
         p = xcalloc(1, m->header_bytes);
         p->cells = cells_alloc(m);
     }
-    p->expanded = m->expand ? 0 : UINT32_MAX;
     return p;
 }
 
@@ -100,7 +88,7 @@ static unsigned char *cells_alloc(wr_shadow_map *m)
             s->capslabs = s->capslabs ? 2 * s->capslabs : 16;
             s->slabs = xrealloc(s->slabs, s->capslabs * sizeof *s->slabs);
         }
-        s->next = slab_new(!m->expand);
+        s->next = slab_new();
         s->slabs[s->nslabs++] = s->next;
         s->left = SLAB_BYTES;
     }

@@ -13,7 +13,7 @@
  * (fixed per map, zero-initialised: an engine should make "all zero" its
  * virgin/INIT state) plus two 64-bit engine-owned header fields.
  *
- * Packed lines.  A map created with an expand function keeps each line of
+ * Packed lines.  A map keeps each line of
  * WR_SHADOW_LINE_WORDS (32) words packed while it can: one representative
  * cell (`rep`) stands for all 32, and the line's own cells are not touched,
  * so the memory behind them is never made resident.  What a rep means is
@@ -57,7 +57,7 @@ typedef struct wr_shadow_page {
     uint32_t expanded;   /* bit l: line l lives in its cells, not in reps */
     uint32_t pad;
     unsigned char *cells; /* WR_SHADOW_PAGE_WORDS * cell_bytes */
-    _Alignas(16) unsigned char reps[]; /* WR_SHADOW_LINES * cell_bytes (packing maps) */
+    _Alignas(16) unsigned char reps[]; /* WR_SHADOW_LINES * cell_bytes */
 } wr_shadow_page;
 
 /* Writes the 32 cells of a packed line from its rep (not all zero). */
@@ -80,7 +80,7 @@ typedef struct wr_shadow_map {
     size_t cell_bytes;
     size_t page_bytes;       /* cells */
     size_t header_bytes;     /* header + reps */
-    wr_shadow_expand_fn expand;  /* NULL: lines are never packed */
+    wr_shadow_expand_fn expand;
     wr_shadow_slabs mem;
     size_t cap;          /* power of two */
     size_t count;
@@ -107,7 +107,6 @@ static inline uint64_t wr_shadow_key(uint8_t space, uint32_t launch, uint32_t bl
            ((uint64_t)block << 14) | ((word >> WR_SHADOW_PAGE_SHIFT) & 0x3fffu);
 }
 
-/* expand NULL: every line is expanded from the start (no packing). */
 wr_shadow_map *wr_shadow_new(size_t cell_bytes, wr_shadow_expand_fn expand);
 void wr_shadow_free(wr_shadow_map *m);
 /* The page for `key`, created (zeroed) when absent when `create`; a page
@@ -155,6 +154,15 @@ static inline bool wr_shadow_line_packed(const wr_shadow_page *p, unsigned line)
 static inline void *wr_shadow_line_rep(const wr_shadow_map *m, wr_shadow_page *p, unsigned line)
 {
     return p->reps + (size_t)line * m->cell_bytes;
+}
+
+/* Is the access of `lanes`, lane l on word first + l, a whole aligned
+ * line that is still packed in p?  (the one shape an engine steps packed) */
+static inline bool wr_shadow_packed_whole_line(const wr_shadow_page *p, uint64_t first,
+                                               uint32_t lanes)
+{
+    return lanes == UINT32_MAX && !(first & (WR_SHADOW_LINE_WORDS - 1)) &&
+           wr_shadow_line_packed(p, wr_shadow_line_of(first));
 }
 
 /* Expands the packed lines among words first..last (one page). */
