@@ -1181,20 +1181,31 @@ void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
         if (word == last)
             continue;
         last = word;
+        /* every lane of this run of lanes on one word reads it, and acquires
+         * (a uniform address is one run of all active lanes) */
         uint32_t lm = 1u << lane;
+        if (a->addr_mode == WR_ADDR_UNIFORM)
+            lm = a->active_mask;
+        else
+            for (unsigned l = lane + 1; l < WR_WARP_SIZE; l++) {
+                if (!((a->active_mask >> l) & 1u))
+                    continue;
+                if (wr_access_lane_addr(a, l) >> WR_WORD_SHIFT != word)
+                    break;
+                lm |= 1u << l;
+            }
         if (is_cas)   /* a CAS target is a lock word (ScoRD's lock idiom) */
             loc_find(hb, k1, word, true)->sync = 1;
         if (reads) {
             hb_loc *p = loc_find(hb, k1, word, false);
             if (p && p->n) {
                 if (order_acquires(a->order) || !is_cas)
-                    acquire_rels(hb, w, p->rel, p->n, scope, WR_VERDICT_SCOPE_ATOMIC, false,
-                                 a->addr_mode == WR_ADDR_UNIFORM ? a->active_mask : lm);
+                    acquire_rels(hb, w, p->rel, p->n, scope, WR_VERDICT_SCOPE_ATOMIC, false, lm);
                 else
                     pend_add(w, p, k1, word, scope);
             }
         }
-        bool does_write = writes && (!is_cas || ((a->cas_success >> lane) & 1u));
+        bool does_write = writes && (!is_cas || (a->cas_success & lm));
         if (!does_write)
             continue;
         uint64_t hk = word ^ k1;

@@ -62,12 +62,17 @@ static wr_findings *run_random_program(const wr_engine_ops *ops, unsigned shards
             uint64_t base = shape < 5    ? X + 128ull * rnd(4)
                             : shape < 8 ? X + 4096 - 64 + 4ull * rnd(40)
                                         : X + 4ull * rnd(40);
-            /* one in eight: a single lane, stride 0 (the general path, on
-             * lines the fast path may have packed) */
+            /* one in eight: stride 0 (the general path, on lines the fast
+             * path may have packed), half of them a single lane, the rest
+             * several lanes on one word (in the vector run, a run of lanes
+             * on one word: each lane's atomic acquires) */
             int64_t stride = 4;
             if (rnd(8) == 0) {
                 stride = 0;
-                mask = 1u << rnd(32);
+                if (rnd(2))
+                    mask = 1u << rnd(32);
+                else if (rnd(2))
+                    mask = WR_FULL_MASK;
             }
             wr_event e = lf_acc(200 + rnd(4), launch, b, w, mask, op,
                                 op == WR_OP_ATOMIC_RMW ? WR_SCOPE_DEVICE : 0, base, stride);
