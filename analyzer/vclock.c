@@ -13,155 +13,7 @@
 #include "xalloc.h"
 
 /* ------------------------------------------------------------------ */
-/* sparse clocks                                                        */
-
-static void vc_reserve(wr_vclock *c, uint32_t n)
-{
-    if (n <= c->cap)
-        return;
-    uint32_t cap = c->cap ? c->cap : 4;
-    while (cap < n)
-        cap *= 2;
-    c->e = xrealloc(c->e, (size_t)cap * sizeof *c->e);
-    c->cap = cap;
-}
-
-/* out = a join b in one pass (out is neither a nor b). */
-static void vc_merge(wr_vclock *out, const wr_vclock *a, const wr_vclock *b)
-{
-    vc_reserve(out, a->n + b->n);
-    const wr_vc_ent *A = a->e, *B = b->e;
-    wr_vc_ent *O = out->e;
-    uint32_t i = 0, j = 0, n = 0;
-    while (i < a->n && j < b->n) {
-        if (A[i].k < B[j].k) {
-            O[n++] = A[i++];
-        } else if (A[i].k > B[j].k) {
-            O[n++] = B[j++];
-        } else {
-            O[n].k = A[i].k;
-            O[n].v = A[i].v > B[j].v ? A[i].v : B[j].v;
-            n++;
-            i++;
-            j++;
-        }
-    }
-    if (i < a->n) {
-        memcpy(O + n, A + i, (size_t)(a->n - i) * sizeof *O);
-        n += a->n - i;
-    }
-    if (j < b->n) {
-        memcpy(O + n, B + j, (size_t)(b->n - j) * sizeof *O);
-        n += b->n - j;
-    }
-    out->n = n;
-}
-
-/* An immutable clock keeps no spare room. */
-static void vc_shrink(wr_vclock *c)
-{
-    if (c->n && c->cap > c->n + c->n / 4) {
-        c->e = xrealloc(c->e, (size_t)c->n * sizeof *c->e);
-        c->cap = c->n;
-    }
-}
-
-static uint32_t vc_find(const wr_vclock *c, uint32_t k)
-{
-    uint32_t lo = 0, hi = c->n;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (c->e[mid].k < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-uint32_t wr_vc_get(const wr_vclock *c, uint32_t k)
-{
-    if (!c->n)
-        return 0;
-    uint32_t i = vc_find(c, k);
-    return i < c->n && c->e[i].k == k ? c->e[i].v : 0;
-}
-
-void wr_vc_set_max(wr_vclock *c, uint32_t k, uint32_t v)
-{
-    if (!v)
-        return;
-    uint32_t i = vc_find(c, k);
-    if (i < c->n && c->e[i].k == k) {
-        if (c->e[i].v < v)
-            c->e[i].v = v;
-        return;
-    }
-    vc_reserve(c, c->n + 1);
-    memmove(c->e + i + 1, c->e + i, (size_t)(c->n - i) * sizeof *c->e);
-    c->e[i].k = k;
-    c->e[i].v = v;
-    c->n++;
-}
-
-bool wr_vc_join(wr_vclock *dst, const wr_vclock *src)
-{
-    if (!src->n)
-        return false;
-    /* fast path: every key of src already in dst with a value >= */
-    uint32_t i = 0, j = 0, extra = 0;
-    bool changed = false;
-    while (j < src->n) {
-        if (i < dst->n && dst->e[i].k < src->e[j].k) {
-            i++;
-        } else if (i < dst->n && dst->e[i].k == src->e[j].k) {
-            if (dst->e[i].v < src->e[j].v) {
-                dst->e[i].v = src->e[j].v;
-                changed = true;
-            }
-            i++;
-            j++;
-        } else {
-            extra++;
-            j++;
-        }
-    }
-    if (!extra)
-        return changed;
-    /* merge from the back */
-    uint32_t n = dst->n + extra;
-    vc_reserve(dst, n);
-    int64_t a = (int64_t)dst->n - 1, b = (int64_t)src->n - 1, o = (int64_t)n - 1;
-    while (b >= 0) {
-        if (a >= 0 && dst->e[a].k > src->e[b].k) {
-            dst->e[o--] = dst->e[a--];
-        } else if (a >= 0 && dst->e[a].k == src->e[b].k) {
-            dst->e[o--] = dst->e[a--]; /* value already maxed above */
-            b--;
-        } else {
-            dst->e[o--] = src->e[b--];
-        }
-    }
-    dst->n = n;
-    return true;
-}
-
-void wr_vc_copy(wr_vclock *dst, const wr_vclock *src)
-{
-    vc_reserve(dst, src->n);
-    if (src->n)
-        memcpy(dst->e, src->e, (size_t)src->n * sizeof *src->e);
-    dst->n = src->n;
-}
-
-void wr_vc_clear(wr_vclock *c) { c->n = 0; }
-
-void wr_vc_free(wr_vclock *c)
-{
-    free(c->e);
-    c->e = NULL;
-    c->n = c->cap = 0;
-}
+/* snapshots                                                            */
 
 static wr_vc_snap *snap_new(void)
 {
@@ -265,7 +117,7 @@ struct wr_hb {
     /* synchronizing words */
     hb_loc **locs;
     size_t nloc, caploc;
-    wr_vclock tmp, tmp2;
+    wr_vclock tmp;           /* a barrier's join */
     /* a warp published an own stamp below one it had published before: its
      * later clocks no longer carry all it published, so "knows (u, s)" stops
      * implying "knows u's clock at s" (exact snapshots are not trusted) */
@@ -677,74 +529,39 @@ static void lane_ord_raise(wr_hb_warp *w, uint32_t mask, uint32_t v)
             w->lane_ord[b] = v;
 }
 
-/* w[layer] join= src (a flat clock).  `mask`: the lanes acquiring.  One
- * merge walk of src, w's ext and its launch's base (all sorted by key) into
- * hb->tmp, which then trades buffers with ext (no allocation once warm). */
+/* w[layer] join= src (a flat clock).  `mask`: the lanes acquiring.  ext
+ * takes all of src, chunk by chunk (clock.h); the block's own entries also
+ * go to blk, and w's own entry orders its lanes. */
 static void warp_join(wr_hb *hb, wr_hb_warp *w, unsigned layer, const wr_vclock *src,
                       uint32_t mask)
 {
+    (void)hb;
     if (!src->n)
         return;
-    const hb_launch *wl = warp_launch(hb, w);
-    const wr_vclock *base = &wl->base[layer];
-    wr_vclock *ext = &w->ext[layer];
-    wr_vclock *t = &hb->tmp;
-    vc_reserve(t, ext->n + src->n);
-    hb_block *b = w->blkp;
-    uint32_t lo = b ? b->unit0 : 1, hi = b ? b->unit0 + b->nw : 0;
-    const wr_vc_ent *S = src->e, *E = ext->e, *B = base->e;
-    wr_vc_ent *O = t->e;
-    uint32_t i = 0, bi = 0, n = 0;
-    bool changed = false, ext_changed = false;
-    for (uint32_t j = 0; j < src->n; j++) {
-        uint32_t k = S[j].k, v = S[j].v;
-        if (k == w->unit) {
-            if (layer == 0)
-                lane_ord_raise(w, mask, v);
-            continue;
+    bool changed = wr_vc_join(&w->ext[layer], src);
+    if (w->blkp) {
+        /* w's own slot is not an entry (its own stamp is w->c): held at the
+         * top while the block's entries are maxed in */
+        hb_block *b = w->blkp;
+        uint32_t tmp[64], *t = w->blk[layer];
+        if (!t) {
+            t = b->nw <= 64 ? tmp : xmalloc((size_t)b->nw * sizeof *t);
+            memset(t, 0, (size_t)b->nw * sizeof *t);
         }
-        if (k >= lo && k < hi) {
-            uint32_t *blk = warp_blk(w, layer);
-            if (blk[k - lo] < v) {
-                blk[k - lo] = v;
-                changed = true;
-            }
-            continue;
-        }
-        /* already known at start of the launch: not kept in ext */
-        while (bi < base->n && B[bi].k < k)
-            bi++;
-        if (bi < base->n && B[bi].k == k && B[bi].v >= v)
-            continue;
-        while (i < ext->n && E[i].k < k)
-            O[n++] = E[i++];
-        if (i < ext->n && E[i].k == k) {
-            O[n].k = k;
-            O[n].v = E[i].v;
-            if (E[i].v < v) {
-                O[n].v = v;
-                ext_changed = true;
-            }
-            n++;
-            i++;
-        } else {
-            O[n].k = k;
-            O[n].v = v;
-            n++;
-            ext_changed = true;
-        }
+        uint32_t own_slot = t[w->widx];
+        t[w->widx] = UINT32_MAX;
+        bool grew = wr_vc_max_into(src, b->unit0, b->nw, t);
+        t[w->widx] = own_slot;
+        if (grew && !w->blk[layer])
+            memcpy(warp_blk(w, layer), t, (size_t)b->nw * sizeof *t);
+        if (t != tmp && t != w->blk[layer])
+            free(t);
+        changed |= grew;
     }
-    if (ext_changed) {
-        if (i < ext->n) {
-            memcpy(O + n, E + i, (size_t)(ext->n - i) * sizeof *O);
-            n += ext->n - i;
-        }
-        t->n = n;
-        wr_vclock x = *ext;
-        *ext = *t;
-        *t = x;
-        t->n = 0;
-        changed = true;
+    if (layer == 0) {
+        uint32_t v = wr_vc_get(src, w->unit);
+        if (v)
+            lane_ord_raise(w, mask, v);
     }
     if (changed)
         warp_drop_snaps(w);
@@ -829,35 +646,16 @@ static wr_vc_snap *warp_flatten(wr_hb *hb, wr_hb_warp *w, unsigned layer, uint32
         s->eu[0] = w->unit;
         s->es[0] = own;
     }
-    const hb_launch *wl = warp_launch(hb, w);
-    /* t = the block's entries and w's own (sorted), then base + ext + t */
-    wr_vclock *t = &hb->tmp2;
-    t->n = 0;
-    bool own_done = false;
-    if (w->blkp) {
-        vc_reserve(t, w->blkp->nw + 1);
-        for (uint32_t i = 0; i < w->blkp->nw; i++) {
-            uint32_t k = w->blkp->unit0 + i, v = 0;
-            if (w->blk[layer] && i != w->widx)
-                v = w->blk[layer][i];
-            if (k == w->unit) {
-                v = own > v ? own : v;
-                own_done = true;
-            }
-            if (v) {
-                t->e[t->n].k = k;
-                t->e[t->n].v = v;
-                t->n++;
-            }
-        }
+    /* ext (its chunks shared), base, the block's entries, w's own stamp */
+    wr_vc_copy(&s->c, &w->ext[layer]);
+    wr_vc_join(&s->c, &warp_launch(hb, w)->base[layer]);
+    if (w->blkp && w->blk[layer]) {
+        uint32_t own_slot = w->blk[layer][w->widx];
+        w->blk[layer][w->widx] = 0;
+        wr_vc_max_from(&s->c, w->blkp->unit0, w->blkp->nw, w->blk[layer]);
+        w->blk[layer][w->widx] = own_slot;
     }
-    wr_vclock *m = &hb->tmp;
-    vc_merge(m, &wl->base[layer], &w->ext[layer]);
-    vc_merge(&s->c, m, t);
-    m->n = 0;
-    if (!own_done)
-        wr_vc_set_max(&s->c, w->unit, own);
-    vc_shrink(&s->c);
+    wr_vc_set(&s->c, w->unit, own);
     s->narrow = w->narrow;
     w->snap[layer] = s;
     w->snap_own = own;
@@ -934,8 +732,8 @@ static wr_vc_snap *snap_join(wr_vc_snap *a, wr_vc_snap *b)
         return a;
     }
     wr_vc_snap *s = snap_new();
-    vc_merge(&s->c, &a->c, &b->c);
-    vc_shrink(&s->c);
+    wr_vc_copy(&s->c, &a->c);
+    wr_vc_join(&s->c, &b->c);
     s->narrow = a->narrow ? a->narrow : b->narrow;
     /* the join's origin: both origins (a unit's later first publication
      * holds its earlier ones) */
@@ -1315,8 +1113,8 @@ static void do_barrier(wr_hb *hb, const wr_barrier *br)
         return;
     /* complete: join every arriver's clock, give it to all of them */
     for (unsigned k = 0; k < hb->L; k++) {
-        wr_vclock *j = &hb->tmp2;
-        j->n = 0;
+        wr_vclock *j = &hb->tmp;
+        wr_vc_clear(j);
         uint32_t *jb = xcalloc(b->nw, sizeof(uint32_t));
         for (uint32_t i = 0; i < b->nw && i < 64; i++) {
             if (!((bar->arrived >> i) & 1u))
@@ -1551,6 +1349,5 @@ void wr_hb_free(wr_hb *hb)
         }
     free(hb->locs);
     wr_vc_free(&hb->tmp);
-    wr_vc_free(&hb->tmp2);
     free(hb);
 }

@@ -1,7 +1,7 @@
 /*
  * vclock.h: happens-before machinery shared by the vc and scoped engines.
  *
- * Clocks are sparse: a sorted vector of (key, value) entries.  A key is
+ * Clocks (clock.h) map keys to values in shared chunks.  A key is
  * either a *unit* (a warp of a launch, or one host copy) or a *stream*
  * (WR_HB_STREAM_KEY | slot), whose value is a position in that stream: "all
  * work enqueued on the stream up to position p has completed".  Stream
@@ -10,9 +10,12 @@
  *
  * A warp's clock is split in three parts:
  *   - base: the knowledge of its launch at start (shared by all its warps);
- *   - blk:  a dense vector over the warps of its own block (barriers);
- *   - ext:  sparse entries for anything else (other blocks, other launches,
- *           the host), filled by acquires.
+ *   - blk:  a dense vector over the warps of its own block (barriers); what
+ *           orders the block's own warps is read from here alone;
+ *   - ext:  everything the warp learned by acquires and barriers (other
+ *           blocks, other launches, the host; entries of its own block too,
+ *           never above blk's, kept so that ext shares whole chunks with
+ *           the clocks it joined, clock.h).
  * The warp's own component is its instruction stamp `c`, bumped by every
  * access instruction and every synchronization of the warp, so (unit, c)
  * names one instruction.  An access stamped s by unit u is ordered before a
@@ -42,6 +45,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "finding.h"
 #include "warprace/event.h"
 
@@ -50,24 +54,6 @@
 #define WR_HB_OBL 0
 #define WR_HB_SCOPED 1
 #define WR_HB_BAR 2
-
-/* ---- sparse vector clocks ---- */
-typedef struct wr_vc_ent {
-    uint32_t k, v;
-} wr_vc_ent;
-
-typedef struct wr_vclock {
-    wr_vc_ent *e;
-    uint32_t n, cap;
-} wr_vclock;
-
-uint32_t wr_vc_get(const wr_vclock *c, uint32_t k);
-void wr_vc_set_max(wr_vclock *c, uint32_t k, uint32_t v);
-/* dst = dst join src; returns true when dst changed. */
-bool wr_vc_join(wr_vclock *dst, const wr_vclock *src);
-void wr_vc_copy(wr_vclock *dst, const wr_vclock *src);
-void wr_vc_clear(wr_vclock *c);
-void wr_vc_free(wr_vclock *c);
 
 #define WR_SNAP_EPOCHS 4
 

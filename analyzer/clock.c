@@ -1,0 +1,236 @@
+/*
+ * clock.c: persistent chunked vector clocks (see clock.h).
+ */
+#include "clock.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+#define CHUNK_MASK (WR_VC_CHUNK - 1u)
+
+static wr_vc_chunk *chunk_new(void)
+{
+    wr_vc_chunk *c = xcalloc(1, sizeof *c);
+    c->refs = 1;
+    return c;
+}
+
+static wr_vc_chunk *chunk_ref(wr_vc_chunk *c)
+{
+    c->refs++;
+    return c;
+}
+
+static void chunk_unref(wr_vc_chunk *c)
+{
+    if (--c->refs == 0)
+        free(c);
+}
+
+/* A chunk this clock may write: its own, or a private copy of a shared one. */
+static wr_vc_chunk *chunk_own(wr_vc_slot *s)
+{
+    if (s->c->refs > 1) {
+        wr_vc_chunk *c = xmalloc(sizeof *c);
+        memcpy(c->v, s->c->v, sizeof c->v);
+        c->refs = 1;
+        s->c->refs--;
+        s->c = c;
+    }
+    return s->c;
+}
+
+static void dir_reserve(wr_vclock *c, uint32_t n)
+{
+    if (n <= c->cap)
+        return;
+    uint32_t cap = c->cap ? c->cap : 4;
+    while (cap < n)
+        cap *= 2;
+    c->s = xrealloc(c->s, (size_t)cap * sizeof *c->s);
+    c->cap = cap;
+}
+
+/* First slot with idx >= want. */
+static uint32_t dir_find(const wr_vclock *c, uint32_t want)
+{
+    uint32_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (c->s[mid].idx < want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The slot of chunk idx, created empty when missing. */
+static wr_vc_slot *dir_slot(wr_vclock *c, uint32_t idx)
+{
+    uint32_t i = dir_find(c, idx);
+    if (i < c->n && c->s[i].idx == idx)
+        return &c->s[i];
+    dir_reserve(c, c->n + 1);
+    memmove(c->s + i + 1, c->s + i, (size_t)(c->n - i) * sizeof *c->s);
+    c->s[i].idx = idx;
+    c->s[i].c = chunk_new();
+    c->n++;
+    return &c->s[i];
+}
+
+uint32_t wr_vc_get(const wr_vclock *c, uint32_t k)
+{
+    if (!c->n)
+        return 0;
+    uint32_t idx = k >> WR_VC_CHUNK_SHIFT, i = dir_find(c, idx);
+    return i < c->n && c->s[i].idx == idx ? c->s[i].c->v[k & CHUNK_MASK] : 0;
+}
+
+void wr_vc_set_max(wr_vclock *c, uint32_t k, uint32_t v)
+{
+    if (!v || wr_vc_get(c, k) >= v)
+        return;
+    chunk_own(dir_slot(c, k >> WR_VC_CHUNK_SHIFT))->v[k & CHUNK_MASK] = v;
+}
+
+void wr_vc_set(wr_vclock *c, uint32_t k, uint32_t v)
+{
+    if (wr_vc_get(c, k) == v)
+        return;
+    chunk_own(dir_slot(c, k >> WR_VC_CHUNK_SHIFT))->v[k & CHUNK_MASK] = v;
+}
+
+/* *dst join= src, chunk by chunk; true when a value of *dst grew.  Equal
+ * contents adopt src's pointer, so that clocks which learned the same
+ * things by different routes come to share one chunk. */
+static bool chunk_join(wr_vc_slot *dst, wr_vc_chunk *src)
+{
+    wr_vc_chunk *d = dst->c;
+    if (d == src)
+        return false;
+    uint32_t src_more = 0, dst_more = 0;
+    for (unsigned x = 0; x < WR_VC_CHUNK; x++) {
+        src_more |= src->v[x] > d->v[x];
+        dst_more |= d->v[x] > src->v[x];
+    }
+    if (dst_more && !src_more)
+        return false;
+    if (!dst_more) {        /* src holds all of dst (or the same) */
+        chunk_unref(d);
+        dst->c = chunk_ref(src);
+        return src_more != 0;
+    }
+    d = chunk_own(dst);
+    for (unsigned x = 0; x < WR_VC_CHUNK; x++)
+        if (d->v[x] < src->v[x])
+            d->v[x] = src->v[x];
+    return true;
+}
+
+bool wr_vc_join(wr_vclock *dst, const wr_vclock *src)
+{
+    if (!src->n || dst == src)
+        return false;
+    const wr_vc_slot *S = src->s;
+    uint32_t i = 0, j = 0, extra = 0;
+    bool changed = false;
+    while (j < src->n) {
+        if (i < dst->n && dst->s[i].idx < S[j].idx) {
+            i++;
+        } else if (i < dst->n && dst->s[i].idx == S[j].idx) {
+            changed |= chunk_join(&dst->s[i], S[j].c);
+            i++;
+            j++;
+        } else {
+            extra++;
+            j++;
+        }
+    }
+    if (!extra)
+        return changed;
+    /* insert src's other chunks, merging from the back */
+    uint32_t n = dst->n + extra;
+    dir_reserve(dst, n);
+    int64_t a = (int64_t)dst->n - 1, b = (int64_t)src->n - 1, o = (int64_t)n - 1;
+    while (b >= 0) {
+        if (a >= 0 && dst->s[a].idx > S[b].idx) {
+            dst->s[o--] = dst->s[a--];
+        } else if (a >= 0 && dst->s[a].idx == S[b].idx) {
+            dst->s[o--] = dst->s[a--];   /* joined above */
+            b--;
+        } else {
+            dst->s[o].idx = S[b].idx;
+            dst->s[o--].c = chunk_ref(S[b--].c);
+        }
+    }
+    dst->n = n;
+    return true;
+}
+
+void wr_vc_clear(wr_vclock *c)
+{
+    for (uint32_t i = 0; i < c->n; i++)
+        chunk_unref(c->s[i].c);
+    c->n = 0;
+}
+
+void wr_vc_copy(wr_vclock *dst, const wr_vclock *src)
+{
+    if (dst == src)
+        return;
+    for (uint32_t i = 0; i < src->n; i++)
+        chunk_ref(src->s[i].c);
+    wr_vc_clear(dst);
+    dir_reserve(dst, src->n);
+    if (src->n)
+        memcpy(dst->s, src->s, (size_t)src->n * sizeof *src->s);
+    dst->n = src->n;
+}
+
+void wr_vc_free(wr_vclock *c)
+{
+    wr_vc_clear(c);
+    free(c->s);
+    c->s = NULL;
+    c->cap = 0;
+}
+
+bool wr_vc_max_into(const wr_vclock *c, uint32_t k0, uint32_t n, uint32_t *out)
+{
+    bool grew = false;
+    if (!n || !c->n)
+        return false;
+    uint32_t end = k0 + n;
+    for (uint32_t i = dir_find(c, k0 >> WR_VC_CHUNK_SHIFT); i < c->n; i++) {
+        uint32_t base = c->s[i].idx << WR_VC_CHUNK_SHIFT;
+        if (base >= end)
+            break;
+        uint32_t lo = base > k0 ? base : k0;
+        uint32_t hi = base + WR_VC_CHUNK < end ? base + WR_VC_CHUNK : end;
+        const uint32_t *v = c->s[i].c->v;
+        for (uint32_t k = lo; k < hi; k++)
+            if (out[k - k0] < v[k - base]) {
+                out[k - k0] = v[k - base];
+                grew = true;
+            }
+    }
+    return grew;
+}
+
+void wr_vc_max_from(wr_vclock *c, uint32_t k0, uint32_t n, const uint32_t *in)
+{
+    for (uint32_t i = 0; i < n; i++)
+        wr_vc_set_max(c, k0 + i, in[i]);
+}
+
+uint64_t wr_vc_count(const wr_vclock *c)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < c->n; i++)
+        for (unsigned x = 0; x < WR_VC_CHUNK; x++)
+            n += c->s[i].c->v[x] != 0;
+    return n;
+}
