@@ -118,6 +118,10 @@ static bool chunk_join(wr_vc_slot *dst, wr_vc_chunk *src)
     }
     if (dst_more && !src_more)
         return false;
+    /* the same contents: the lower address wins, so that every clock comes
+     * to share one copy (the choice affects memory and time only) */
+    if (!src_more && !dst_more && (uintptr_t)src > (uintptr_t)d)
+        return false;
     if (!dst_more) {        /* src holds all of dst (or the same) */
         chunk_unref(d);
         dst->c = chunk_ref(src);
