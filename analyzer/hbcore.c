@@ -59,7 +59,7 @@ struct wr_hbe {
     wr_hb_ctx *ctx;
     uint32_t nctx, capctx;
     uint32_t *cslots;
-    uint32_t ncslots;
+    uint32_t ncslots, hashed;   /* hash slots; contexts in the hash (ctx_intern) */
     /* read sets */
     rset *rs;
     uint32_t nrs, caprs;
@@ -100,15 +100,45 @@ static uint32_t ctx_flags(const wr_hb_ctx *c)
     return (uint32_t)c->kind | (uint32_t)c->scope << 8 | (uint32_t)c->weak << 16;
 }
 
-static uint32_t ctx_intern(wr_hbe *e, uint32_t unit, uint32_t site, uint8_t kind,
+static void ctx_reserve(wr_hbe *e)
+{
+    if (e->nctx == e->capctx) {
+        e->capctx *= 2;
+        e->ctx = xrealloc(e->ctx, (size_t)e->capctx * sizeof *e->ctx);
+    }
+}
+
+/* A unit's first contexts are listed in its warp (eng_ctx), the rest in the
+ * hash table: most warps have a few instruction contexts, and a grid of many
+ * small blocks would otherwise insert every one of them into a table far
+ * larger than the cache.  A context is in exactly one of the two places. */
+static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind,
                            uint8_t scope, uint8_t weak, uint64_t seq)
 {
+    uint32_t unit = w->unit;
     wr_hb_ctx key = {unit, site, kind, scope, weak, 0, seq};
     uint32_t fl = ctx_flags(&key);
-    if ((e->nctx + 1) * 2 > e->ncslots) {
+    unsigned listed = 0;
+    for (; listed < 4 && w->eng_ctx[listed]; listed++) {
+        wr_hb_ctx *c = &e->ctx[w->eng_ctx[listed]];
+        if (c->site == site && ctx_flags(c) == fl) {
+            c->seq = seq;
+            return w->eng_ctx[listed];
+        }
+    }
+    if (listed < 4) {
+        ctx_reserve(e);
+        e->ctx[e->nctx] = key;
+        w->eng_ctx[listed] = e->nctx;
+        return e->nctx++;
+    }
+    if ((e->hashed + 1) * 2 > e->ncslots) {
         uint32_t n = e->ncslots ? e->ncslots * 2 : 1024;
         uint32_t *s = xcalloc(n, sizeof *s);
-        for (uint32_t i = 1; i < e->nctx; i++) {
+        for (uint32_t k = 0; k < e->ncslots; k++) {
+            uint32_t i = e->cslots[k];
+            if (!i)
+                continue;
             const wr_hb_ctx *c = &e->ctx[i];
             uint32_t j = (uint32_t)ctx_hash(c->unit, c->site, ctx_flags(c)) & (n - 1);
             while (s[j])
@@ -128,12 +158,10 @@ static uint32_t ctx_intern(wr_hbe *e, uint32_t unit, uint32_t site, uint8_t kind
         }
         j = (j + 1) & (e->ncslots - 1);
     }
-    if (e->nctx == e->capctx) {
-        e->capctx *= 2;
-        e->ctx = xrealloc(e->ctx, (size_t)e->capctx * sizeof *e->ctx);
-    }
+    ctx_reserve(e);
     e->ctx[e->nctx] = key;
     e->cslots[j] = e->nctx;
+    e->hashed++;
     return e->nctx++;
 }
 
@@ -627,7 +655,7 @@ static void do_access(wr_hbe *e, const wr_event *ev)
     /* interned on every shard: the context's seq (the latest access of that
      * instruction context, reported as the first access) must not depend on
      * the shard count */
-    ca.ctx = ctx_intern(e, w->unit, ev->site, kind, scope, weak, ev->seq);
+    ca.ctx = ctx_intern(e, w, ev->site, kind, scope, weak, ev->seq);
     if (access_not_mine(e, a, size)) {
         /* none of this shard's words: only the synchronization part remains */
         wr_hb_access_end(e->hb, w, a);
@@ -677,7 +705,7 @@ static void do_copy(wr_hbe *e, const wr_event *ev)
     bool rd = cp->kind == WR_COPY_D2H || cp->kind == WR_COPY_D2D;
     bool wr = cp->kind != WR_COPY_D2H;
     if (rd) {
-        ca.ctx = ctx_intern(e, w->unit, ev->site, WR_KIND_READ, 0, 0, ev->seq);
+        ca.ctx = ctx_intern(e, w, ev->site, WR_KIND_READ, 0, 0, ev->seq);
         ca.c = &e->ctx[ca.ctx];
         ca.writes = false;
         copy_range(e, &ca, cp->src, cp->bytes);
@@ -686,7 +714,7 @@ static void do_copy(wr_hbe *e, const wr_event *ev)
         w->c++;   /* the write part is a later "instruction" of the copy */
         memo_reset(e);
         ca.ep = (w->c << 6) | (1u << 5);
-        ca.ctx = ctx_intern(e, w->unit, ev->site, WR_KIND_WRITE, 0, 0, ev->seq);
+        ca.ctx = ctx_intern(e, w, ev->site, WR_KIND_WRITE, 0, 0, ev->seq);
         ca.c = &e->ctx[ca.ctx];
         ca.writes = true;
         copy_range(e, &ca, cp->dst, cp->bytes);

@@ -112,6 +112,8 @@ struct wr_hb_warp {
     wr_vc_snap *snap[WR_HB_MAX_LAYERS]; /* cached flattened clock */
     uint32_t snap_own;
     uint32_t pub_hi;         /* highest own stamp published (release, barrier) */
+    uint32_t eng_ctx[4];     /* the engine's: ids of this unit's first contexts
+                              * (0: none), zeroed with the warp, never read here */
     struct wr_hb_block *blkp;
 };
 

@@ -333,6 +333,21 @@ Test(vc, async_copy_races_running_kernel)
     cr_assert_eq(r->second.launch, 0);
 }
 
+Test(vc, device_to_device_copy_reads_its_source_and_writes_its_destination)
+{
+    /* one site, two contexts: the copy's read of FLAG and its write of DATA */
+    ev_launch(&T, 2, 1, 1, 32);
+    ev_ld(&T, 1, 2, 0, 0, 0, DATA);
+    ev_st(&T, 3, 2, 0, 0, 0, FLAG);
+    ev_copy(&T, 5, WR_COPY_D2D, DATA, FLAG, 4, 2, 1);
+    const wr_race *r = hbt_find(&T, 1, 5);
+    cr_assert_not_null(r, "the copy's write of DATA races the kernel's read");
+    cr_assert_eq(r->first.site == 5 ? r->first.kind : r->second.kind, WR_KIND_WRITE);
+    r = hbt_find(&T, 3, 5);
+    cr_assert_not_null(r, "the copy's read of FLAG races the kernel's write");
+    cr_assert_eq(r->first.site == 5 ? r->first.kind : r->second.kind, WR_KIND_READ);
+}
+
 Test(vc, copy_after_stream_sync_is_ordered)
 {
     ev_launch(&T, 2, 1, 1, 32);
