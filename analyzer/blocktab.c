@@ -4,10 +4,13 @@
 
 #include "xalloc.h"
 
+/* Blocks are scheduled roughly in index order, so the resident ones have
+ * neighbouring indices: eight consecutive blocks of an epoch hash to eight
+ * consecutive slots (two cache lines), and groups of eight are spread. */
 static inline uint32_t slot_of(uint32_t epoch, uint32_t block, uint32_t cap)
 {
-    uint64_t k = ((uint64_t)epoch << 32 | block) * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(k >> 32) & (cap - 1);
+    uint64_t k = ((uint64_t)epoch << 32 | (block >> 3)) * 0x9E3779B97F4A7C15ull;
+    return ((uint32_t)(k >> 32) * 8u + (block & 7u)) & (cap - 1);
 }
 
 static void insert(wr_blocktab_slot *slots, uint32_t cap, wr_blocktab_slot s)
