@@ -242,6 +242,8 @@ typedef struct lk {
     wr_epochs *ep;
     lsets ls;
     uint32_t empty_ls;      /* id of the empty set */
+    uint64_t atom_key;      /* memo of an atomic's set without locks: key + 1 */
+    uint32_t atom_id;
     wr_pool block_pool, warp_pool, bar_pool, locks_pool, fences_pool;
     lockrec *locks;
     uint32_t lcap, lcount;
@@ -539,9 +541,14 @@ static __attribute__((noinline)) uint32_t lane_lockset_slow(lk *s, warp_st *w, u
 {
     if (!atomic && !w->nholds)
         return s->empty_ls;   /* no lock held by any lane */
+    uint32_t bf = fold_block(block);
+    /* an atomic of a warp without locks: the same set for every lane of the
+     * access, and for the block's next atomic */
+    uint64_t atom_key = ((uint64_t)bf << 1 | (ascope >= WR_SCOPE_DEVICE)) + 1;
+    if (atomic && !w->nholds && s->atom_key == atom_key)
+        return s->atom_id;
     uint64_t e[2 * MAX_HOLDS + 2] = {0};   /* = {0}: GCC 12 cannot see that only e[0..n) is read */
     uint32_t n = 0;
-    uint32_t bf = fold_block(block);
     for (uint32_t i = 0; i < w->nholds; i++) {
         const hold *h = &w->locks->holds[i];
         if (h->lane != lane || !h->acq_seq)
@@ -558,6 +565,10 @@ static __attribute__((noinline)) uint32_t lane_lockset_slow(lk *s, warp_st *w, u
     if (n > 1)
         qsort(e, n, sizeof *e, cmp_u64);
     uint32_t id = ls_intern(&s->ls, e, n);
+    if (atomic && !w->nholds) {
+        s->atom_key = atom_key;
+        s->atom_id = id;
+    }
     if (!atomic) {   /* here the warp holds a lock: w->locks exists */
         w->locks->lsid[lane] = id;
         w->lsid_valid |= 1u << lane;
