@@ -25,6 +25,19 @@ static bool scoped_decide(wr_hbe *e, const wr_hb_warp *w, const wr_hb_ctx *prev,
                           uint8_t *verdict)
 {
     bool both_atomic = prev->kind == WR_KIND_ATOMIC && cur->kind == WR_KIND_ATOMIC;
+    /* two atomics whose scopes hold both threads never race, ordered or
+     * not: decided before the clocks are asked (a histogram's bins) */
+    if (both_atomic) {
+        unsigned narrower = prev->scope < cur->scope ? prev->scope : cur->scope;
+        /* only warps issue atomics, and two warps are at most device apart */
+        if (narrower >= WR_SCOPE_DEVICE)
+            return false;
+        unsigned rel = prev->unit == cur->unit
+                           ? WR_SCOPE_BLOCK
+                           : wr_hb_relation(wr_hbe_hb(e), prev->unit, cur->unit);
+        if (narrower >= rel)
+            return false;
+    }
     if (wr_hbe_ordered(e, w, WR_HB_SCOPED, prev, prev_ep, lane)) {
         if (both_atomic || !(prev->weak || cur->weak))
             return false;
@@ -34,11 +47,6 @@ static bool scoped_decide(wr_hbe *e, const wr_hb_warp *w, const wr_hb_ctx *prev,
         return true;
     }
     if (both_atomic) {
-        unsigned rel = prev->unit == cur->unit
-                           ? WR_SCOPE_BLOCK
-                           : wr_hb_relation(wr_hbe_hb(e), prev->unit, cur->unit);
-        if (prev->scope >= rel && cur->scope >= rel)
-            return false;
         /* the flag / lock word itself: its too-narrow scope shows as the
          * scope-fence / scope-lock race on the data it was meant to order */
         if (wr_hbe_cur_sync_word(e))
