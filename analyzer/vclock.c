@@ -532,10 +532,8 @@ static void lane_ord_raise(wr_hb_warp *w, uint32_t mask, uint32_t v)
 /* w[layer] join= src (a flat clock).  `mask`: the lanes acquiring.  ext
  * takes all of src, chunk by chunk (clock.h); the block's own entries also
  * go to blk, and w's own entry orders its lanes. */
-static void warp_join(wr_hb *hb, wr_hb_warp *w, unsigned layer, const wr_vclock *src,
-                      uint32_t mask)
+static void warp_join(wr_hb_warp *w, unsigned layer, const wr_vclock *src, uint32_t mask)
 {
-    (void)hb;
     if (!src->n)
         return;
     bool changed = wr_vc_join(&w->ext[layer], src);
@@ -600,7 +598,7 @@ static void warp_join_snap(wr_hb *hb, wr_hb_warp *w, unsigned layer, const wr_vc
                            uint32_t mask)
 {
     if (!snap_dominated(hb, w, layer, s)) {
-        warp_join(hb, w, layer, &s->c, mask);
+        warp_join(w, layer, &s->c, mask);
         return;
     }
     /* what the join would still do: w's own entry orders its lanes */
