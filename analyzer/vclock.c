@@ -540,21 +540,10 @@ static void warp_join(wr_hb_warp *w, unsigned layer, const wr_vclock *src, uint3
     if (w->blkp) {
         /* w's own slot is not an entry (its own stamp is w->c): held at the
          * top while the block's entries are maxed in */
-        hb_block *b = w->blkp;
-        uint32_t tmp[64], *t = w->blk[layer];
-        if (!t) {
-            t = b->nw <= 64 ? tmp : xmalloc((size_t)b->nw * sizeof *t);
-            memset(t, 0, (size_t)b->nw * sizeof *t);
-        }
-        uint32_t own_slot = t[w->widx];
-        t[w->widx] = UINT32_MAX;
-        bool grew = wr_vc_max_into(src, b->unit0, b->nw, t);
-        t[w->widx] = own_slot;
-        if (grew && !w->blk[layer])
-            memcpy(warp_blk(w, layer), t, (size_t)b->nw * sizeof *t);
-        if (t != tmp && t != w->blk[layer])
-            free(t);
-        changed |= grew;
+        uint32_t *blk = warp_blk(w, layer), own_slot = blk[w->widx];
+        blk[w->widx] = UINT32_MAX;
+        changed |= wr_vc_max_into(src, w->blkp->unit0, w->blkp->nw, blk);
+        blk[w->widx] = own_slot;
     }
     if (layer == 0) {
         uint32_t v = wr_vc_get(src, w->unit);
