@@ -66,6 +66,20 @@ static wr_replay *run(const char *path, const wr_engine_ops *const *table, unsig
     return run_sharded(path, table, count, threads, 0, kernels);
 }
 
+/* One-worker replay of `path` (engine_mask 0: every engine), shared or
+ * separate vc/scoped passes; *out gets the resolved races (their count is
+ * returned). */
+static wr_replay *run_resolved(const char *path, uint32_t engine_mask, int separate,
+                               wr_resolved_race **out, size_t *n)
+{
+    wr_replay_options o = {.threads = 1, .engine_mask = engine_mask, .separate_passes = separate};
+    wr_error err;
+    wr_replay *rp = wr_replay_run(path, &o, &err);
+    cr_assert_not_null(rp, "replay %s (separate=%d): %s", path, separate, err.msg);
+    *n = wr_replay_resolve(rp, out);
+    return rp;
+}
+
 /* Everything observable about the findings must be equal. */
 static void expect_same_findings(const wr_replay *a, const wr_replay *b, const char *what)
 {
@@ -214,14 +228,11 @@ Test(replay, shared_pass_keeps_each_engines_reads)
         "st b2 w0 lane=0 data[0] @p.cu:30\n"
         "kernel_end L1\n";
     const char *wrt = assemble_text("p", text);
-    wr_error err;
     uint32_t hb = 1u << wr_engine_find("vc") | 1u << wr_engine_find("scoped");
     for (int separate = 0; separate <= 1; separate++) {
-        wr_replay_options o = {.threads = 1, .engine_mask = hb, .separate_passes = separate};
-        wr_replay *rp = wr_replay_run(wrt, &o, &err);
-        cr_assert_not_null(rp, "%s", err.msg);
         wr_resolved_race *rr;
-        size_t n = wr_replay_resolve(rp, &rr);
+        size_t n;
+        wr_replay *rp = run_resolved(wrt, hb, separate, &rr, &n);
         unsigned vc_reads = 0, scoped_reads = 0;
         for (size_t i = 0; i < n; i++) {
             bool line10 = strstr(rr[i].site[0], ":10") || strstr(rr[i].site[1], ":10");
@@ -256,13 +267,10 @@ Test(replay, write_races_with_every_unordered_read)
                                 "ld b%u w0 lane=0 data[0] @r.cu:%u\n", b, 10 + b);
     snprintf(text + len, sizeof text - len, "st b6 w0 lane=0 data[0] @r.cu:30\nkernel_end L1\n");
     const char *wrt = assemble_text("r", text);
-    wr_error err;
     for (int separate = 0; separate <= 1; separate++) {
-        wr_replay_options o = {.threads = 1, .separate_passes = separate};
-        wr_replay *rp = wr_replay_run(wrt, &o, &err);
-        cr_assert_not_null(rp, "%s", err.msg);
         wr_resolved_race *rr;
-        size_t n = wr_replay_resolve(rp, &rr);
+        size_t n;
+        wr_replay *rp = run_resolved(wrt, 0, separate, &rr, &n);
         unsigned vc = 0, scoped = 0;
         for (size_t i = 0; i < n; i++) {
             vc += !strcmp(rr[i].engine_name, "vc");
