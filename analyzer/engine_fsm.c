@@ -651,7 +651,9 @@ static void on_access(fsm *f, const wr_event *ev)
     }
 
     lane_page_ctx lpc = {f, a, b, epoch};
-    wr_shadow_prefetch_lanes(a, f->map, shard, shards, lane_page, &lpc, NULL);
+    wr_shadow_page *lane_pages[WR_WARP_SIZE];
+    wr_shadow_prefetch_lanes(a, f->map, shard, shards, lane_page, &lpc, lane_pages, NULL);
+    wr_shadow_page *const *pages = a->addr_mode == WR_ADDR_VECTOR ? lane_pages : NULL;
 
     uint64_t run = UINT64_MAX;
     bool run_ok = false;
@@ -673,7 +675,7 @@ static void on_access(fsm *f, const wr_event *ev)
                 continue;
             if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
                 pn = wd >> WR_SHADOW_PAGE_SHIFT;
-                p = page_for(f, a->space, a->launch, b, wd, epoch);
+                p = wr_shadow_lane_page(pages, lane, wd, w0, lane_page, &lpc);
             }
             touch_word(f, &c, p, cur, lane, wd);
         }

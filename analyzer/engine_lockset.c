@@ -938,7 +938,10 @@ static void on_access(lk *s, const wr_event *ev)
         return;
     }
     lane_page_ctx lpc = {s, a, epoch};
-    wr_shadow_prefetch_lanes(a, s->map, s->cfg.shard, s->cfg.shards, lane_page, &lpc, NULL);
+    wr_shadow_page *lane_pages[WR_WARP_SIZE];
+    wr_shadow_prefetch_lanes(a, s->map, s->cfg.shard, s->cfg.shards, lane_page, &lpc, lane_pages,
+                             NULL);
+    wr_shadow_page *const *pages = a->addr_mode == WR_ADDR_VECTOR ? lane_pages : NULL;
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
     bool run_ok = false;
     wr_shadow_page *p = NULL;
@@ -957,7 +960,7 @@ static void on_access(lk *s, const wr_event *ev)
                 continue;
             if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
                 pn = wd >> WR_SHADOW_PAGE_SHIFT;
-                p = page_for(s, a->space, a->launch, a->block, wd, epoch);
+                p = wr_shadow_lane_page(pages, lane, wd, w0, lane_page, &lpc);
             }
             if (lsid == UINT32_MAX)
                 lsid = lane_lockset(s, w, a->block, lane, atomic, ascope);

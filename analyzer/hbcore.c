@@ -591,12 +591,12 @@ static wr_shadow_page *lane_page(void *ctx, uint64_t word)
  * several warps points on to its read set: two misses in a row per lane.
  * Asked for together, lane by lane, the misses overlap: first every cell,
  * then, as the cells arrive, the read sets they name. */
-static void prefetch_vector_lanes(wr_hbe *e, const wr_access *a)
+static void prefetch_vector_lanes(wr_hbe *e, const wr_access *a, wr_shadow_page **pages)
 {
     lane_page_ctx lpc = {e, a};
     void *cells[32];
     unsigned n = wr_shadow_prefetch_lanes(a, e->shadow, e->cfg.shard, e->cfg.shards,
-                                          lane_page, &lpc, cells);
+                                          lane_page, &lpc, pages, cells);
     for (unsigned i = 0; i < n; i++) {
         uint32_t r = ((const hb_cell *)cells[i])->rctx;
         if (r & RSET)
@@ -606,7 +606,10 @@ static void prefetch_vector_lanes(wr_hbe *e, const wr_access *a)
 
 static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a, unsigned size)
 {
-    prefetch_vector_lanes(e, a);
+    wr_shadow_page *lane_pages[WR_WARP_SIZE];
+    prefetch_vector_lanes(e, a, lane_pages);
+    wr_shadow_page *const *pages = a->addr_mode == WR_ADDR_VECTOR ? lane_pages : NULL;
+    lane_page_ctx lpc = {e, a};
     uint64_t last_word = UINT64_MAX;
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
     bool run_ok = false;
@@ -631,7 +634,7 @@ static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a
                 e->max_shared_word = word;
             if ((word >> WR_SHADOW_PAGE_SHIFT) != pn) {
                 pn = word >> WR_SHADOW_PAGE_SHIFT;
-                p = wr_shadow_get(e->shadow, wr_shadow_key(a->space, a->launch, a->block, word));
+                p = wr_shadow_lane_page(pages, lane, word, w0, lane_page, &lpc);
             }
             e->cur_word = word;
             check_word(e, ca, wr_shadow_cell(e->shadow, p, word), lane,

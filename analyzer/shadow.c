@@ -29,8 +29,7 @@ wr_shadow_map *wr_shadow_new(size_t cell_bytes, wr_shadow_expand_fn expand)
     m->page_bytes = WR_SHADOW_PAGE_WORDS * cell_bytes;
     m->header_bytes = sizeof(wr_shadow_page) + WR_SHADOW_LINES * cell_bytes;
     m->cap = 64;
-    m->keys = xcalloc(m->cap, sizeof *m->keys);
-    m->pages = xcalloc(m->cap, sizeof *m->pages);
+    m->slots = xcalloc(m->cap, sizeof *m->slots);
     return m;
 }
 
@@ -124,37 +123,32 @@ void wr_shadow_free(wr_shadow_map *m)
     if (!m)
         return;
     for (size_t i = 0; i < m->cap; i++)
-        if (m->pages[i])
-            page_free(m, m->pages[i]);
+        if (m->slots[i].page)
+            page_free(m, m->slots[i].page);
     for (size_t i = 0; i < m->mem.nspare; i++)
         page_free(m, m->mem.spare[i]);
     for (size_t i = 0; i < m->mem.nslabs; i++)
         munmap(m->mem.slabs[i], SLAB_BYTES);
     free(m->mem.slabs);
     free(m->mem.spare);
-    free(m->keys);
-    free(m->pages);
+    free(m->slots);
     free(m);
 }
 
 static void grow(wr_shadow_map *m)
 {
     size_t ncap = m->cap * 2;
-    uint64_t *nk = xcalloc(ncap, sizeof *nk);
-    wr_shadow_page **np = xcalloc(ncap, sizeof *np);
+    struct wr_shadow_slot *ns = xcalloc(ncap, sizeof *ns);
     for (size_t i = 0; i < m->cap; i++) {
-        if (!m->pages[i])
+        if (!m->slots[i].page)
             continue;
-        size_t j = hash_key(m->keys[i]) & (ncap - 1);
-        while (np[j])
+        size_t j = hash_key(m->slots[i].key) & (ncap - 1);
+        while (ns[j].page)
             j = (j + 1) & (ncap - 1);
-        nk[j] = m->keys[i];
-        np[j] = m->pages[i];
+        ns[j] = m->slots[i];
     }
-    free(m->keys);
-    free(m->pages);
-    m->keys = nk;
-    m->pages = np;
+    free(m->slots);
+    m->slots = ns;
     m->cap = ncap;
 }
 
@@ -162,10 +156,10 @@ wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool creat
 {
     size_t mask = m->cap - 1;
     size_t i = hash_key(key) & mask;
-    while (m->pages[i]) {
-        if (m->keys[i] == key) {
-            wr_shadow_remember(m, key, m->pages[i]);
-            return m->pages[i];
+    while (m->slots[i].page) {
+        if (m->slots[i].key == key) {
+            wr_shadow_remember(m, key, m->slots[i].page);
+            return m->slots[i].page;
         }
         i = (i + 1) & mask;
     }
@@ -175,13 +169,13 @@ wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool creat
         grow(m);
         mask = m->cap - 1;
         i = hash_key(key) & mask;
-        while (m->pages[i])
+        while (m->slots[i].page)
             i = (i + 1) & mask;
     }
     wr_shadow_page *p = page_alloc(m);
     p->key = key;
-    m->keys[i] = key;
-    m->pages[i] = p;
+    m->slots[i].key = key;
+    m->slots[i].page = p;
     m->count++;
     wr_shadow_remember(m, key, p);
     return p;
@@ -189,14 +183,22 @@ wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool creat
 
 void wr_shadow_remember(wr_shadow_map *m, uint64_t key, wr_shadow_page *p)
 {
-    unsigned i = 0;
-    while (i < WR_SHADOW_RECENT - 1 && m->recent[i] != p)
-        i++;
-    /* i: p's place, or the last one (evicted) */
-    for (; i > 0; i--) {
-        m->recent_key[i] = m->recent_key[i - 1];
-        m->recent[i] = m->recent[i - 1];
+    _Static_assert(WR_SHADOW_RECENT == 4, "the moves below are unrolled for 4");
+    /* the entries above p's place (or all but the last, evicted) move down */
+    if (m->recent[0] == p) {
+        m->recent_key[0] = key;
+        return;
     }
+    if (m->recent[1] != p) {
+        if (m->recent[2] != p) {
+            m->recent_key[3] = m->recent_key[2];
+            m->recent[3] = m->recent[2];
+        }
+        m->recent_key[2] = m->recent_key[1];
+        m->recent[2] = m->recent[1];
+    }
+    m->recent_key[1] = m->recent_key[0];
+    m->recent[1] = m->recent[0];
     m->recent_key[0] = key;
     m->recent[0] = p;
 }
@@ -211,29 +213,28 @@ void wr_shadow_remove(wr_shadow_map *m, uint64_t key)
 {
     size_t mask = m->cap - 1;
     size_t i = hash_key(key) & mask;
-    while (m->pages[i] && m->keys[i] != key)
+    while (m->slots[i].page && m->slots[i].key != key)
         i = (i + 1) & mask;
-    if (!m->pages[i])
+    if (!m->slots[i].page)
         return;
     for (unsigned r = 0; r < WR_SHADOW_RECENT; r++)
-        if (m->recent[r] == m->pages[i])
+        if (m->recent[r] == m->slots[i].page)
             m->recent[r] = NULL;
-    page_release(m, m->pages[i]);
-    m->pages[i] = NULL;
+    page_release(m, m->slots[i].page);
+    m->slots[i].page = NULL;
     m->count--;
     /* backward-shift deletion keeps probe chains intact */
     size_t j = i;
     for (;;) {
         j = (j + 1) & mask;
-        if (!m->pages[j])
+        if (!m->slots[j].page)
             break;
-        size_t home = hash_key(m->keys[j]) & mask;
+        size_t home = hash_key(m->slots[j].key) & mask;
         /* move j into the hole i if its home is not in (i, j] cyclically */
         bool in_range = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
         if (!in_range) {
-            m->keys[i] = m->keys[j];
-            m->pages[i] = m->pages[j];
-            m->pages[j] = NULL;
+            m->slots[i] = m->slots[j];
+            m->slots[j].page = NULL;
             i = j;
         }
     }
@@ -242,8 +243,8 @@ void wr_shadow_remove(wr_shadow_map *m, uint64_t key)
 void wr_shadow_foreach(wr_shadow_map *m, void (*fn)(wr_shadow_page *, void *), void *ctx)
 {
     for (size_t i = 0; i < m->cap; i++)
-        if (m->pages[i])
-            fn(m->pages[i], ctx);
+        if (m->slots[i].page)
+            fn(m->slots[i].page, ctx);
 }
 
 void wr_shadow_expand_line(const wr_shadow_map *m, wr_shadow_page *p, unsigned line)

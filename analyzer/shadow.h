@@ -84,8 +84,11 @@ typedef struct wr_shadow_map {
     wr_shadow_slabs mem;
     size_t cap;          /* power of two */
     size_t count;
-    uint64_t *keys;
-    wr_shadow_page **pages;  /* NULL = empty slot */
+    /* key and page side by side: a probe that hits costs one cache line */
+    struct wr_shadow_slot {
+        uint64_t key;
+        wr_shadow_page *page;   /* NULL = empty slot */
+    } *slots;
     /* the most recently used pages, most recent first (NULL = empty): an
      * engine's accesses alternate among a few pages (a kernel's input,
      * output and shared tile), and each switch would otherwise probe the
@@ -268,28 +271,51 @@ static inline bool wr_next_owned_lane_page(uint32_t *mask, uint64_t lane0_word,
  * together the misses overlap instead of queueing one behind the other.
  * `page` returns (creating) the page of a word exactly as the engine's
  * word loop would, so calling it first changes nothing the loop sees.
- * When `cells` is not NULL it gets the cells asked for (at most 32), for an
- * engine that follows them on; returns how many (0 for other shapes). */
+ * pages[lane] gets the page of the lane's first word (NULL for a lane not
+ * asked for: inactive or another shard's), so that the word loop need not
+ * look the page up a second time (wr_shadow_lane_page); pages must not be
+ * removed between the two.  When `cells` is not NULL it gets the cells
+ * asked for (at most 32), for an engine that follows them on; returns how
+ * many (0 for other shapes, pages then untouched). */
 static inline unsigned wr_shadow_prefetch_lanes(const wr_access *a, const wr_shadow_map *m,
                                                 uint32_t shard, uint32_t shards,
                                                 wr_shadow_page *(*page)(void *ctx, uint64_t word),
-                                                void *ctx, void **cells)
+                                                void *ctx, wr_shadow_page **pages, void **cells)
 {
     if (a->addr_mode != WR_ADDR_VECTOR)
         return 0;
     unsigned n = 0;
-    for (uint32_t x = a->active_mask; x; x &= x - 1) {
-        uint64_t addr = wr_access_lane_addr(a, (unsigned)__builtin_ctz(x));
+    for (unsigned lane = 0; lane < WR_WARP_SIZE; lane++) {
+        pages[lane] = NULL;
+        if (!((a->active_mask >> lane) & 1u))
+            continue;
+        uint64_t addr = wr_access_lane_addr(a, lane);
         if (shards > 1 && wr_shard_of(a->space, a->launch, a->block, addr, shards) != shard)
             continue;
         uint64_t word = addr >> WR_WORD_SHIFT;
-        void *cell = wr_shadow_cell(m, page(ctx, word), word);
+        wr_shadow_page *p = page(ctx, word);
+        void *cell = wr_shadow_cell(m, p, word);
         __builtin_prefetch(cell, 1);
+        pages[lane] = p;
         if (cells)
             cells[n] = cell;
         n++;
     }
     return n;
+}
+
+/* The page of `word` for the word loop after wr_shadow_prefetch_lanes:
+ * the lane's prefetched page when word is the lane's first word (first),
+ * else a lookup.  pages: NULL when nothing was prefetched (not a vector
+ * access). */
+static inline wr_shadow_page *wr_shadow_lane_page(wr_shadow_page *const *pages, unsigned lane,
+                                                  uint64_t word, uint64_t first,
+                                                  wr_shadow_page *(*page)(void *ctx, uint64_t word),
+                                                  void *ctx)
+{
+    if (pages && word == first && pages[lane])
+        return pages[lane];
+    return page(ctx, word);
 }
 
 #endif
