@@ -31,20 +31,51 @@ typedef struct checker {
     uint8_t engine_index;
 } checker;
 
-/* A read set, 64 bytes: up to RSET_INLINE reads live in it, so checking a
- * word's reads costs the one cache miss of the set (a gather's words are
- * read by a few warps each, and a heap array behind every set was a second
- * miss per word); larger sets move their entries to the heap. */
-#define RSET_INLINE 4
+/* A read set, 32 bytes: up to RSET_INLINE reads live in it (their keep
+ * masks packed in keep_in), so checking a word's reads costs the one cache
+ * miss of the set (a gather's words are read by a few warps each, and a
+ * heap array behind every set was a second miss per word); larger sets
+ * move their entries to the heap.  Half a line rather than a whole one: a
+ * gather leaves a set on a quarter of the words it reads. */
+#define RSET_INLINE 3
 typedef struct rset {
-    uint32_t n, cap;          /* cap > RSET_INLINE: the entries are in heap */
-    rset_ent *heap;
-    rset_ent in[RSET_INLINE];
+    uint32_t n;
+    uint16_t keep_in;         /* inline: read i's keep mask in bits 4i..4i+3 */
+    uint8_t heap_log2;        /* 0: the reads are inline; else heap holds 2^heap_log2 */
+    uint8_t pad;
+    union {
+        struct {
+            uint32_t ctx, ep;
+        } in[RSET_INLINE];
+        rset_ent *heap;
+    } u;
 } rset;
 
-_Static_assert(sizeof(rset) == 64, "a read set is one cache line");
+_Static_assert(sizeof(rset) == 32, "a read set is half a cache line");
+_Static_assert(WR_HBE_MAX_CHECKERS <= 4, "a keep mask fits in 4 bits");
 
-static inline rset_ent *rset_ents(rset *r) { return r->cap > RSET_INLINE ? r->heap : r->in; }
+static inline rset_ent rset_get(const rset *r, uint32_t i)
+{
+    if (r->heap_log2)
+        return r->u.heap[i];
+    return (rset_ent){r->u.in[i].ctx, r->u.in[i].ep, (uint8_t)((r->keep_in >> (4 * i)) & 15u)};
+}
+
+static inline void rset_put(rset *r, uint32_t i, rset_ent x)
+{
+    if (r->heap_log2) {
+        r->u.heap[i] = x;
+        return;
+    }
+    r->u.in[i].ctx = x.ctx;
+    r->u.in[i].ep = x.ep;
+    r->keep_in = (uint16_t)((r->keep_in & ~(15u << (4 * i))) | ((unsigned)x.keep << (4 * i)));
+}
+
+/* Read sets live in fixed chunks, never moved: growing one array by
+ * doubling held the old and the new copy at once, the peak of a gather. */
+#define RCHUNK_SHIFT 14
+#define RCHUNK (1u << RCHUNK_SHIFT)
 
 struct wr_hbe {
     wr_engine_config cfg;
@@ -60,9 +91,9 @@ struct wr_hbe {
     uint32_t nctx, capctx;
     uint32_t *cslots;
     uint32_t ncslots, hashed;   /* hash slots; contexts in the hash (ctx_intern) */
-    /* read sets */
-    rset *rs;
-    uint32_t nrs, caprs;
+    /* read sets: set i is rchunk[i >> RCHUNK_SHIFT][i % RCHUNK] */
+    rset **rchunk;
+    uint32_t nrs, nrchunk;
     uint32_t *rfree;
     uint32_t nfree, capfree;
     uint64_t max_shared_word;
@@ -167,41 +198,42 @@ static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind
 
 /* ---- read sets ---- */
 
+static inline rset *rset_at(const wr_hbe *e, uint32_t i)
+{
+    return &e->rchunk[i >> RCHUNK_SHIFT][i & (RCHUNK - 1u)];
+}
+
 static uint32_t rset_new(wr_hbe *e)
 {
     uint32_t i;
     if (e->nfree) {
         i = e->rfree[--e->nfree];
     } else {
-        if (e->nrs == e->caprs) {
-            /* cache-line aligned, so a set is one line */
-            uint32_t cap = e->caprs ? e->caprs * 2 : 64;
-            rset *n = aligned_alloc(64, (size_t)cap * sizeof *n);
-            if (!n)
-                wr_out_of_memory((size_t)cap * sizeof *n);
-            if (e->nrs)
-                memcpy(n, e->rs, (size_t)e->nrs * sizeof *n);
-            free(e->rs);
-            e->rs = n;
-            e->caprs = cap;
+        if (e->nrs == e->nrchunk * RCHUNK) {
+            if (e->nrchunk == RSET >> RCHUNK_SHIFT)
+                wr_out_of_memory((size_t)RSET * sizeof(rset));   /* 2^31 sets */
+            e->rchunk = xrealloc(e->rchunk, (size_t)(e->nrchunk + 1) * sizeof *e->rchunk);
+            /* cache-line aligned, so no set straddles two lines */
+            rset *c = aligned_alloc(64, RCHUNK * sizeof *c);
+            if (!c)
+                wr_out_of_memory(RCHUNK * sizeof *c);
+            e->rchunk[e->nrchunk++] = c;
         }
         i = e->nrs++;
-        memset(&e->rs[i], 0, sizeof e->rs[i]);
-        e->rs[i].cap = RSET_INLINE;
+        memset(rset_at(e, i), 0, sizeof(rset));
     }
-    e->rs[i].n = 0;
     return i;
 }
 
 static void rset_release(wr_hbe *e, uint32_t i)
 {
-    rset *r = &e->rs[i];
-    if (r->cap > RSET_INLINE) {   /* rare: give the heap entries back */
-        free(r->heap);
-        r->heap = NULL;
-        r->cap = RSET_INLINE;
+    rset *r = rset_at(e, i);
+    if (r->heap_log2) {   /* rare: give the heap entries back */
+        free(r->u.heap);
+        r->heap_log2 = 0;
     }
     r->n = 0;
+    r->keep_in = 0;
     if (e->nfree == e->capfree) {
         e->capfree = e->capfree ? e->capfree * 2 : 64;
         e->rfree = xrealloc(e->rfree, (size_t)e->capfree * sizeof *e->rfree);
@@ -211,20 +243,20 @@ static void rset_release(wr_hbe *e, uint32_t i)
 
 static void rset_push(rset *r, uint32_t ctx, uint32_t ep, uint8_t keep)
 {
-    if (r->n == r->cap) {
-        if (r->cap == RSET_INLINE) {
-            rset_ent *h = xmalloc(2u * RSET_INLINE * sizeof *h);
-            memcpy(h, r->in, sizeof r->in);
-            r->heap = h;
+    uint32_t cap = r->heap_log2 ? 1u << r->heap_log2 : RSET_INLINE;
+    if (r->n == cap) {
+        if (!r->heap_log2) {
+            rset_ent *h = xmalloc(8 * sizeof *h);
+            for (uint32_t i = 0; i < RSET_INLINE; i++)
+                h[i] = rset_get(r, i);
+            r->u.heap = h;
+            r->heap_log2 = 3;
         } else {
-            r->heap = xrealloc(r->heap, (size_t)r->cap * 2 * sizeof *r->heap);
+            r->u.heap = xrealloc(r->u.heap, (size_t)cap * 2 * sizeof *r->u.heap);
+            r->heap_log2++;
         }
-        r->cap *= 2;
     }
-    rset_ent *x = &rset_ents(r)[r->n++];
-    x->ctx = ctx;
-    x->ep = ep;
-    x->keep = keep;
+    rset_put(r, r->n++, (rset_ent){ctx, ep, keep});
 }
 
 /* ---- checks ---- */
@@ -357,10 +389,11 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
             check_prev(e, ca, c->wctx, c->wep, lane, addr, e->all);
         if (c->rctx & RSET) {
             uint32_t ri = c->rctx & ~RSET;
-            rset *r = &e->rs[ri];
-            const rset_ent *x = rset_ents(r);
-            for (uint32_t i = 0; i < r->n; i++)
-                check_prev(e, ca, x[i].ctx, x[i].ep, lane, addr, x[i].keep);
+            const rset *r = rset_at(e, ri);
+            for (uint32_t i = 0; i < r->n; i++) {
+                rset_ent x = rset_get(r, i);
+                check_prev(e, ca, x.ctx, x.ep, lane, addr, x.keep);
+            }
             rset_release(e, ri);
         } else if (c->rctx) {
             check_prev(e, ca, c->rctx, c->rep, lane, addr, e->all);
@@ -396,30 +429,38 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
             return;
         }
         uint32_t ri = rset_new(e);
-        rset_push(&e->rs[ri], c->rctx, c->rep, keep);
-        rset_push(&e->rs[ri], ca->ctx, ep, e->all);
+        rset_push(rset_at(e, ri), c->rctx, c->rep, keep);
+        rset_push(rset_at(e, ri), ca->ctx, ep, e->all);
         c->rctx = RSET | ri;
         c->rep = 0;
         return;
     }
-    rset *r = &e->rs[c->rctx & ~RSET];
-    rset_ent *ent = rset_ents(r);
+    rset *r = rset_at(e, c->rctx & ~RSET);
     /* Another lane of this instruction put it in already: then nothing
      * changes (this lane's read is not recorded, so it supersedes nothing).
      * That entry can only be the last one: it was pushed when the
      * instruction's first lane read this word, and no other access touches
      * the word before the instruction ends. */
-    if (r->n && same_instr(ca, &e->ctx[ent[r->n - 1].ctx], ent[r->n - 1].ep))
-        return;
+    if (r->n) {
+        rset_ent last = rset_get(r, r->n - 1);
+        if (same_instr(ca, &e->ctx[last.ctx], last.ep))
+            return;
+    }
     uint32_t o = 0;
     for (uint32_t i = 0; i < r->n; i++) {
-        rset_ent x = ent[i];
+        rset_ent x = rset_get(r, i);
         const wr_hb_ctx *p = &e->ctx[x.ctx];
         if (own_ordered(e, ca, x.ctx, x.ep, lane))
             continue; /* superseded by the current read */
         if (p->unit != ca->w->unit && !(x.keep = still_kept(e, ca, p, x.ep, x.keep)))
             continue;
-        ent[o++] = x;
+        rset_put(r, o++, x);
+    }
+    if (!o) {   /* every earlier read superseded: back to one read in the cell */
+        rset_release(e, c->rctx & ~RSET);
+        c->rctx = ca->ctx;
+        c->rep = ep;
+        return;
     }
     r->n = o;
     rset_push(r, ca->ctx, ep, e->all);
@@ -600,7 +641,7 @@ static void prefetch_vector_lanes(wr_hbe *e, const wr_access *a, wr_shadow_page 
     for (unsigned i = 0; i < n; i++) {
         uint32_t r = ((const hb_cell *)cells[i])->rctx;
         if (r & RSET)
-            __builtin_prefetch(&e->rs[r & ~RSET], 1);
+            __builtin_prefetch(rset_at(e, r & ~RSET), 1);
     }
 }
 
@@ -818,9 +859,11 @@ void wr_hbe_free(wr_hbe *e)
     free(e->ctx);
     free(e->cslots);
     for (uint32_t i = 0; i < e->nrs; i++)
-        if (e->rs[i].cap > RSET_INLINE)
-            free(e->rs[i].heap);
-    free(e->rs);
+        if (rset_at(e, i)->heap_log2)
+            free(rset_at(e, i)->u.heap);
+    for (uint32_t i = 0; i < e->nrchunk; i++)
+        free(e->rchunk[i]);
+    free(e->rchunk);
     free(e->rfree);
     free(e);
 }
