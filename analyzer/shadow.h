@@ -270,7 +270,8 @@ static inline bool wr_next_owned_lane_page(uint32_t *mask, uint64_t lane0_word,
  * the lanes land on unrelated cells, each a cache miss, and asked for
  * together the misses overlap instead of queueing one behind the other.
  * `page` returns (creating) the page of a word exactly as the engine's
- * word loop would, so calling it first changes nothing the loop sees.
+ * word loop would, so calling it first changes nothing the loop sees; it is
+ * called once per run of consecutive lanes on one page.
  * pages[lane] gets the page of the lane's first word (NULL for a lane not
  * asked for: inactive or another shard's), so that the word loop need not
  * look the page up a second time (wr_shadow_lane_page); pages must not be
@@ -285,6 +286,8 @@ static inline unsigned wr_shadow_prefetch_lanes(const wr_access *a, const wr_sha
     if (a->addr_mode != WR_ADDR_VECTOR)
         return 0;
     unsigned n = 0;
+    uint64_t last_pn = UINT64_MAX;   /* lanes on one page (atomics on a few bins) ask once */
+    wr_shadow_page *p = NULL;
     for (unsigned lane = 0; lane < WR_WARP_SIZE; lane++) {
         pages[lane] = NULL;
         if (!((a->active_mask >> lane) & 1u))
@@ -293,7 +296,10 @@ static inline unsigned wr_shadow_prefetch_lanes(const wr_access *a, const wr_sha
         if (shards > 1 && wr_shard_of(a->space, a->launch, a->block, addr, shards) != shard)
             continue;
         uint64_t word = addr >> WR_WORD_SHIFT;
-        wr_shadow_page *p = page(ctx, word);
+        if (word >> WR_SHADOW_PAGE_SHIFT != last_pn) {
+            last_pn = word >> WR_SHADOW_PAGE_SHIFT;
+            p = page(ctx, word);
+        }
         void *cell = wr_shadow_cell(m, p, word);
         __builtin_prefetch(cell, 1);
         pages[lane] = p;
