@@ -50,7 +50,28 @@ typedef struct hb_rel {      /* one release recorded at a synchronizing word */
     uint8_t lock;            /* fence-then-exch (unlock idiom) */
     uint32_t launch, block, cluster;  /* releaser (block MULTI: several) */
     wr_vc_snap *snap[2];     /* OBL, SCOPED; own entry included */
+    /* a later release merged into this one and not yet joined with snap
+     * (NULL: none): acquirers take both.  A lock's next holder releases
+     * at its CAS what it knew at its last fence, before it acquired the
+     * lock; its unlock then holds both, and the join is never made. */
+    wr_vc_snap *later[2];
 } hb_rel;
+
+static void rel_ref(hb_rel *r)
+{
+    for (int k = 0; k < 2; k++) {
+        wr_snap_ref(r->snap[k]);
+        wr_snap_ref(r->later[k]);
+    }
+}
+
+static void rel_unref(hb_rel *r)
+{
+    for (int k = 0; k < 2; k++) {
+        wr_snap_unref(r->snap[k]);
+        wr_snap_unref(r->later[k]);
+    }
+}
 
 typedef struct hb_loc {
     uint64_t k1, word;
@@ -331,10 +352,8 @@ static void warp_drop_snaps(wr_hb_warp *w)
 
 static void pend_free(hb_pend *p)
 {
-    for (uint32_t i = 0; i < p->n; i++) {
-        wr_snap_unref(p->rel[i].snap[0]);
-        wr_snap_unref(p->rel[i].snap[1]);
-    }
+    for (uint32_t i = 0; i < p->n; i++)
+        rel_unref(&p->rel[i]);
     free(p->rel);
     p->rel = NULL;
     p->n = 0;
@@ -700,10 +719,8 @@ static hb_loc *loc_find(wr_hb *hb, uint64_t k1, uint64_t word, bool create)
 
 static void rel_clear(hb_loc *p)
 {
-    for (uint32_t i = 0; i < p->n; i++) {
-        wr_snap_unref(p->rel[i].snap[0]);
-        wr_snap_unref(p->rel[i].snap[1]);
-    }
+    for (uint32_t i = 0; i < p->n; i++)
+        rel_unref(&p->rel[i]);
     p->n = 0;
 }
 
@@ -751,17 +768,42 @@ static wr_vc_snap *snap_join(wr_vc_snap *a, wr_vc_snap *b)
     return s;
 }
 
-/* snap_join(old, mine) where mine is w's release at own (layer k): mine
- * itself when it already holds old (no copy, and it stays exact). */
-static wr_vc_snap *rel_snap_join(wr_hb *hb, wr_hb_warp *w, unsigned k, uint32_t own,
-                                 wr_vc_snap *old, wr_vc_snap *mine)
+/* Does mine, w's release at own (layer k), hold all of old?  (then it
+ * stands for both, stays exact, and no copy is made) */
+static bool rel_subsumes(const wr_hb *hb, const wr_hb_warp *w, unsigned k, uint32_t own,
+                         const wr_vc_snap *old, const wr_vc_snap *mine)
 {
-    if (old && mine && old != mine && (!old->narrow || old->narrow == mine->narrow) &&
-        snap_dominated(hb, w, k, old) && wr_vc_get(&old->c, w->unit) <= own) {
+    if (old == mine)
+        return true;
+    return old && (!old->narrow || old->narrow == mine->narrow) &&
+           snap_dominated(hb, w, k, old) && wr_vc_get(&old->c, w->unit) <= own;
+}
+
+/* q[k] join= mine (w's release at own).  What q stands for is the join of
+ * snap and later whatever the representation; the join is made only when
+ * a third release comes that holds neither. */
+static void rel_merge(wr_hb *hb, wr_hb_warp *w, unsigned k, uint32_t own, hb_rel *q,
+                      wr_vc_snap *mine)
+{
+    if (!mine)
+        return;   /* a layer this state does not keep */
+    if (!q->snap[k] || (rel_subsumes(hb, w, k, own, q->snap[k], mine) &&
+                        (!q->later[k] || rel_subsumes(hb, w, k, own, q->later[k], mine)))) {
+        wr_snap_unref(q->snap[k]);
+        wr_snap_unref(q->later[k]);
         wr_snap_ref(mine);
-        return mine;
+        q->snap[k] = mine;
+        q->later[k] = NULL;
+        return;
     }
-    return snap_join(old, mine);
+    if (q->later[k]) {
+        wr_vc_snap *j = snap_join(q->snap[k], q->later[k]);
+        wr_snap_unref(q->snap[k]);
+        wr_snap_unref(q->later[k]);
+        q->snap[k] = j;
+    }
+    wr_snap_ref(mine);
+    q->later[k] = mine;
 }
 
 /* Record a release by w at loc.  is_store: a plain atomic store replaces the
@@ -788,10 +830,8 @@ static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsig
         hb_rel *q = &p->rel[i];
         if (q->scope == r.scope && q->launch == r.launch && q->block == r.block) {
             for (int k = 0; k < 2; k++) {
-                wr_vc_snap *j = rel_snap_join(hb, w, k, own, q->snap[k], r.snap[k]);
-                wr_snap_unref(q->snap[k]);
+                rel_merge(hb, w, (unsigned)k, own, q, r.snap[k]);
                 wr_snap_unref(r.snap[k]);
-                q->snap[k] = j;
             }
             q->kind = r.kind;
             q->lock = q->lock || r.lock;
@@ -805,10 +845,8 @@ static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsig
             if (q->scope != r.scope)
                 continue;
             for (int k = 0; k < 2; k++) {
-                wr_vc_snap *j = rel_snap_join(hb, w, k, own, q->snap[k], r.snap[k]);
-                wr_snap_unref(q->snap[k]);
+                rel_merge(hb, w, (unsigned)k, own, q, r.snap[k]);
                 wr_snap_unref(r.snap[k]);
-                q->snap[k] = j;
             }
             if (q->launch != r.launch)
                 q->launch = MULTI;
@@ -817,8 +855,7 @@ static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsig
             return;
         }
         /* no release of that scope: drop the oldest */
-        wr_snap_unref(p->rel[0].snap[0]);
-        wr_snap_unref(p->rel[0].snap[1]);
+        rel_unref(&p->rel[0]);
         memmove(p->rel, p->rel + 1, (size_t)(p->n - 1) * sizeof *p->rel);
         p->n--;
     }
@@ -841,6 +878,14 @@ static unsigned rel_relation(const wr_hb_warp *w, const hb_rel *r)
     return WR_SCOPE_DEVICE;
 }
 
+/* The scope-oblivious layer's part of an acquire of s. */
+static void acquire_obl(wr_hb *hb, wr_hb_warp *w, const wr_vc_snap *s, uint32_t mask)
+{
+    warp_join_snap(hb, w, WR_HB_OBL, s, mask);
+    if (s->narrow && !w->narrow)
+        w->narrow = s->narrow;
+}
+
 /* w acquires the releases rel[0..n) at scope acq_scope. */
 static void acquire_rels(wr_hb *hb, wr_hb_warp *w, const hb_rel *rel, uint32_t n,
                          unsigned acq_scope, unsigned acq_kind, bool lock_shaped,
@@ -848,14 +893,16 @@ static void acquire_rels(wr_hb *hb, wr_hb_warp *w, const hb_rel *rel, uint32_t n
 {
     for (uint32_t i = 0; i < n; i++) {
         const hb_rel *r = &rel[i];
-        warp_join_snap(hb, w, WR_HB_OBL, r->snap[0], mask);
-        if (r->snap[0]->narrow && !w->narrow)
-            w->narrow = r->snap[0]->narrow;
+        acquire_obl(hb, w, r->snap[0], mask);
+        if (r->later[0])
+            acquire_obl(hb, w, r->later[0], mask);
         if (hb->L < 2)
             continue;
         unsigned relation = rel_relation(w, r);
         if (relation <= min_u(r->scope, acq_scope)) {
             warp_join_snap(hb, w, WR_HB_SCOPED, r->snap[1], mask);
+            if (r->later[1])
+                warp_join_snap(hb, w, WR_HB_SCOPED, r->later[1], mask);
         } else {
             unsigned v;
             if (r->lock || lock_shaped)
@@ -898,8 +945,7 @@ static void pend_add(wr_hb_warp *w, hb_loc *p, uint64_t k1, uint64_t word, unsig
     slot->n = p->n;
     for (uint32_t i = 0; i < p->n; i++) {
         slot->rel[i] = p->rel[i];
-        wr_snap_ref(slot->rel[i].snap[0]);
-        wr_snap_ref(slot->rel[i].snap[1]);
+        rel_ref(&slot->rel[i]);
     }
 }
 
