@@ -589,6 +589,8 @@ static inline uint32_t lane_lockset(lk *s, warp_st *w, uint32_t block, unsigned 
 /* Does the candidate set still hold a lock whose releases were sound? */
 static bool effective(lk *s, uint32_t id)
 {
+    if (!s->ls.len[id])
+        return false;   /* (and ls.ent may still be NULL: no offset on it) */
     const uint64_t *e = s->ls.ent + s->ls.off[id];
     for (uint32_t i = 0; i < s->ls.len[id]; i++) {
         uint64_t word = e[i] >> 21;

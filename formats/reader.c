@@ -523,6 +523,8 @@ static int decode_events(const uint8_t *start, size_t raw_size, uint32_t count, 
                 DECODE_FAIL("copy kind or async flag out of range");
             ev->u.copy = (wr_host_copy){wrf_get64(q), wrf_get64(q + 8), wrf_get64(q + 16),
                                         wrf_get32(q + 24), b2, b3};
+            if (!wr_copy_size_ok(ev->u.copy.dst, ev->u.copy.src, ev->u.copy.bytes))
+                DECODE_FAIL("copy larger than 2^39 bytes or wrapping around the address space");
             break;
         case WR_EV_ALLOC:
         case WR_EV_FREE:

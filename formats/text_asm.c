@@ -1607,7 +1607,11 @@ static int copy_line(P *p)
         if (!a)
             return perr(p, here, "missing field 'bytes=' (needed without a symbolic address)");
         c->bytes = p->allocs[a - 1].base + p->allocs[a - 1].size - addr;
+        col = here;
     }
+    if (!wr_copy_size_ok(c->dst, c->src, c->bytes))
+        return perr(p, col, "copy of %llu bytes: more than 2^39 or wrapping around the address space",
+                    (unsigned long long)c->bytes);
     if ((v = take_kv(p, "stream=", &col)) && get_u32(p, v, col, &c->stream))
         return -1;
     tok *t = peek(p);

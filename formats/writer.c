@@ -516,6 +516,8 @@ static size_t encode_event(uint8_t *out, const wr_event *ev, int *is_vector, con
         const wr_host_copy *c = &ev->u.copy;
         if (c->kind > WR_COPY_MAX) return *why = "copy kind out of range", 0;
         if (c->async > 1) return *why = "copy async flag must be 0 or 1", 0;
+        if (!wr_copy_size_ok(c->dst, c->src, c->bytes))
+            return *why = "copy larger than 2^39 bytes or wrapping around the address space", 0;
         out[2] = c->kind;
         out[3] = c->async;
         wrf_put64(p, c->dst); wrf_put64(p + 8, c->src); wrf_put64(p + 16, c->bytes);

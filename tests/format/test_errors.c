@@ -318,7 +318,7 @@ Test(errors, hostile_chunk_sizes_are_refused_before_allocating)
 Test(errors, forged_records_are_rejected_with_their_position)
 {
     static const struct {
-        uint8_t rec[32];
+        uint8_t rec[36];
         uint32_t size;
         const char *needle;
     } cases[] = {
@@ -330,6 +330,11 @@ Test(errors, forged_records_are_rejected_with_their_position)
         {{WR_EV_ALLOC, 0, 0, 0, 0, 0, 0, 0, 1}, 12, "undefined allocation"},
         {{WR_EV_FENCE, 0, 5}, 24, "out of range"},
         {{WR_EV_HOST_COPY, 0, 0, 2}, 36, "out of range"},
+        /* bytes = 2^39 + 1 (+24) */
+        {{WR_EV_HOST_COPY, [24] = 1, [28] = 0x80}, 36, "larger than 2^39"},
+        /* dst = 2^64 - 16 (+8), bytes = 32 (+24) */
+        {{WR_EV_HOST_COPY, [8] = 0xf0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, [24] = 32}, 36,
+         "wrapping"},
         {{WR_EV_ACCESS, 3}, 28, "out of range"},                       /* addr mode 3 */
         {{WR_EV_ACCESS, 0x50}, 28, "out of range"},                    /* size 32 */
         {{WR_EV_ACCESS, 0x04 | 0x80}, 28, "out of range"},             /* NARROW on uniform */

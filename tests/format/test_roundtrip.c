@@ -164,7 +164,9 @@ Test(roundtrip, every_kind_hand_built)
         {.kind = WR_EV_EVENT_SYNC, .u.stream_event = {5, 0}},
         {.kind = WR_EV_STREAM_SYNC, .u.stream_sync = {3}},
         {.kind = WR_EV_DEVICE_SYNC},
-        {.kind = WR_EV_HOST_COPY, .u.copy = {UINT64_MAX, 1, 1ull << 40, 2, WR_COPY_D2D, 1}},
+        /* the largest copy, ending at the top of the address space */
+        {.kind = WR_EV_HOST_COPY,
+         .u.copy = {UINT64_MAX - WR_COPY_BYTES_MAX, 1, WR_COPY_BYTES_MAX, 2, WR_COPY_D2D, 1}},
         {.kind = WR_EV_ALLOC, .u.alloc = {1}},
         {.kind = WR_EV_FREE, .u.alloc = {1}},
         {.kind = WR_EV_LOST, .u.lost = {UINT64_MAX / 2, 9, UINT32_MAX}},
@@ -388,6 +390,8 @@ Test(roundtrip, writer_rejects_events_outside_the_model)
         {.kind = WR_EV_FENCE, .u.fence = {.scope = 9}},
         {.kind = WR_EV_HOST_COPY, .u.copy = {.kind = 4}},
         {.kind = WR_EV_HOST_COPY, .u.copy = {.async = 2}},
+        {.kind = WR_EV_HOST_COPY, .u.copy = {.dst = 0x1000, .bytes = WR_COPY_BYTES_MAX + 1}},
+        {.kind = WR_EV_HOST_COPY, .u.copy = {.src = UINT64_MAX - 15, .bytes = 32, .kind = 1}},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err.msg[0] = 0;

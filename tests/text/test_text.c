@@ -477,6 +477,8 @@ Test(text, errors)
     expect_error("alloc d global 8\ncopy.h2d dst=0x10\n", "2:18: missing field 'bytes='");
     expect_error("copy.h2d src=0x10 bytes=1\n", "1:19: missing field 'dst='");
     expect_error("copy.x dst=0x10 bytes=1\n", "1:6: unknown copy kind 'x'");
+    expect_error("copy.memset dst=0x10 bytes=0x10000000001\n", "1:28: copy of 1099511627777 bytes");
+    expect_error("copy.memset dst=0xfffffffffffffff0 bytes=0x20\n", "1:42: copy of 32 bytes");
     expect_error("lost launch=1\n", "1:6: missing field 'count='");
     expect_error("event_record event=1\n", "1:21: missing field 'stream='");
     expect_error("free nothing\n", "1:6: undefined allocation 'nothing'");

@@ -180,6 +180,17 @@ typedef enum wr_copy_kind {
     WR_COPY_MAX = 3
 } wr_copy_kind;
 
+/* The largest host copy a trace may hold (512 GiB, above any GPU's memory):
+ * a reader rejects more as corrupt, since an analyzer walks every word of a
+ * copy.  A copy's device ranges (dst, src where used) must not wrap around. */
+#define WR_COPY_BYTES_MAX (1ull << 39)
+
+/* Is the copy's size within WR_COPY_BYTES_MAX and are its ranges unwrapped? */
+static inline bool wr_copy_size_ok(uint64_t dst, uint64_t src, uint64_t bytes)
+{
+    return bytes <= WR_COPY_BYTES_MAX && dst <= UINT64_MAX - bytes && src <= UINT64_MAX - bytes;
+}
+
 typedef struct wr_host_copy {
     uint64_t dst, src;      /* device addresses; 0 where not a device side */
     uint64_t bytes;
