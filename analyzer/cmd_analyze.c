@@ -35,6 +35,8 @@ static void usage(FILE *out)
         "                   while passes >= threads, else threads / passes rounded up)\n"
         "  --separate-passes  run vc and scoped as two passes instead of one shared pass\n"
         "                   (same findings; more time and memory)\n"
+        "  --keep-all-layers  keep scoped's clock layers apart even while they equal the\n"
+        "                   scope-oblivious one (same findings; more time and memory)\n"
         "  --db FILE        database (default: warprace.db beside the trace)\n"
         "  --no-db          do not write a database\n"
         "  --name RUN       name of the run in the database (default: the trace file name)\n"
@@ -114,6 +116,7 @@ int wr_cmd_analyze(int argc, char **argv)
         {"db", required_argument, NULL, 'd'},
         {"no-db", no_argument, NULL, 'D'},
         {"separate-passes", no_argument, NULL, 'S'},
+        {"keep-all-layers", no_argument, NULL, 'L'},
         {"name", required_argument, NULL, 'n'},
         {"kernels", required_argument, NULL, 'k'},
         {"exit-code", required_argument, NULL, 'x'},
@@ -184,6 +187,7 @@ int wr_cmd_analyze(int argc, char **argv)
         case 'd': db_path = optarg; break;
         case 'D': no_db = 1; break;
         case 'S': ro.separate_passes = true; break;
+        case 'L': ro.keep_all_layers = true; break;
         case 'n': run_name = optarg; break;
         case 'k': ro.kernels = optarg; break;
         case 'x': {

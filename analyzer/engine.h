@@ -32,6 +32,7 @@ typedef struct wr_engine_config {
     uint32_t shards;        /* >= 1 */
     uint8_t engine_index;   /* goes into wr_race.engine */
     wr_findings *findings;  /* where to report */
+    bool keep_all_layers;   /* vc/scoped: see wr_hb_new (tests, cross-checks) */
 } wr_engine_config;
 
 /* Shards own runs of 2^WR_SHARD_RUN_SHIFT consecutive words: the size of a

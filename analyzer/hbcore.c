@@ -831,7 +831,7 @@ void *wr_hbe_create_pass(const wr_engine_config *cfg, const wr_pass_member *memb
     }
     e->nchk = n;
     e->all = (uint8_t)((1u << n) - 1u);
-    e->hb = wr_hb_new(layers);
+    e->hb = wr_hb_new(layers, cfg->keep_all_layers);
     e->shadow = wr_shadow_new(sizeof(hb_cell), expand_line);
     e->capctx = 256;
     e->ctx = xrealloc(NULL, (size_t)e->capctx * sizeof *e->ctx);

@@ -560,7 +560,8 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
             u->kernels = wr_launch_kernels_new();
             u->findings = wr_findings_new();
             wr_findings_use_kernels(u->findings, u->kernels);
-            wr_engine_config cfg = {.shard = sh, .shards = shards, .findings = u->findings};
+            wr_engine_config cfg = {.shard = sh, .shards = shards, .findings = u->findings,
+                                    .keep_all_layers = o.keep_all_layers};
             u->inst = create_instance(rp, p, &cfg);
             if (!u->inst)
                 abort();

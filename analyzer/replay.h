@@ -79,6 +79,9 @@ typedef struct wr_replay_options {
     bool no_hash;             /* skip the trace hash (trace_hash = 0) */
     bool separate_passes;     /* one instance per engine even where engines
                                  could share a pass (create_pass) */
+    bool keep_all_layers;     /* vc/scoped keep every clock layer apart even
+                                 while it equals the scope-oblivious one
+                                 (wr_hb_new; the findings are the same) */
 } wr_replay_options;
 
 typedef struct wr_replay_stats {

@@ -143,7 +143,27 @@ struct wr_hb {
      * later clocks no longer carry all it published, so "knows (u, s)" stops
      * implying "knows u's clock at s" (exact snapshots are not trusted) */
     uint8_t lossy;
+    /* bit k: layer k has received exactly layer OBL's orderings so far, so
+     * it is not kept apart: its clocks stay empty, readers of layer k read
+     * OBL, and releases publish OBL's snapshot for it.  A layer splits off
+     * (layer_split) just before the first ordering that only OBL takes:
+     * SCOPED at the first acquire whose scope does not hold both parties,
+     * BAR at the first acquire through an atomic or fence.  Kernels synced
+     * only by barriers, or by locks of sufficient scope, thus keep one set
+     * of clocks for all three layers. */
+    uint8_t alias;
 };
+
+static inline bool layer_kept(const wr_hb *hb, unsigned k)
+{
+    return !((hb->alias >> k) & 1u);
+}
+
+/* The layer whose clocks stand for layer k. */
+static inline unsigned layer_read(const wr_hb *hb, unsigned k)
+{
+    return layer_kept(hb, k) ? k : WR_HB_OBL;
+}
 
 static unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
 
@@ -219,6 +239,8 @@ static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *
     hb_stream *s = stream_get(hb, stream_id, &slot);
     uint32_t pos = ++s->pos;
     for (unsigned l = 0; l < hb->L; l++) {
+        if (!layer_kept(hb, l))
+            continue;
         wr_vc_copy(&out[l], &s->tail[l]);
         wr_vc_join(&out[l], &hb->host[l]);
         wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | slot, pos - 1);
@@ -229,6 +251,8 @@ static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *
                 continue;
             hb_stream *o = &hb->streams[i];
             for (unsigned l = 0; l < hb->L; l++) {
+                if (!layer_kept(hb, l))
+                    continue;
                 wr_vc_join(&out[l], &o->tail[l]);
                 wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | i, o->pos);
             }
@@ -241,6 +265,8 @@ static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *
         if (s0 < hb->nstreams) {
             hb_stream *o = &hb->streams[s0];
             for (unsigned l = 0; l < hb->L; l++) {
+                if (!layer_kept(hb, l))
+                    continue;
                 wr_vc_join(&out[l], &o->tail[l]);
                 wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | s0, o->pos);
             }
@@ -256,6 +282,8 @@ static void stream_item_done(wr_hb *hb, uint32_t slot, uint32_t pos, wr_vclock *
 {
     hb_stream *s = &hb->streams[slot];
     for (unsigned l = 0; l < hb->L; l++) {
+        if (!layer_kept(hb, l))
+            continue;
         wr_vc_join(&s->tail[l], &knowledge[l]);
         wr_vc_set_max(&s->tail[l], WR_HB_STREAM_KEY | slot, pos);
     }
@@ -437,7 +465,8 @@ static void block_fold(wr_hb *hb, hb_launch *l, hb_block *b)
         wr_hb_warp *w = &b->w[i];
         if (b->live[i])
             for (unsigned k = 0; k < hb->L; k++)
-                wr_vc_join(&l->endj[k], &w->ext[k]);
+                if (layer_kept(hb, k))
+                    wr_vc_join(&l->endj[k], &w->ext[k]);
         warp_fini(w);
     }
     for (int i = 0; i < 16; i++)
@@ -466,6 +495,7 @@ static inline const hb_launch *warp_launch(const wr_hb *hb, const wr_hb_warp *w)
 bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t u,
                  uint32_t s)
 {
+    layer = layer_read(hb, layer);
     const wr_hb_unit *U = &hb->units[u];
     if (U->launch == w->launch && U->block == w->block && w->block != UINT32_MAX &&
         w->blkp && u >= w->blkp->unit0 && u < w->blkp->unit0 + w->blkp->nw)
@@ -576,6 +606,7 @@ static void warp_join(wr_hb_warp *w, unsigned layer, const wr_vclock *src, uint3
 /* w's entry for another unit u in a layer (as w[layer] stores it). */
 static uint32_t warp_entry(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t u)
 {
+    layer = layer_read(hb, layer);
     const hb_block *b = w->blkp;
     if (b && u >= b->unit0 && u < b->unit0 + b->nw)
         return w->blk[layer] ? w->blk[layer][u - b->unit0] : 0;
@@ -806,6 +837,31 @@ static void rel_merge(wr_hb *hb, wr_hb_warp *w, unsigned k, uint32_t own, hb_rel
     q->later[k] = mine;
 }
 
+/* q's SCOPED part while that layer is OBL's: the same snapshots. */
+static void rel_mirror(hb_rel *q)
+{
+    wr_snap_ref(q->snap[0]);
+    wr_snap_ref(q->later[0]);
+    wr_snap_unref(q->snap[1]);
+    wr_snap_unref(q->later[1]);
+    q->snap[1] = q->snap[0];
+    q->later[1] = q->later[0];
+}
+
+/* q join= mine (w's release at own) in both layers; consumes mine's
+ * references. */
+static void rel_merge_both(wr_hb *hb, wr_hb_warp *w, uint32_t own, hb_rel *q,
+                           wr_vc_snap *mine[2])
+{
+    rel_merge(hb, w, WR_HB_OBL, own, q, mine[0]);
+    if (layer_kept(hb, WR_HB_SCOPED))
+        rel_merge(hb, w, WR_HB_SCOPED, own, q, mine[1]);
+    else
+        rel_mirror(q);
+    wr_snap_unref(mine[0]);
+    wr_snap_unref(mine[1]);
+}
+
 /* Record a release by w at loc.  is_store: a plain atomic store replaces the
  * release sequence; an RMW continues it. */
 static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsigned scope,
@@ -825,14 +881,18 @@ static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsig
     r.block = w->block;
     r.cluster = w->cluster;
     r.snap[0] = warp_flatten(hb, w, WR_HB_OBL, own);
-    r.snap[1] = hb->L > 1 ? warp_flatten(hb, w, WR_HB_SCOPED, own) : NULL;
+    if (hb->L < 2) {
+        r.snap[1] = NULL;
+    } else if (layer_kept(hb, WR_HB_SCOPED)) {
+        r.snap[1] = warp_flatten(hb, w, WR_HB_SCOPED, own);
+    } else {
+        wr_snap_ref(r.snap[0]);
+        r.snap[1] = r.snap[0];
+    }
     for (uint32_t i = 0; i < p->n; i++) {
         hb_rel *q = &p->rel[i];
         if (q->scope == r.scope && q->launch == r.launch && q->block == r.block) {
-            for (int k = 0; k < 2; k++) {
-                rel_merge(hb, w, (unsigned)k, own, q, r.snap[k]);
-                wr_snap_unref(r.snap[k]);
-            }
+            rel_merge_both(hb, w, own, q, r.snap);
             q->kind = r.kind;
             q->lock = q->lock || r.lock;
             return;
@@ -844,10 +904,7 @@ static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsig
             hb_rel *q = &p->rel[i];
             if (q->scope != r.scope)
                 continue;
-            for (int k = 0; k < 2; k++) {
-                rel_merge(hb, w, (unsigned)k, own, q, r.snap[k]);
-                wr_snap_unref(r.snap[k]);
-            }
+            rel_merge_both(hb, w, own, q, r.snap);
             if (q->launch != r.launch)
                 q->launch = MULTI;
             q->block = MULTI;
@@ -878,6 +935,43 @@ static unsigned rel_relation(const wr_hb_warp *w, const hb_rel *r)
     return WR_SCOPE_DEVICE;
 }
 
+/* Layer k stops standing for OBL: every clock it has is OBL's as of now
+ * (copies share OBL's chunks, clock.h).  Releases already publish
+ * OBL's snapshots for it (rel_mirror); a host copy's pseudo-warp never
+ * lives across the acquire that splits a layer. */
+static void layer_split(wr_hb *hb, unsigned k)
+{
+    if (layer_kept(hb, k))
+        return;
+    hb->alias &= (uint8_t)~(1u << k);
+    for (uint32_t i = 0; i < hb->nlaunches; i++) {
+        hb_launch *l = hb->launches[i];
+        wr_vc_copy(&l->base[k], &l->base[WR_HB_OBL]);
+        wr_vc_copy(&l->endj[k], &l->endj[WR_HB_OBL]);
+        for (uint32_t b = 0; l->blocks && b < l->nblocks; b++) {
+            hb_block *bl = l->blocks[b];
+            for (uint32_t j = 0; bl && j < bl->nw; j++) {
+                wr_hb_warp *x = &bl->w[j];
+                wr_vc_copy(&x->ext[k], &x->ext[WR_HB_OBL]);
+                if (x->blk[WR_HB_OBL]) {
+                    x->blk[k] = xmalloc((size_t)bl->nw * sizeof(uint32_t));
+                    memcpy(x->blk[k], x->blk[WR_HB_OBL], (size_t)bl->nw * sizeof(uint32_t));
+                }
+                /* the flattened clock is the same too */
+                if (x->snap[WR_HB_OBL]) {
+                    wr_snap_ref(x->snap[WR_HB_OBL]);
+                    x->snap[k] = x->snap[WR_HB_OBL];
+                }
+            }
+        }
+    }
+    for (uint32_t i = 0; i < hb->nstreams; i++)
+        wr_vc_copy(&hb->streams[i].tail[k], &hb->streams[i].tail[WR_HB_OBL]);
+    for (uint32_t i = 0; i < hb->nevents; i++)
+        wr_vc_copy(&hb->events[i].clk[k], &hb->events[i].clk[WR_HB_OBL]);
+    wr_vc_copy(&hb->host[k], &hb->host[WR_HB_OBL]);
+}
+
 /* The scope-oblivious layer's part of an acquire of s. */
 static void acquire_obl(wr_hb *hb, wr_hb_warp *w, const wr_vc_snap *s, uint32_t mask)
 {
@@ -891,18 +985,25 @@ static void acquire_rels(wr_hb *hb, wr_hb_warp *w, const hb_rel *rel, uint32_t n
                          unsigned acq_scope, unsigned acq_kind, bool lock_shaped,
                          uint32_t mask)
 {
+    if (n && hb->L > WR_HB_BAR)
+        layer_split(hb, WR_HB_BAR);   /* BAR takes no acquire */
     for (uint32_t i = 0; i < n; i++) {
         const hb_rel *r = &rel[i];
+        unsigned relation = rel_relation(w, r);
+        bool scope_holds = relation <= min_u(r->scope, acq_scope);
+        if (!scope_holds && hb->L > WR_HB_SCOPED)
+            layer_split(hb, WR_HB_SCOPED);   /* before OBL takes what SCOPED does not */
         acquire_obl(hb, w, r->snap[0], mask);
         if (r->later[0])
             acquire_obl(hb, w, r->later[0], mask);
         if (hb->L < 2)
             continue;
-        unsigned relation = rel_relation(w, r);
-        if (relation <= min_u(r->scope, acq_scope)) {
-            warp_join_snap(hb, w, WR_HB_SCOPED, r->snap[1], mask);
-            if (r->later[1])
-                warp_join_snap(hb, w, WR_HB_SCOPED, r->later[1], mask);
+        if (scope_holds) {
+            if (layer_kept(hb, WR_HB_SCOPED)) {
+                warp_join_snap(hb, w, WR_HB_SCOPED, r->snap[1], mask);
+                if (r->later[1])
+                    warp_join_snap(hb, w, WR_HB_SCOPED, r->later[1], mask);
+            }
         } else {
             unsigned v;
             if (r->lock || lock_shaped)
@@ -1097,6 +1198,8 @@ void wr_hb_copy_end(wr_hb *hb, wr_hb_warp *w, const wr_host_copy *c)
     stream_item_done(hb, l->stream_slot, l->pos, l->base);
     if (!c->async)
         for (unsigned k = 0; k < hb->L; k++) {
+            if (!layer_kept(hb, k))
+                continue;
             wr_vc_join(&hb->host[k], &l->base[k]);
             wr_vc_set_max(&hb->host[k], WR_HB_STREAM_KEY | l->stream_slot, l->pos);
         }
@@ -1146,6 +1249,8 @@ static void do_barrier(wr_hb *hb, const wr_barrier *br)
         return;
     /* complete: join every arriver's clock, give it to all of them */
     for (unsigned k = 0; k < hb->L; k++) {
+        if (!layer_kept(hb, k))
+            continue;
         wr_vclock *j = &hb->tmp;
         wr_vc_clear(j);
         uint32_t *jb = xcalloc(b->nw, sizeof(uint32_t));
@@ -1245,13 +1350,16 @@ static void do_kernel_end(wr_hb *hb, uint32_t id)
     free(l->blocks);
     l->blocks = NULL;
     for (unsigned k = 0; k < hb->L; k++) {
+        if (!layer_kept(hb, k))
+            continue;
         wr_vc_join(&l->endj[k], &l->base[k]);
         wr_vc_set_max(&l->endj[k], WR_HB_STREAM_KEY | l->stream_slot, l->pos);
     }
     stream_item_done(hb, l->stream_slot, l->pos, l->endj);
     /* the recorder emits KERNEL_END when the host observed the completion */
     for (unsigned k = 0; k < hb->L; k++)
-        wr_vc_join(&hb->host[k], &l->endj[k]);
+        if (layer_kept(hb, k))
+            wr_vc_join(&hb->host[k], &l->endj[k]);
     for (unsigned k = 0; k < hb->L; k++)
         wr_vc_free(&l->endj[k]);
     l->ended = 1;
@@ -1299,6 +1407,8 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
         hb_stream *s = stream_get(hb, ev->u.stream_event.stream, &slot);
         hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event);
         for (unsigned k = 0; k < hb->L; k++) {
+            if (!layer_kept(hb, k))
+                continue;
             wr_vc_copy(&e->clk[k], &s->tail[k]);
             wr_vc_set_max(&e->clk[k], WR_HB_STREAM_KEY | slot, s->pos);
         }
@@ -1308,19 +1418,23 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
         hb_stream *s = stream_get(hb, ev->u.stream_event.stream, NULL);
         hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event);
         for (unsigned k = 0; k < hb->L; k++)
-            wr_vc_join(&s->tail[k], &e->clk[k]);
+            if (layer_kept(hb, k))
+                wr_vc_join(&s->tail[k], &e->clk[k]);
         break;
     }
     case WR_EV_EVENT_SYNC: {
         hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event);
         for (unsigned k = 0; k < hb->L; k++)
-            wr_vc_join(&hb->host[k], &e->clk[k]);
+            if (layer_kept(hb, k))
+                wr_vc_join(&hb->host[k], &e->clk[k]);
         break;
     }
     case WR_EV_STREAM_SYNC: {
         uint32_t slot;
         hb_stream *s = stream_get(hb, ev->u.stream_sync.stream, &slot);
         for (unsigned k = 0; k < hb->L; k++) {
+            if (!layer_kept(hb, k))
+                continue;
             wr_vc_join(&hb->host[k], &s->tail[k]);
             wr_vc_set_max(&hb->host[k], WR_HB_STREAM_KEY | slot, s->pos);
         }
@@ -1329,6 +1443,8 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
     case WR_EV_DEVICE_SYNC:
         for (uint32_t i = 0; i < hb->nstreams; i++)
             for (unsigned k = 0; k < hb->L; k++) {
+                if (!layer_kept(hb, k))
+                    continue;
                 wr_vc_join(&hb->host[k], &hb->streams[i].tail[k]);
                 wr_vc_set_max(&hb->host[k], WR_HB_STREAM_KEY | i, hb->streams[i].pos);
             }
@@ -1338,10 +1454,12 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
     }
 }
 
-wr_hb *wr_hb_new(unsigned layers)
+wr_hb *wr_hb_new(unsigned layers, bool keep_all_layers)
 {
     wr_hb *hb = xcalloc(1, sizeof *hb);
     hb->L = layers < 1 ? 1 : layers > WR_HB_MAX_LAYERS ? WR_HB_MAX_LAYERS : layers;
+    if (!keep_all_layers)
+        hb->alias = (uint8_t)(((1u << hb->L) - 1u) & ~(1u << WR_HB_OBL));
     return hb;
 }
 

@@ -117,7 +117,12 @@ struct wr_hb_warp {
     struct wr_hb_block *blkp;
 };
 
-wr_hb *wr_hb_new(unsigned layers);
+/* keep_all_layers false (the default): a layer keeps no clocks of its own
+ * while it has taken exactly the orderings of WR_HB_OBL (a kernel synced
+ * only by barriers, or only by synchronization of sufficient scope) and
+ * reads OBL's; true keeps every layer apart from the start.  The answers
+ * are the same either way; tests compare them. */
+wr_hb *wr_hb_new(unsigned layers, bool keep_all_layers);
 void wr_hb_free(wr_hb *hb);
 
 /* Synchronization part of every non-access event (all shards). */

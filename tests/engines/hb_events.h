@@ -22,7 +22,7 @@ static inline void hbt_open(hbt *t, const wr_engine_ops *ops, uint32_t shard, ui
     memset(t, 0, sizeof *t);
     t->ops = ops;
     t->f = wr_findings_new();
-    wr_engine_config cfg = {shard, shards, 0, t->f};
+    wr_engine_config cfg = {.shard = shard, .shards = shards, .findings = t->f};
     t->eng = ops->create(&cfg);
 }
 

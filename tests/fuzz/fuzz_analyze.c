@@ -1,10 +1,11 @@
 /* libFuzzer target for the analyzer end to end: any text trace
  * (formats/TEXT.md) that assembles is replayed through all four engines
  * several ways -- one worker and one shard, two workers and three shards
- * (with a one-slot ring), one worker with vc and scoped in separate passes --
- * and the findings must be identical (analyzer/replay.h: "findings are
- * identical for any threads and shards"; separate_passes: "the findings are
- * the same").  Compared as tests/analyze/test_replay.c's expect_same_findings
+ * (with a one-slot ring), one worker with vc and scoped in separate passes,
+ * one worker keeping every clock layer apart from the start -- and the
+ * findings must be identical (analyzer/replay.h: "findings are identical for
+ * any threads and shards"; separate_passes and keep_all_layers: "the
+ * findings are the same").  Compared as tests/analyze/test_replay.c's expect_same_findings
  * does: the merged groups (count, example by memcmp) and the resolved races
  * (identity, count, example address; also engine, verdict, potential).  A
  * replay may fail (NULL) only if every one fails with the same message.  Any
@@ -30,11 +31,13 @@
 static const struct config {
     unsigned threads, shards, queue_batches;
     bool separate;
+    bool keep_layers;
     const char *what;
 } configs[] = {
-    {1, 1, 0, false, "threads=1 shards=1"},
-    {2, 3, 1, false, "threads=2 shards=3 queue=1"},
-    {1, 0, 0, true, "threads=1 separate passes"},
+    {1, 1, 0, false, false, "threads=1 shards=1"},
+    {2, 3, 1, false, false, "threads=2 shards=3 queue=1"},
+    {1, 0, 0, true, false, "threads=1 separate passes"},
+    {1, 1, 0, false, true, "threads=1 every clock layer kept apart"},
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
@@ -192,7 +195,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t c = 0; c < NCONFIGS; c++) {
         wr_replay_options o = {.threads = configs[c].threads, .shards = configs[c].shards,
                                .queue_batches = configs[c].queue_batches, .no_hash = true,
-                               .separate_passes = configs[c].separate};
+                               .separate_passes = configs[c].separate,
+                               .keep_all_layers = configs[c].keep_layers};
         rp[c] = wr_replay_run(wrt, &o, &errs[c]);
         failed += !rp[c];
     }
