@@ -6,6 +6,13 @@
  * (and, for fsm, its site) in the accessor's ring.  The ring is small and
  * fixed: an access older than the last WR_ACCESS_RING of its warp is not
  * found, and the report then carries seq 0 (unknown), never a guess.
+ *
+ * Grids of small blocks keep millions of warps that make two or three
+ * accesses each (state lives until the kernel ends), so the ring's first
+ * WR_ACCESS_RING_INLINE slots live in the warp and the others are taken
+ * from the engine's pool (wr_ring_pool_init) when the ring first reaches
+ * them: 136 bytes per warp instead of 328 while it stays small, 336 once
+ * it has grown.
  */
 #ifndef WARPRACE_ACCESS_RING_H
 #define WARPRACE_ACCESS_RING_H
@@ -13,8 +20,10 @@
 #include <stdint.h>
 
 #include "warprace/event.h"
+#include "xalloc.h"
 
 #define WR_ACCESS_RING 8
+#define WR_ACCESS_RING_INLINE 3
 
 typedef struct wr_ring_ent {
     uint64_t seq, lo, hi;   /* byte range [lo, hi] touched by the lanes */
@@ -22,23 +31,47 @@ typedef struct wr_ring_ent {
     uint8_t kind, space;    /* wr_access_kind, wr_space */
 } wr_ring_ent;
 
+/* Zeroed = empty.  Slot i of the ring is small[i], or big[i -
+ * WR_ACCESS_RING_INLINE] (NULL until pos first reaches it); pos is the next
+ * slot. */
 typedef struct wr_access_ring {
     uint32_t pos;
-    wr_ring_ent e[WR_ACCESS_RING];
+    wr_ring_ent *big;
+    wr_ring_ent small[WR_ACCESS_RING_INLINE];
 } wr_access_ring;
 
-static inline wr_ring_ent *wr_ring_next(wr_access_ring *r)
+/* The pool that an engine's rings grow into (one per engine instance). */
+static inline void wr_ring_pool_init(wr_pool *pool)
 {
-    wr_ring_ent *e = &r->e[r->pos];
+    pool->size = (WR_ACCESS_RING - WR_ACCESS_RING_INLINE) * sizeof(wr_ring_ent);
+}
+
+/* Gives the pooled slots back (call it when the warp goes). */
+static inline void wr_ring_release(wr_access_ring *r, wr_pool *pool)
+{
+    wr_pool_put(pool, r->big);
+    r->big = NULL;
+}
+
+static inline const wr_ring_ent *wr_ring_slot(const wr_access_ring *r, unsigned i)
+{
+    return i < WR_ACCESS_RING_INLINE ? &r->small[i] : &r->big[i - WR_ACCESS_RING_INLINE];
+}
+
+static inline wr_ring_ent *wr_ring_next(wr_access_ring *r, wr_pool *pool)
+{
+    if (r->pos >= WR_ACCESS_RING_INLINE && !r->big)
+        r->big = wr_pool_get(pool);   /* zeroed: empty slots */
+    wr_ring_ent *e = (wr_ring_ent *)wr_ring_slot(r, r->pos);
     r->pos = (r->pos + 1) % WR_ACCESS_RING;
     return e;
 }
 
 /* A warp access of `size` bytes per lane. */
-static inline void wr_ring_push_access(wr_access_ring *r, const wr_access *a, unsigned size,
-                                       uint64_t seq, uint32_t site, uint8_t kind)
+static inline void wr_ring_push_access(wr_access_ring *r, wr_pool *pool, const wr_access *a,
+                                       unsigned size, uint64_t seq, uint32_t site, uint8_t kind)
 {
-    wr_ring_ent *e = wr_ring_next(r);
+    wr_ring_ent *e = wr_ring_next(r, pool);
     e->seq = seq;
     e->site = site;
     e->mask = a->active_mask;
@@ -67,10 +100,10 @@ static inline void wr_ring_push_access(wr_access_ring *r, const wr_access *a, un
 }
 
 /* A host copy's range (lane 0 of the host's pseudo-warp). */
-static inline void wr_ring_push_range(wr_access_ring *r, uint64_t seq, uint64_t addr,
-                                      uint64_t bytes, uint32_t site, uint8_t kind)
+static inline void wr_ring_push_range(wr_access_ring *r, wr_pool *pool, uint64_t seq,
+                                      uint64_t addr, uint64_t bytes, uint32_t site, uint8_t kind)
 {
-    *wr_ring_next(r) = (wr_ring_ent){.seq = seq, .lo = addr, .hi = addr + bytes - 1, .site = site,
+    *wr_ring_next(r, pool) = (wr_ring_ent){.seq = seq, .lo = addr, .hi = addr + bytes - 1, .site = site,
                                      .mask = 1, .kind = kind, .space = WR_SPACE_GLOBAL};
 }
 
@@ -81,8 +114,10 @@ static inline const wr_ring_ent *wr_ring_find(const wr_access_ring *r, unsigned 
                                               uint8_t space, uint64_t addr, uint64_t skip_seq,
                                               uint32_t site)
 {
-    for (unsigned k = 0; k < WR_ACCESS_RING; k++) {
-        const wr_ring_ent *e = &r->e[(r->pos + WR_ACCESS_RING - 1 - k) % WR_ACCESS_RING];
+    /* without big, the ring never wrapped: slots [0, pos) */
+    unsigned n = r->big ? WR_ACCESS_RING : r->pos;
+    for (unsigned k = 0; k < n; k++) {
+        const wr_ring_ent *e = wr_ring_slot(r, (r->pos + WR_ACCESS_RING - 1 - k) % WR_ACCESS_RING);
         if (!e->mask)
             break;
         if (e->seq == skip_seq || (site && e->site != site))

@@ -62,7 +62,7 @@ typedef struct fsm {
     block_st *c_bs;
     warp_st *c_ws;
     uint64_t live;          /* non-zero cells (shadow_words, kept O(1)) */
-    wr_pool block_pool, warp_pool, bar_pool;
+    wr_pool block_pool, warp_pool, bar_pool, ring_pool;
 } fsm;
 
 /* ---- packed lines (shadow.h) ----
@@ -124,13 +124,16 @@ static void drop_shared_pages(fsm *f, block_st *b)
     b->nshared = b->capshared = 0;
 }
 
-/* A warp's per-lane count array is what it owns outside the pool. */
+/* A warp's per-lane count array is what it owns outside the pools; ctx
+ * NULL: at the end, where the pools go whole. */
 static void drop_warp(void *obj, void *ctx)
 {
     warp_st *w = obj;
     free(w->wcl);
-    if (ctx)
+    if (ctx) {
+        wr_ring_release(&w->ring, &((fsm *)ctx)->ring_pool);
         wr_pool_put(&((fsm *)ctx)->warp_pool, w);
+    }
 }
 
 static void block_free(fsm *f, block_st *b)
@@ -595,7 +598,7 @@ static void on_access(fsm *f, const wr_event *ev)
     unsigned size = a->size ? a->size : 4;
 
     /* remember the access for reports */
-    wr_ring_push_access(&w->ring, a, size, ev->seq, ev->site, access_kind(c.acc));
+    wr_ring_push_access(&w->ring, &f->ring_pool, a, size, ev->seq, ev->site, access_kind(c.acc));
 
     uint64_t base = wr_fsm_pack(0, epoch, 0, a->warp, wr_fsm_fold_block(a->block), w->bc, 0);
     const uint32_t *wcl = w->wcl;
@@ -688,7 +691,7 @@ static void host_range(fsm *f, cur_ctx *c, block_st *b, uint64_t addr, uint64_t 
     if (!bytes)
         return;
     warp_st *w = warp_of(f, b, 0);
-    wr_ring_push_range(&w->ring, c->seq, addr, bytes, c->site, access_kind(c->acc));
+    wr_ring_push_range(&w->ring, &f->ring_pool, c->seq, addr, bytes, c->site, access_kind(c->acc));
     uint64_t cur = wr_fsm_pack(0, c->epoch, 0, 0, WR_FSM_HOST_BLOCK, 0, 0);
     uint64_t next = addr >> WR_WORD_SHIFT, last = (addr + bytes - 1) >> WR_WORD_SHIFT;
     uint64_t first, end;
@@ -723,6 +726,7 @@ static void *fsm_create(const wr_engine_config *cfg)
     f->block_pool.size = sizeof(block_st);
     f->warp_pool.size = sizeof(warp_st);
     f->bar_pool.size = sizeof(wr_block_barriers);
+    wr_ring_pool_init(&f->ring_pool);
     f->cfg = *cfg;
     if (!f->cfg.shards)
         f->cfg.shards = 1;
@@ -788,6 +792,7 @@ static void fsm_destroy(void *self)
     wr_pool_release(&f->block_pool);
     wr_pool_release(&f->warp_pool);
     wr_pool_release(&f->bar_pool);
+    wr_pool_release(&f->ring_pool);
     wr_shadow_free(f->map);
     wr_epochs_free(f->ep);
     free(f);

@@ -244,7 +244,7 @@ typedef struct lk {
     uint32_t empty_ls;      /* id of the empty set */
     uint64_t atom_key;      /* memo of an atomic's set without locks: key + 1 */
     uint32_t atom_id;
-    wr_pool block_pool, warp_pool, bar_pool, locks_pool, fences_pool;
+    wr_pool block_pool, warp_pool, bar_pool, locks_pool, fences_pool, ring_pool;
     lockrec *locks;
     uint32_t lcap, lcount;
     wr_blocktab blocks;     /* (epoch, block) -> block_st */
@@ -312,6 +312,7 @@ static void drop_warp(void *obj, void *ctx)
     warp_st *w = obj;
     wr_pool_put(&s->locks_pool, w->locks);
     wr_pool_put(&s->fences_pool, w->fences);
+    wr_ring_release(&w->ring, &s->ring_pool);
     wr_pool_put(&s->warp_pool, w);
 }
 
@@ -924,7 +925,7 @@ static void on_access(lk *s, const wr_event *ev)
 
     unsigned size = a->size ? a->size : 4;
     uint8_t kind = atomic ? WR_KIND_ATOMIC : a->op == WR_OP_STORE ? WR_KIND_WRITE : WR_KIND_READ;
-    wr_ring_push_access(&w->ring, a, size, ev->seq, ev->site, kind);
+    wr_ring_push_access(&w->ring, &s->ring_pool, a, size, ev->seq, ev->site, kind);
     uint64_t a0;
     if (s->cfg.shards > 1 && wr_access_one_run(a, size, &a0) &&
         wr_shard_of(a->space, a->launch, a->block, a0, s->cfg.shards) != s->cfg.shard)
@@ -975,7 +976,7 @@ static void host_range(lk *s, cur_ctx *c, uint64_t addr, uint64_t bytes)
 {
     if (!bytes)
         return;
-    wr_ring_push_range(&s->host_ring, c->seq, addr, bytes, c->site, c->kind);
+    wr_ring_push_range(&s->host_ring, &s->ring_pool, c->seq, addr, bytes, c->site, c->kind);
     uint64_t next = addr >> WR_WORD_SHIFT, last = (addr + bytes - 1) >> WR_WORD_SHIFT;
     uint64_t first, end;
     while (wr_next_owned_global_run(&next, last, s->cfg.shard, s->cfg.shards, &first, &end)) {
@@ -1014,6 +1015,7 @@ static void *lk_create(const wr_engine_config *cfg)
     s->bar_pool.size = sizeof(wr_block_barriers);
     s->locks_pool.size = sizeof(warp_locks);
     s->fences_pool.size = sizeof(warp_fences);
+    wr_ring_pool_init(&s->ring_pool);
     s->cfg = *cfg;
     if (!s->cfg.shards)
         s->cfg.shards = 1;
@@ -1078,7 +1080,9 @@ static void lk_destroy(void *self)
     wr_pool_release(&s->warp_pool);
     wr_pool_release(&s->bar_pool);
     wr_pool_release(&s->locks_pool);
+    wr_ring_release(&s->host_ring, &s->ring_pool);
     wr_pool_release(&s->fences_pool);
+    wr_pool_release(&s->ring_pool);
     free(s->locks);
     ls_free(&s->ls);
     wr_shadow_free(s->map);

@@ -354,6 +354,39 @@ Test(lockset, report_names_the_first_access_position)
     wr_findings_free(f);
 }
 
+/* The first WR_ACCESS_RING_INLINE slots of a warp's ring live in the warp,
+ * the others in a pooled block taken when the ring reaches them: an access
+ * in a pooled slot, and one that is exactly WR_ACCESS_RING accesses back
+ * after the ring wrapped, are still found; one further back is not. */
+static uint64_t first_seq_after(unsigned before, unsigned after)
+{
+    lf_start(&R, &wr_engine_lockset, 1);
+    lf_feed(&R, lf_launch(L, 0));                                          /* seq 0 */
+    uint64_t seq = 1;
+    for (unsigned i = 0; i < before; i++, seq++)
+        lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_LOAD, 0, DATA + 256 + 4 * i, 0));
+    uint64_t first = seq++;
+    lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_STORE, 0, DATA, 0));
+    for (unsigned i = 0; i < after; i++)
+        lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_LOAD, 0, DATA + 512 + 4 * i, 0));
+    lf_feed(&R, lf_acc(S_DATA_B, L, 1, 0, 1u, WR_OP_STORE, 0, DATA, 0));
+    wr_findings *f = lf_end(&R);
+    const wr_race_group *g;
+    cr_assert_eq(lf_groups(f, &g), 1);
+    uint64_t got = g[0].example.first.seq;
+    wr_findings_free(f);
+    return got == first ? first : got ? UINT64_MAX : 0;
+}
+
+Test(lockset, report_finds_the_first_access_in_a_grown_ring)
+{
+    cr_assert_eq(first_seq_after(0, 0), 1, "inline slot");
+    cr_assert_eq(first_seq_after(4, 0), 5, "pooled slot");
+    cr_assert_eq(first_seq_after(9, 7), 10, "8 accesses back, after a wrap");
+    cr_assert_eq(first_seq_after(9, 8), 0, "9 accesses back: gone, said as unknown");
+    cr_assert_eq(first_seq_after(1, 7), 2, "8 back in a ring that wrapped once");
+}
+
 static uint64_t tracked_words(void)
 {
     uint64_t n = 0;
