@@ -159,6 +159,15 @@ static inline bool layer_kept(const wr_hb *hb, unsigned k)
     return !((hb->alias >> k) & 1u);
 }
 
+/* The first layer from k on that keeps its own clocks (hb->L: none):
+ * loops that update clocks walk only those. */
+static inline unsigned kept_from(const wr_hb *hb, unsigned k)
+{
+    while (k < hb->L && !layer_kept(hb, k))
+        k++;
+    return k;
+}
+
 /* The layer whose clocks stand for layer k. */
 static inline unsigned layer_read(const wr_hb *hb, unsigned k)
 {
@@ -238,9 +247,7 @@ static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *
     uint32_t slot;
     hb_stream *s = stream_get(hb, stream_id, &slot);
     uint32_t pos = ++s->pos;
-    for (unsigned l = 0; l < hb->L; l++) {
-        if (!layer_kept(hb, l))
-            continue;
+    for (unsigned l = kept_from(hb, 0); l < hb->L; l = kept_from(hb, l + 1)) {
         wr_vc_copy(&out[l], &s->tail[l]);
         wr_vc_join(&out[l], &hb->host[l]);
         wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | slot, pos - 1);
@@ -250,9 +257,7 @@ static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *
             if (i == slot)
                 continue;
             hb_stream *o = &hb->streams[i];
-            for (unsigned l = 0; l < hb->L; l++) {
-                if (!layer_kept(hb, l))
-                    continue;
+            for (unsigned l = kept_from(hb, 0); l < hb->L; l = kept_from(hb, l + 1)) {
                 wr_vc_join(&out[l], &o->tail[l]);
                 wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | i, o->pos);
             }
@@ -264,9 +269,7 @@ static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *
                 break;
         if (s0 < hb->nstreams) {
             hb_stream *o = &hb->streams[s0];
-            for (unsigned l = 0; l < hb->L; l++) {
-                if (!layer_kept(hb, l))
-                    continue;
+            for (unsigned l = kept_from(hb, 0); l < hb->L; l = kept_from(hb, l + 1)) {
                 wr_vc_join(&out[l], &o->tail[l]);
                 wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | s0, o->pos);
             }
@@ -281,9 +284,7 @@ static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *
 static void stream_item_done(wr_hb *hb, uint32_t slot, uint32_t pos, wr_vclock *knowledge)
 {
     hb_stream *s = &hb->streams[slot];
-    for (unsigned l = 0; l < hb->L; l++) {
-        if (!layer_kept(hb, l))
-            continue;
+    for (unsigned l = kept_from(hb, 0); l < hb->L; l = kept_from(hb, l + 1)) {
         wr_vc_join(&s->tail[l], &knowledge[l]);
         wr_vc_set_max(&s->tail[l], WR_HB_STREAM_KEY | slot, pos);
     }
@@ -464,9 +465,8 @@ static void block_fold(wr_hb *hb, hb_launch *l, hb_block *b)
     for (uint32_t i = 0; i < b->nw; i++) {
         wr_hb_warp *w = &b->w[i];
         if (b->live[i])
-            for (unsigned k = 0; k < hb->L; k++)
-                if (layer_kept(hb, k))
-                    wr_vc_join(&l->endj[k], &w->ext[k]);
+            for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
+                wr_vc_join(&l->endj[k], &w->ext[k]);
         warp_fini(w);
     }
     for (int i = 0; i < 16; i++)
@@ -1197,9 +1197,7 @@ void wr_hb_copy_end(wr_hb *hb, wr_hb_warp *w, const wr_host_copy *c)
     hb_launch *l = hb->launches[w->launch];
     stream_item_done(hb, l->stream_slot, l->pos, l->base);
     if (!c->async)
-        for (unsigned k = 0; k < hb->L; k++) {
-            if (!layer_kept(hb, k))
-                continue;
+        for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
             wr_vc_join(&hb->host[k], &l->base[k]);
             wr_vc_set_max(&hb->host[k], WR_HB_STREAM_KEY | l->stream_slot, l->pos);
         }
@@ -1248,9 +1246,7 @@ static void do_barrier(wr_hb *hb, const wr_barrier *br)
     if (bar->count < expected)
         return;
     /* complete: join every arriver's clock, give it to all of them */
-    for (unsigned k = 0; k < hb->L; k++) {
-        if (!layer_kept(hb, k))
-            continue;
+    for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
         wr_vclock *j = &hb->tmp;
         wr_vc_clear(j);
         uint32_t *jb = xcalloc(b->nw, sizeof(uint32_t));
@@ -1349,17 +1345,14 @@ static void do_kernel_end(wr_hb *hb, uint32_t id)
         }
     free(l->blocks);
     l->blocks = NULL;
-    for (unsigned k = 0; k < hb->L; k++) {
-        if (!layer_kept(hb, k))
-            continue;
+    for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
         wr_vc_join(&l->endj[k], &l->base[k]);
         wr_vc_set_max(&l->endj[k], WR_HB_STREAM_KEY | l->stream_slot, l->pos);
     }
     stream_item_done(hb, l->stream_slot, l->pos, l->endj);
     /* the recorder emits KERNEL_END when the host observed the completion */
-    for (unsigned k = 0; k < hb->L; k++)
-        if (layer_kept(hb, k))
-            wr_vc_join(&hb->host[k], &l->endj[k]);
+    for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
+        wr_vc_join(&hb->host[k], &l->endj[k]);
     for (unsigned k = 0; k < hb->L; k++)
         wr_vc_free(&l->endj[k]);
     l->ended = 1;
@@ -1406,9 +1399,7 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
         uint32_t slot;
         hb_stream *s = stream_get(hb, ev->u.stream_event.stream, &slot);
         hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event);
-        for (unsigned k = 0; k < hb->L; k++) {
-            if (!layer_kept(hb, k))
-                continue;
+        for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
             wr_vc_copy(&e->clk[k], &s->tail[k]);
             wr_vc_set_max(&e->clk[k], WR_HB_STREAM_KEY | slot, s->pos);
         }
@@ -1417,24 +1408,20 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
     case WR_EV_STREAM_WAIT: {
         hb_stream *s = stream_get(hb, ev->u.stream_event.stream, NULL);
         hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event);
-        for (unsigned k = 0; k < hb->L; k++)
-            if (layer_kept(hb, k))
-                wr_vc_join(&s->tail[k], &e->clk[k]);
+        for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
+            wr_vc_join(&s->tail[k], &e->clk[k]);
         break;
     }
     case WR_EV_EVENT_SYNC: {
         hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event);
-        for (unsigned k = 0; k < hb->L; k++)
-            if (layer_kept(hb, k))
-                wr_vc_join(&hb->host[k], &e->clk[k]);
+        for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
+            wr_vc_join(&hb->host[k], &e->clk[k]);
         break;
     }
     case WR_EV_STREAM_SYNC: {
         uint32_t slot;
         hb_stream *s = stream_get(hb, ev->u.stream_sync.stream, &slot);
-        for (unsigned k = 0; k < hb->L; k++) {
-            if (!layer_kept(hb, k))
-                continue;
+        for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
             wr_vc_join(&hb->host[k], &s->tail[k]);
             wr_vc_set_max(&hb->host[k], WR_HB_STREAM_KEY | slot, s->pos);
         }
@@ -1442,9 +1429,7 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
     }
     case WR_EV_DEVICE_SYNC:
         for (uint32_t i = 0; i < hb->nstreams; i++)
-            for (unsigned k = 0; k < hb->L; k++) {
-                if (!layer_kept(hb, k))
-                    continue;
+            for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
                 wr_vc_join(&hb->host[k], &hb->streams[i].tail[k]);
                 wr_vc_set_max(&hb->host[k], WR_HB_STREAM_KEY | i, hb->streams[i].pos);
             }
