@@ -99,6 +99,17 @@ static inline void wr_ring_push_access(wr_access_ring *r, wr_pool *pool, const w
     }
 }
 
+/* A warp access whose byte range [lo, hi] is already known (a vector
+ * access's, from wr_shadow_vector_lanes). */
+static inline void wr_ring_push_span(wr_access_ring *r, wr_pool *pool, const wr_access *a,
+                                     uint64_t lo, uint64_t hi, uint64_t seq, uint32_t site,
+                                     uint8_t kind)
+{
+    *wr_ring_next(r, pool) = (wr_ring_ent){.seq = seq, .lo = lo, .hi = hi, .site = site,
+                                           .mask = a->active_mask, .kind = kind,
+                                           .space = a->space};
+}
+
 /* A host copy's range (lane 0 of the host's pseudo-warp). */
 static inline void wr_ring_push_range(wr_access_ring *r, wr_pool *pool, uint64_t seq,
                                       uint64_t addr, uint64_t bytes, uint32_t site, uint8_t kind)

@@ -468,10 +468,9 @@ static uint64_t step_slow(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t 
     return cur | next;
 }
 
-static inline void touch_word(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t cur,
-                              unsigned lane, uint64_t word)
+static inline void touch_cell(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t *cell,
+                              uint64_t cur, unsigned lane, uint64_t word)
 {
-    uint64_t *cell = (uint64_t *)wr_shadow_cell(f->map, p, word);
     uint64_t old = *cell;
     uint64_t nw;
     if ((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT) && old) {
@@ -483,6 +482,12 @@ static inline void touch_word(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint6
     }
     f->live += !old;   /* no transition leads to INIT: nw != 0 */
     *cell = nw;
+}
+
+static inline void touch_word(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t cur,
+                              unsigned lane, uint64_t word)
+{
+    touch_cell(f, c, p, (uint64_t *)wr_shadow_cell(f->map, p, word), cur, lane, word);
 }
 
 /* The words of a coalesced access whose lanes share one sync state (no
@@ -597,8 +602,20 @@ static void on_access(fsm *f, const wr_event *ev)
                  .seq = ev->seq, .site = ev->site, .space = a->space, .acc = access_label(a)};
     unsigned size = a->size ? a->size : 4;
 
+    /* a gather / scatter's cells, resolved once (and their misses
+     * overlapped) for both the ring's range and the lane loop */
+    lane_page_ctx lpc = {f, a, b, epoch};
+    wr_shadow_lanes vl;
+    bool vector = wr_shadow_vector_lanes(a, size, f->map, f->cfg.shard, f->cfg.shards, lane_page,
+                                         &lpc, &vl);
+
     /* remember the access for reports */
-    wr_ring_push_access(&w->ring, &f->ring_pool, a, size, ev->seq, ev->site, access_kind(c.acc));
+    if (vector)
+        wr_ring_push_span(&w->ring, &f->ring_pool, a, vl.lo, vl.hi, ev->seq, ev->site,
+                          access_kind(c.acc));
+    else
+        wr_ring_push_access(&w->ring, &f->ring_pool, a, size, ev->seq, ev->site,
+                            access_kind(c.acc));
 
     uint64_t base = wr_fsm_pack(0, epoch, 0, a->warp, wr_fsm_fold_block(a->block), w->bc, 0);
     const uint32_t *wcl = w->wcl;
@@ -653,10 +670,16 @@ static void on_access(fsm *f, const wr_event *ev)
         return;
     }
 
-    lane_page_ctx lpc = {f, a, b, epoch};
-    wr_shadow_page *lane_pages[WR_WARP_SIZE];
-    wr_shadow_prefetch_lanes(a, f->map, shard, shards, lane_page, &lpc, lane_pages, NULL);
-    wr_shadow_page *const *pages = a->addr_mode == WR_ADDR_VECTOR ? lane_pages : NULL;
+    if (vector) {
+        for (unsigned i = 0; i < vl.n; i++) {
+            const wr_shadow_lane *l = &vl.l[i];
+            uint64_t cur = (wcl ? (base | ((uint64_t)(wcl[l->lane] & 0x3ffu) << WR_FSM_WC_SHIFT))
+                                : cur_uniform) |
+                           ((uint64_t)l->lane << WR_FSM_LANE_SHIFT);
+            touch_cell(f, &c, l->page, l->cell, cur, l->lane, l->word);
+        }
+        return;
+    }
 
     uint64_t run = UINT64_MAX;
     bool run_ok = false;
@@ -678,7 +701,7 @@ static void on_access(fsm *f, const wr_event *ev)
                 continue;
             if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
                 pn = wd >> WR_SHADOW_PAGE_SHIFT;
-                p = wr_shadow_lane_page(pages, lane, wd, w0, lane_page, &lpc);
+                p = lane_page(&lpc, wd);
             }
             touch_word(f, &c, p, cur, lane, wd);
         }

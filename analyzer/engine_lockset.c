@@ -925,7 +925,16 @@ static void on_access(lk *s, const wr_event *ev)
 
     unsigned size = a->size ? a->size : 4;
     uint8_t kind = atomic ? WR_KIND_ATOMIC : a->op == WR_OP_STORE ? WR_KIND_WRITE : WR_KIND_READ;
-    wr_ring_push_access(&w->ring, &s->ring_pool, a, size, ev->seq, ev->site, kind);
+    /* a gather / scatter's cells, resolved once (and their misses
+     * overlapped) for both the ring's range and the lane loop */
+    lane_page_ctx lpc = {s, a, epoch};
+    wr_shadow_lanes vl;
+    bool vector = wr_shadow_vector_lanes(a, size, s->map, s->cfg.shard, s->cfg.shards, lane_page,
+                                         &lpc, &vl);
+    if (vector)
+        wr_ring_push_span(&w->ring, &s->ring_pool, a, vl.lo, vl.hi, ev->seq, ev->site, kind);
+    else
+        wr_ring_push_access(&w->ring, &s->ring_pool, a, size, ev->seq, ev->site, kind);
     uint64_t a0;
     if (s->cfg.shards > 1 && wr_access_one_run(a, size, &a0) &&
         wr_shard_of(a->space, a->launch, a->block, a0, s->cfg.shards) != s->cfg.shard)
@@ -940,11 +949,14 @@ static void on_access(lk *s, const wr_event *ev)
         words_by_lane(s, &c, w, a, lane0_word, base_id, atomic, ascope);
         return;
     }
-    lane_page_ctx lpc = {s, a, epoch};
-    wr_shadow_page *lane_pages[WR_WARP_SIZE];
-    wr_shadow_prefetch_lanes(a, s->map, s->cfg.shard, s->cfg.shards, lane_page, &lpc, lane_pages,
-                             NULL);
-    wr_shadow_page *const *pages = a->addr_mode == WR_ADDR_VECTOR ? lane_pages : NULL;
+    if (vector) {
+        for (unsigned i = 0; i < vl.n; i++) {
+            const wr_shadow_lane *l = &vl.l[i];
+            uint32_t lsid = lane_lockset(s, w, a->block, l->lane, atomic, ascope);
+            touch(s, &c, l->page, l->cell, base_id | l->lane, lsid, l->lane, l->word);
+        }
+        return;
+    }
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
     bool run_ok = false;
     wr_shadow_page *p = NULL;
@@ -963,7 +975,7 @@ static void on_access(lk *s, const wr_event *ev)
                 continue;
             if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
                 pn = wd >> WR_SHADOW_PAGE_SHIFT;
-                p = wr_shadow_lane_page(pages, lane, wd, w0, lane_page, &lpc);
+                p = lane_page(&lpc, wd);
             }
             if (lsid == UINT32_MAX)
                 lsid = lane_lockset(s, w, a->block, lane, atomic, ascope);

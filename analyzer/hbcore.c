@@ -628,29 +628,39 @@ static wr_shadow_page *lane_page(void *ctx, uint64_t word)
                          wr_shadow_key(c->a->space, c->a->launch, c->a->block, word));
 }
 
-/* A gather / scatter's lanes land on unrelated cells, and a word read by
- * several warps points on to its read set: two misses in a row per lane.
- * Asked for together, lane by lane, the misses overlap: first every cell,
- * then, as the cells arrive, the read sets they name. */
-static void prefetch_vector_lanes(wr_hbe *e, const wr_access *a, wr_shadow_page **pages)
+/* A gather / scatter whose lanes touch one word each (wr_shadow_vector_lanes
+ * resolved the cells and asked for them).  A word read by several warps
+ * points on to its read set: a second miss in a row per lane, so the read
+ * sets the cells name are asked for too, as the cells arrive, before any
+ * lane is checked. */
+static void words_by_vector_lane(wr_hbe *e, const cur_access *ca, const wr_access *a,
+                                 const wr_shadow_lanes *vl)
 {
-    lane_page_ctx lpc = {e, a};
-    void *cells[32];
-    unsigned n = wr_shadow_prefetch_lanes(a, e->shadow, e->cfg.shard, e->cfg.shards,
-                                          lane_page, &lpc, pages, cells);
-    for (unsigned i = 0; i < n; i++) {
-        uint32_t r = ((const hb_cell *)cells[i])->rctx;
+    for (unsigned i = 0; i < vl->n; i++) {
+        uint32_t r = ((const hb_cell *)vl->l[i].cell)->rctx;
         if (r & RSET)
             __builtin_prefetch(rset_at(e, r & ~RSET), 1);
+    }
+    for (unsigned i = 0; i < vl->n; i++) {
+        const wr_shadow_lane *l = &vl->l[i];
+        if (l->same_word)
+            continue;   /* the previous lane's word: checked once */
+        if (a->space == WR_SPACE_SHARED && l->word > e->max_shared_word)
+            e->max_shared_word = l->word;
+        e->cur_word = l->word;
+        check_word(e, ca, l->cell, l->lane, wr_access_lane_addr(a, l->lane));
     }
 }
 
 static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a, unsigned size)
 {
-    wr_shadow_page *lane_pages[WR_WARP_SIZE];
-    prefetch_vector_lanes(e, a, lane_pages);
-    wr_shadow_page *const *pages = a->addr_mode == WR_ADDR_VECTOR ? lane_pages : NULL;
     lane_page_ctx lpc = {e, a};
+    wr_shadow_lanes vl;
+    if (wr_shadow_vector_lanes(a, size, e->shadow, e->cfg.shard, e->cfg.shards, lane_page, &lpc,
+                               &vl)) {
+        words_by_vector_lane(e, ca, a, &vl);
+        return;
+    }
     uint64_t last_word = UINT64_MAX;
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
     bool run_ok = false;
@@ -675,7 +685,7 @@ static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a
                 e->max_shared_word = word;
             if ((word >> WR_SHADOW_PAGE_SHIFT) != pn) {
                 pn = word >> WR_SHADOW_PAGE_SHIFT;
-                p = wr_shadow_lane_page(pages, lane, word, w0, lane_page, &lpc);
+                p = lane_page(&lpc, word);
             }
             e->cur_word = word;
             check_word(e, ca, wr_shadow_cell(e->shadow, p, word), lane,

@@ -265,63 +265,69 @@ static inline bool wr_next_owned_lane_page(uint32_t *mask, uint64_t lane0_word,
     return false;
 }
 
-/* Asks the cache for the cells of a vector (gather / scatter) access's
- * lanes that this shard owns, before the engine's word loop touches them:
- * the lanes land on unrelated cells, each a cache miss, and asked for
- * together the misses overlap instead of queueing one behind the other.
- * `page` returns (creating) the page of a word exactly as the engine's
- * word loop would, so calling it first changes nothing the loop sees; it is
- * called once per run of consecutive lanes on one page.
- * pages[lane] gets the page of the lane's first word (NULL for a lane not
- * asked for: inactive or another shard's), so that the word loop need not
- * look the page up a second time (wr_shadow_lane_page); pages must not be
- * removed between the two.  When `cells` is not NULL it gets the cells
- * asked for (at most 32), for an engine that follows them on; returns how
- * many (0 for other shapes, pages then untouched). */
-static inline unsigned wr_shadow_prefetch_lanes(const wr_access *a, const wr_shadow_map *m,
-                                                uint32_t shard, uint32_t shards,
-                                                wr_shadow_page *(*page)(void *ctx, uint64_t word),
-                                                void *ctx, wr_shadow_page **pages, void **cells)
+/* The lanes of a vector (gather / scatter) access, each on one word. */
+typedef struct wr_shadow_lane {
+    wr_shadow_page *page;
+    void *cell;              /* its line expanded */
+    uint64_t word;
+    uint8_t lane;
+    bool same_word;          /* the word of the previous active lane */
+} wr_shadow_lane;
+
+typedef struct wr_shadow_lanes {
+    unsigned n;              /* lanes this shard owns, in lane order */
+    uint64_t lo, hi;         /* bytes [lo, hi] of every active lane */
+    wr_shadow_lane l[WR_WARP_SIZE];
+} wr_shadow_lanes;
+
+/* Resolves, once, the cells of a vector access whose every active lane
+ * touches one word (size <= 4, not crossing a word), for the engine's lane
+ * loop: the lanes this shard owns with their page and cell, and the byte
+ * range of all active lanes (what the access ring keeps).  Each cell is
+ * asked of the cache as it is found: the lanes land on unrelated cells,
+ * each a miss, and asked for together the misses overlap instead of
+ * queueing one behind the other.  `page` returns (creating) the page of a
+ * word exactly as the engine would, once per run of consecutive lanes on
+ * one page; expanding a packed line changes no state.  Returns false for
+ * another shape (then out->n and the range mean nothing); the pages must
+ * not be removed before the engine is done with them. */
+static inline bool wr_shadow_vector_lanes(const wr_access *a, unsigned size,
+                                          const wr_shadow_map *m, uint32_t shard, uint32_t shards,
+                                          wr_shadow_page *(*page)(void *ctx, uint64_t word),
+                                          void *ctx, wr_shadow_lanes *out)
 {
-    if (a->addr_mode != WR_ADDR_VECTOR)
-        return 0;
+    out->n = 0;
+    if (a->addr_mode != WR_ADDR_VECTOR || size > 4 || !a->active_mask)
+        return false;
     unsigned n = 0;
-    uint64_t last_pn = UINT64_MAX;   /* lanes on one page (atomics on a few bins) ask once */
+    uint64_t lo = UINT64_MAX, hi = 0, prev = UINT64_MAX;
+    uint64_t last_pn = UINT64_MAX;
     wr_shadow_page *p = NULL;
-    for (unsigned lane = 0; lane < WR_WARP_SIZE; lane++) {
-        pages[lane] = NULL;
-        if (!((a->active_mask >> lane) & 1u))
-            continue;
-        uint64_t addr = wr_access_lane_addr(a, lane);
+    for (uint32_t x = a->active_mask; x; x &= x - 1) {
+        unsigned lane = (unsigned)__builtin_ctz(x);
+        uint64_t addr = a->lane_addr[lane];
+        if ((addr & 3u) + size > 4u)
+            return false;
+        lo = addr < lo ? addr : lo;
+        hi = addr > hi ? addr : hi;
+        uint64_t word = addr >> WR_WORD_SHIFT;
+        bool same = word == prev;
+        prev = word;
         if (shards > 1 && wr_shard_of(a->space, a->launch, a->block, addr, shards) != shard)
             continue;
-        uint64_t word = addr >> WR_WORD_SHIFT;
         if (word >> WR_SHADOW_PAGE_SHIFT != last_pn) {
             last_pn = word >> WR_SHADOW_PAGE_SHIFT;
             p = page(ctx, word);
         }
         void *cell = wr_shadow_cell(m, p, word);
         __builtin_prefetch(cell, 1);
-        pages[lane] = p;
-        if (cells)
-            cells[n] = cell;
-        n++;
+        out->l[n++] = (wr_shadow_lane){.page = p, .cell = cell, .word = word,
+                                       .lane = (uint8_t)lane, .same_word = same};
     }
-    return n;
-}
-
-/* The page of `word` for the word loop after wr_shadow_prefetch_lanes:
- * the lane's prefetched page when word is the lane's first word (first),
- * else a lookup.  pages: NULL when nothing was prefetched (not a vector
- * access). */
-static inline wr_shadow_page *wr_shadow_lane_page(wr_shadow_page *const *pages, unsigned lane,
-                                                  uint64_t word, uint64_t first,
-                                                  wr_shadow_page *(*page)(void *ctx, uint64_t word),
-                                                  void *ctx)
-{
-    if (pages && word == first && pages[lane])
-        return pages[lane];
-    return page(ctx, word);
+    out->n = n;
+    out->lo = lo;
+    out->hi = hi + size - 1;
+    return true;
 }
 
 #endif
