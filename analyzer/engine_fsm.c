@@ -516,8 +516,9 @@ __attribute__((noinline)) static void uniform_segment(fsm *f, const cur_ctx *c, 
             *cell = cur | init_next;
             continue;
         }
-        uint64_t canon = (old & ~(31ull << WR_FSM_LANE_SHIFT)) |
-                         ((uint64_t)((wr_fsm_lane(old) - ln) & 31u) << WR_FSM_LANE_SHIFT);
+        /* the lane field minus ln, in place: nothing below it borrows */
+        const uint64_t field = 31ull << WR_FSM_LANE_SHIFT;
+        uint64_t canon = (old & ~field) | ((old - lanebits) & field);
         if (canon == memo_canon) {
             *cell = cur | memo_next;
             continue;
