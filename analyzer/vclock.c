@@ -1101,6 +1101,12 @@ void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
     bool reads = wr_op_reads(a->op), writes = wr_op_writes(a->op);
     bool is_cas = a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS;
     bool is_exch = a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_EXCH;
+    /* No location exists yet (so none published anything, and no CAS ever
+     * took a lock that an exchange could release) and this atomic publishes
+     * nothing: the lane loop below would only look its words up and find
+     * nothing (a histogram's relaxed atomics, before any other sync). */
+    if (!hb->nloc && !is_cas && !order_releases(a->order) && !w->has_fence)
+        return;
     unsigned scope = a->scope ? a->scope : WR_SCOPE_DEVICE;
     uint64_t k1 = a->space == WR_SPACE_SHARED
                       ? (0x8000000000000000ull | ((uint64_t)a->launch << 32) | a->block)
