@@ -34,6 +34,15 @@
 #include "shadow.h"
 #include "xalloc.h"
 
+/* The coalesced word loop has an AVX2 form, chosen at run time (the
+ * build targets plain x86-64). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define FSM_AVX2 1
+#else
+#define FSM_AVX2 0
+#endif
+
 #define KEEP_EPOCHS 4   /* per-block state of this many past epochs is kept for reports */
 
 typedef struct warp_st {
@@ -62,6 +71,7 @@ typedef struct fsm {
     block_st *c_bs;
     warp_st *c_ws;
     uint64_t live;          /* non-zero cells (shadow_words, kept O(1)) */
+    bool avx2;              /* uniform_segment_avx2 for uniform_segment */
     wr_pool block_pool, warp_pool, bar_pool, ring_pool;
 } fsm;
 
@@ -499,46 +509,103 @@ static inline void touch_word(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint6
  * shape, at any lane offset (a loop over an array, a stencil's +-1
  * neighbours), share that key, and a one-entry memo of the answer replaces
  * the relation, sync and table lookup. */
+/* One word of a uniform segment; *memo_canon / *memo_next take the answer
+ * of a table lookup that reports nothing.  Returns 1 for a word born. */
+static inline uint32_t uniform_word(fsm *f, const cur_ctx *c, wr_shadow_page *sp, uint64_t *cells,
+                                    uint64_t w0, unsigned ln, uint64_t cur_uniform,
+                                    uint64_t init_next, uint64_t *memo_canon, uint64_t *memo_next)
+{
+    uint64_t lanebits = (uint64_t)ln << WR_FSM_LANE_SHIFT;
+    uint64_t cur = cur_uniform | lanebits;
+    uint64_t *cell = &cells[(w0 + ln) & WR_SHADOW_PAGE_MASK];
+    uint64_t old = *cell;
+    if (!old) {
+        *cell = cur | init_next;
+        return 1;
+    }
+    /* the lane field minus ln, in place: nothing below it borrows */
+    const uint64_t field = 31ull << WR_FSM_LANE_SHIFT;
+    uint64_t canon = (old & ~field) | ((old - lanebits) & field);
+    if (canon == *memo_canon) {
+        *cell = cur | *memo_next;
+        return 0;
+    }
+    uint64_t nw;
+    if ((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT)) {
+        nw = step_slow(f, c, sp, old, cur, ln, w0 + ln, NULL);
+    } else {
+        nw = wr_fsm_step(old, cur, c->acc);
+        if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE) {
+            nw = step_slow(f, c, sp, old, cur, ln, w0 + ln, NULL);
+        } else {
+            *memo_canon = canon;
+            *memo_next = nw & WR_FSM_STATE_MASK;
+        }
+    }
+    *cell = nw;
+    return 0;
+}
+
 __attribute__((noinline)) static void uniform_segment(fsm *f, const cur_ctx *c, wr_shadow_page *sp, uint64_t *cells,
                                    uint64_t w0, uint32_t segmask, uint64_t cur_uniform)
 {
     const uint64_t init_next = wr_fsm25_next[WR_FSM25_INIT][c->acc][0][0];
     uint64_t memo_canon = 0, memo_next = 0;   /* canon is never 0 for a live word */
     uint32_t born = 0;
-    for (uint32_t x = segmask; x; x &= x - 1) {
-        unsigned ln = (unsigned)__builtin_ctz(x);
-        uint64_t lanebits = (uint64_t)ln << WR_FSM_LANE_SHIFT;
-        uint64_t cur = cur_uniform | lanebits;
-        uint64_t *cell = &cells[(w0 + ln) & WR_SHADOW_PAGE_MASK];
-        uint64_t old = *cell;
-        if (!old) {
-            born++;
-            *cell = cur | init_next;
-            continue;
-        }
-        /* the lane field minus ln, in place: nothing below it borrows */
-        const uint64_t field = 31ull << WR_FSM_LANE_SHIFT;
-        uint64_t canon = (old & ~field) | ((old - lanebits) & field);
-        if (canon == memo_canon) {
-            *cell = cur | memo_next;
-            continue;
-        }
-        uint64_t nw;
-        if ((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT)) {
-            nw = step_slow(f, c, sp, old, cur, ln, w0 + ln, NULL);
-        } else {
-            nw = wr_fsm_step(old, cur, c->acc);
-            if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE) {
-                nw = step_slow(f, c, sp, old, cur, ln, w0 + ln, NULL);
-            } else {
-                memo_canon = canon;
-                memo_next = nw & WR_FSM_STATE_MASK;
+    for (uint32_t x = segmask; x; x &= x - 1)
+        born += uniform_word(f, c, sp, cells, w0, (unsigned)__builtin_ctz(x), cur_uniform, init_next,
+                             &memo_canon, &memo_next);
+    f->live += born;
+}
+
+#if FSM_AVX2
+/* uniform_segment four lanes at a time.  A group of four lanes inside the
+ * segment's word range (expanded, in one page) is one load: the active
+ * lanes whose canon key is the memo's take the memo's answer in one store,
+ * the others go through uniform_word as before (in lane order, so the memo
+ * moves as it would).  A dead word (old 0) has a canon of lane bits only,
+ * never a live word's, so it is never answered from the memo.  Every
+ * word's answer is a function of its canon key alone, so the order in
+ * which the words of a segment are answered does not change them. */
+__attribute__((noinline, target("avx2"))) static void
+uniform_segment_avx2(fsm *f, const cur_ctx *c, wr_shadow_page *sp, uint64_t *cells, uint64_t w0,
+                     uint32_t segmask, uint64_t cur_uniform)
+{
+    const uint64_t init_next = wr_fsm25_next[WR_FSM25_INIT][c->acc][0][0];
+    uint64_t memo_canon = 0, memo_next = 0;
+    uint32_t born = 0;
+    const __m256i field4 = _mm256_set1_epi64x((long long)(31ull << WR_FSM_LANE_SHIFT));
+    const __m256i lanes4 = _mm256_setr_epi64x(0, 1ll << WR_FSM_LANE_SHIFT, 2ll << WR_FSM_LANE_SHIFT,
+                                              3ll << WR_FSM_LANE_SHIFT);
+    const __m256i bit4 = _mm256_setr_epi64x(1, 2, 4, 8);
+    unsigned lo = (unsigned)__builtin_ctz(segmask), hi = 31u - (unsigned)__builtin_clz(segmask);
+    for (unsigned g = lo & ~3u; g <= hi; g += 4) {
+        uint32_t m4 = (segmask >> g) & 15u;
+        if (memo_canon && g >= lo && g + 3 <= hi) {
+            __m256i *p = (__m256i *)&cells[(w0 + g) & WR_SHADOW_PAGE_MASK];
+            __m256i old = _mm256_loadu_si256(p);
+            __m256i lb = _mm256_add_epi64(lanes4, _mm256_set1_epi64x((long long)g << WR_FSM_LANE_SHIFT));
+            __m256i canon = _mm256_or_si256(_mm256_andnot_si256(field4, old),
+                                            _mm256_and_si256(_mm256_sub_epi64(old, lb), field4));
+            __m256i eq = _mm256_cmpeq_epi64(canon, _mm256_set1_epi64x((long long)memo_canon));
+            uint32_t hits = (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(eq)) & m4;
+            if (hits) {
+                __m256i nw = _mm256_or_si256(_mm256_set1_epi64x((long long)(cur_uniform | memo_next)), lb);
+                if (hits != 15u) {
+                    __m256i sel = _mm256_and_si256(_mm256_set1_epi64x(hits), bit4);
+                    nw = _mm256_blendv_epi8(old, nw, _mm256_cmpeq_epi64(sel, bit4));
+                }
+                _mm256_storeu_si256(p, nw);
+                m4 &= ~hits;
             }
         }
-        *cell = nw;
+        for (uint32_t x = m4; x; x &= x - 1)
+            born += uniform_word(f, c, sp, cells, w0, g + (unsigned)__builtin_ctz(x), cur_uniform,
+                                 init_next, &memo_canon, &memo_next);
     }
     f->live += born;
 }
+#endif
 
 /* A whole packed line under a full-mask aligned access whose lanes share
  * one sync state: the lane-0 word's step, kept packed.  Returns false,
@@ -644,7 +711,12 @@ static void on_access(fsm *f, const wr_event *ev)
             wr_shadow_expand_range(f->map, sp, w0 + lane, w0 + 31u - (unsigned)__builtin_clz(segmask));
             uint64_t *cells = wr_shadow_cells_at(f->map, sp, 0);
             if (!wcl) {
-                uniform_segment(f, &c, sp, cells, w0, segmask, cur_uniform);
+#if FSM_AVX2
+                if (f->avx2)
+                    uniform_segment_avx2(f, &c, sp, cells, w0, segmask, cur_uniform);
+                else
+#endif
+                    uniform_segment(f, &c, sp, cells, w0, segmask, cur_uniform);
                 continue;
             }
             for (uint32_t x = segmask; x; x &= x - 1) {
@@ -744,6 +816,13 @@ static void on_host_copy(fsm *f, const wr_event *ev, uint32_t epoch)
 
 /* ---- ops ---- */
 
+static bool simd_allowed = true;
+
+void wr_fsm_allow_simd(bool allow)
+{
+    simd_allowed = allow;
+}
+
 static void *fsm_create(const wr_engine_config *cfg)
 {
     fsm *f = xcalloc(1, sizeof *f);
@@ -756,6 +835,9 @@ static void *fsm_create(const wr_engine_config *cfg)
         f->cfg.shards = 1;
     f->map = wr_shadow_new(8, expand_line);
     f->ep = wr_epochs_new();
+#if FSM_AVX2
+    f->avx2 = simd_allowed && __builtin_cpu_supports("avx2");
+#endif
     return f;
 }
 

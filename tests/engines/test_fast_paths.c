@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <inttypes.h>
 
+#include "engine_fsm.h"
 #include "lf_events.h"
 
 extern const wr_engine_ops wr_engine_vc, wr_engine_scoped, wr_engine_lockset, wr_engine_fsm;
@@ -132,3 +133,10 @@ Test(fast_paths, vc_equals_per_lane_path) { same_findings(&wr_engine_vc); }
 Test(fast_paths, scoped_equals_per_lane_path) { same_findings(&wr_engine_scoped); }
 Test(fast_paths, lockset_equals_per_lane_path) { same_findings(&wr_engine_lockset); }
 Test(fast_paths, fsm_equals_per_lane_path) { same_findings(&wr_engine_fsm); }
+/* fsm's coalesced loop has an AVX2 form, taken where the CPU has AVX2: the
+ * test above then holds that form, this one the portable form. */
+Test(fast_paths, fsm_portable_loop_equals_per_lane_path)
+{
+    wr_fsm_allow_simd(false);
+    same_findings(&wr_engine_fsm);
+}
