@@ -190,6 +190,12 @@ static void finish_unit(const wr_replay *rp, unit *u)
         ops->finish(u->inst);
     u->seconds += clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
     u->shadow_words = ops->shadow_words ? ops->shadow_words(u->inst) : 0;
+    /* Freed here, by the worker, not after the join: freeing a large
+     * shadow (munmap of its slabs) takes a good part of a second per GB,
+     * and the workers free their units side by side.  The findings live
+     * in the unit's collector, apart from the instance. */
+    ops->destroy(u->inst);
+    u->inst = NULL;
 }
 
 /* Under the ring's mutex: the unit this worker should run next, or NULL.
@@ -638,7 +644,8 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
             rp->stats.shadow_words[e] += u->shadow_words;
         }
         wr_findings_merge(rp->findings, u->findings);
-        rp->sel[rp->pass[u->pass].member[0]]->destroy(u->inst);
+        if (u->inst)   /* a unit no worker finished (no worker started) */
+            rp->sel[rp->pass[u->pass].member[0]]->destroy(u->inst);
         wr_findings_free(u->findings);
         wr_launch_kernels_free(u->kernels);
     }
