@@ -34,8 +34,8 @@
 #include "shadow.h"
 #include "xalloc.h"
 
-/* The coalesced word loop has an AVX2 form, chosen at run time (the
- * build targets plain x86-64). */
+/* The coalesced word loop has an AVX2 form, chosen at run time
+ * (wr_shadow_simd). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define FSM_AVX2 1
@@ -816,13 +816,6 @@ static void on_host_copy(fsm *f, const wr_event *ev, uint32_t epoch)
 
 /* ---- ops ---- */
 
-static bool simd_allowed = true;
-
-void wr_fsm_allow_simd(bool allow)
-{
-    simd_allowed = allow;
-}
-
 static void *fsm_create(const wr_engine_config *cfg)
 {
     fsm *f = xcalloc(1, sizeof *f);
@@ -836,7 +829,7 @@ static void *fsm_create(const wr_engine_config *cfg)
     f->map = wr_shadow_new(8, expand_line);
     f->ep = wr_epochs_new();
 #if FSM_AVX2
-    f->avx2 = simd_allowed && __builtin_cpu_supports("avx2");
+    f->avx2 = wr_shadow_simd();
 #endif
     return f;
 }

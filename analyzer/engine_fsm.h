@@ -15,7 +15,6 @@
 #ifndef WARPRACE_ENGINE_FSM_H
 #define WARPRACE_ENGINE_FSM_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "fsm25_table.h"
@@ -102,11 +101,5 @@ static inline uint64_t wr_fsm_step(uint64_t old, uint64_t cur, unsigned access)
                         : wr_fsm25_next[WR_FSM25_INIT][access][0][0];
     return cur | next;
 }
-
-/* Whether fsm instances created from now on may take the AVX2 form of
- * their coalesced word loop where the CPU has AVX2 (default: yes).  Both
- * forms give the same shadow words; tests turn it off to hold the portable
- * loop to that.  Not thread-safe: call before creating instances. */
-void wr_fsm_allow_simd(bool allow);
 
 #endif

@@ -25,6 +25,7 @@
  * does not track happens-before, so every warning is potential = 1.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,15 @@
 #include "epochs.h"
 #include "shadow.h"
 #include "xalloc.h"
+
+/* The coalesced word loop has an AVX2 form, chosen at run time
+ * (wr_shadow_simd). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define LK_AVX2 1
+#else
+#define LK_AVX2 0
+#endif
 
 enum { ST_VIRGIN = 0, ST_EXCL = 1, ST_SHARED = 2, ST_SMOD = 3 };
 
@@ -242,6 +252,7 @@ typedef struct lk {
     wr_epochs *ep;
     lsets ls;
     uint32_t empty_ls;      /* id of the empty set */
+    bool avx2;              /* uniform_piece_avx2 for a piece of one lockset */
     uint64_t atom_key;      /* memo of an atomic's set without locks: key + 1 */
     uint32_t atom_id;
     wr_pool block_pool, warp_pool, bar_pool, locks_pool, fences_pool, ring_pool;
@@ -848,6 +859,92 @@ static bool packed_line_touch(lk *s, const cur_ctx *c, wr_shadow_page *p, uint64
  * array, a stencil's neighbours) look the same from their lanes
  * (lane_relative): a one-entry memo of touch()'s answer per page replaces
  * the state machine for them. */
+/* What words_by_lane remembers across the words of a piece: the last
+ * touch()'s cell before (lane-relative) and after (lane cleared), when it
+ * reported nothing: a word whose relative cell is the same gets the same
+ * answer with its own lane. */
+typedef struct word_memo {
+    bool on;
+    uint32_t ls;
+    cell old, nw;
+} word_memo;
+
+static inline __attribute__((always_inline)) void piece_word(lk *s, const cur_ctx *c,
+                                                             wr_shadow_page *p, cell *cells,
+                                                             uint64_t lane0_word, unsigned lane,
+                                                             uint32_t ls, uint32_t base_id,
+                                                             word_memo *m)
+{
+    uint64_t wd = lane0_word + lane;
+    cell *cl = &cells[wd & WR_SHADOW_PAGE_MASK];
+    cell old = *cl;
+    if (!old.meta || (old.meta & M_LOCKWORD)) {
+        touch(s, c, p, cl, base_id | lane, ls, lane, wd);
+        return;
+    }
+    cell rel = lane_relative(old, lane);
+    if (m->on && m->ls == ls && same_cell(&rel, &m->old)) {
+        cell nc = m->nw;
+        nc.who |= lane;
+        *cl = nc;
+        return;
+    }
+    touch(s, c, p, cl, base_id | lane, ls, lane, wd);
+    if (cl->meta & ~old.meta & M_REPORTED) {
+        m->on = false;   /* reported: the next word's report names its own lane */
+        return;
+    }
+    m->on = true;
+    m->ls = ls;
+    m->old = rel;
+    m->nw = *cl;
+    m->nw.who &= ~31u;
+}
+
+#if LK_AVX2
+/* A piece whose lanes all have lockset `ls`, two lanes (two 16-byte cells)
+ * at a time: a pair inside the piece's word range (expanded, one page)
+ * is one load, and the lanes whose relative cell is the memo's take the
+ * memo's answer in one store; the others go through piece_word in lane
+ * order, as the portable loop does.  A memo hit never reports, and every
+ * word's answer is a function of its relative cell alone. */
+__attribute__((noinline, target("avx2"))) static void
+uniform_piece_avx2(lk *s, const cur_ctx *c, wr_shadow_page *p, cell *cells, uint64_t lane0_word,
+                   uint32_t piece, uint32_t base_id, uint32_t ls)
+{
+    _Static_assert(sizeof(cell) == 16 && offsetof(cell, who) == 8, "who is the third word");
+    word_memo m = {0};
+    const __m256i who31 = _mm256_setr_epi32(0, 0, 31, 0, 0, 0, 31, 0);
+    const __m256i first_cell = _mm256_setr_epi32(-1, -1, -1, -1, 0, 0, 0, 0);
+    unsigned lo = (unsigned)__builtin_ctz(piece), hi = 31u - (unsigned)__builtin_clz(piece);
+    for (unsigned g = lo & ~1u; g <= hi; g += 2) {
+        uint32_t m2 = (piece >> g) & 3u;
+        if (m.on && m2 && g >= lo && g + 1 <= hi) {
+            __m256i *q = (__m256i *)&cells[(lane0_word + g) & WR_SHADOW_PAGE_MASK];
+            __m256i old = _mm256_loadu_si256(q);
+            __m256i lanes = _mm256_setr_epi32(0, 0, (int)g, 0, 0, 0, (int)g + 1, 0);
+            __m256i rel = _mm256_or_si256(_mm256_andnot_si256(who31, old),
+                                          _mm256_and_si256(_mm256_sub_epi32(old, lanes), who31));
+            __m256i memo_old = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)&m.old));
+            uint32_t eq = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(rel, memo_old)));
+            uint32_t hits = (((eq & 0xfu) == 0xfu) | ((eq >> 4) == 0xfu) << 1) & m2;
+            if (hits) {
+                __m256i nw = _mm256_or_si256(
+                    _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)&m.nw)), lanes);
+                if (hits == 1u)
+                    nw = _mm256_blendv_epi8(old, nw, first_cell);
+                else if (hits == 2u)
+                    nw = _mm256_blendv_epi8(nw, old, first_cell);
+                _mm256_storeu_si256(q, nw);
+                m2 &= ~hits;
+            }
+        }
+        for (uint32_t x = m2; x; x &= x - 1)
+            piece_word(s, c, p, cells, lane0_word, g + (unsigned)__builtin_ctz(x), ls, base_id, &m);
+    }
+}
+#endif
+
 static void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *a,
                           uint64_t lane0_word, uint32_t base_id, bool atomic, uint8_t ascope)
 {
@@ -865,38 +962,19 @@ static void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *
         }
         wr_shadow_expand_range(s->map, p, first, lane0_word + (31u - (unsigned)__builtin_clz(piece)));
         cell *cells = wr_shadow_cells_at(s->map, p, 0);
-        bool memo = false;
-        cell memo_old = {0}, memo_new = {0};
-        uint32_t memo_ls = 0;
+#if LK_AVX2
+        if (s->avx2 && uniform_ls != UINT32_MAX) {
+            uniform_piece_avx2(s, c, p, cells, lane0_word, piece, base_id, uniform_ls);
+            continue;
+        }
+#endif
+        word_memo m = {0};
         for (uint32_t x = piece; x; x &= x - 1) {
             unsigned lane = (unsigned)__builtin_ctz(x);
-            uint64_t wd = lane0_word + lane;
-            cell *cl = &cells[wd & WR_SHADOW_PAGE_MASK];
             uint32_t ls = uniform_ls != UINT32_MAX
                               ? uniform_ls
                               : lane_lockset(s, w, a->block, lane, atomic, ascope);
-            cell old = *cl;
-            if (!old.meta || (old.meta & M_LOCKWORD)) {
-                touch(s, c, p, cl, base_id | lane, ls, lane, wd);
-                continue;
-            }
-            cell rel = lane_relative(old, lane);
-            if (memo && memo_ls == ls && same_cell(&rel, &memo_old)) {
-                cell nc = memo_new;
-                nc.who |= lane;
-                *cl = nc;
-                continue;
-            }
-            touch(s, c, p, cl, base_id | lane, ls, lane, wd);
-            if (cl->meta & ~old.meta & M_REPORTED) {
-                memo = false;   /* reported: the next word's report names its own lane */
-                continue;
-            }
-            memo = true;
-            memo_ls = ls;
-            memo_old = rel;
-            memo_new = *cl;
-            memo_new.who &= ~31u;
+            piece_word(s, c, p, cells, lane0_word, lane, ls, base_id, &m);
         }
     }
 }
@@ -1032,6 +1110,7 @@ static void *lk_create(const wr_engine_config *cfg)
     if (!s->cfg.shards)
         s->cfg.shards = 1;
     s->map = wr_shadow_new(sizeof(cell), expand_line);
+    s->avx2 = wr_shadow_simd();
     s->ep = wr_epochs_new();
     ls_init(&s->ls);
     s->empty_ls = ls_intern(&s->ls, NULL, 0);

@@ -21,6 +21,22 @@ static inline size_t hash_key(uint64_t k)
     return (size_t)k;
 }
 
+static bool simd_allowed = true;
+
+void wr_shadow_allow_simd(bool allow)
+{
+    simd_allowed = allow;
+}
+
+bool wr_shadow_simd(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    return simd_allowed && __builtin_cpu_supports("avx2");
+#else
+    return false;
+#endif
+}
+
 wr_shadow_map *wr_shadow_new(size_t cell_bytes, wr_shadow_expand_fn expand)
 {
     wr_shadow_map *m = xcalloc(1, sizeof *m);

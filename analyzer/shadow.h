@@ -110,6 +110,15 @@ static inline uint64_t wr_shadow_key(uint8_t space, uint32_t launch, uint32_t bl
            ((uint64_t)block << 14) | ((word >> WR_SHADOW_PAGE_SHIFT) & 0x3fffu);
 }
 
+/* Whether engine instances created from now on take the AVX2 forms of
+ * their coalesced word loops (fsm, lockset): true where the CPU has AVX2
+ * (chosen at run time: the build targets plain x86-64) unless
+ * wr_shadow_allow_simd(false) was called.  Both forms give the same
+ * cells; tests turn the AVX2 forms off to hold the portable loops to
+ * that.  Not thread-safe: call before creating instances. */
+bool wr_shadow_simd(void);
+void wr_shadow_allow_simd(bool allow);
+
 wr_shadow_map *wr_shadow_new(size_t cell_bytes, wr_shadow_expand_fn expand);
 void wr_shadow_free(wr_shadow_map *m);
 /* The page for `key`, created (zeroed) when absent when `create`; a page

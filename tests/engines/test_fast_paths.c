@@ -10,8 +10,8 @@
 #include <criterion/criterion.h>
 #include <inttypes.h>
 
-#include "engine_fsm.h"
 #include "lf_events.h"
+#include "shadow.h"
 
 extern const wr_engine_ops wr_engine_vc, wr_engine_scoped, wr_engine_lockset, wr_engine_fsm;
 
@@ -133,10 +133,16 @@ Test(fast_paths, vc_equals_per_lane_path) { same_findings(&wr_engine_vc); }
 Test(fast_paths, scoped_equals_per_lane_path) { same_findings(&wr_engine_scoped); }
 Test(fast_paths, lockset_equals_per_lane_path) { same_findings(&wr_engine_lockset); }
 Test(fast_paths, fsm_equals_per_lane_path) { same_findings(&wr_engine_fsm); }
-/* fsm's coalesced loop has an AVX2 form, taken where the CPU has AVX2: the
- * test above then holds that form, this one the portable form. */
+/* fsm's and lockset's coalesced loops have AVX2 forms, taken where the
+ * CPU has AVX2: the tests above then hold those forms, these the portable
+ * ones. */
+Test(fast_paths, lockset_portable_loop_equals_per_lane_path)
+{
+    wr_shadow_allow_simd(false);
+    same_findings(&wr_engine_lockset);
+}
 Test(fast_paths, fsm_portable_loop_equals_per_lane_path)
 {
-    wr_fsm_allow_simd(false);
+    wr_shadow_allow_simd(false);
     same_findings(&wr_engine_fsm);
 }
