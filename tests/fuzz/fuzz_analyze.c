@@ -2,10 +2,12 @@
  * (formats/TEXT.md) that assembles is replayed through all four engines
  * several ways -- one worker and one shard, two workers and three shards
  * (with a one-slot ring), one worker with vc and scoped in separate passes,
- * one worker keeping every clock layer apart from the start -- and the
- * findings must be identical (analyzer/replay.h: "findings are identical for
- * any threads and shards"; separate_passes and keep_all_layers: "the
- * findings are the same").  Compared as tests/analyze/test_replay.c's expect_same_findings
+ * one worker keeping every clock layer apart from the start, one worker
+ * with the engines' portable word loops instead of their AVX2 forms -- and
+ * the findings must be identical (analyzer/replay.h: "findings are
+ * identical for any threads and shards"; separate_passes and
+ * keep_all_layers: "the findings are the same"; shadow.h,
+ * wr_shadow_simd: "both forms give the same cells").  Compared as tests/analyze/test_replay.c's expect_same_findings
  * does: the merged groups (count, example by memcmp) and the resolved races
  * (identity, count, example address; also engine, verdict, potential).  A
  * replay may fail (NULL) only if every one fails with the same message.  Any
