@@ -500,15 +500,6 @@ static inline void touch_word(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint6
     touch_cell(f, c, p, (uint64_t *)wr_shadow_cell(f->map, p, word), cur, lane, word);
 }
 
-/* The words of a coalesced access whose lanes share one sync state (no
- * per-lane warp-sync counts): cur differs between lanes only in the lane
- * field, so the table's answer depends on the old word with its lane
- * replaced by (old lane - current lane) mod 32 -- the relation only asks
- * whether the lanes are equal, and the tag, state and counts do not hold
- * them.  Neighbouring words last touched by one instruction of the same
- * shape, at any lane offset (a loop over an array, a stencil's +-1
- * neighbours), share that key, and a one-entry memo of the answer replaces
- * the relation, sync and table lookup. */
 /* One word of a uniform segment; *memo_canon / *memo_next take the answer
  * of a table lookup that reports nothing.  Returns 1 for a word born. */
 static inline uint32_t uniform_word(fsm *f, const cur_ctx *c, wr_shadow_page *sp, uint64_t *cells,
@@ -546,6 +537,15 @@ static inline uint32_t uniform_word(fsm *f, const cur_ctx *c, wr_shadow_page *sp
     return 0;
 }
 
+/* The words of a coalesced access whose lanes share one sync state (no
+ * per-lane warp-sync counts): cur differs between lanes only in the lane
+ * field, so the table's answer depends on the old word with its lane
+ * replaced by (old lane - current lane) mod 32 -- the relation only asks
+ * whether the lanes are equal, and the tag, state and counts do not hold
+ * them.  Neighbouring words last touched by one instruction of the same
+ * shape, at any lane offset (a loop over an array, a stencil's +-1
+ * neighbours), share that key, and a one-entry memo of the answer replaces
+ * the relation, sync and table lookup. */
 __attribute__((noinline)) static void uniform_segment(fsm *f, const cur_ctx *c, wr_shadow_page *sp, uint64_t *cells,
                                    uint64_t w0, uint32_t segmask, uint64_t cur_uniform)
 {
