@@ -34,15 +34,6 @@
 #include "shadow.h"
 #include "xalloc.h"
 
-/* The coalesced word loop has an AVX2 form, chosen at run time
- * (wr_shadow_simd). */
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define FSM_AVX2 1
-#else
-#define FSM_AVX2 0
-#endif
-
 #define KEEP_EPOCHS 4   /* per-block state of this many past epochs is kept for reports */
 
 typedef struct warp_st {
@@ -558,7 +549,7 @@ __attribute__((noinline)) static void uniform_segment(fsm *f, const cur_ctx *c, 
     f->live += born;
 }
 
-#if FSM_AVX2
+#if WR_SHADOW_AVX2
 /* uniform_segment four lanes at a time.  A group of four lanes inside the
  * segment's word range (expanded, in one page) is one load: the active
  * lanes whose canon key is the memo's take the memo's answer in one store,
@@ -711,7 +702,7 @@ static void on_access(fsm *f, const wr_event *ev)
             wr_shadow_expand_range(f->map, sp, w0 + lane, w0 + 31u - (unsigned)__builtin_clz(segmask));
             uint64_t *cells = wr_shadow_cells_at(f->map, sp, 0);
             if (!wcl) {
-#if FSM_AVX2
+#if WR_SHADOW_AVX2
                 if (f->avx2)
                     uniform_segment_avx2(f, &c, sp, cells, w0, segmask, cur_uniform);
                 else
@@ -828,7 +819,7 @@ static void *fsm_create(const wr_engine_config *cfg)
         f->cfg.shards = 1;
     f->map = wr_shadow_new(8, expand_line);
     f->ep = wr_epochs_new();
-#if FSM_AVX2
+#if WR_SHADOW_AVX2
     f->avx2 = wr_shadow_simd();
 #endif
     return f;

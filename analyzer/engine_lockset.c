@@ -38,15 +38,6 @@
 #include "shadow.h"
 #include "xalloc.h"
 
-/* The coalesced word loop has an AVX2 form, chosen at run time
- * (wr_shadow_simd). */
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define LK_AVX2 1
-#else
-#define LK_AVX2 0
-#endif
-
 enum { ST_VIRGIN = 0, ST_EXCL = 1, ST_SHARED = 2, ST_SMOD = 3 };
 
 #define BLOCK_BITS 20
@@ -901,7 +892,7 @@ static inline __attribute__((always_inline)) void piece_word(lk *s, const cur_ct
     m->nw.who &= ~31u;
 }
 
-#if LK_AVX2
+#if WR_SHADOW_AVX2
 /* A piece whose lanes all have lockset `ls`, two lanes (two 16-byte cells)
  * at a time: a pair inside the piece's word range (expanded, one page)
  * is one load, and the lanes whose relative cell is the memo's take the
@@ -962,7 +953,7 @@ static void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *
         }
         wr_shadow_expand_range(s->map, p, first, lane0_word + (31u - (unsigned)__builtin_clz(piece)));
         cell *cells = wr_shadow_cells_at(s->map, p, 0);
-#if LK_AVX2
+#if WR_SHADOW_AVX2
         if (s->avx2 && uniform_ls != UINT32_MAX) {
             uniform_piece_avx2(s, c, p, cells, lane0_word, piece, base_id, uniform_ls);
             continue;

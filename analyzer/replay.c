@@ -191,8 +191,8 @@ static void finish_unit(const wr_replay *rp, unit *u)
     u->seconds += clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
     u->shadow_words = ops->shadow_words ? ops->shadow_words(u->inst) : 0;
     /* Freed here, by the worker, not after the join: freeing a large
-     * shadow (munmap of its slabs) takes a good part of a second per GB,
-     * and the workers free their units side by side.  The findings live
+     * shadow (munmap of its slabs) took about a quarter of a second per GB
+     * here, and the workers free their units side by side.  The findings live
      * in the unit's collector, apart from the instance. */
     ops->destroy(u->inst);
     u->inst = NULL;

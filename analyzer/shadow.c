@@ -30,7 +30,7 @@ void wr_shadow_allow_simd(bool allow)
 
 bool wr_shadow_simd(void)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if WR_SHADOW_AVX2
     return simd_allowed && __builtin_cpu_supports("avx2");
 #else
     return false;

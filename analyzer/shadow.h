@@ -118,6 +118,15 @@ static inline uint64_t wr_shadow_key(uint8_t space, uint32_t launch, uint32_t bl
  * that.  Not thread-safe: call before creating instances. */
 bool wr_shadow_simd(void);
 void wr_shadow_allow_simd(bool allow);
+/* 1 where the AVX2 forms are compiled in (x86-64 with gcc or clang, which
+ * build them with target("avx2") whatever the -march); then <immintrin.h>
+ * is included here for them. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define WR_SHADOW_AVX2 1
+#include <immintrin.h>
+#else
+#define WR_SHADOW_AVX2 0
+#endif
 
 wr_shadow_map *wr_shadow_new(size_t cell_bytes, wr_shadow_expand_fn expand);
 void wr_shadow_free(wr_shadow_map *m);
