@@ -162,12 +162,22 @@ static void drop_block_at_end(void *val, void *ctx)
 typedef struct purge_ctx {
     fsm *f;
     uint32_t newest;
+    bool window;   /* this time also the finished epochs older than the last few */
+    uint32_t asked, settled;   /* the last epoch asked about, and the answer */
 } purge_ctx;
 
 static bool keep_block(void *val, void *ctx)
 {
     const block_st *b = val;
-    const purge_ctx *pc = ctx;
+    purge_ctx *pc = ctx;
+    if (b->epoch != pc->asked) {   /* blocks of one epoch mostly come together */
+        pc->asked = b->epoch;
+        pc->settled = wr_epochs_settled(pc->f->ep, b->epoch);
+    }
+    if (pc->settled)
+        return false;   /* no access to come can race with its words */
+    if (!pc->window)
+        return true;
     bool done = b->block == UINT32_MAX || wr_epochs_ordered(pc->f->ep, b->epoch, pc->newest) ||
                 wr_epochs_ended(pc->f->ep, b->epoch);
     return !(b->epoch + KEEP_EPOCHS < pc->newest && done);
@@ -178,13 +188,16 @@ static void drop_purged_block(void *val, void *ctx)
     block_free(((purge_ctx *)ctx)->f, val);
 }
 
-/* Frees the per-block state of epochs older than KEEP_EPOCHS. */
+/* Frees the per-block state of settled epochs (wr_epochs_settled), and of
+ * finished epochs older than KEEP_EPOCHS.  Checked at every new epoch, so
+ * that a kernel launched again and again keeps about one launch's warps. */
 static void purge_blocks(fsm *f, uint32_t newest)
 {
-    if (newest < f->purged_at + KEEP_EPOCHS || !f->blocks.cap)
+    if (!f->blocks.cap)
         return;
-    f->purged_at = newest;
-    purge_ctx pc = {f, newest};
+    purge_ctx pc = {.f = f, .newest = newest, .window = newest >= f->purged_at + KEEP_EPOCHS};
+    if (pc.window)
+        f->purged_at = newest;
     wr_blocktab_filter(&f->blocks, keep_block, drop_purged_block, &pc);
     f->c_bs = NULL;
     f->c_ws = NULL;

@@ -39,6 +39,8 @@ struct wr_epochs {
     u32map events;         /* event id -> index into event_vc + 1 */
     vc *event_vc;
     uint32_t nevents, capevents;
+    uint32_t *active;      /* launch epochs the host has not seen end */
+    uint32_t nactive, capactive;
 };
 
 static uint32_t map_get(const u32map *m, uint32_t key)
@@ -136,6 +138,7 @@ void wr_epochs_free(wr_epochs *e)
     free(e->launches.slots);
     free(e->events.slots);
     free(e->event_vc);
+    free(e->active);
     free(e);
 }
 
@@ -190,7 +193,26 @@ static uint32_t new_epoch(wr_epochs *e, uint32_t launch, uint32_t stream)
     vc_join(&e->stream_vc[s], &before);
     vc_set(&e->stream_vc[s], s, id);
     e->stream_last[s] = id;
+    if (launch) {
+        if (e->nactive == e->capactive) {
+            e->capactive = e->capactive ? e->capactive * 2 : 16;
+            e->active = xrealloc(e->active, e->capactive * sizeof *e->active);
+        }
+        e->active[e->nactive++] = id;
+    }
     return id;
+}
+
+static void launch_ended(wr_epochs *e, uint32_t id)
+{
+    if (e->ep[id].ended)
+        return;
+    e->ep[id].ended = true;
+    for (uint32_t i = 0; i < e->nactive; i++)
+        if (e->active[i] == id) {
+            e->active[i] = e->active[--e->nactive];
+            break;
+        }
 }
 
 /* The host has observed epoch `id` complete. */
@@ -218,7 +240,7 @@ uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
     }
     case WR_EV_KERNEL_END: {
         uint32_t id = wr_epochs_of_launch(e, ev->u.kernel_end.launch);
-        e->ep[id].ended = true;
+        launch_ended(e, id);
         host_waits_epoch(e, id);
         return 0;
     }
@@ -292,4 +314,21 @@ bool wr_epochs_ordered(const wr_epochs *e, uint32_t a, uint32_t b)
     if (!a || !b || a >= b || b >= e->nep)
         return false;
     return vc_get(&e->ep[b].before, e->ep[a].stream) >= a;
+}
+
+bool wr_epochs_settled(const wr_epochs *e, uint32_t epoch)
+{
+    if (!epoch || epoch >= e->nep)
+        return false;
+    const epoch_rec *r = &e->ep[epoch];
+    if (r->launch && !r->ended)
+        return false;
+    /* the host waited for it: every epoch issued from now on waits for it */
+    if (vc_get(&e->host, r->stream) < epoch)
+        return false;
+    /* and so does every launch that may still run */
+    for (uint32_t i = 0; i < e->nactive; i++)
+        if (!wr_epochs_ordered(e, epoch, e->active[i]))
+            return false;
+    return true;
 }

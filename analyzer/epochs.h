@@ -45,5 +45,12 @@ uint32_t wr_epochs_launch_of(const wr_epochs *e, uint32_t epoch);
 uint32_t wr_epochs_count(const wr_epochs *e);
 /* True when epoch a (entirely) happens before epoch b. */
 bool wr_epochs_ordered(const wr_epochs *e, uint32_t a, uint32_t b);
+/* Is epoch over for good: a launch the host saw end (KERNEL_END) or a copy
+ * the host waited for, that happens before every launch not yet seen to
+ * end and, since the host waited for it, before every epoch issued from
+ * now on?  Then no access still to come is concurrent with it, and an
+ * engine may drop what it keeps about its threads for reports.  Once
+ * true, stays true.  O(launches not yet ended). */
+bool wr_epochs_settled(const wr_epochs *e, uint32_t epoch);
 
 #endif

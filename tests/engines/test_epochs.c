@@ -1,0 +1,147 @@
+/* epochs: the host-side order of launches and copies, and when an epoch is
+ * settled (no access still to come can be concurrent with it), which lets
+ * lockset and fsm drop its threads' state; then fsm and lockset on a
+ * trace where an ended kernel is not settled yet. */
+#include <criterion/criterion.h>
+
+#include "epochs.h"
+#include "lf_events.h"
+
+extern const wr_engine_ops wr_engine_fsm;
+extern const wr_engine_ops wr_engine_lockset;
+
+static uint32_t feed(wr_epochs *e, wr_event ev) { return wr_epochs_on_event(e, &ev); }
+
+static wr_event stream_sync(uint32_t stream)
+{
+    wr_event ev = lf_simple(WR_EV_STREAM_SYNC);
+    ev.u.stream_sync.stream = stream;
+    return ev;
+}
+
+Test(epochs, one_stream_settles_at_kernel_end)
+{
+    wr_epochs *e = wr_epochs_new();
+    uint32_t a = feed(e, lf_launch(1, 0));
+    cr_assert(!wr_epochs_settled(e, a), "a running kernel is not settled");
+    feed(e, lf_kernel_end(1));
+    cr_assert(wr_epochs_ended(e, a));
+    cr_assert(wr_epochs_settled(e, a));
+    uint32_t b = feed(e, lf_launch(2, 0));
+    cr_assert(wr_epochs_ordered(e, a, b));
+    cr_assert(wr_epochs_settled(e, a), "settled stays settled");
+    cr_assert(!wr_epochs_settled(e, b));
+    cr_assert(!wr_epochs_settled(e, 0));
+    cr_assert(!wr_epochs_settled(e, 99));
+    wr_epochs_free(e);
+}
+
+Test(epochs, ended_kernel_not_settled_while_a_concurrent_one_runs)
+{
+    wr_epochs *e = wr_epochs_new();
+    uint32_t a = feed(e, lf_launch(1, 1));
+    uint32_t b = feed(e, lf_launch(2, 2));
+    feed(e, lf_kernel_end(1));
+    cr_assert(!wr_epochs_ordered(e, a, b));
+    cr_assert(!wr_epochs_settled(e, a), "b may still touch a's words");
+    /* work issued after the host saw a end waits for a */
+    uint32_t c = feed(e, lf_launch(3, 3));
+    cr_assert(wr_epochs_ordered(e, a, c));
+    cr_assert(!wr_epochs_settled(e, a), "b still runs");
+    feed(e, lf_kernel_end(2));
+    cr_assert(wr_epochs_settled(e, a), "b ended, c waits for a");
+    cr_assert(!wr_epochs_settled(e, b), "c runs and does not wait for b");
+    feed(e, lf_kernel_end(3));
+    cr_assert(wr_epochs_settled(e, b));
+    wr_epochs_free(e);
+}
+
+Test(epochs, event_wait_orders_the_running_kernel)
+{
+    wr_epochs *e = wr_epochs_new();
+    uint32_t a = feed(e, lf_launch(1, 1));
+    feed(e, lf_stream_event(WR_EV_EVENT_RECORD, 7, 1));
+    feed(e, lf_stream_event(WR_EV_STREAM_WAIT, 7, 2));
+    uint32_t b = feed(e, lf_launch(2, 2));
+    cr_assert(wr_epochs_ordered(e, a, b));
+    feed(e, lf_kernel_end(1));
+    cr_assert(wr_epochs_settled(e, a), "the running b waits for a");
+    wr_epochs_free(e);
+}
+
+Test(epochs, an_older_kernel_never_seen_to_end_keeps_later_ones)
+{
+    wr_epochs *e = wr_epochs_new();
+    feed(e, lf_launch(1, 1));   /* no KERNEL_END for it */
+    uint32_t b = feed(e, lf_launch(2, 1));
+    feed(e, lf_kernel_end(2));
+    cr_assert(!wr_epochs_settled(e, b), "launch 1 is not known to be over");
+    wr_epochs_free(e);
+}
+
+Test(epochs, device_sync_alone_does_not_settle_a_launch)
+{
+    wr_epochs *e = wr_epochs_new();
+    uint32_t a = feed(e, lf_launch(1, 0));
+    feed(e, lf_simple(WR_EV_DEVICE_SYNC));
+    cr_assert(!wr_epochs_settled(e, a), "a launch is settled once seen to end");
+    wr_epochs_free(e);
+}
+
+Test(epochs, copies_settle_when_waited_for)
+{
+    wr_epochs *e = wr_epochs_new();
+    uint32_t sync = feed(e, lf_copy(WR_COPY_H2D, 0x1000, 0, 64, 0, 0));
+    cr_assert(wr_epochs_settled(e, sync), "a synchronous copy is waited for");
+    uint32_t async = feed(e, lf_copy(WR_COPY_H2D, 0x1000, 0, 64, 4, 1));
+    cr_assert(!wr_epochs_settled(e, async));
+    feed(e, stream_sync(4));
+    cr_assert(wr_epochs_settled(e, async));
+    wr_epochs_free(e);
+}
+
+/* Kernel 1 (stream 1) writes X and ends while kernel 2 (stream 2), launched
+ * before that end, still runs; launches on a third stream follow (each a
+ * new epoch, at which the engines drop settled blocks; fewer than the 4
+ * after which a finished epoch's blocks go anyway).  Kernel 2 then reads
+ * X: the race's first side must still name kernel 1's write, its thread
+ * and trace position, which come from kernel 1's block state. */
+static void ended_but_not_settled(const wr_engine_ops *ops)
+{
+    lf_run r;
+    lf_start(&r, ops, 1);
+    const uint64_t X = 0x20000;
+    lf_feed(&r, lf_launch(1, 1));
+    lf_feed(&r, lf_launch(2, 2));
+    uint64_t write_seq = r.seq;
+    lf_feed(&r, lf_acc(10, 1, 3, 1, 1u << 5, WR_OP_STORE, 0, X, 0));
+    lf_feed(&r, lf_kernel_end(1));
+    for (uint32_t k = 3; k < 6; k++) {
+        lf_feed(&r, lf_launch(k, 3));
+        lf_feed(&r, lf_acc(30, k, 0, 0, 1, WR_OP_LOAD, 0, 0x90000 + k * 4, 0));
+        lf_feed(&r, lf_kernel_end(k));
+    }
+    lf_feed(&r, lf_acc(20, 2, 0, 0, 1, WR_OP_LOAD, 0, X, 0));
+    wr_findings *f = lf_end(&r);
+    const wr_race_group *g;
+    cr_assert_eq(lf_groups(f, &g), 1, "%s: one race", ops->name);
+    const wr_race_access *w = &g[0].example.first;
+    cr_assert_eq(w->launch, 1, "%s", ops->name);
+    cr_assert_eq(w->site, 10, "%s", ops->name);
+    cr_assert_eq(w->block, 3, "%s", ops->name);
+    cr_assert_eq(w->warp, 1, "%s", ops->name);
+    cr_assert_eq(w->lane, 5, "%s", ops->name);
+    cr_assert_eq(w->seq, write_seq, "%s: the write's trace position", ops->name);
+    cr_assert_eq(g[0].example.second.site, 20, "%s", ops->name);
+    wr_findings_free(f);
+}
+
+Test(epochs, fsm_keeps_an_ended_kernel_a_running_one_may_race)
+{
+    ended_but_not_settled(&wr_engine_fsm);
+}
+
+Test(epochs, lockset_keeps_an_ended_kernel_a_running_one_may_race)
+{
+    ended_but_not_settled(&wr_engine_lockset);
+}
