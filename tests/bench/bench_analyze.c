@@ -16,8 +16,12 @@
  * Printed per configuration: wall seconds, thread-level accesses per second
  * per worker core (thread accesses / wall / workers; the decoding thread
  * runs beside the workers and is not counted), analysis / decode wall-time ratio, peak RSS,
- * and bytes of RSS above the decode baseline per distinct touched word (the
- * largest shadow_words of the engines run).  Scaling = wall(x1) / wall(x2),
+ * and bytes of RSS above the decode baseline per distinct touched word.
+ * The touched words are counted once per trace, from the trace itself (a
+ * word is what the engines' shadow keys name: a global word by address, a
+ * shared word per launch and block; local memory is not tracked), so every
+ * row divides by the same count: the engines' own shadow_words differ (fsm
+ * counts the words live at the end, vc every word ever touched).  Scaling = wall(x1) / wall(x2),
  * per engine and for all four.  Walls are medians over the rounds; the ratios (x decode,
  * scaling) are medians of the ratios taken within each round, as a paired
  * comparison, with their spread (min-max) where N > 1.
@@ -34,15 +38,16 @@
 
 #include "engine.h"
 #include "replay.h"
+#include "shadow.h"
 #include "warprace/trace.h"
 
 typedef struct figures {
     int ok;
     double wall;
     uint64_t thread_accesses;
-    uint64_t shadow_words;     /* the largest over the engines run */
     uint64_t peak_rss;
     uint64_t raw_bytes;        /* decode: uncompressed event payload */
+    uint64_t touched_words;    /* word count: distinct words touched */
     char error[sizeof(((wr_error *)0)->msg)];
 } figures;
 
@@ -104,11 +109,128 @@ static void run_replay(const char *path, uint32_t engine_mask, unsigned threads,
     const wr_replay_stats *st = wr_replay_get_stats(rp);
     f->ok = 1;
     f->thread_accesses = st->thread_accesses;
-    for (unsigned i = 0; i < st->engine_count; i++)
-        if (st->shadow_words[i] > f->shadow_words)
-            f->shadow_words = st->shadow_words[i];
     wr_replay_free(rp);
     f->peak_rss = peak_rss_bytes();
+}
+
+/* ---- distinct touched words ------------------------------------------- */
+
+/* A set of words as one bitmap per shadow page (wr_shadow_key), so that
+ * the count costs about 136 bytes per touched page rather than a hash
+ * entry per word. */
+typedef struct page_bits {
+    uint64_t key;              /* page key + 1; 0 = empty slot */
+    uint64_t bits[WR_SHADOW_PAGE_WORDS / 64];
+} page_bits;
+
+typedef struct word_set {
+    page_bits *slot;
+    size_t cap, n;
+    uint64_t last_key;         /* a one-entry cache: lanes cluster in pages */
+    page_bits *last;
+} word_set;
+
+static page_bits *word_set_page(word_set *ws, uint64_t key)
+{
+    if (ws->last && ws->last_key == key)
+        return ws->last;
+    if ((ws->n + 1) * 2 > ws->cap) {
+        size_t cap = ws->cap ? ws->cap * 2 : 1024;
+        page_bits *ns = calloc(cap, sizeof *ns);
+        if (!ns) {
+            fprintf(stderr, "bench-analyze: out of memory counting words\n");
+            exit(1);
+        }
+        for (size_t i = 0; i < ws->cap; i++)
+            if (ws->slot[i].key) {
+                size_t j = (ws->slot[i].key * 0x9E3779B97F4A7C15ull) & (cap - 1);
+                while (ns[j].key)
+                    j = (j + 1) & (cap - 1);
+                ns[j] = ws->slot[i];
+            }
+        free(ws->slot);
+        ws->slot = ns;
+        ws->cap = cap;
+    }
+    size_t j = ((key + 1) * 0x9E3779B97F4A7C15ull) & (ws->cap - 1);
+    while (ws->slot[j].key && ws->slot[j].key != key + 1)
+        j = (j + 1) & (ws->cap - 1);
+    if (!ws->slot[j].key) {
+        ws->slot[j].key = key + 1;
+        ws->n++;
+    }
+    ws->last_key = key;
+    ws->last = &ws->slot[j];
+    return ws->last;
+}
+
+static void word_set_add_range(word_set *ws, uint8_t space, uint32_t launch, uint32_t block,
+                               uint64_t addr, uint64_t bytes)
+{
+    if (!bytes)
+        return;
+    for (uint64_t w = addr >> WR_WORD_SHIFT; w <= (addr + bytes - 1) >> WR_WORD_SHIFT; w++) {
+        page_bits *p = word_set_page(ws, wr_shadow_key(space, launch, block, w));
+        p->bits[(w & WR_SHADOW_PAGE_MASK) / 64] |= 1ull << (w % 64);
+    }
+}
+
+static uint64_t word_set_count(const word_set *ws)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < ws->cap; i++)
+        if (ws->slot[i].key)
+            for (size_t k = 0; k < WR_SHADOW_PAGE_WORDS / 64; k++)
+                n += (uint64_t)__builtin_popcountll(ws->slot[i].bits[k]);
+    return n;
+}
+
+static void add_event_words(word_set *ws, const wr_event *ev)
+{
+    if (ev->kind == WR_EV_HOST_COPY) {
+        const wr_host_copy *c = &ev->u.copy;
+        if (c->dst)
+            word_set_add_range(ws, WR_SPACE_GLOBAL, 0, 0, c->dst, c->bytes);
+        if (c->src)
+            word_set_add_range(ws, WR_SPACE_GLOBAL, 0, 0, c->src, c->bytes);
+        return;
+    }
+    if (ev->kind != WR_EV_ACCESS)
+        return;
+    const wr_access *a = &ev->u.access;
+    if (a->space == WR_SPACE_LOCAL)
+        return;
+    unsigned size = a->size ? a->size : 4;
+    for (uint32_t m = a->active_mask; m; m &= m - 1)
+        word_set_add_range(ws, a->space, a->launch, a->block,
+                           wr_access_lane_addr(a, (unsigned)__builtin_ctz(m)), size);
+}
+
+/* The distinct words the trace's accesses and host copies touch. */
+static void run_count_words(const char *path, figures *f)
+{
+    wr_error err;
+    wr_reader *r = wr_reader_open(path, &err);
+    if (!r) {
+        snprintf(f->error, sizeof f->error, "%s", err.msg);
+        return;
+    }
+    word_set ws = {0};
+    wr_batch b;
+    int rc;
+    while ((rc = wr_reader_next(r, &b, &err)) == 1) {
+        for (size_t i = 0; i < b.count; i++)
+            add_event_words(&ws, &b.events[i]);
+        wr_batch_release(&b);
+    }
+    if (rc < 0) {
+        snprintf(f->error, sizeof f->error, "%s", err.msg);
+    } else {
+        f->ok = 1;
+        f->touched_words = word_set_count(&ws);
+    }
+    free(ws.slot);
+    wr_reader_close(r);
 }
 
 /* Seconds one configuration may take ($WR_BENCH_TIMEOUT, default 300): a
@@ -120,8 +242,10 @@ static unsigned time_limit(void)
     return n > 0 ? (unsigned)n : 300;
 }
 
-/* Runs one configuration in a child; engine_mask 0 with threads 0 = decode. */
-static figures measure(const char *path, uint32_t engine_mask, unsigned threads)
+typedef enum { RUN_DECODE, RUN_COUNT_WORDS, RUN_REPLAY } run_kind;
+
+/* Runs one configuration in a child (so that its peak RSS is its own). */
+static figures measure(const char *path, run_kind kind, uint32_t engine_mask, unsigned threads)
 {
     figures f = {0};
     int fds[2];
@@ -134,8 +258,10 @@ static figures measure(const char *path, uint32_t engine_mask, unsigned threads)
         close(fds[0]);
         alarm(time_limit());
         figures child = {0};
-        if (threads == 0)
+        if (kind == RUN_DECODE)
             run_decode(path, &child);
+        else if (kind == RUN_COUNT_WORDS)
+            run_count_words(path, &child);
         else
             run_replay(path, engine_mask, threads, &child);
         ssize_t n = write(fds[1], &child, sizeof child);
@@ -214,7 +340,8 @@ static uint64_t max_rss(const series *s)
     return m;
 }
 
-static void print_row(const char *name, unsigned cores, const series *s, const series *decode)
+static void print_row(const char *name, unsigned cores, const series *s, const series *decode,
+                      uint64_t touched_words)
 {
     for (unsigned r = 0; r < s->n; r++)
         if (!s->f[r].ok) {
@@ -231,9 +358,8 @@ static void print_row(const char *name, unsigned cores, const series *s, const s
     if (s->n > 1)
         printf(" (%.1f-%.1f)", lo, hi);
     printf(" %8.1f MiB", rss / 1048576.0);
-    if (f->shadow_words)
-        printf(" %6.1f B/word (%" PRIu64 " words)", extra / (double)f->shadow_words,
-               f->shadow_words);
+    if (touched_words)
+        printf(" %6.1f B/word", extra / (double)touched_words);
     printf("\n");
 }
 
@@ -250,6 +376,7 @@ static unsigned parse_repeat(const char *v)
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* each figure as it is known, even into a file */
     unsigned repeat = 3;
     const char *env = getenv("WR_BENCH_REPEAT");
     if (env && *env)
@@ -281,7 +408,8 @@ int main(int argc, char **argv)
                                 : c < ALL1  ? 1u << (c - TWO)
                                             : all;
                 unsigned threads = c == DECODE ? 0 : (c >= TWO && c < ALL1) || c == ALL2 ? 2 : 1;
-                cfg[c].f[cfg[c].n++] = measure(path, mask, threads);
+                cfg[c].f[cfg[c].n++] =
+                    measure(path, c == DECODE ? RUN_DECODE : RUN_REPLAY, mask, threads);
             }
         series *decode = &cfg[DECODE];
         if (!series_ok(decode)) {
@@ -294,20 +422,25 @@ int main(int argc, char **argv)
         }
         const figures *d0 = &decode->f[0];
         double dwall = median_wall(decode);
-        printf("%s: %" PRIu64 " thread-level accesses, %.1f MiB event payload, median of %u rounds\n",
-               path, d0->thread_accesses, d0->raw_bytes / 1048576.0, repeat);
+        figures words = measure(path, RUN_COUNT_WORDS, 0, 0);
+        if (!words.ok)
+            fprintf(stderr, "bench-analyze: counting touched words: %s\n", words.error);
+        uint64_t touched = words.ok ? words.touched_words : 0;
+        printf("%s: %" PRIu64 " thread-level accesses, %" PRIu64 " distinct words touched, "
+               "%.1f MiB event payload, median of %u rounds\n",
+               path, d0->thread_accesses, touched, d0->raw_bytes / 1048576.0, repeat);
         printf("  %-10s %8.3f s %9.1f M/s/core  %.2f GB/s decoded     %8.1f MiB\n", "decode",
                dwall, d0->thread_accesses / dwall / 1e6, d0->raw_bytes / dwall / 1e9,
                max_rss(decode) / 1048576.0);
         for (unsigned e = 0; e < wr_engine_count; e++)
-            print_row(wr_engines[e]->name, 1, &cfg[ONE + e], decode);
+            print_row(wr_engines[e]->name, 1, &cfg[ONE + e], decode, touched);
         for (unsigned e = 0; e < wr_engine_count; e++) {
             char name[32];
             snprintf(name, sizeof name, "%s x2", wr_engines[e]->name);
-            print_row(name, 2, &cfg[TWO + e], decode);
+            print_row(name, 2, &cfg[TWO + e], decode, touched);
         }
-        print_row("all x1", 1, &cfg[ALL1], decode);
-        print_row("all x2", 2, &cfg[ALL2], decode);
+        print_row("all x1", 1, &cfg[ALL1], decode, touched);
+        print_row("all x2", 2, &cfg[ALL2], decode, touched);
         printf("  scaling 1 -> 2 workers:");
         for (unsigned e = 0; e <= wr_engine_count; e++) {
             const series *one = e < wr_engine_count ? &cfg[ONE + e] : &cfg[ALL1];
