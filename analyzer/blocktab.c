@@ -52,20 +52,30 @@ void wr_blocktab_filter(wr_blocktab *t, bool (*keep)(void *val, void *ctx),
 {
     if (!t->cap)
         return;
-    /* rebuilt rather than deleted in place: linear probing needs no tombstones */
+    /* The kept entries are first packed to the front of the old array, then
+     * rehashed into a table sized for them: at most that small table is
+     * allocated beside the old one (a copy at the old size was the peak of
+     * a run whose million-block launch ended), and a table a big launch
+     * grew shrinks again.  Rebuilt rather than deleted in place: linear
+     * probing needs no tombstones. */
     wr_blocktab_slot *old = t->slots;
-    t->slots = xcalloc(t->cap, sizeof *t->slots);
-    t->count = 0;
+    uint32_t kept = 0;
     for (uint32_t i = 0; i < t->cap; i++) {
         if (!old[i].val)
             continue;
-        if (keep(old[i].val, ctx)) {
-            insert(t->slots, t->cap, old[i]);
-            t->count++;
-        } else {
+        if (keep(old[i].val, ctx))
+            old[kept++] = old[i];
+        else
             drop(old[i].val, ctx);
-        }
     }
+    uint32_t cap = 256;
+    while (cap < 2 * kept)
+        cap *= 2;
+    t->slots = xcalloc(cap, sizeof *t->slots);
+    t->cap = cap;
+    t->count = kept;
+    for (uint32_t i = 0; i < kept; i++)
+        insert(t->slots, cap, old[i]);
     free(old);
 }
 

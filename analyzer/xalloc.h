@@ -65,9 +65,12 @@ static inline void *xrealloc(void *p, size_t n)
 #define WR_UNDER_ASAN 0
 #endif
 
-/* A pool of zeroed objects of one size, carved from slabs of
- * WR_POOL_SLAB_OBJECTS: get() hands out a recycled or a fresh object, zeroed;
- * put() keeps a freed object's pointer for reuse (without touching it);
+/* A pool of zeroed objects of one size (at least a pointer's), carved from
+ * slabs of WR_POOL_SLAB_OBJECTS: get() hands out a recycled or a fresh
+ * object, zeroed; put() links a freed object into the pool's free list
+ * through its first bytes (no side array: dropping a million-block
+ * launch's state costs no memory beyond the objects themselves, which the
+ * callers have just touched to free what they own);
  * wr_pool_release() frees the slabs, and with them every object, handed out
  * or not.  Per-block and per-warp state comes and goes by the million on
  * grids of small blocks, where one free() per object at the end was a
@@ -78,8 +81,7 @@ static inline void *xrealloc(void *p, size_t n)
 
 typedef struct wr_pool {
     size_t size;
-    void **items;             /* recycled objects */
-    size_t n, cap;
+    void *free_list;          /* recycled objects, linked through their first bytes */
     void **slabs;
     size_t nslabs, capslabs;
     unsigned char *next;      /* the rest of the newest slab */
@@ -90,8 +92,11 @@ static inline void *wr_pool_get(wr_pool *p)
 {
     if (WR_UNDER_ASAN)
         return xcalloc(1, p->size);
-    if (p->n)
-        return wr_zero_fill(p->items[--p->n], 0, p->size);
+    if (p->free_list) {
+        void *obj = p->free_list;
+        memcpy(&p->free_list, obj, sizeof p->free_list);
+        return wr_zero_fill(obj, 0, p->size);
+    }
     if (!p->left) {
         if (p->nslabs == p->capslabs) {
             p->capslabs = p->capslabs ? 2 * p->capslabs : 16;
@@ -115,11 +120,8 @@ static inline void wr_pool_put(wr_pool *p, void *obj)
         free(obj);
         return;
     }
-    if (p->n == p->cap) {
-        p->cap = p->cap ? 2 * p->cap : 256;
-        p->items = xrealloc(p->items, p->cap * sizeof *p->items);
-    }
-    p->items[p->n++] = obj;
+    memcpy(obj, &p->free_list, sizeof p->free_list);
+    p->free_list = obj;
 }
 
 static inline void wr_pool_release(wr_pool *p)
@@ -127,7 +129,6 @@ static inline void wr_pool_release(wr_pool *p)
     for (size_t i = 0; i < p->nslabs; i++)
         free(p->slabs[i]);
     free(p->slabs);
-    free(p->items);
     size_t size = p->size;
     *p = (wr_pool){.size = size};
 }
