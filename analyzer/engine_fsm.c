@@ -34,7 +34,6 @@
 #include "shadow.h"
 #include "xalloc.h"
 
-#define KEEP_EPOCHS 4   /* per-block state of this many past epochs is kept for reports */
 
 typedef struct warp_st {
     uint32_t bc;            /* block-barrier count (Lamport) */
@@ -161,26 +160,13 @@ static void drop_block_at_end(void *val, void *ctx)
 
 typedef struct purge_ctx {
     fsm *f;
-    uint32_t newest;
-    bool window;   /* this time also the finished epochs older than the last few */
-    uint32_t asked, settled;   /* the last epoch asked about, and the answer */
+    wr_epochs_purge rule;
 } purge_ctx;
 
 static bool keep_block(void *val, void *ctx)
 {
     const block_st *b = val;
-    purge_ctx *pc = ctx;
-    if (b->epoch != pc->asked) {   /* blocks of one epoch mostly come together */
-        pc->asked = b->epoch;
-        pc->settled = wr_epochs_settled(pc->f->ep, b->epoch);
-    }
-    if (pc->settled)
-        return false;   /* no access to come can race with its words */
-    if (!pc->window)
-        return true;
-    bool done = b->block == UINT32_MAX || wr_epochs_ordered(pc->f->ep, b->epoch, pc->newest) ||
-                wr_epochs_ended(pc->f->ep, b->epoch);
-    return !(b->epoch + KEEP_EPOCHS < pc->newest && done);
+    return wr_epochs_purge_keeps(&((purge_ctx *)ctx)->rule, b->epoch, b->block == UINT32_MAX);
 }
 
 static void drop_purged_block(void *val, void *ctx)
@@ -188,16 +174,14 @@ static void drop_purged_block(void *val, void *ctx)
     block_free(((purge_ctx *)ctx)->f, val);
 }
 
-/* Frees the per-block state of settled epochs (wr_epochs_settled), and of
- * finished epochs older than KEEP_EPOCHS.  Checked at every new epoch, so
- * that a kernel launched again and again keeps about one launch's warps. */
+/* Frees the per-block state the epochs' rule lets go (wr_epochs_purge,
+ * epochs.h).  Checked at every new epoch, so that a kernel launched again
+ * and again keeps about one launch's warps. */
 static void purge_blocks(fsm *f, uint32_t newest)
 {
     if (!f->blocks.cap)
         return;
-    purge_ctx pc = {.f = f, .newest = newest, .window = newest >= f->purged_at + KEEP_EPOCHS};
-    if (pc.window)
-        f->purged_at = newest;
+    purge_ctx pc = {f, wr_epochs_purge_begin(f->ep, newest, &f->purged_at)};
     wr_blocktab_filter(&f->blocks, keep_block, drop_purged_block, &pc);
     f->c_bs = NULL;
     f->c_ws = NULL;

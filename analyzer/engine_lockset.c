@@ -336,9 +336,7 @@ static void drop_block_at_end(void *val, void *ctx)
 
 typedef struct purge_ctx {
     lk *s;
-    uint32_t newest;
-    bool window;   /* this time also the finished epochs older than the last few */
-    uint32_t asked, settled;   /* the last epoch asked about, and the answer */
+    wr_epochs_purge rule;
 } purge_ctx;
 
 static void drop_purged_block(void *val, void *ctx)
@@ -349,31 +347,17 @@ static void drop_purged_block(void *val, void *ctx)
 static bool keep_block(void *val, void *ctx)
 {
     const block_st *b = val;
-    purge_ctx *pc = ctx;
-    if (b->epoch != pc->asked) {   /* blocks of one epoch mostly come together */
-        pc->asked = b->epoch;
-        pc->settled = wr_epochs_settled(pc->s->ep, b->epoch);
-    }
-    if (pc->settled)
-        return false;   /* no access to come can race with its words */
-    if (!pc->window)
-        return true;
-    bool done = wr_epochs_ordered(pc->s->ep, b->epoch, pc->newest) ||
-                wr_epochs_ended(pc->s->ep, b->epoch);
-    return !(b->epoch + 4 < pc->newest && done);
+    return wr_epochs_purge_keeps(&((purge_ctx *)ctx)->rule, b->epoch, false);
 }
 
-/* Drops the state of the blocks of settled epochs (wr_epochs_settled), and
- * of finished blocks of epochs older than the last few.  Checked at every
- * new epoch, so that a kernel launched again and again keeps about one
- * launch's warps. */
+/* Drops the per-block state the epochs' rule lets go (wr_epochs_purge,
+ * epochs.h).  Checked at every new epoch, so that a kernel launched again
+ * and again keeps about one launch's warps. */
 static void purge_blocks(lk *s, uint32_t newest)
 {
     if (!s->blocks.cap)
         return;
-    purge_ctx pc = {.s = s, .newest = newest, .window = newest >= s->purged_at + 4};
-    if (pc.window)
-        s->purged_at = newest;
+    purge_ctx pc = {s, wr_epochs_purge_begin(s->ep, newest, &s->purged_at)};
     wr_blocktab_filter(&s->blocks, keep_block, drop_purged_block, &pc);
     s->c_bs = NULL;
     s->c_ws = NULL;

@@ -332,3 +332,27 @@ bool wr_epochs_settled(const wr_epochs *e, uint32_t epoch)
             return false;
     return true;
 }
+
+wr_epochs_purge wr_epochs_purge_begin(const wr_epochs *e, uint32_t newest, uint32_t *purged_at)
+{
+    wr_epochs_purge p = {.ep = e, .newest = newest,
+                         .window = newest >= *purged_at + WR_EPOCHS_KEEP};
+    if (p.window)
+        *purged_at = newest;
+    return p;
+}
+
+bool wr_epochs_purge_keeps(wr_epochs_purge *p, uint32_t epoch, bool finished)
+{
+    if (epoch != p->asked) {
+        p->asked = epoch;
+        p->settled = wr_epochs_settled(p->ep, epoch);
+    }
+    if (p->settled)
+        return false;   /* no access to come can race with its words */
+    if (!p->window)
+        return true;
+    bool done = finished || wr_epochs_ordered(p->ep, epoch, p->newest) ||
+                wr_epochs_ended(p->ep, epoch);
+    return !(epoch + WR_EPOCHS_KEEP < p->newest && done);
+}

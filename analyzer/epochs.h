@@ -53,4 +53,27 @@ bool wr_epochs_ordered(const wr_epochs *e, uint32_t a, uint32_t b);
  * true, stays true.  O(launches not yet ended). */
 bool wr_epochs_settled(const wr_epochs *e, uint32_t epoch);
 
+/* Which per-block state an engine keeps (fsm and lockset share the rule)
+ * when a new epoch `newest` begins: the blocks of settled epochs go; once
+ * every WR_EPOCHS_KEEP epochs, so do those of epochs finished (ended, or
+ * ordered before newest) more than WR_EPOCHS_KEEP epochs ago, so that a
+ * trace without KERNEL_ENDs still keeps bounded state (a race found later
+ * against one of their accesses loses its first side's ring entry). */
+#define WR_EPOCHS_KEEP 4
+typedef struct wr_epochs_purge {
+    const wr_epochs *ep;
+    uint32_t newest;
+    bool window;               /* this time also the finished old epochs */
+    uint32_t asked;            /* the last epoch asked about ... */
+    bool settled;              /* ... and whether it is settled */
+} wr_epochs_purge;
+
+/* Starts the decision for one pass over an engine's blocks; *purged_at
+ * (0 at first) is the engine's own record of the last window. */
+wr_epochs_purge wr_epochs_purge_begin(const wr_epochs *e, uint32_t newest, uint32_t *purged_at);
+/* Keep the state of a block of `epoch`?  finished: the block is over
+ * whatever the epochs say (fsm's host pseudo-block).  Ask in table order:
+ * consecutive blocks of one epoch share one wr_epochs_settled. */
+bool wr_epochs_purge_keeps(wr_epochs_purge *p, uint32_t epoch, bool finished);
+
 #endif

@@ -100,6 +100,39 @@ Test(epochs, copies_settle_when_waited_for)
     wr_epochs_free(e);
 }
 
+/* The engines' purge rule: settled epochs at every new epoch; finished
+ * ones more than WR_EPOCHS_KEEP epochs old only once every WR_EPOCHS_KEEP
+ * epochs, so a trace whose first launch never ends stays bounded. */
+Test(epochs, purge_rule_window_and_settled)
+{
+    wr_epochs *e = wr_epochs_new();
+    uint32_t a = feed(e, lf_launch(1, 1));   /* never seen to end */
+    uint32_t newest = a;
+    for (uint32_t k = 2; k <= 6; k++) {
+        newest = feed(e, lf_launch(k, 1));
+        feed(e, lf_kernel_end(k));
+    }
+    cr_assert_eq(newest, 6);
+    uint32_t purged_at = 0;
+    wr_epochs_purge p = wr_epochs_purge_begin(e, newest, &purged_at);
+    cr_assert(p.window);
+    cr_assert_eq(purged_at, newest);
+    cr_assert(!wr_epochs_purge_keeps(&p, a, false), "finished (ordered before 6), 5 epochs old");
+    cr_assert(wr_epochs_purge_keeps(&p, 5, false), "ended, not settled (1 runs), 1 epoch old");
+    cr_assert(wr_epochs_purge_keeps(&p, 5, true), "recent: kept even when finished");
+    uint32_t next = feed(e, lf_launch(7, 2));
+    p = wr_epochs_purge_begin(e, next, &purged_at);
+    cr_assert(!p.window, "the window comes once every WR_EPOCHS_KEEP epochs");
+    cr_assert(wr_epochs_purge_keeps(&p, a, false), "outside the window only settled epochs go");
+    cr_assert(wr_epochs_purge_keeps(&p, 5, false), "1 still runs");
+    feed(e, lf_kernel_end(1));
+    p = wr_epochs_purge_begin(e, next, &purged_at);
+    cr_assert(!p.window);
+    cr_assert(!wr_epochs_purge_keeps(&p, 5, false), "settled once 1 ended (7 waits for 5)");
+    cr_assert(!wr_epochs_purge_keeps(&p, a, false), "ended; 7, issued after the host waited for 6, waits for it");
+    wr_epochs_free(e);
+}
+
 /* Kernel 1 (stream 1) writes X and ends while kernel 2 (stream 2), launched
  * before that end, still runs; launches on a third stream follow (each a
  * new epoch, at which the engines drop settled blocks; fewer than the 4
