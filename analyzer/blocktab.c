@@ -50,7 +50,7 @@ void wr_blocktab_put(wr_blocktab *t, uint32_t epoch, uint32_t block, void *val)
 void wr_blocktab_filter(wr_blocktab *t, bool (*keep)(void *val, void *ctx),
                         void (*drop)(void *val, void *ctx), void *ctx)
 {
-    if (!t->cap)
+    if (!t->count)
         return;
     /* The kept entries are first packed to the front of the old array, then
      * rehashed into a table sized for them: at most that small table is
