@@ -34,7 +34,6 @@
 #include "shadow.h"
 #include "xalloc.h"
 
-
 typedef struct warp_st {
     uint32_t bc;            /* block-barrier count (Lamport) */
     uint32_t wc;            /* warp-sync count while all lanes agree */

@@ -15,6 +15,7 @@ typedef struct epoch_rec {
     uint32_t launch;  /* 0 = host copy */
     uint32_t stream;  /* stream index */
     bool ended;       /* the host saw this launch end (KERNEL_END) */
+    uint32_t active_at;  /* index in active + 1 while not ended (launches) */
     vc before;        /* what happens before this epoch */
 } epoch_rec;
 
@@ -188,6 +189,7 @@ static uint32_t new_epoch(wr_epochs *e, uint32_t launch, uint32_t stream)
     e->ep[id].launch = launch;
     e->ep[id].stream = s;
     e->ep[id].ended = false;
+    e->ep[id].active_at = 0;
     e->ep[id].before = before;
     /* the stream's next work waits for this one (and what it waited for) */
     vc_join(&e->stream_vc[s], &before);
@@ -199,6 +201,7 @@ static uint32_t new_epoch(wr_epochs *e, uint32_t launch, uint32_t stream)
             e->active = xrealloc(e->active, e->capactive * sizeof *e->active);
         }
         e->active[e->nactive++] = id;
+        e->ep[id].active_at = e->nactive;
     }
     return id;
 }
@@ -208,11 +211,14 @@ static void launch_ended(wr_epochs *e, uint32_t id)
     if (e->ep[id].ended)
         return;
     e->ep[id].ended = true;
-    for (uint32_t i = 0; i < e->nactive; i++)
-        if (e->active[i] == id) {
-            e->active[i] = e->active[--e->nactive];
-            break;
-        }
+    uint32_t at = e->ep[id].active_at;
+    if (!at)
+        return;
+    /* O(1) even when many launches never end (lost KERNEL_ENDs) */
+    uint32_t moved = e->active[--e->nactive];
+    e->active[at - 1] = moved;
+    e->ep[moved].active_at = at;
+    e->ep[id].active_at = 0;
 }
 
 /* The host has observed epoch `id` complete. */
