@@ -115,77 +115,32 @@ static void run_replay(const char *path, uint32_t engine_mask, unsigned threads,
 
 /* ---- distinct touched words ------------------------------------------- */
 
-/* A set of words as one bitmap per shadow page (wr_shadow_key), so that
- * the count costs about 136 bytes per touched page rather than a hash
- * entry per word. */
-typedef struct page_bits {
-    uint64_t key;              /* page key + 1; 0 = empty slot */
-    uint64_t bits[WR_SHADOW_PAGE_WORDS / 64];
-} page_bits;
-
-typedef struct word_set {
-    page_bits *slot;
-    size_t cap, n;
-    uint64_t last_key;         /* a one-entry cache: lanes cluster in pages */
-    page_bits *last;
-} word_set;
-
-static page_bits *word_set_page(word_set *ws, uint64_t key)
-{
-    if (ws->last && ws->last_key == key)
-        return ws->last;
-    if ((ws->n + 1) * 2 > ws->cap) {
-        size_t cap = ws->cap ? ws->cap * 2 : 1024;
-        page_bits *ns = calloc(cap, sizeof *ns);
-        if (!ns) {
-            fprintf(stderr, "bench-analyze: out of memory counting words\n");
-            exit(1);
-        }
-        for (size_t i = 0; i < ws->cap; i++)
-            if (ws->slot[i].key) {
-                size_t j = (ws->slot[i].key * 0x9E3779B97F4A7C15ull) & (cap - 1);
-                while (ns[j].key)
-                    j = (j + 1) & (cap - 1);
-                ns[j] = ws->slot[i];
-            }
-        free(ws->slot);
-        ws->slot = ns;
-        ws->cap = cap;
-    }
-    size_t j = ((key + 1) * 0x9E3779B97F4A7C15ull) & (ws->cap - 1);
-    while (ws->slot[j].key && ws->slot[j].key != key + 1)
-        j = (j + 1) & (ws->cap - 1);
-    if (!ws->slot[j].key) {
-        ws->slot[j].key = key + 1;
-        ws->n++;
-    }
-    ws->last_key = key;
-    ws->last = &ws->slot[j];
-    return ws->last;
-}
-
-static void word_set_add_range(word_set *ws, uint8_t space, uint32_t launch, uint32_t block,
+/* The touched words are marked in a shadow map (shadow.h) of one-byte
+ * cells: the engines' own page table and keys, so a word is what they
+ * count as one.  Lines are only expanded, never packed (their reps stay
+ * zero), so no expand function is needed. */
+static void word_set_add_range(wr_shadow_map *ws, uint8_t space, uint32_t launch, uint32_t block,
                                uint64_t addr, uint64_t bytes)
 {
     if (!bytes)
         return;
     for (uint64_t w = addr >> WR_WORD_SHIFT; w <= (addr + bytes - 1) >> WR_WORD_SHIFT; w++) {
-        page_bits *p = word_set_page(ws, wr_shadow_key(space, launch, block, w));
-        p->bits[(w & WR_SHADOW_PAGE_MASK) / 64] |= 1ull << (w % 64);
+        wr_shadow_page *p = wr_shadow_get(ws, wr_shadow_key(space, launch, block, w));
+        *(unsigned char *)wr_shadow_cell(ws, p, w) = 1;
     }
 }
 
-static uint64_t word_set_count(const word_set *ws)
+static void count_page_words(wr_shadow_page *p, void *ctx)
 {
-    uint64_t n = 0;
-    for (size_t i = 0; i < ws->cap; i++)
-        if (ws->slot[i].key)
-            for (size_t k = 0; k < WR_SHADOW_PAGE_WORDS / 64; k++)
-                n += (uint64_t)__builtin_popcountll(ws->slot[i].bits[k]);
-    return n;
+    uint64_t *n = ctx;
+    for (uint32_t x = p->expanded; x; x &= x - 1) {
+        const unsigned char *c = p->cells + (size_t)__builtin_ctz(x) * WR_SHADOW_LINE_WORDS;
+        for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
+            *n += c[i];
+    }
 }
 
-static void add_event_words(word_set *ws, const wr_event *ev)
+static void add_event_words(wr_shadow_map *ws, const wr_event *ev)
 {
     if (ev->kind == WR_EV_HOST_COPY) {
         const wr_host_copy *c = &ev->u.copy;
@@ -215,21 +170,21 @@ static void run_count_words(const char *path, figures *f)
         snprintf(f->error, sizeof f->error, "%s", err.msg);
         return;
     }
-    word_set ws = {0};
+    wr_shadow_map *ws = wr_shadow_new(1, NULL);
     wr_batch b;
     int rc;
     while ((rc = wr_reader_next(r, &b, &err)) == 1) {
         for (size_t i = 0; i < b.count; i++)
-            add_event_words(&ws, &b.events[i]);
+            add_event_words(ws, &b.events[i]);
         wr_batch_release(&b);
     }
     if (rc < 0) {
         snprintf(f->error, sizeof f->error, "%s", err.msg);
     } else {
         f->ok = 1;
-        f->touched_words = word_set_count(&ws);
+        wr_shadow_foreach(ws, count_page_words, &f->touched_words);
     }
-    free(ws.slot);
+    wr_shadow_free(ws);
     wr_reader_close(r);
 }
 
