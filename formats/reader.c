@@ -172,10 +172,12 @@ wr_reader *wrf_reader_open_file(const char *path, wr_error *err, int *io_failure
         *io_failure = 0;
     FILE *f = fopen(path, "rb");
     struct stat st;
-    if (!f || fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
-        const char *why = f ? (errno ? strerror(errno) : "not a regular file") : strerror(errno);
-        if (f && !errno)
-            why = "not a regular file";
+    int fstat_failed = f && fstat(fileno(f), &st) != 0;
+    if (!f || fstat_failed || !S_ISREG(st.st_mode)) {
+        /* errno speaks only for a failed call: fopen opens a directory */
+        const char *why = !f || fstat_failed ? strerror(errno)
+                          : S_ISDIR(st.st_mode)  ? "is a directory"
+                                                 : "not a regular file";
         wr_error_at(err, path, 0, "cannot open: %s", why);
         if (f)
             fclose(f);

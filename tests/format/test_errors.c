@@ -2,6 +2,7 @@
  * missing footer, truncation, forged (checksum-valid) hostile fields.  Every
  * error must name the file and a byte offset. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,7 +251,13 @@ Test(errors, not_a_trace)
     cr_assert_null(wr_reader_open("/nonexistent/x.wrt", &err));
     assert_names_file_and_offset(&err, "/nonexistent/x.wrt", 0);
     cr_assert_eq(wr_verify_file("/nonexistent/x.wrt", NULL, &err), -1);
+    cr_assert(strstr(err.msg, "No such file"), "%s", err.msg);
+    errno = ENOENT;   /* a stale errno must not speak for the directory */
     cr_assert_null(wr_reader_open("/tmp", &err), "a directory is not a trace");
+    assert_names_file_and_offset(&err, "/tmp", 0);
+    cr_assert(strstr(err.msg, "is a directory"), "%s", err.msg);
+    cr_assert_null(wr_reader_open("/dev/null", &err));
+    cr_assert(strstr(err.msg, "not a regular file"), "%s", err.msg);
 }
 
 Test(errors, hostile_header_size)
