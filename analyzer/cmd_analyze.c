@@ -3,7 +3,10 @@
  * print a report, store the findings in SQLite.
  *
  * Exit status: 0 no race, 1 (or --exit-code N) races found, 2 bad input
- * (missing or corrupt trace, bad option, database refused).
+ * (missing or corrupt trace, bad option, database refused), 3 no race
+ * reported but the trace is incomplete (truncated tail, or the recorder
+ * lost events): "no race" then covers only what was recorded, so it is not
+ * a pass unless --allow-incomplete says it is.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -43,8 +46,11 @@ static void usage(FILE *out)
         "  --kernels REGEX  analyse only launches whose kernel name matches (POSIX ERE);\n"
         "                   other launches stay in their streams as empty kernels\n"
         "  --exit-code N    exit status when races are found (default 1)\n"
+        "  --allow-incomplete  exit 0, not 3, when no race is reported in a truncated\n"
+        "                   trace or one whose recorder lost events\n"
         "  --quiet          print only the summary lines\n"
-        "exit status: 0 no race, 1 (--exit-code) races found, 2 bad input\n");
+        "exit status: 0 no race, 1 (--exit-code) races found, 2 bad input,\n"
+        "             3 no race reported but the trace is incomplete (truncated, lost events)\n");
 }
 
 static const char *thread_str(char *buf, size_t n, const wr_race_access *a, const char *kernel)
@@ -120,6 +126,7 @@ int wr_cmd_analyze(int argc, char **argv)
         {"name", required_argument, NULL, 'n'},
         {"kernels", required_argument, NULL, 'k'},
         {"exit-code", required_argument, NULL, 'x'},
+        {"allow-incomplete", no_argument, NULL, 'I'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -127,7 +134,7 @@ int wr_cmd_analyze(int argc, char **argv)
     wr_replay_options ro;
     memset(&ro, 0, sizeof ro);
     const char *db_path = NULL, *run_name = NULL;
-    int exit_code = 1, quiet = 0, no_db = 0;
+    int exit_code = 1, quiet = 0, no_db = 0, allow_incomplete = 0;
     char options[1024] = "";
     optind = 0;
     opterr = 0;
@@ -201,6 +208,7 @@ int wr_cmd_analyze(int argc, char **argv)
             break;
         }
         case 'q': quiet = 1; break;
+        case 'I': allow_incomplete = 1; break;
         case 'h': usage(stdout); return 0;
         default:
             /* a long option without its argument sets optopt to its val; an
@@ -326,6 +334,16 @@ int wr_cmd_analyze(int argc, char **argv)
                trace, st->truncated_at, st->truncated_bytes);
 
     int status = total ? exit_code : 0;
+    if (status == 0 && !allow_incomplete &&
+        (st->truncated || st->lost_events || st->lost_markers)) {
+        fprintf(stderr,
+                "warprace analyze: %s: incomplete trace (%s%s%s): no race reported in what was "
+                "recorded; exit status 3 (--allow-incomplete: 0)\n",
+                trace, st->truncated ? "truncated tail" : "",
+                st->truncated && (st->lost_events || st->lost_markers) ? ", " : "",
+                st->lost_events || st->lost_markers ? "the recorder lost events" : "");
+        status = 3;
+    }
     if (store) {
         char *base_copy = strdup(trace);
         if (!base_copy)

@@ -682,3 +682,48 @@ Test(replay, cli_report_shows_races_lost_events_and_truncation)
     cr_assert(strstr(out, "lost 77 events"), "%s", out);
     free(out);
 }
+
+/* "No race" in an incomplete trace covers only what was recorded: exit 3
+ * unless --allow-incomplete; races still give --exit-code's status. */
+Test(replay, cli_incomplete_trace_without_races_exits_3)
+{
+    static const char clean[] =
+        "alloc buf global 256\n"
+        "launch L1 k grid=2 block=32\n"
+        "st b0 w0 lane=0 buf[0] @c.cu:1\n"
+        "st b1 w0 lane=0 buf[32] @c.cu:2\n"
+        "kernel_end L1\n";
+    const char *wrt = assemble_text("c", clean);
+    char path[512];
+    snprintf(path, sizeof path, "%s", wrt);
+    cr_assert_eq(analyze((const char *[]){path, "--no-db", "--quiet", NULL}), 0,
+                 "a complete race-free trace passes");
+
+    /* lost events */
+    static const char lost[] =
+        "alloc buf global 256\n"
+        "launch L1 k grid=2 block=32\n"
+        "st b0 w0 lane=0 buf[0] @c.cu:1\n"
+        "lost count=5 launch=1 block=1\n"
+        "kernel_end L1\n";
+    const char *lwrt = assemble_text("l", lost);
+    char lpath[512];
+    snprintf(lpath, sizeof lpath, "%s", lwrt);
+    cr_assert_eq(analyze((const char *[]){lpath, "--no-db", "--quiet", NULL}), 3);
+    cr_assert_eq(analyze((const char *[]){lpath, "--no-db", "--quiet", "--allow-incomplete", NULL}),
+                 0);
+    cr_assert_eq(analyze((const char *[]){lpath, "--no-db", "--quiet", "--exit-code", "0", NULL}), 3,
+                 "--exit-code speaks for races, not for a lost part");
+
+    /* a truncated copy of the clean trace: the footer and index cut off */
+    struct stat sb;
+    cr_assert_eq(stat(path, &sb), 0);
+    cr_assert_eq(truncate(path, sb.st_size - 8), 0);
+    cr_assert_eq(analyze((const char *[]){path, "--no-db", "--quiet", NULL}), 3);
+    cr_assert_eq(analyze((const char *[]){path, "--no-db", "--quiet", "--allow-incomplete", NULL}), 0);
+    int rc;
+    char *out = analyze_capture((const char *[]){path, "--no-db", NULL}, &rc);
+    cr_assert_eq(rc, 3);
+    cr_assert(strstr(out, "is truncated at offset"), "%s", out);
+    free(out);
+}
