@@ -687,12 +687,8 @@ Test(replay, cli_report_shows_races_lost_events_and_truncation)
  * unless --allow-incomplete; races still give --exit-code's status. */
 Test(replay, cli_incomplete_trace_without_races_exits_3)
 {
-    static const char clean[] =
-        "alloc buf global 256\n"
-        "launch L1 k grid=2 block=32\n"
-        "st b0 w0 lane=0 buf[0] @c.cu:1\n"
-        "st b1 w0 lane=0 buf[32] @c.cu:2\n"
-        "kernel_end L1\n";
+#define INCOMPLETE_HEAD "alloc buf global 256\nlaunch L1 k grid=2 block=32\nst b0 w0 lane=0 buf[0] @c.cu:1\n"
+    static const char clean[] = INCOMPLETE_HEAD "st b1 w0 lane=0 buf[32] @c.cu:2\nkernel_end L1\n";
     const char *wrt = assemble_text("c", clean);
     char path[512];
     snprintf(path, sizeof path, "%s", wrt);
@@ -700,12 +696,8 @@ Test(replay, cli_incomplete_trace_without_races_exits_3)
                  "a complete race-free trace passes");
 
     /* lost events */
-    static const char lost[] =
-        "alloc buf global 256\n"
-        "launch L1 k grid=2 block=32\n"
-        "st b0 w0 lane=0 buf[0] @c.cu:1\n"
-        "lost count=5 launch=1 block=1\n"
-        "kernel_end L1\n";
+    static const char lost[] = INCOMPLETE_HEAD "lost count=5 launch=1 block=1\nkernel_end L1\n";
+#undef INCOMPLETE_HEAD
     const char *lwrt = assemble_text("l", lost);
     char lpath[512];
     snprintf(lpath, sizeof lpath, "%s", lwrt);
