@@ -414,11 +414,12 @@ static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
     p->user = epoch;
 }
 
+/* `scattered`: a gather's lane (wr_shadow_get_scattered) */
 static inline wr_shadow_page *page_for(fsm *f, uint8_t space, uint32_t launch, block_st *b,
-                                       uint64_t word, uint32_t epoch)
+                                       uint64_t word, uint32_t epoch, bool scattered)
 {
     uint64_t key = wr_shadow_key(space, launch, b ? b->block : 0, word);
-    wr_shadow_page *p = wr_shadow_get(f->map, key);
+    wr_shadow_page *p = scattered ? wr_shadow_get_scattered(f->map, key) : wr_shadow_get(f->map, key);
     if (p->user < epoch) {
         if (p->user)
             sweep(f, p, epoch);
@@ -632,7 +633,7 @@ typedef struct lane_page_ctx {
 static wr_shadow_page *lane_page(void *ctx, uint64_t word)
 {
     lane_page_ctx *c = ctx;
-    return page_for(c->f, c->a->space, c->a->launch, c->b, word, c->epoch);
+    return page_for(c->f, c->a->space, c->a->launch, c->b, word, c->epoch, true);
 }
 
 static unsigned access_label(const wr_access *a)
@@ -691,7 +692,7 @@ static void on_access(fsm *f, const wr_event *ev)
             mask &= ~segmask;
             if (wr_shard_of(a->space, a->launch, a->block, (w0 + lane) << WR_WORD_SHIFT, shards) != shard)
                 continue;
-            wr_shadow_page *sp = page_for(f, a->space, a->launch, b, w0 + lane, epoch);
+            wr_shadow_page *sp = page_for(f, a->space, a->launch, b, w0 + lane, epoch, false);
             if (!wcl && wr_shadow_packed_whole_line(sp, w0, segmask) &&
                 packed_line_step(f, &c, sp, wr_shadow_line_of(w0), cur_uniform))
                 continue;
@@ -761,7 +762,7 @@ static void on_access(fsm *f, const wr_event *ev)
                 continue;
             if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
                 pn = wd >> WR_SHADOW_PAGE_SHIFT;
-                p = lane_page(&lpc, wd);
+                p = page_for(f, a->space, a->launch, lpc.b, wd, lpc.epoch, false);
             }
             touch_word(f, &c, p, cur, lane, wd);
         }
@@ -779,7 +780,7 @@ static void host_range(fsm *f, cur_ctx *c, block_st *b, uint64_t addr, uint64_t 
     uint64_t next = addr >> WR_WORD_SHIFT, last = (addr + bytes - 1) >> WR_WORD_SHIFT;
     uint64_t first, end;
     while (wr_next_owned_global_run(&next, last, f->cfg.shard, f->cfg.shards, &first, &end)) {
-        wr_shadow_page *p = page_for(f, WR_SPACE_GLOBAL, 0, NULL, first, c->epoch);
+        wr_shadow_page *p = page_for(f, WR_SPACE_GLOBAL, 0, NULL, first, c->epoch, false);
         for (uint64_t wd = first; wd <= end; wd++)
             touch_word(f, c, p, cur, 0, wd);
     }

@@ -439,7 +439,7 @@ static void on_fence(lk *s, const wr_event *ev)
 }
 
 static inline wr_shadow_page *page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block,
-                                       uint64_t word, uint32_t epoch);
+                                       uint64_t word, uint32_t epoch, bool scattered);
 
 /* Marks the words a CAS targets as lock words (this shard's only). */
 static void mark_lock_words(lk *s, const wr_access *a, uint32_t epoch)
@@ -451,7 +451,7 @@ static void mark_lock_words(lk *s, const wr_access *a, uint32_t epoch)
             if (wr_shard_of(a->space, a->launch, a->block, wd << WR_WORD_SHIFT, s->cfg.shards) !=
                 s->cfg.shard)
                 continue;
-            wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, wd, epoch);
+            wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, wd, epoch, false);
             cell *c = (cell *)wr_shadow_cell(s->map, p, wd);
             if (!(c->meta & M_LOCKWORD)) {
                 s->live += !c->meta;
@@ -763,10 +763,12 @@ static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c,
     *cl = nc;
 }
 
+/* `scattered`: a gather's lane (wr_shadow_get_scattered) */
 static inline wr_shadow_page *page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block,
-                                       uint64_t word, uint32_t epoch)
+                                       uint64_t word, uint32_t epoch, bool scattered)
 {
-    wr_shadow_page *p = wr_shadow_get(s->map, wr_shadow_key(space, launch, block, word));
+    uint64_t key = wr_shadow_key(space, launch, block, word);
+    wr_shadow_page *p = scattered ? wr_shadow_get_scattered(s->map, key) : wr_shadow_get(s->map, key);
     if (p->user < epoch) {
         if (p->user)
             sweep(s, p, epoch);
@@ -785,7 +787,7 @@ typedef struct lane_page_ctx {
 static wr_shadow_page *lane_page(void *ctx, uint64_t word)
 {
     lane_page_ctx *c = ctx;
-    return page_for(c->s, c->a->space, c->a->launch, c->a->block, word, c->epoch);
+    return page_for(c->s, c->a->space, c->a->launch, c->a->block, word, c->epoch, true);
 }
 
 /* A cell as seen from lane `lane`: its accessor's lane replaced by the
@@ -943,7 +945,7 @@ static void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *
     uint32_t mask = a->active_mask, piece;
     while (wr_next_owned_lane_page(&mask, lane0_word, a, s->cfg.shard, s->cfg.shards, &piece)) {
         uint64_t first = lane0_word + (unsigned)__builtin_ctz(piece);
-        wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, first, c->epoch);
+        wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, first, c->epoch, false);
         if (uniform_ls != UINT32_MAX && wr_shadow_packed_whole_line(p, first, piece)) {
             if (packed_line_touch(s, c, p, first, base_id, uniform_ls))
                 continue;
@@ -1042,7 +1044,7 @@ static void on_access(lk *s, const wr_event *ev)
                 continue;
             if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
                 pn = wd >> WR_SHADOW_PAGE_SHIFT;
-                p = lane_page(&lpc, wd);
+                p = page_for(s, a->space, a->launch, a->block, wd, lpc.epoch, false);
             }
             if (lsid == UINT32_MAX)
                 lsid = lane_lockset(s, w, a->block, lane, atomic, ascope);
@@ -1059,7 +1061,7 @@ static void host_range(lk *s, cur_ctx *c, uint64_t addr, uint64_t bytes)
     uint64_t next = addr >> WR_WORD_SHIFT, last = (addr + bytes - 1) >> WR_WORD_SHIFT;
     uint64_t first, end;
     while (wr_next_owned_global_run(&next, last, s->cfg.shard, s->cfg.shards, &first, &end)) {
-        wr_shadow_page *p = page_for(s, WR_SPACE_GLOBAL, 0, 0, first, c->epoch);
+        wr_shadow_page *p = page_for(s, WR_SPACE_GLOBAL, 0, 0, first, c->epoch, false);
         for (uint64_t wd = first; wd <= end; wd++)
             touch(s, c, p, (cell *)wr_shadow_cell(s->map, p, wd), HOST_BLOCK << 10, 0, 0,
                   wd);

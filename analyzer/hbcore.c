@@ -504,13 +504,46 @@ static uint8_t access_kind(uint8_t op)
 
 /* Two lanes of one plain store writing overlapping bytes: an intra-warp race
  * inside one instruction. */
+/* May two active lanes of a vector access overlap?  false when no word is
+ * touched by two lanes (then no two lanes' bytes overlap either); true when
+ * some word is, or a lane's bytes wrap around the address space.  One pass
+ * over the lanes with a small hash set of words: a scatter of distinct
+ * words, the common case, costs no sort (the insertion sort below was a
+ * tenth of vc's instructions on a gather/scatter trace). */
+static bool vector_lanes_may_overlap(const wr_access *a)
+{
+    enum { SLOTS = 256 };   /* > 32 lanes x 5 words (16 bytes unaligned) */
+    uint64_t key[SLOTS];
+    uint64_t used[SLOTS / 64] = {0};
+    unsigned size = a->size;
+    for (uint32_t x = a->active_mask; x; x &= x - 1) {
+        uint64_t addr = a->lane_addr[__builtin_ctz(x)];
+        if (addr > UINT64_MAX - (size - 1u))
+            return true;
+        for (uint64_t w = addr >> WR_WORD_SHIFT, last = (addr + size - 1u) >> WR_WORD_SHIFT;
+             w <= last; w++) {
+            unsigned h = (unsigned)((w * 0x9E3779B97F4A7C15ull) >> 56);
+            while ((used[h >> 6] >> (h & 63u)) & 1u) {
+                if (key[h] == w)
+                    return true;
+                h = (h + 1u) & (SLOTS - 1u);
+            }
+            used[h >> 6] |= 1ull << (h & 63u);
+            key[h] = w;
+        }
+    }
+    return false;
+}
+
 static void intra_instruction(wr_hbe *e, const cur_access *ca, const wr_access *a)
 {
-    if (a->op != WR_OP_STORE || __builtin_popcount(a->active_mask) < 2)
+    if (a->op != WR_OP_STORE || !a->size || __builtin_popcount(a->active_mask) < 2)
         return;
     /* strided lanes |stride| >= size apart never overlap */
     if (a->addr_mode == WR_ADDR_STRIDED && a->stride != INT64_MIN &&
         (uint64_t)(a->stride < 0 ? -a->stride : a->stride) >= a->size)
+        return;
+    if (a->addr_mode == WR_ADDR_VECTOR && !vector_lanes_may_overlap(a))
         return;
     uint64_t addr[32];
     unsigned lane[32], n = 0;
@@ -624,8 +657,8 @@ static void words_by_lane(wr_hbe *e, const cur_access *ca, const wr_access *a, u
 static wr_shadow_page *lane_page(void *ctx, uint64_t word)
 {
     const lane_page_ctx *c = ctx;
-    return wr_shadow_get(c->e->shadow,
-                         wr_shadow_key(c->a->space, c->a->launch, c->a->block, word));
+    return wr_shadow_get_scattered(c->e->shadow,
+                                   wr_shadow_key(c->a->space, c->a->launch, c->a->block, word));
 }
 
 /* A gather / scatter whose lanes touch one word each (wr_shadow_vector_lanes
@@ -685,7 +718,7 @@ static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a
                 e->max_shared_word = word;
             if ((word >> WR_SHADOW_PAGE_SHIFT) != pn) {
                 pn = word >> WR_SHADOW_PAGE_SHIFT;
-                p = lane_page(&lpc, word);
+                p = wr_shadow_get(e->shadow, wr_shadow_key(a->space, a->launch, a->block, word));
             }
             e->cur_word = word;
             check_word(e, ca, wr_shadow_cell(e->shadow, p, word), lane,

@@ -13,14 +13,6 @@
 
 #define SLAB_BYTES (2u << 20)
 
-static inline size_t hash_key(uint64_t k)
-{
-    k ^= k >> 31;
-    k *= 0x9E3779B97F4A7C15ull;
-    k ^= k >> 29;
-    return (size_t)k;
-}
-
 static bool simd_allowed = true;
 
 void wr_shadow_allow_simd(bool allow)
@@ -158,7 +150,7 @@ static void grow(wr_shadow_map *m)
     for (size_t i = 0; i < m->cap; i++) {
         if (!m->slots[i].page)
             continue;
-        size_t j = hash_key(m->slots[i].key) & (ncap - 1);
+        size_t j = wr_shadow_hash(m->slots[i].key) & (ncap - 1);
         while (ns[j].page)
             j = (j + 1) & (ncap - 1);
         ns[j] = m->slots[i];
@@ -171,7 +163,7 @@ static void grow(wr_shadow_map *m)
 wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool create)
 {
     size_t mask = m->cap - 1;
-    size_t i = hash_key(key) & mask;
+    size_t i = wr_shadow_hash(key) & mask;
     while (m->slots[i].page) {
         if (m->slots[i].key == key) {
             wr_shadow_remember(m, key, m->slots[i].page);
@@ -184,7 +176,7 @@ wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool creat
     if ((m->count + 1) * 2 > m->cap) {
         grow(m);
         mask = m->cap - 1;
-        i = hash_key(key) & mask;
+        i = wr_shadow_hash(key) & mask;
         while (m->slots[i].page)
             i = (i + 1) & mask;
     }
@@ -228,7 +220,7 @@ void wr_shadow_forget_recent(wr_shadow_map *m)
 void wr_shadow_remove(wr_shadow_map *m, uint64_t key)
 {
     size_t mask = m->cap - 1;
-    size_t i = hash_key(key) & mask;
+    size_t i = wr_shadow_hash(key) & mask;
     while (m->slots[i].page && m->slots[i].key != key)
         i = (i + 1) & mask;
     if (!m->slots[i].page)
@@ -245,7 +237,7 @@ void wr_shadow_remove(wr_shadow_map *m, uint64_t key)
         j = (j + 1) & mask;
         if (!m->slots[j].page)
             break;
-        size_t home = hash_key(m->slots[j].key) & mask;
+        size_t home = wr_shadow_hash(m->slots[j].key) & mask;
         /* move j into the hole i if its home is not in (i, j] cyclically */
         bool in_range = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
         if (!in_range) {

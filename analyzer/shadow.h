@@ -142,6 +142,32 @@ void wr_shadow_remember(wr_shadow_map *m, uint64_t key, wr_shadow_page *p);
 /* Calls fn on every page (in table order). */
 void wr_shadow_foreach(wr_shadow_map *m, void (*fn)(wr_shadow_page *, void *), void *ctx);
 
+/* The slot hash of a page key (the table probes linearly from it). */
+static inline size_t wr_shadow_hash(uint64_t k)
+{
+    k ^= k >> 31;
+    k *= 0x9E3779B97F4A7C15ull;
+    k ^= k >> 29;
+    return (size_t)k;
+}
+
+/* The page for `key`, created (zeroed) when absent, for lookups that have
+ * no locality (the lanes of a gather): the table is probed inline, and the
+ * recent pages are neither asked nor reordered (asking them and moving
+ * them down cost more than the probe: a third of fsm's instructions on a
+ * gather trace went to finding pages). */
+static inline wr_shadow_page *wr_shadow_get_scattered(wr_shadow_map *m, uint64_t key)
+{
+    size_t mask = m->cap - 1;
+    for (size_t i = wr_shadow_hash(key) & mask;; i = (i + 1) & mask) {
+        wr_shadow_page *p = m->slots[i].page;
+        if (!p)
+            return wr_shadow_lookup_slow(m, key, true);
+        if (m->slots[i].key == key)
+            return p;
+    }
+}
+
 static inline wr_shadow_page *wr_shadow_get(wr_shadow_map *m, uint64_t key)
 {
     if (m->recent_key[0] == key && m->recent[0])

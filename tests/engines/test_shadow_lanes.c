@@ -127,3 +127,40 @@ Test(shadow_lanes, no_answer_for_a_lane_across_two_words)
                          .addr_mode = WR_ADDR_STRIDED, .base = BASE, .stride = 4};
     cr_assert(!wr_shadow_vector_lanes(&strided, 4, map, 0, 1, page_of, NULL, &vl), "not a vector");
 }
+
+/* wr_shadow_get_scattered probes the table itself: it must find what
+ * wr_shadow_get finds and create what is absent, across the table's growth
+ * and the backward shifts of removals, and leave the recent pages alone. */
+Test(shadow_lanes, scattered_lookup_agrees_with_the_cached_one)
+{
+    enum { N = 5000 };
+    static wr_shadow_page *page[N];
+    uint64_t key = 0x1234;
+    for (unsigned i = 0; i < N; i++) {   /* keys that collide in their low bits too */
+        key = wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, (uint64_t)i << (WR_SHADOW_PAGE_SHIFT + 6));
+        page[i] = i % 2 ? wr_shadow_get_scattered(map, key) : wr_shadow_get(map, key);
+        cr_assert_not_null(page[i]);
+        cr_assert_eq(page[i]->key, key);
+    }
+    cr_assert_eq(map->count, N);
+    wr_shadow_page *recent0 = map->recent[0];
+    for (unsigned i = 0; i < N; i++) {
+        key = wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, (uint64_t)i << (WR_SHADOW_PAGE_SHIFT + 6));
+        cr_assert_eq(wr_shadow_get_scattered(map, key), page[i], "page %u", i);
+    }
+    cr_assert_eq(map->recent[0], recent0, "the recent pages are not reordered");
+    cr_assert_eq(map->count, N, "nothing created for a present key");
+    for (unsigned i = 0; i < N; i += 3)
+        wr_shadow_remove(map, wr_shadow_key(WR_SPACE_GLOBAL, 0, 0,
+                                            (uint64_t)i << (WR_SHADOW_PAGE_SHIFT + 6)));
+    wr_shadow_forget_recent(map);
+    for (unsigned i = 0; i < N; i++) {
+        key = wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, (uint64_t)i << (WR_SHADOW_PAGE_SHIFT + 6));
+        wr_shadow_page *p = wr_shadow_get_scattered(map, key);
+        cr_assert_eq(p->key, key);
+        if (i % 3)
+            cr_assert_eq(p, page[i], "page %u kept", i);
+        cr_assert_eq(wr_shadow_lookup_slow(map, key, false), p);
+    }
+    cr_assert_eq(map->count, N, "removed pages created again");
+}

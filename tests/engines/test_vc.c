@@ -280,6 +280,78 @@ Test(vc, byte_stores_by_lanes_are_not_a_race)
     cr_assert_eq(hbt_count(&T), 0);
 }
 
+/* One vector store of warp 0, block 0, launch 1: lane l writes `size`
+ * bytes at addr[l] (every lane active). */
+static void ev_scatter(hbt *t, uint32_t site, const uint64_t addr[32], uint8_t size)
+{
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_ACCESS;
+    ev.site = site;
+    ev.u.access = (wr_access){.launch = 1, .block = 0, .warp = 0, .active_mask = WR_FULL_MASK,
+                              .op = WR_OP_STORE, .size = size, .addr_mode = WR_ADDR_VECTOR,
+                              .lane_addr = addr};
+    hbt_feed(t, &ev);
+}
+
+Test(vc, scatter_to_distinct_words_is_not_a_race)
+{
+    uint64_t addr[32];
+    for (unsigned l = 0; l < 32; l++)   /* a permutation of 32 words, and far apart ones */
+        addr[l] = l < 16 ? DATA + 4u * ((l * 7u) % 16u) : DATA + 0x100000u * l;
+    ev_scatter(&T, 1, addr, 4);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, scatter_of_bytes_into_one_word_is_not_a_race)
+{
+    uint64_t addr[32];
+    for (unsigned l = 0; l < 32; l++)   /* lanes 4k..4k+3 share a word, distinct bytes */
+        addr[l] = DATA + 0x40u * (l % 8u) + (31u - l) / 8u;
+    ev_scatter(&T, 1, addr, 1);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, scatter_lanes_on_one_word_race_intra_warp)
+{
+    uint64_t addr[32];
+    for (unsigned l = 0; l < 32; l++)
+        addr[l] = DATA + 0x10000u * ((l * 13u) % 32u);
+    addr[17] = addr[3];
+    ev_scatter(&T, 1, addr, 4);
+    const wr_race *r = hbt_find(&T, 1, 1);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTRA_WARP);
+    cr_assert_eq(r->first.lane, 3);
+    cr_assert_eq(r->second.lane, 17);
+    cr_assert_eq(r->addr, addr[3]);
+    cr_assert_eq(hbt_count(&T), 1);
+}
+
+Test(vc, scatter_of_overlapping_unaligned_vectors_races)
+{
+    uint64_t addr[32];
+    for (unsigned l = 0; l < 32; l++)   /* 16-byte lanes 32 bytes apart */
+        addr[l] = DATA + 32u * l;
+    addr[9] = addr[5] + 12;   /* bytes [12, 28) of lane 5's [0, 16) + 16: shares 4 bytes */
+    ev_scatter(&T, 1, addr, 16);
+    const wr_race *r = hbt_find(&T, 1, 1);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTRA_WARP);
+    cr_assert_eq(r->first.lane, 5);
+    cr_assert_eq(r->second.lane, 9);
+    cr_assert_eq(hbt_count(&T), 1);
+}
+
+Test(vc, scatter_of_adjacent_unaligned_vectors_is_not_a_race)
+{
+    uint64_t addr[32];
+    for (unsigned l = 0; l < 32; l++)   /* 16-byte lanes back to back from an odd address */
+        addr[l] = DATA + 2u + 16u * ((l * 5u) % 32u);
+    ev_scatter(&T, 1, addr, 16);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
 Test(vc, kernels_on_one_stream_are_ordered)
 {
     ev_st(&T, 1, 1, 0, 0, 0, DATA);
