@@ -438,8 +438,9 @@ static void on_fence(lk *s, const wr_event *ev)
     }
 }
 
-static inline wr_shadow_page *page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block,
-                                       uint64_t word, uint32_t epoch, bool scattered);
+static inline __attribute__((always_inline)) wr_shadow_page *
+page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block, uint64_t word, uint32_t epoch,
+         bool scattered);
 
 /* Marks the words a CAS targets as lock words (this shard's only). */
 static void mark_lock_words(lk *s, const wr_access *a, uint32_t epoch)
@@ -763,9 +764,11 @@ static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c,
     *cl = nc;
 }
 
-/* `scattered`: a gather's lane (wr_shadow_get_scattered) */
-static inline wr_shadow_page *page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block,
-                                       uint64_t word, uint32_t epoch, bool scattered)
+/* `scattered`: a gather's lane (wr_shadow_get_scattered).  Inlined into
+ * the lane loops, as fsm's is. */
+static inline __attribute__((always_inline)) wr_shadow_page *
+page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block, uint64_t word, uint32_t epoch,
+         bool scattered)
 {
     uint64_t key = wr_shadow_key(space, launch, block, word);
     wr_shadow_page *p = scattered ? wr_shadow_get_scattered(s->map, key) : wr_shadow_get(s->map, key);
