@@ -520,8 +520,8 @@ static bool vector_lanes_may_overlap(const wr_access *a)
         uint64_t addr = a->lane_addr[__builtin_ctz(x)];
         if (addr > UINT64_MAX - (size - 1u))
             return true;
-        for (uint64_t w = addr >> WR_WORD_SHIFT, last = (addr + size - 1u) >> WR_WORD_SHIFT;
-             w <= last; w++) {
+        uint64_t w = addr >> WR_WORD_SHIFT, last = (addr + size - 1u) >> WR_WORD_SHIFT;
+        do {
             unsigned h = (unsigned)((w * 0x9E3779B97F4A7C15ull) >> 56);
             while ((used[h >> 6] >> (h & 63u)) & 1u) {
                 if (key[h] == w)
@@ -530,7 +530,7 @@ static bool vector_lanes_may_overlap(const wr_access *a)
             }
             used[h >> 6] |= 1ull << (h & 63u);
             key[h] = w;
-        }
+        } while (w++ < last);
     }
     return false;
 }

@@ -501,14 +501,18 @@ bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t 
         w->blkp && u >= w->blkp->unit0 && u < w->blkp->unit0 + w->blkp->nw)
         return w->blk[layer] && w->blk[layer][u - w->blkp->unit0] >= s;
     const hb_launch *wl = warp_launch(hb, w);
-    if (wr_vc_get(&w->ext[layer], u) >= s || wr_vc_get(&wl->base[layer], u) >= s)
-        return true;
-    const hb_launch *ul = hb->launches[U->launch];
-    if (U->launch == w->launch)
-        return false;   /* same launch: its completion is never known inside it */
-    uint32_t sk = WR_HB_STREAM_KEY | ul->stream_slot;
-    return wr_vc_get(&w->ext[layer], sk) >= ul->pos ||
-           wr_vc_get(&wl->base[layer], sk) >= ul->pos;
+    if (U->launch != w->launch) {
+        /* another launch's unit is mostly known through that launch's end
+         * (a kernel before this one on the stream): asked first, it spares
+         * the two lookups of the unit itself (a fifth of vc's clock
+         * lookups on a gather trace) */
+        const hb_launch *ul = hb->launches[U->launch];
+        uint32_t sk = WR_HB_STREAM_KEY | ul->stream_slot;
+        if (wr_vc_get(&wl->base[layer], sk) >= ul->pos || wr_vc_get(&w->ext[layer], sk) >= ul->pos)
+            return true;
+    }
+    /* (same launch: its completion is never known inside it) */
+    return wr_vc_get(&w->ext[layer], u) >= s || wr_vc_get(&wl->base[layer], u) >= s;
 }
 
 
