@@ -88,6 +88,10 @@ struct wr_hbe {
     uint64_t reports;        /* races reported so far (all checkers) */
     /* contexts: id 0 unused */
     wr_hb_ctx *ctx;
+    /* ctx[i].unit again, densely: the word loops ask only the unit of an
+     * earlier access's context, and a gather's earlier accesses name
+     * contexts all over the table (24 bytes each; 4 here) */
+    uint32_t *ctx_unit;
     uint32_t nctx, capctx;
     uint32_t *cslots;
     uint32_t ncslots, hashed;   /* hash slots; contexts in the hash (ctx_intern) */
@@ -131,12 +135,16 @@ static uint32_t ctx_flags(const wr_hb_ctx *c)
     return (uint32_t)c->kind | (uint32_t)c->scope << 8 | (uint32_t)c->weak << 16;
 }
 
-static void ctx_reserve(wr_hbe *e)
+static uint32_t ctx_append(wr_hbe *e, const wr_hb_ctx *key)
 {
     if (e->nctx == e->capctx) {
         e->capctx *= 2;
         e->ctx = xrealloc(e->ctx, (size_t)e->capctx * sizeof *e->ctx);
+        e->ctx_unit = xrealloc(e->ctx_unit, (size_t)e->capctx * sizeof *e->ctx_unit);
     }
+    e->ctx[e->nctx] = *key;
+    e->ctx_unit[e->nctx] = key->unit;
+    return e->nctx++;
 }
 
 /* A unit's first contexts are listed in its warp (eng_ctx), the rest in the
@@ -158,10 +166,8 @@ static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind
         }
     }
     if (listed < 4) {
-        ctx_reserve(e);
-        e->ctx[e->nctx] = key;
-        w->eng_ctx[listed] = e->nctx;
-        return e->nctx++;
+        w->eng_ctx[listed] = ctx_append(e, &key);
+        return w->eng_ctx[listed];
     }
     if ((e->hashed + 1) * 2 > e->ncslots) {
         uint32_t n = e->ncslots ? e->ncslots * 2 : 1024;
@@ -189,11 +195,9 @@ static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind
         }
         j = (j + 1) & (e->ncslots - 1);
     }
-    ctx_reserve(e);
-    e->ctx[e->nctx] = key;
-    e->cslots[j] = e->nctx;
+    e->cslots[j] = ctx_append(e, &key);
     e->hashed++;
-    return e->nctx++;
+    return e->cslots[j];
 }
 
 /* ---- read sets ---- */
@@ -317,9 +321,11 @@ static void report(wr_hbe *e, const checker *k, const wr_hb_warp *w, const wr_hb
         wr_findings_report(e->cfg.findings, &r);
 }
 
-static inline bool same_instr(const cur_access *ca, const wr_hb_ctx *p, uint32_t pep)
+/* Was (the context with unit `punit`, pep) an earlier lane of the current
+ * instruction? */
+static inline bool same_instr(const cur_access *ca, uint32_t punit, uint32_t pep)
 {
-    return p->unit == ca->w->unit && WR_EP_STAMP(pep) == WR_EP_STAMP(ca->ep);
+    return punit == ca->w->unit && WR_EP_STAMP(pep) == WR_EP_STAMP(ca->ep);
 }
 
 /* Is prev the current warp's own earlier access, ordered before this lane?
@@ -332,7 +338,7 @@ static inline __attribute__((always_inline)) bool own_ordered(const wr_hbe *e,
                                                               uint32_t pctx, uint32_t pep,
                                                               unsigned lane)
 {
-    if (e->ctx[pctx].unit != ca->w->unit)
+    if (e->ctx_unit[pctx] != ca->w->unit)
         return false;
     return WR_EP_STAMP(pep) == WR_EP_STAMP(ca->ep) ||
            wr_hb_intra_ordered(ca->w, WR_EP_LANE(pep), WR_EP_STAMP(pep), WR_EP_CONV(pep), lane);
@@ -366,12 +372,12 @@ static inline __attribute__((always_inline)) void check_prev(wr_hbe *e, const cu
 /* The checkers of `keep` that still keep prev, an earlier read of another
  * warp, once the current read is recorded: those in whose prune layer prev
  * is not ordered before it. */
-static inline uint8_t still_kept(wr_hbe *e, const cur_access *ca, const wr_hb_ctx *p,
+static inline uint8_t still_kept(wr_hbe *e, const cur_access *ca, uint32_t punit,
                                  uint32_t pep, uint8_t keep)
 {
     for (unsigned k = 0; k < e->nchk; k++)
         if ((keep & (1u << k)) &&
-            knows(e, ca->w, e->chk[k].c.prune_layer, p->unit, WR_EP_STAMP(pep)))
+            knows(e, ca->w, e->chk[k].c.prune_layer, punit, WR_EP_STAMP(pep)))
             keep &= (uint8_t)~(1u << k);
     return keep;
 }
@@ -398,7 +404,7 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
         } else if (c->rctx) {
             check_prev(e, ca, c->rctx, c->rep, lane, addr, e->all);
         }
-        if (c->wctx && same_instr(ca, &e->ctx[c->wctx], c->wep) && c->wctx == ca->ctx)
+        if (c->wctx == ca->ctx && same_instr(ca, ca->w->unit, c->wep))
             ; /* another lane of this instruction: keep the first */
         else {
             c->wctx = ca->ctx;
@@ -417,12 +423,12 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
         return;
     }
     if (!(c->rctx & RSET)) {
-        const wr_hb_ctx *p = &e->ctx[c->rctx];
-        if (same_instr(ca, p, c->rep))
+        uint32_t punit = e->ctx_unit[c->rctx];
+        if (same_instr(ca, punit, c->rep))
             return;
         uint8_t keep = 0;
         if (!own_ordered(e, ca, c->rctx, c->rep, lane))
-            keep = p->unit != ca->w->unit ? still_kept(e, ca, p, c->rep, e->all) : e->all;
+            keep = punit != ca->w->unit ? still_kept(e, ca, punit, c->rep, e->all) : e->all;
         if (!keep) {   /* superseded by the current read for every checker */
             c->rctx = ca->ctx;
             c->rep = ep;
@@ -443,16 +449,16 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
      * the word before the instruction ends. */
     if (r->n) {
         rset_ent last = rset_get(r, r->n - 1);
-        if (same_instr(ca, &e->ctx[last.ctx], last.ep))
+        if (same_instr(ca, e->ctx_unit[last.ctx], last.ep))
             return;
     }
     uint32_t o = 0;
     for (uint32_t i = 0; i < r->n; i++) {
         rset_ent x = rset_get(r, i);
-        const wr_hb_ctx *p = &e->ctx[x.ctx];
+        uint32_t punit = e->ctx_unit[x.ctx];
         if (own_ordered(e, ca, x.ctx, x.ep, lane))
             continue; /* superseded by the current read */
-        if (p->unit != ca->w->unit && !(x.keep = still_kept(e, ca, p, x.ep, x.keep)))
+        if (punit != ca->w->unit && !(x.keep = still_kept(e, ca, punit, x.ep, x.keep)))
             continue;
         rset_put(r, o++, x);
     }
@@ -878,7 +884,9 @@ void *wr_hbe_create_pass(const wr_engine_config *cfg, const wr_pass_member *memb
     e->shadow = wr_shadow_new(sizeof(hb_cell), expand_line);
     e->capctx = 256;
     e->ctx = xrealloc(NULL, (size_t)e->capctx * sizeof *e->ctx);
+    e->ctx_unit = xrealloc(NULL, (size_t)e->capctx * sizeof *e->ctx_unit);
     memset(&e->ctx[0], 0, sizeof e->ctx[0]);
+    e->ctx_unit[0] = 0;
     e->nctx = 1;
     return e;
 }
@@ -900,6 +908,7 @@ void wr_hbe_free(wr_hbe *e)
     wr_hb_free(e->hb);
     wr_shadow_free(e->shadow);
     free(e->ctx);
+    free(e->ctx_unit);
     free(e->cslots);
     for (uint32_t i = 0; i < e->nrs; i++)
         if (rset_at(e, i)->heap_log2)
