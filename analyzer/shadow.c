@@ -35,7 +35,7 @@ wr_shadow_map *wr_shadow_new(size_t cell_bytes, wr_shadow_expand_fn expand)
     m->cell_bytes = cell_bytes;
     m->expand = expand;
     m->page_bytes = WR_SHADOW_PAGE_WORDS * cell_bytes;
-    m->header_bytes = sizeof(wr_shadow_page) + WR_SHADOW_LINES * cell_bytes;
+    m->reps_bytes = (WR_SHADOW_LINES * cell_bytes + 15u) & ~(size_t)15u;
     m->cap = 64;
     m->slots = xcalloc(m->cap, sizeof *m->slots);
     return m;
@@ -68,18 +68,62 @@ static void cells_clear(const wr_shadow_map *m, wr_shadow_page *p)
 
 static unsigned char *cells_alloc(wr_shadow_map *m);
 
+static void *arena_block(wr_shadow_slabs *s, size_t align, size_t bytes)
+{
+    if (s->narenas == s->caparenas) {
+        s->caparenas = s->caparenas ? 2 * s->caparenas : 16;
+        s->arenas = xrealloc(s->arenas, s->caparenas * sizeof *s->arenas);
+    }
+    void *b = aligned_alloc(align, bytes);
+    if (!b)
+        return wr_out_of_memory(bytes);
+    memset(b, 0, bytes);
+    s->arenas[s->narenas++] = b;
+    return b;
+}
+
+/* A new page's header and reps, zero: side by side with the other pages'
+ * (shadow.h), or, under ASan, each its own heap block. */
+static wr_shadow_page *header_alloc(wr_shadow_map *m)
+{
+    wr_shadow_slabs *s = &m->mem;
+    wr_shadow_page *p;
+    if (WR_SHADOW_HEAP_PAGES) {
+        p = aligned_alloc(64, sizeof *p);
+        unsigned char *reps = aligned_alloc(16, m->reps_bytes);
+        if (!p || !reps)
+            return wr_out_of_memory(sizeof *p + m->reps_bytes);
+        memset(p, 0, sizeof *p);
+        memset(reps, 0, m->reps_bytes);
+        p->reps = reps;
+        return p;
+    }
+    if (!s->arena_left) {
+        s->next_header = arena_block(s, 64, WR_SHADOW_ARENA_PAGES * sizeof *p);
+        s->next_reps = arena_block(s, 16, WR_SHADOW_ARENA_PAGES * m->reps_bytes);
+        s->arena_left = WR_SHADOW_ARENA_PAGES;
+    }
+    p = s->next_header++;
+    p->reps = s->next_reps;
+    s->next_reps += m->reps_bytes;
+    s->arena_left--;
+    return p;
+}
+
 static wr_shadow_page *page_alloc(wr_shadow_map *m)
 {
     wr_shadow_slabs *s = &m->mem;
     wr_shadow_page *p;
     if (s->nspare) {
         p = s->spare[--s->nspare];
-        unsigned char *cells = p->cells;
+        unsigned char *cells = p->cells, *reps = p->reps;
         cells_clear(m, p);
-        memset(p, 0, m->header_bytes);
+        memset(p, 0, sizeof *p);
+        memset(reps, 0, m->reps_bytes);
         p->cells = cells;
+        p->reps = reps;
     } else {
-        p = xcalloc(1, m->header_bytes);
+        p = header_alloc(m);
         p->cells = cells_alloc(m);
     }
     return p;
@@ -109,7 +153,10 @@ static void page_free(const wr_shadow_map *m, wr_shadow_page *p)
 {
     if (WR_SHADOW_HEAP_PAGES || m->page_bytes > SLAB_BYTES)
         free(p->cells);
-    free(p);
+    if (WR_SHADOW_HEAP_PAGES) {   /* otherwise the arenas go whole */
+        free(p->reps);
+        free(p);
+    }
 }
 
 static void page_release(wr_shadow_map *m, wr_shadow_page *p)
@@ -138,6 +185,9 @@ void wr_shadow_free(wr_shadow_map *m)
     for (size_t i = 0; i < m->mem.nslabs; i++)
         munmap(m->mem.slabs[i], SLAB_BYTES);
     free(m->mem.slabs);
+    for (size_t i = 0; i < m->mem.narenas; i++)
+        free(m->mem.arenas[i]);
+    free(m->mem.arenas);
     free(m->mem.spare);
     free(m->slots);
     free(m);

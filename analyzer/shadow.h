@@ -23,7 +23,7 @@
  * to their lane, which is what an engine packs; anything else that reaches
  * a cell through wr_shadow_cell() or wr_shadow_expand_range() expands the
  * line first, for good.  The cells of a packed line are zero and must not
- * be read.  Pages live as a small header (with the reps) apart from their
+ * be read.  Pages live as a small header and their reps apart from their
  * cells, so a page whose lines all stay packed costs no cell memory.
  *
  * Not thread-safe: one map per engine instance (per shard).
@@ -50,21 +50,31 @@ _Static_assert(WR_SHARD_RUN_SHIFT == WR_SHADOW_PAGE_SHIFT, "shard runs must be s
 #define WR_SHADOW_LINES (WR_SHADOW_PAGE_WORDS / WR_SHADOW_LINE_WORDS)
 _Static_assert(WR_SHADOW_LINES == 32, "one bit per line in a uint32_t");
 
+/* A page's header: one 64-byte line, the headers of a map side by side
+ * (shadow.c), with the reps apart.  A gather's lanes land on pages at
+ * random, and each lane reads its page's cells pointer and line bits:
+ * with the reps inside each header the headers lay 0.5-1 KiB apart, a
+ * cache miss per lane before the cell's own. */
 typedef struct wr_shadow_page {
-    uint64_t key;
-    uint64_t user;       /* engine-owned, 0 on creation */
-    uint64_t user2;      /* engine-owned, 0 on creation */
+    unsigned char *cells; /* WR_SHADOW_PAGE_WORDS * cell_bytes */
     uint32_t expanded;   /* bit l: line l lives in its cells, not in reps */
     uint32_t pad;
-    unsigned char *cells; /* WR_SHADOW_PAGE_WORDS * cell_bytes */
-    _Alignas(16) unsigned char reps[]; /* WR_SHADOW_LINES * cell_bytes */
+    uint64_t user;       /* engine-owned, 0 on creation */
+    uint64_t user2;      /* engine-owned, 0 on creation */
+    uint64_t key;
+    unsigned char *reps; /* WR_SHADOW_LINES * cell_bytes, 16-byte aligned */
+    uint64_t pad2[2];
 } wr_shadow_page;
+_Static_assert(sizeof(wr_shadow_page) == 64, "a page header is one cache line");
 
 /* Writes the 32 cells of a packed line from its rep (not all zero). */
 typedef void (*wr_shadow_expand_fn)(void *cells, const void *rep);
 
-/* Shadow pages come from 2 MiB slabs (shadow.c): fresh anonymous memory is
- * already zero, so a new page costs no memset. */
+/* Shadow pages' cells come from 2 MiB slabs (shadow.c): fresh anonymous
+ * memory is already zero, so a new page costs no memset.  Headers and reps
+ * come from arenas of their own (blocks of WR_SHADOW_ARENA_PAGES). */
+#define WR_SHADOW_ARENA_PAGES 256
+
 typedef struct wr_shadow_slabs {
     unsigned char *next;     /* unused rest of the newest slab */
     size_t left;             /* bytes */
@@ -72,6 +82,11 @@ typedef struct wr_shadow_slabs {
     size_t nslabs, capslabs;
     wr_shadow_page **spare;  /* removed pages, reused before the slab */
     size_t nspare, capspare;
+    void **arenas;           /* header and reps blocks, for freeing */
+    size_t narenas, caparenas;
+    wr_shadow_page *next_header;
+    unsigned char *next_reps;
+    size_t arena_left;       /* pages left in the newest header and reps blocks */
 } wr_shadow_slabs;
 
 #define WR_SHADOW_RECENT 4
@@ -79,7 +94,7 @@ typedef struct wr_shadow_slabs {
 typedef struct wr_shadow_map {
     size_t cell_bytes;
     size_t page_bytes;       /* cells */
-    size_t header_bytes;     /* header + reps */
+    size_t reps_bytes;       /* WR_SHADOW_LINES * cell_bytes */
     wr_shadow_expand_fn expand;
     wr_shadow_slabs mem;
     size_t cap;          /* power of two */
