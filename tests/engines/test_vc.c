@@ -294,6 +294,18 @@ static void ev_scatter(hbt *t, uint32_t site, const uint64_t addr[32], uint8_t s
     hbt_feed(t, &ev);
 }
 
+/* The one race reported: one intra-warp group, first side lane `a`, second `b`. */
+static const wr_race *only_intra_race(unsigned a, unsigned b)
+{
+    const wr_race *r = hbt_find(&T, 1, 1);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTRA_WARP);
+    cr_assert_eq(r->first.lane, a);
+    cr_assert_eq(r->second.lane, b);
+    cr_assert_eq(hbt_count(&T), 1);
+    return r;
+}
+
 Test(vc, scatter_to_distinct_words_is_not_a_race)
 {
     uint64_t addr[32];
@@ -319,13 +331,7 @@ Test(vc, scatter_lanes_on_one_word_race_intra_warp)
         addr[l] = DATA + 0x10000u * ((l * 13u) % 32u);
     addr[17] = addr[3];
     ev_scatter(&T, 1, addr, 4);
-    const wr_race *r = hbt_find(&T, 1, 1);
-    cr_assert_not_null(r);
-    cr_assert_eq(r->race_class, WR_CLASS_INTRA_WARP);
-    cr_assert_eq(r->first.lane, 3);
-    cr_assert_eq(r->second.lane, 17);
-    cr_assert_eq(r->addr, addr[3]);
-    cr_assert_eq(hbt_count(&T), 1);
+    cr_assert_eq(only_intra_race(3, 17)->addr, addr[3]);
 }
 
 Test(vc, scatter_of_overlapping_unaligned_vectors_races)
@@ -333,14 +339,9 @@ Test(vc, scatter_of_overlapping_unaligned_vectors_races)
     uint64_t addr[32];
     for (unsigned l = 0; l < 32; l++)   /* 16-byte lanes 32 bytes apart */
         addr[l] = DATA + 32u * l;
-    addr[9] = addr[5] + 12;   /* bytes [12, 28) of lane 5's [0, 16) + 16: shares 4 bytes */
+    addr[9] = addr[5] + 12;   /* starts 12 bytes into lane 5's 16: they share 4 bytes */
     ev_scatter(&T, 1, addr, 16);
-    const wr_race *r = hbt_find(&T, 1, 1);
-    cr_assert_not_null(r);
-    cr_assert_eq(r->race_class, WR_CLASS_INTRA_WARP);
-    cr_assert_eq(r->first.lane, 5);
-    cr_assert_eq(r->second.lane, 9);
-    cr_assert_eq(hbt_count(&T), 1);
+    only_intra_race(5, 9);
 }
 
 Test(vc, scatter_of_adjacent_unaligned_vectors_is_not_a_race)
