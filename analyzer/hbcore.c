@@ -508,8 +508,6 @@ static uint8_t access_kind(uint8_t op)
     return op == WR_OP_STORE ? WR_KIND_WRITE : WR_KIND_READ;
 }
 
-/* Two lanes of one plain store writing overlapping bytes: an intra-warp race
- * inside one instruction. */
 /* May two active lanes of a vector access overlap?  false when no word is
  * touched by two lanes (then no two lanes' bytes overlap either); true when
  * some word is, or a lane's bytes wrap around the address space.  One pass
@@ -541,6 +539,8 @@ static bool vector_lanes_may_overlap(const wr_access *a)
     return false;
 }
 
+/* Two lanes of one plain store writing overlapping bytes: an intra-warp race
+ * inside one instruction. */
 static void intra_instruction(wr_hbe *e, const cur_access *ca, const wr_access *a)
 {
     if (a->op != WR_OP_STORE || !a->size || __builtin_popcount(a->active_mask) < 2)

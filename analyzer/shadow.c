@@ -212,23 +212,16 @@ static void grow(wr_shadow_map *m)
 
 wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool create)
 {
-    size_t mask = m->cap - 1;
-    size_t i = wr_shadow_hash(key) & mask;
-    while (m->slots[i].page) {
-        if (m->slots[i].key == key) {
-            wr_shadow_remember(m, key, m->slots[i].page);
-            return m->slots[i].page;
-        }
-        i = (i + 1) & mask;
+    size_t i = wr_shadow_slot_of(m, key);
+    if (m->slots[i].page) {
+        wr_shadow_remember(m, key, m->slots[i].page);
+        return m->slots[i].page;
     }
     if (!create)
         return NULL;
     if ((m->count + 1) * 2 > m->cap) {
         grow(m);
-        mask = m->cap - 1;
-        i = wr_shadow_hash(key) & mask;
-        while (m->slots[i].page)
-            i = (i + 1) & mask;
+        i = wr_shadow_slot_of(m, key);
     }
     wr_shadow_page *p = page_alloc(m);
     p->key = key;
@@ -270,9 +263,7 @@ void wr_shadow_forget_recent(wr_shadow_map *m)
 void wr_shadow_remove(wr_shadow_map *m, uint64_t key)
 {
     size_t mask = m->cap - 1;
-    size_t i = wr_shadow_hash(key) & mask;
-    while (m->slots[i].page && m->slots[i].key != key)
-        i = (i + 1) & mask;
+    size_t i = wr_shadow_slot_of(m, key);
     if (!m->slots[i].page)
         return;
     for (unsigned r = 0; r < WR_SHADOW_RECENT; r++)

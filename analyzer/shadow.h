@@ -166,6 +166,16 @@ static inline size_t wr_shadow_hash(uint64_t k)
     return (size_t)k;
 }
 
+/* The slot of `key` in the table, or the empty slot where its probe ends
+ * (the table is never full). */
+static inline size_t wr_shadow_slot_of(const wr_shadow_map *m, uint64_t key)
+{
+    size_t mask = m->cap - 1, i = wr_shadow_hash(key) & mask;
+    while (m->slots[i].page && m->slots[i].key != key)
+        i = (i + 1) & mask;
+    return i;
+}
+
 /* The page for `key`, created (zeroed) when absent, for lookups that have
  * no locality (the lanes of a gather): the table is probed inline, and the
  * recent pages are neither asked nor reordered (asking them and moving
@@ -173,14 +183,8 @@ static inline size_t wr_shadow_hash(uint64_t k)
  * gather trace went to finding pages). */
 static inline wr_shadow_page *wr_shadow_get_scattered(wr_shadow_map *m, uint64_t key)
 {
-    size_t mask = m->cap - 1;
-    for (size_t i = wr_shadow_hash(key) & mask;; i = (i + 1) & mask) {
-        wr_shadow_page *p = m->slots[i].page;
-        if (!p)
-            return wr_shadow_lookup_slow(m, key, true);
-        if (m->slots[i].key == key)
-            return p;
-    }
+    wr_shadow_page *p = m->slots[wr_shadow_slot_of(m, key)].page;
+    return p ? p : wr_shadow_lookup_slow(m, key, true);
 }
 
 static inline wr_shadow_page *wr_shadow_get(wr_shadow_map *m, uint64_t key)
