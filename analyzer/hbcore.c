@@ -667,6 +667,15 @@ static wr_shadow_page *lane_page(void *ctx, uint64_t word)
                                    wr_shadow_key(c->a->space, c->a->launch, c->a->block, word));
 }
 
+/* lanes_alike: several lanes of one instruction on one word are checked
+ * once, for the first of them, only when the instruction ran converged.
+ * Then every lane is ordered after every earlier access of its own warp
+ * (those before the group's reconvergence through it, the group's own
+ * lockstep instructions by lockstep), and what other warps did is known
+ * warp-wide: the first lane's answer is every lane's.  After divergence
+ * the lanes differ (lane 16 of a uniform load may not know a store of
+ * lane 10 that lane 0 knows through lockstep), so each is checked. */
+
 /* A gather / scatter whose lanes touch one word each (wr_shadow_vector_lanes
  * resolved the cells and asked for them).  A word read by several warps
  * points on to its read set: a second miss in a row per lane, so the read
@@ -682,8 +691,8 @@ static void words_by_vector_lane(wr_hbe *e, const cur_access *ca, const wr_acces
     }
     for (unsigned i = 0; i < vl->n; i++) {
         const wr_shadow_lane *l = &vl->l[i];
-        if (l->same_word)
-            continue;   /* the previous lane's word: checked once */
+        if (l->same_word && ca->w->conv)
+            continue;   /* the previous lane's word: checked once (lanes_alike) */
         if (a->space == WR_SPACE_SHARED && l->word > e->max_shared_word)
             e->max_shared_word = l->word;
         e->cur_word = l->word;
@@ -709,8 +718,8 @@ static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a
         uint64_t addr = wr_access_lane_addr(a, lane);
         uint64_t w0 = addr >> WR_WORD_SHIFT, w1 = (addr + size - 1) >> WR_WORD_SHIFT;
         for (uint64_t word = w0; word <= w1; word++) {
-            if (word == last_word)
-                continue;
+            if (word == last_word && ca->w->conv)
+                continue;   /* checked once (lanes_alike) */
             last_word = word;
             if ((word >> WR_SHARD_RUN_SHIFT) != run) {
                 run = word >> WR_SHARD_RUN_SHIFT;

@@ -1093,6 +1093,8 @@ wr_hb_warp *wr_hb_access_begin(wr_hb *hb, const wr_access *a)
     if (a->active_mask != w->group_mask)
         w->diverged = 1;
     w->conv = !w->diverged;
+    if (w->conv)
+        w->conv_last = w->c;
     return w;
 }
 
@@ -1321,12 +1323,35 @@ static void do_warp_sync(wr_hb *hb, const wr_warp_sync *ws)
     }
     if (!w->pair)
         w->pair = xcalloc(32 * 32, sizeof(uint32_t));
+    /* Happens-before is transitive: every lane of the mask learns what any
+     * of them knew of every lane, not only their own accesses (lane 0's
+     * write, __syncwarp(0x3), __syncwarp(0x6): lane 2 is ordered after
+     * it).  What lane c knows of lane a's accesses, as a stamp: */
+    uint32_t knew[32];
+    memset(knew, 0, sizeof knew);
+    for (unsigned c = 0; c < 32; c++) {
+        if (!((m >> c) & 1u))
+            continue;
+        for (unsigned a = 0; a < 32; a++) {
+            uint32_t k = w->pair[c * 32 + a];
+            if (w->lane_ord && a != c && k < w->lane_ord[c])
+                k = w->lane_ord[c];
+            /* lockstep instructions of the group are ordered for its lanes */
+            if (w->group_mask && ((w->group_mask >> c) & 1u) && ((w->group_mask >> a) & 1u) &&
+                k < w->conv_last)
+                k = w->conv_last;
+            if ((m >> a) & 1u)
+                k = s;
+            if (knew[a] < k)
+                knew[a] = k;
+        }
+    }
     for (unsigned b = 0; b < 32; b++) {
         if (!((m >> b) & 1u))
             continue;
         for (unsigned a = 0; a < 32; a++)
-            if ((m >> a) & 1u)
-                w->pair[b * 32 + a] = s;
+            if (w->pair[b * 32 + a] < knew[a])
+                w->pair[b * 32 + a] = knew[a];
     }
 }
 

@@ -94,6 +94,7 @@ struct wr_hb_warp {
     uint32_t full_mask;      /* lanes that exist in this warp */
     uint32_t group_mask;     /* lanes in lockstep since the last full sync (0: none yet) */
     uint32_t group_since;    /* stamp of the group's first instruction */
+    uint32_t conv_last;      /* stamp of the group's latest lockstep instruction */
     uint8_t diverged;
     uint8_t conv;            /* the current instruction ran converged */
     uint8_t narrow;          /* scoped: last too-narrow sync seen (verdict) */
@@ -104,7 +105,8 @@ struct wr_hb_warp {
     wr_vclock ext[WR_HB_MAX_LAYERS];
     uint32_t lane_floor;     /* accesses of any lane stamped <= value are ordered */
     uint32_t *lane_ord;      /* [32]: accesses of other lanes stamped <= value are ordered */
-    uint32_t *pair;          /* [32*32]: pair[b*32+a], partial __syncwarp */
+    uint32_t *pair;          /* [32*32]: pair[b*32+a]: lane a's accesses stamped <= value
+                              * are ordered before lane b (partial __syncwarp) */
     void *pend;              /* pending acquires (CAS before a fence) */
     uint32_t npend;
     uint64_t held[4];        /* words this warp CAS'd (lock idiom), ring */
