@@ -344,6 +344,28 @@ static inline __attribute__((always_inline)) bool own_ordered(const wr_hbe *e,
            wr_hb_intra_ordered(ca->w, WR_EP_LANE(pep), WR_EP_STAMP(pep), WR_EP_CONV(pep), lane);
 }
 
+/* own_ordered for superseding: lanes of one instruction that ran diverged
+ * are not ordered with each other (lanes_alike), so an earlier lane's read
+ * of the same instruction is not superseded by this lane's (the checks
+ * treat such pairs as ordered: they are no race, or the intra-instruction
+ * race of intra_instruction). */
+static inline bool own_supersedes(const wr_hbe *e, const cur_access *ca, uint32_t pctx,
+                                  uint32_t pep, unsigned lane)
+{
+    if (e->ctx_unit[pctx] == ca->w->unit && WR_EP_STAMP(pep) == WR_EP_STAMP(ca->ep) &&
+        !ca->w->conv && WR_EP_LANE(pep) != lane)
+        return false;
+    return own_ordered(e, ca, pctx, pep, lane);
+}
+
+/* Another lane of the current instruction, interchangeable with this one
+ * (it ran converged), or this lane itself. */
+static inline bool same_instr_alike(const cur_access *ca, uint32_t punit, uint32_t pep,
+                                    unsigned lane)
+{
+    return same_instr(ca, punit, pep) && (ca->w->conv || WR_EP_LANE(pep) == lane);
+}
+
 /* prev against the current access, for the checkers in `keep`; at least
  * one of them writes, and prev is not the warp's own ordered access
  * (own_ordered). */
@@ -424,10 +446,10 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
     }
     if (!(c->rctx & RSET)) {
         uint32_t punit = e->ctx_unit[c->rctx];
-        if (same_instr(ca, punit, c->rep))
+        if (same_instr_alike(ca, punit, c->rep, lane))
             return;
         uint8_t keep = 0;
-        if (!own_ordered(e, ca, c->rctx, c->rep, lane))
+        if (!own_supersedes(e, ca, c->rctx, c->rep, lane))
             keep = punit != ca->w->unit ? still_kept(e, ca, punit, c->rep, e->all) : e->all;
         if (!keep) {   /* superseded by the current read for every checker */
             c->rctx = ca->ctx;
@@ -449,14 +471,14 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
      * the word before the instruction ends. */
     if (r->n) {
         rset_ent last = rset_get(r, r->n - 1);
-        if (same_instr(ca, e->ctx_unit[last.ctx], last.ep))
+        if (same_instr_alike(ca, e->ctx_unit[last.ctx], last.ep, lane))
             return;
     }
     uint32_t o = 0;
     for (uint32_t i = 0; i < r->n; i++) {
         rset_ent x = rset_get(r, i);
         uint32_t punit = e->ctx_unit[x.ctx];
-        if (own_ordered(e, ca, x.ctx, x.ep, lane))
+        if (own_supersedes(e, ca, x.ctx, x.ep, lane))
             continue; /* superseded by the current read */
         if (punit != ca->w->unit && !(x.keep = still_kept(e, ca, punit, x.ep, x.keep)))
             continue;
