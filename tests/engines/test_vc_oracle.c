@@ -320,6 +320,12 @@ typedef struct program {
     uint32_t launch_id[LAUNCHES];
 } program;
 
+static void print_sync(uint64_t seq, uint32_t launch, uint32_t block, uint32_t warp,
+                       const char *what, uint32_t mask)
+{
+    fprintf(stderr, "#%" PRIu64 " L%u b%u w%u %s %08x\n", seq, launch, block, warp, what, mask);
+}
+
 /* WR_ORACLE_TRACE=1: the programs' events on stderr, to debug a seed. */
 static void print_event(uint64_t seq, const wr_event *ev)
 {
@@ -335,16 +341,16 @@ static void print_event(uint64_t seq, const wr_event *ev)
         fprintf(stderr, "\n");
         break;
     case WR_EV_BARRIER:
-        fprintf(stderr, "#%" PRIu64 " L%u b%u w%u barrier\n", seq, ev->u.barrier.launch,
-                ev->u.barrier.block, ev->u.barrier.warp);
+        print_sync(seq, ev->u.barrier.launch, ev->u.barrier.block, ev->u.barrier.warp, "barrier",
+                   WR_FULL_MASK);
         break;
     case WR_EV_WARP_SYNC:
-        fprintf(stderr, "#%" PRIu64 " L%u b%u w%u syncwarp %08x\n", seq, ev->u.warp_sync.launch,
-                ev->u.warp_sync.block, ev->u.warp_sync.warp, ev->u.warp_sync.mask);
+        print_sync(seq, ev->u.warp_sync.launch, ev->u.warp_sync.block, ev->u.warp_sync.warp,
+                   "syncwarp", ev->u.warp_sync.mask);
         break;
     case WR_EV_FENCE:
-        fprintf(stderr, "#%" PRIu64 " L%u b%u w%u fence\n", seq, ev->u.fence.launch,
-                ev->u.fence.block, ev->u.fence.warp);
+        print_sync(seq, ev->u.fence.launch, ev->u.fence.block, ev->u.fence.warp, "fence",
+                   WR_FULL_MASK);
         break;
     case WR_EV_KERNEL_LAUNCH:
         fprintf(stderr, "#%" PRIu64 " launch L%u stream %u\n", seq, ev->u.launch.launch,
