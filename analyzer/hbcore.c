@@ -344,6 +344,14 @@ static inline __attribute__((always_inline)) bool own_ordered(const wr_hbe *e,
            wr_hb_intra_ordered(ca->w, WR_EP_LANE(pep), WR_EP_STAMP(pep), WR_EP_CONV(pep), lane);
 }
 
+/* Another lane of the current instruction, interchangeable with this one
+ * (it ran converged), or this lane itself. */
+static inline bool same_instr_alike(const cur_access *ca, uint32_t punit, uint32_t pep,
+                                    unsigned lane)
+{
+    return same_instr(ca, punit, pep) && (ca->w->conv || WR_EP_LANE(pep) == lane);
+}
+
 /* own_ordered for superseding: lanes of one instruction that ran diverged
  * are not ordered with each other (lanes_alike), so an earlier lane's read
  * of the same instruction is not superseded by this lane's (the checks
@@ -352,18 +360,10 @@ static inline __attribute__((always_inline)) bool own_ordered(const wr_hbe *e,
 static inline bool own_supersedes(const wr_hbe *e, const cur_access *ca, uint32_t pctx,
                                   uint32_t pep, unsigned lane)
 {
-    if (e->ctx_unit[pctx] == ca->w->unit && WR_EP_STAMP(pep) == WR_EP_STAMP(ca->ep) &&
-        !ca->w->conv && WR_EP_LANE(pep) != lane)
-        return false;
+    uint32_t punit = e->ctx_unit[pctx];
+    if (same_instr(ca, punit, pep))
+        return same_instr_alike(ca, punit, pep, lane);
     return own_ordered(e, ca, pctx, pep, lane);
-}
-
-/* Another lane of the current instruction, interchangeable with this one
- * (it ran converged), or this lane itself. */
-static inline bool same_instr_alike(const cur_access *ca, uint32_t punit, uint32_t pep,
-                                    unsigned lane)
-{
-    return same_instr(ca, punit, pep) && (ca->w->conv || WR_EP_LANE(pep) == lane);
 }
 
 /* prev against the current access, for the checkers in `keep`; at least
