@@ -757,6 +757,17 @@ static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c,
             report(s, c, &old, old_epoch, lane, word);
             meta |= M_REPORTED;
         }
+        /* A read after a write of this epoch leaves the write as the side a
+         * report names: a read/read pair would name no conflict.  EXCL's
+         * owner check is unaffected (every access in EXCL is the owner's),
+         * and so is M_MULTI (a block other than the kept one sets it). */
+        if (!c->write && (old.meta & M_WRITTEN) && !concurrent_epoch) {
+            nc.site = old.site;
+            nc.who = (old.who & 0x3fffffffu) | ((uint32_t)st << 30);
+            nc.meta = (meta & ~(3u << 22)) | (old.meta & (3u << 22));
+            *cl = nc;
+            return;
+        }
     }
     nc.site = c->site;
     nc.who = who_id | ((uint32_t)st << 30);
@@ -802,6 +813,12 @@ static wr_shadow_page *lane_page(void *ctx, uint64_t word)
 static inline cell lane_relative(cell c, unsigned lane)
 {
     c.who = (c.who & ~31u) | ((c.who - lane) & 31u);
+    return c;
+}
+
+static inline cell lane_absolute(cell c, unsigned lane)
+{
+    c.who = (c.who & ~31u) | ((c.who + lane) & 31u);
     return c;
 }
 
@@ -854,7 +871,7 @@ static bool packed_line_touch(lk *s, const cur_ctx *c, wr_shadow_page *p, uint64
  * (lane_relative): a one-entry memo of touch()'s answer per page replaces
  * the state machine for them. */
 /* What words_by_lane remembers across the words of a piece: the last
- * touch()'s cell before (lane-relative) and after (lane cleared), when it
+ * touch()'s cell before and after (both lane-relative), when it
  * reported nothing: a word whose relative cell is the same gets the same
  * answer with its own lane. */
 typedef struct word_memo {
@@ -878,9 +895,7 @@ static inline __attribute__((always_inline)) void piece_word(lk *s, const cur_ct
     }
     cell rel = lane_relative(old, lane);
     if (m->on && m->ls == ls && same_cell(&rel, &m->old)) {
-        cell nc = m->nw;
-        nc.who |= lane;
-        *cl = nc;
+        *cl = lane_absolute(m->nw, lane);
         return;
     }
     touch(s, c, p, cl, base_id | lane, ls, lane, wd);
@@ -891,8 +906,7 @@ static inline __attribute__((always_inline)) void piece_word(lk *s, const cur_ct
     m->on = true;
     m->ls = ls;
     m->old = rel;
-    m->nw = *cl;
-    m->nw.who &= ~31u;
+    m->nw = lane_relative(*cl, lane);
 }
 
 #if WR_SHADOW_AVX2
@@ -923,8 +937,9 @@ uniform_piece_avx2(lk *s, const cur_ctx *c, wr_shadow_page *p, cell *cells, uint
             uint32_t eq = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(rel, memo_old)));
             uint32_t hits = (((eq & 0xfu) == 0xfu) | ((eq >> 4) == 0xfu) << 1) & m2;
             if (hits) {
-                __m256i nw = _mm256_or_si256(
-                    _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)&m.nw)), lanes);
+                __m256i memo_nw = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)&m.nw));
+                __m256i nw = _mm256_or_si256(_mm256_andnot_si256(who31, memo_nw),
+                                             _mm256_and_si256(_mm256_add_epi32(memo_nw, lanes), who31));
                 if (hits == 1u)
                     nw = _mm256_blendv_epi8(old, nw, first_cell);
                 else if (hits == 2u)
