@@ -11,7 +11,8 @@
  * does: the merged groups (count, example by memcmp) and the resolved races
  * (identity, count, example address; also engine, verdict, potential).  A
  * replay may fail (NULL) only if every one fails with the same message.  Any
- * difference is printed and aborts, so libFuzzer keeps the input.  Inputs
+ * difference is printed and aborts, so libFuzzer keeps the input; so does
+ * a race whose two sides are reads (no conflict).  Inputs
  * over 64 KiB, or whose host copies sum to over 1 MiB, are skipped. */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -154,6 +155,19 @@ static void expect_same_findings(const wr_replay *a, const wr_replay *b, const c
     wr_resolved_free(rb, mb);
 }
 
+/* Every race names a conflict: two reads are never one, in any engine. */
+static void expect_conflicts(const wr_replay *rp)
+{
+    const wr_race_group *g;
+    size_t n = wr_findings_groups(wr_replay_findings(rp), &g);
+    for (size_t i = 0; i < n; i++)
+        if (g[i].example.first.kind == WR_KIND_READ && g[i].example.second.kind == WR_KIND_READ) {
+            fprintf(stderr, "fuzz_analyze: a read/read race, group %zu:\n", i);
+            print_group(configs[0].what, rp, &g[i]);
+            abort();
+        }
+}
+
 /* Sums the bytes of the trace's host copies (saturating), as far as the
  * trace reads back (where it does not, the replays report their own error). */
 static uint64_t copy_bytes(const char *path)
@@ -222,6 +236,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
 
+    expect_conflicts(rp[0]);
     for (size_t c = 1; c < NCONFIGS; c++)
         expect_same_findings(rp[0], rp[c], configs[c].what);
     for (size_t c = 0; c < NCONFIGS; c++)
