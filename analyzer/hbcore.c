@@ -13,6 +13,8 @@
 #include "shadow.h"
 
 #define RSET 0x80000000u
+#define CTX_ATOMIC 1u
+#define CTX_WRITES 2u
 
 typedef struct hb_cell {
     uint32_t wctx, wep, rctx, rep;
@@ -42,7 +44,7 @@ typedef struct rset {
     uint32_t n;
     uint16_t keep_in;         /* inline: read i's keep mask in bits 4i..4i+3 */
     uint8_t heap_log2;        /* 0: the reads are inline; else heap holds 2^heap_log2 */
-    uint8_t pad;
+    uint8_t has_writes;       /* holds writes kept for atomics (kept_for_atomics) */
     union {
         struct {
             uint32_t ctx, ep;
@@ -92,6 +94,7 @@ struct wr_hbe {
      * earlier access's context, and a gather's earlier accesses name
      * contexts all over the table (24 bytes each; 4 here) */
     uint32_t *ctx_unit;
+    uint8_t *ctx_class;      /* CTX_ATOMIC | CTX_WRITES per context, densely too */
     uint32_t nctx, capctx;
     uint32_t *cslots;
     uint32_t ncslots, hashed;   /* hash slots; contexts in the hash (ctx_intern) */
@@ -112,6 +115,9 @@ struct wr_hbe {
     uint8_t cur_space;
     uint32_t cur_launch, cur_block;
     uint64_t cur_word;
+    /* the access acquires at each word it reads (wr_hb_release_knows) */
+    bool cur_acquires;
+    uint8_t cur_acq_scope;
 };
 
 bool wr_hbe_cur_sync_word(wr_hbe *e)
@@ -132,7 +138,8 @@ static uint64_t ctx_hash(uint32_t unit, uint32_t site, uint32_t flags)
 
 static uint32_t ctx_flags(const wr_hb_ctx *c)
 {
-    return (uint32_t)c->kind | (uint32_t)c->scope << 8 | (uint32_t)c->weak << 16;
+    return (uint32_t)c->kind | (uint32_t)c->scope << 8 | (uint32_t)c->weak << 16 |
+           (uint32_t)c->writes << 24;
 }
 
 static uint32_t ctx_append(wr_hbe *e, const wr_hb_ctx *key)
@@ -141,9 +148,12 @@ static uint32_t ctx_append(wr_hbe *e, const wr_hb_ctx *key)
         e->capctx *= 2;
         e->ctx = xrealloc(e->ctx, (size_t)e->capctx * sizeof *e->ctx);
         e->ctx_unit = xrealloc(e->ctx_unit, (size_t)e->capctx * sizeof *e->ctx_unit);
+        e->ctx_class = xrealloc(e->ctx_class, (size_t)e->capctx);
     }
     e->ctx[e->nctx] = *key;
     e->ctx_unit[e->nctx] = key->unit;
+    e->ctx_class[e->nctx] = (uint8_t)((key->kind == WR_KIND_ATOMIC ? CTX_ATOMIC : 0) |
+                                      (key->writes ? CTX_WRITES : 0));
     return e->nctx++;
 }
 
@@ -152,10 +162,10 @@ static uint32_t ctx_append(wr_hbe *e, const wr_hb_ctx *key)
  * small blocks would otherwise insert every one of them into a table far
  * larger than the cache.  A context is in exactly one of the two places. */
 static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind,
-                           uint8_t scope, uint8_t weak, uint64_t seq)
+                           uint8_t scope, uint8_t weak, uint8_t writes, uint64_t seq)
 {
     uint32_t unit = w->unit;
-    wr_hb_ctx key = {unit, site, kind, scope, weak, 0, seq};
+    wr_hb_ctx key = {unit, site, kind, scope, weak, writes, seq};
     uint32_t fl = ctx_flags(&key);
     unsigned listed = 0;
     for (; listed < 4 && w->eng_ctx[listed]; listed++) {
@@ -238,6 +248,7 @@ static void rset_release(wr_hbe *e, uint32_t i)
     }
     r->n = 0;
     r->keep_in = 0;
+    r->has_writes = 0;
     if (e->nfree == e->capfree) {
         e->capfree = e->capfree ? e->capfree * 2 : 64;
         e->rfree = xrealloc(e->rfree, (size_t)e->capfree * sizeof *e->rfree);
@@ -286,10 +297,14 @@ static inline void memo_reset(wr_hbe *e) { e->access_no++; }
 bool wr_hbe_ordered(wr_hbe *e, const wr_hb_warp *w, unsigned layer, const wr_hb_ctx *prev,
                     uint32_t prev_ep, unsigned lane)
 {
-    if (prev->unit == w->unit)
-        return wr_hb_intra_ordered(w, WR_EP_LANE(prev_ep), WR_EP_STAMP(prev_ep),
-                                   WR_EP_CONV(prev_ep), lane);
-    return knows(e, w, layer, prev->unit, WR_EP_STAMP(prev_ep));
+    bool o = prev->unit == w->unit
+                 ? wr_hb_intra_ordered(w, WR_EP_LANE(prev_ep), WR_EP_STAMP(prev_ep),
+                                       WR_EP_CONV(prev_ep), lane)
+                 : knows(e, w, layer, prev->unit, WR_EP_STAMP(prev_ep));
+    if (o || !e->cur_acquires)
+        return o;
+    return wr_hb_release_knows(e->hb, w, layer, e->cur_space, e->cur_launch, e->cur_block,
+                               e->cur_word, e->cur_acq_scope, prev->unit, WR_EP_STAMP(prev_ep));
 }
 
 typedef struct cur_access {
@@ -298,7 +313,7 @@ typedef struct cur_access {
     const wr_hb_ctx *c;
     uint32_t ep;        /* without lane */
     uint8_t space;
-    bool writes;
+    bool writes, atomic;
 } cur_access;
 
 static void report(wr_hbe *e, const checker *k, const wr_hb_warp *w, const wr_hb_ctx *prev,
@@ -404,6 +419,137 @@ static inline uint8_t still_kept(wr_hbe *e, const cur_access *ca, uint32_t punit
     return keep;
 }
 
+static inline bool ctx_plain(const wr_hbe *e, uint32_t ctx) { return !(e->ctx_class[ctx] & CTX_ATOMIC); }
+static inline bool ctx_writes(const wr_hbe *e, uint32_t ctx) { return e->ctx_class[ctx] & CTX_WRITES; }
+
+#define KEPT_ATOMICS WR_HB_KEPT_ATOMICS
+
+/* kept_for_atomics: what an atomic write does not supersede.  Atomics do
+ * not race with each other, so FastTrack's "a later access unordered with
+ * an earlier one is unordered with the last write, and races with it"
+ * fails when the last write and the later access are both atomics:
+ *   - a plain access, ordered before the atomic write or not, matters to
+ *     a later atomic (a plain store, the same warp's atomicAdd, then
+ *     another block's atomicAdd: that one races with the store only);
+ *   - an atomic access (a load, or a write) the atomic write is not
+ *     ordered after matters to a later plain access (every block's
+ *     atomicAdd(&bin, 1), then a plain read of bin by the last adder's
+ *     warp, ordered after its own add only).
+ * The word's read set keeps, beside the new last write, every plain access
+ * (the plain write, at most one: a plain write clears the set; the plain
+ * reads no later read superseded) and the KEPT_ATOMICS newest atomic
+ * accesses not ordered before this lane by its warp's program order.  No
+ * clock is asked (a histogram bin takes an add from every warp, and each
+ * add would ask about every kept one), and older atomics go (ENGINES.md,
+ * vc, "Known limits").  Reads check the writes of a set marked has_writes
+ * and never supersede them; an atomic read does not supersede a plain
+ * read; a plain write, checked against them all, clears them.  Returns
+ * the cell's new rctx: RSET | the set (the old one compacted in place, or
+ * a new one), or 0. */
+static __attribute__((noinline)) uint32_t kept_for_atomics(wr_hbe *e, const cur_access *ca,
+                                                           const hb_cell *c, unsigned lane)
+{
+    rset_ent atom[KEPT_ATOMICS + 1];
+    unsigned natom = 0;
+    uint32_t ri;
+    rset *r;
+    uint32_t o = 0;
+    if (c->rctx & RSET) {
+        ri = c->rctx & ~RSET;
+        r = rset_at(e, ri);
+        /* in place: plain entries stay in order, atomics go to atom[] */
+        for (uint32_t i = 0; i < r->n; i++) {
+            rset_ent x = rset_get(r, i);
+            if (ctx_plain(e, x.ctx)) {
+                rset_put(r, o++, x);
+                continue;
+            }
+            if (same_instr_alike(ca, e->ctx_unit[x.ctx], x.ep, lane) ||
+                own_supersedes(e, ca, x.ctx, x.ep, lane))
+                continue;   /* ordered before this lane: this write stands for it */
+            if (natom == KEPT_ATOMICS + 1) {
+                memmove(atom, atom + 1, KEPT_ATOMICS * sizeof *atom);
+                natom--;
+            }
+            atom[natom++] = x;
+        }
+    } else {
+        ri = UINT32_MAX;
+        r = NULL;
+    }
+    rset_ent one[2];
+    unsigned none = 0;
+    if (c->rctx && !(c->rctx & RSET))
+        one[none++] = (rset_ent){c->rctx, c->rep, e->all};
+    if (c->wctx)
+        one[none++] = (rset_ent){c->wctx, c->wep, e->all};
+    for (unsigned i = 0; i < none; i++) {
+        rset_ent x = one[i];
+        if (ctx_plain(e, x.ctx)) {
+            if (!r) {
+                ri = rset_new(e);
+                r = rset_at(e, ri);
+            }
+            if (o < r->n)
+                rset_put(r, o++, x);
+            else {
+                r->n = o;
+                rset_push(r, x.ctx, x.ep, x.keep);
+                o++;
+            }
+            continue;
+        }
+        if (same_instr_alike(ca, e->ctx_unit[x.ctx], x.ep, lane) ||
+            own_supersedes(e, ca, x.ctx, x.ep, lane))
+            continue;
+        if (natom == KEPT_ATOMICS + 1) {
+            memmove(atom, atom + 1, KEPT_ATOMICS * sizeof *atom);
+            natom--;
+        }
+        atom[natom++] = x;
+    }
+    unsigned first = natom > KEPT_ATOMICS ? natom - KEPT_ATOMICS : 0;
+    if (!o && first == natom) {
+        if (r)
+            rset_release(e, ri);
+        return 0;
+    }
+    if (!r) {
+        ri = rset_new(e);
+        r = rset_at(e, ri);
+    }
+    r->n = o;
+    for (unsigned i = first; i < natom; i++)
+        rset_push(r, atom[i].ctx, atom[i].ep, atom[i].keep);
+    r->has_writes = 1;
+    return RSET | ri;
+}
+
+/* kept_for_atomics' answer where a histogram bin spends its life: the set
+ * holds the KEPT_ATOMICS newest atomics and nothing else, and they and the
+ * last write, an atomic too, are other warps' (so none is ordered before
+ * this lane by program order): the oldest goes and the last write comes
+ * in.  false: not that case, nothing changed. */
+static inline bool kept_shift(wr_hbe *e, const cur_access *ca, const hb_cell *c)
+{
+    _Static_assert(KEPT_ATOMICS == 2 && RSET_INLINE >= 2, "two inline atomics");
+    if (!(c->rctx & RSET) || !c->wctx)
+        return false;
+    rset *r = rset_at(e, c->rctx & ~RSET);
+    if (!r->has_writes || r->heap_log2 || r->n != 2)
+        return false;
+    uint32_t a = r->u.in[0].ctx, b = r->u.in[1].ctx, unit = ca->w->unit;
+    if (!(e->ctx_class[a] & e->ctx_class[b] & e->ctx_class[c->wctx] & CTX_ATOMIC) ||
+        e->ctx_unit[a] == unit || e->ctx_unit[b] == unit || e->ctx_unit[c->wctx] == unit)
+        return false;
+    r->u.in[0] = r->u.in[1];
+    r->u.in[1].ctx = c->wctx;
+    r->u.in[1].ep = c->wep;
+    r->keep_in = (uint16_t)((r->keep_in & ~0xffu) | ((r->keep_in >> 4) & 15u) |
+                            ((unsigned)e->all << 4));
+    return true;
+}
+
 /* Inlined into the word loops: the call was a tenth of the per-word cost. */
 static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cur_access *ca,
                                                              hb_cell *c, unsigned lane,
@@ -420,25 +566,44 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
             const rset *r = rset_at(e, ri);
             for (uint32_t i = 0; i < r->n; i++) {
                 rset_ent x = rset_get(r, i);
+                /* an atomic kept for later plain accesses (kept_for_atomics):
+                 * the last write stands for it against an atomic */
+                if (ca->atomic && r->has_writes && !ctx_plain(e, x.ctx))
+                    continue;
                 check_prev(e, ca, x.ctx, x.ep, lane, addr, x.keep);
             }
-            rset_release(e, ri);
         } else if (c->rctx) {
             check_prev(e, ca, c->rctx, c->rep, lane, addr, e->all);
         }
-        if (c->wctx == ca->ctx && same_instr(ca, ca->w->unit, c->wep))
-            ; /* another lane of this instruction: keep the first */
-        else {
+        uint32_t kept = 0;
+        if (ca->atomic && !kept_shift(e, ca, c))
+            kept = kept_for_atomics(e, ca, c, lane);   /* reuses or releases the set */
+        else if (ca->atomic)
+            kept = c->rctx;
+        else if (c->rctx & RSET)
+            rset_release(e, c->rctx & ~RSET);
+        /* another lane of this instruction: keep the first (an atomic's
+         * diverged lanes are each kept: kept_for_atomics) */
+        if (!(c->wctx == ca->ctx && (ca->atomic ? same_instr_alike(ca, ca->w->unit, c->wep, lane)
+                                                : same_instr(ca, ca->w->unit, c->wep)))) {
             c->wctx = ca->ctx;
             c->wep = ep;
         }
-        c->rctx = 0;
+        c->rctx = kept;
         c->rep = 0;
         return;
     }
     /* read */
     if (c->wctx)
         check_prev(e, ca, c->wctx, c->wep, lane, addr, e->all);
+    if ((c->rctx & RSET) && rset_at(e, c->rctx & ~RSET)->has_writes) {
+        const rset *r = rset_at(e, c->rctx & ~RSET);
+        for (uint32_t i = 0; i < r->n; i++) {
+            rset_ent x = rset_get(r, i);
+            if (ctx_writes(e, x.ctx))
+                check_prev(e, ca, x.ctx, x.ep, lane, addr, x.keep);
+        }
+    }
     if (!c->rctx) {
         c->rctx = ca->ctx;
         c->rep = ep;
@@ -449,7 +614,9 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
         if (same_instr_alike(ca, punit, c->rep, lane))
             return;
         uint8_t keep = 0;
-        if (!own_supersedes(e, ca, c->rctx, c->rep, lane))
+        if (ca->atomic && ctx_plain(e, c->rctx))
+            keep = e->all;   /* an atomic read does not supersede a plain one */
+        else if (!own_supersedes(e, ca, c->rctx, c->rep, lane))
             keep = punit != ca->w->unit ? still_kept(e, ca, punit, c->rep, e->all) : e->all;
         if (!keep) {   /* superseded by the current read for every checker */
             c->rctx = ca->ctx;
@@ -478,6 +645,10 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
     for (uint32_t i = 0; i < r->n; i++) {
         rset_ent x = rset_get(r, i);
         uint32_t punit = e->ctx_unit[x.ctx];
+        if ((ca->atomic && ctx_plain(e, x.ctx)) || (r->has_writes && ctx_writes(e, x.ctx))) {
+            rset_put(r, o++, x);   /* a read supersedes no write, an atomic no plain read */
+            continue;
+        }
         if (own_supersedes(e, ca, x.ctx, x.ep, lane))
             continue; /* superseded by the current read */
         if (punit != ca->w->unit && !(x.keep = still_kept(e, ca, punit, x.ep, x.keep)))
@@ -779,7 +950,7 @@ static void do_access(wr_hbe *e, const wr_event *ev)
     /* interned on every shard: the context's seq (the latest access of that
      * instruction context, reported as the first access) must not depend on
      * the shard count */
-    ca.ctx = ctx_intern(e, w, ev->site, kind, scope, weak, ev->seq);
+    ca.ctx = ctx_intern(e, w, ev->site, kind, scope, weak, wr_op_writes(a->op), ev->seq);
     if (access_not_mine(e, a, size)) {
         /* none of this shard's words: only the synchronization part remains */
         wr_hb_access_end(e->hb, w, a);
@@ -790,6 +961,14 @@ static void do_access(wr_hbe *e, const wr_event *ev)
     ca.ep = (w->c << 6) | ((uint32_t)w->conv << 5);
     ca.space = a->space;
     ca.writes = wr_op_writes(a->op);
+    ca.atomic = kind == WR_KIND_ATOMIC;
+    /* an atomic read acquires at once unless it is a relaxed CAS (vclock.c,
+     * wr_hb_access_end): it is ordered after its word's releases */
+    bool is_cas = a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS;
+    e->cur_acquires = ca.atomic && wr_op_reads(a->op) &&
+                      (!is_cas || a->order == WR_ORDER_ACQUIRE || a->order == WR_ORDER_ACQ_REL ||
+                       a->order == WR_ORDER_SC);
+    e->cur_acq_scope = scope;
     e->cur_space = a->space;
     e->cur_launch = a->launch;
     e->cur_block = a->block;
@@ -826,10 +1005,12 @@ static void do_copy(wr_hbe *e, const wr_event *ev)
     ca.w = w;
     ca.ep = (w->c << 6) | (1u << 5);
     ca.space = WR_SPACE_GLOBAL;
+    ca.atomic = false;
+    e->cur_acquires = false;
     bool rd = cp->kind == WR_COPY_D2H || cp->kind == WR_COPY_D2D;
     bool wr = cp->kind != WR_COPY_D2H;
     if (rd) {
-        ca.ctx = ctx_intern(e, w, ev->site, WR_KIND_READ, 0, 0, ev->seq);
+        ca.ctx = ctx_intern(e, w, ev->site, WR_KIND_READ, 0, 0, 0, ev->seq);
         ca.c = &e->ctx[ca.ctx];
         ca.writes = false;
         copy_range(e, &ca, cp->src, cp->bytes);
@@ -838,7 +1019,7 @@ static void do_copy(wr_hbe *e, const wr_event *ev)
         w->c++;   /* the write part is a later "instruction" of the copy */
         memo_reset(e);
         ca.ep = (w->c << 6) | (1u << 5);
-        ca.ctx = ctx_intern(e, w, ev->site, WR_KIND_WRITE, 0, 0, ev->seq);
+        ca.ctx = ctx_intern(e, w, ev->site, WR_KIND_WRITE, 0, 0, 1, ev->seq);
         ca.c = &e->ctx[ca.ctx];
         ca.writes = true;
         copy_range(e, &ca, cp->dst, cp->bytes);
@@ -916,6 +1097,8 @@ void *wr_hbe_create_pass(const wr_engine_config *cfg, const wr_pass_member *memb
     e->capctx = 256;
     e->ctx = xrealloc(NULL, (size_t)e->capctx * sizeof *e->ctx);
     e->ctx_unit = xrealloc(NULL, (size_t)e->capctx * sizeof *e->ctx_unit);
+    e->ctx_class = xrealloc(NULL, (size_t)e->capctx);
+    e->ctx_class[0] = 0;
     memset(&e->ctx[0], 0, sizeof e->ctx[0]);
     e->ctx_unit[0] = 0;
     e->nctx = 1;
@@ -940,6 +1123,7 @@ void wr_hbe_free(wr_hbe *e)
     wr_shadow_free(e->shadow);
     free(e->ctx);
     free(e->ctx_unit);
+    free(e->ctx_class);
     free(e->cslots);
     for (uint32_t i = 0; i < e->nrs; i++)
         if (rset_at(e, i)->heap_log2)

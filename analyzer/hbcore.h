@@ -30,7 +30,7 @@ typedef struct wr_hb_ctx {
     uint8_t kind;        /* wr_access_kind */
     uint8_t scope;       /* atomics: wr_scope */
     uint8_t weak;        /* plain weak access */
-    uint8_t pad;
+    uint8_t writes;      /* a store, or an atomic that writes (not a load) */
     uint64_t seq;        /* latest trace position of this context */
 } wr_hb_ctx;
 
@@ -39,6 +39,11 @@ typedef struct wr_hb_ctx {
 #define WR_EP_STAMP(ep) ((ep) >> 6)
 
 typedef struct wr_hbe wr_hbe;
+
+/* How many atomic accesses a word keeps beside its last write for later
+ * plain accesses to race with (hbcore.c, kept_for_atomics): an older one
+ * may be forgotten, and a race with it missed (ENGINES.md, vc). */
+#define WR_HB_KEPT_ATOMICS 2
 
 /* Is (prev, prev_ep) against the current access (cur by lane `lane` of w) a
  * race?  Both conflict (one writes) and are not the same instruction.

@@ -1072,6 +1072,39 @@ bool wr_hb_sync_word(wr_hb *hb, uint8_t space, uint32_t launch, uint32_t block,
     return p && p->sync;
 }
 
+/* Does snapshot s know unit u's stamp st (directly, or through the
+ * completion of u's launch on its stream)? */
+static bool snap_knows(const wr_hb *hb, const wr_vc_snap *s, uint32_t u, uint32_t st)
+{
+    if (wr_vc_get(&s->c, u) >= st)
+        return true;
+    const hb_launch *ul = hb->launches[hb->unit_launch[u]];
+    return wr_vc_get(&s->c, WR_HB_STREAM_KEY | ul->stream_slot) >= ul->pos;
+}
+
+bool wr_hb_release_knows(wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint8_t space,
+                         uint32_t launch, uint32_t block, uint64_t word, unsigned acq_scope,
+                         uint32_t u, uint32_t st)
+{
+    if (layer == WR_HB_BAR || (layer == WR_HB_SCOPED && hb->L < 2))
+        return false;   /* BAR takes no acquire */
+    uint64_t k1 = space == WR_SPACE_SHARED
+                      ? (0x8000000000000000ull | ((uint64_t)launch << 32) | block)
+                      : 0;
+    const hb_loc *p = loc_find(hb, k1, word, false);
+    if (!p)
+        return false;
+    unsigned k = layer == WR_HB_OBL ? 0 : 1;
+    for (uint32_t i = 0; i < p->n; i++) {
+        const hb_rel *r = &p->rel[i];
+        if (k == 1 && rel_relation(w, r) > min_u(r->scope, acq_scope))
+            continue;   /* the scoped layer does not take it */
+        if (snap_knows(hb, r->snap[k], u, st) || (r->later[k] && snap_knows(hb, r->later[k], u, st)))
+            return true;
+    }
+    return false;
+}
+
 /* ------------------------------------------------------------------ */
 /* accesses                                                             */
 

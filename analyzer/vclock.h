@@ -169,6 +169,15 @@ static inline bool wr_hb_intra_ordered(const wr_hb_warp *w, unsigned a, uint32_t
 bool wr_hb_sync_word(wr_hb *hb, uint8_t space, uint32_t launch, uint32_t block,
                      uint64_t word);
 
+/* Would w's acquire at this word now (an atomic read of acq_scope) bring
+ * it to know unit u's stamp st in layer `layer`?  What the word's release
+ * sequence carries happens before the atomic that reads it, so that
+ * atomic is ordered after it already (not only the accesses after it).
+ * BAR takes no acquire: false there. */
+bool wr_hb_release_knows(wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint8_t space,
+                         uint32_t launch, uint32_t block, uint64_t word, unsigned acq_scope,
+                         uint32_t u, uint32_t st);
+
 /* Shared memory bytes of a launch (0 if unknown), for freeing shadow. */
 uint32_t wr_hb_shared_bytes(const wr_hb *hb, uint32_t launch_id);
 

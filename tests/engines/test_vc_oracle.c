@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "hbcore.h"
 #include "lf_events.h"
 
 extern const wr_engine_ops wr_engine_vc;
@@ -86,6 +87,8 @@ typedef struct racy_pair {      /* instructions (by seq) that race somewhere */
 typedef struct partner {        /* an access the word's first race races with */
     uint64_t seq;
     uint32_t site, lane;
+    bool atomic;
+    uint32_t atomics_after;     /* atomic lane accesses to the word after it */
 } partner;
 
 typedef struct model {
@@ -189,8 +192,12 @@ static void add_pair(model *m, uint64_t s1, uint64_t s2)
 static void lane_access(model *m, unsigned t, unsigned word, uint64_t seq, uint32_t site,
                         bool write, bool atomic, unsigned lane)
 {
+    uint32_t atomics = 0, atomics_seen = 0;
+    for (uint32_t i = 0; i < m->nhist[word]; i++)
+        atomics += m->hist[word][i].atomic;
     for (uint32_t i = 0; i < m->nhist[word]; i++) {
         const rec *r = &m->hist[word][i];
+        atomics_seen += r->atomic;
         if (r->t == t || (!r->write && !write) || (r->atomic && atomic))
             continue;
         uint32_t tick = m->snaps[r->snap].v[r->t];
@@ -210,7 +217,7 @@ static void lane_access(model *m, unsigned t, unsigned word, uint64_t seq, uint3
             m->first_partners[word] = realloc(m->first_partners[word],
                                               (m->npartners[word] + 1) * sizeof(partner));
             m->first_partners[word][m->npartners[word]++] =
-                (partner){r->seq, r->site, r->t % LANES};
+                (partner){r->seq, r->site, r->t % LANES, r->atomic, atomics - atomics_seen};
         }
     }
     if (m->nsnaps == m->capsnaps) {
@@ -237,7 +244,7 @@ static void model_access(model *m, unsigned wi, uint32_t mask, const unsigned *w
     if (mask != w->group)
         w->diverged = true;
     bool conv = !w->diverged;
-    bool write = op != WR_OP_LOAD, atomic = op == WR_OP_ATOMIC_RMW;
+    bool write = op == WR_OP_STORE || op == WR_OP_ATOMIC_RMW, atomic = wr_op_is_atomic(op);
     for (unsigned l = 0; l < LANES; l++)
         if ((mask >> l) & 1u)
             m->lane[thread_of(wi, l)].v[thread_of(wi, l)]++;
@@ -266,7 +273,7 @@ static void model_access(model *m, unsigned wi, uint32_t mask, const unsigned *w
                     last_of_run = word_of[k] != x;
                     break;
                 }
-            if (w->has_fence && last_of_run) {
+            if (write && w->has_fence && last_of_run) {
                 vclk pub;
                 warp_view(m, wi, &pub);
                 for (unsigned k = 0; k < LANES; k++)
@@ -427,17 +434,16 @@ static void step_access(program *p, unsigned step, unsigned li, unsigned b, unsi
     model *m = p->m;
     unsigned wi = warp_index(li, b, w);
     uint32_t mask = random_mask(m, wi);
-    /* Atomic RMWs are not generated yet: the engine misses races that a
-     * later atomic access has with an earlier plain access or atomic write
-     * which another atomic write superseded in the cell (ENGINES.md, vc,
-     * "Known limits"); the model finds them at once.  WR_ORACLE_ATOMICS=1
-     * generates them (and the model's atomics semantics are ready). */
-    static const uint8_t ops[] = {WR_OP_LOAD, WR_OP_LOAD, WR_OP_STORE, WR_OP_STORE,
-                                  WR_OP_ATOMIC_RMW};
-    uint8_t op = ops[rnd(getenv("WR_ORACLE_ATOMICS") ? 5 : 4)];
+    /* relaxed atomics: RMWs (read and write; they release after a fence)
+     * and loads (they acquire at once, as every relaxed atomic read but a
+     * CAS does) */
+    static const uint8_t ops[] = {WR_OP_LOAD,       WR_OP_LOAD,      WR_OP_STORE,
+                                  WR_OP_STORE,      WR_OP_ATOMIC_RMW, WR_OP_ATOMIC_RMW,
+                                  WR_OP_ATOMIC_LOAD};
+    uint8_t op = ops[rnd(getenv("WR_ORACLE_NO_ATOMICS") ? 4 : 7)];
     unsigned word_of[LANES] = {0};
     wr_event e = lf_acc(SITE0 + step, p->launch_id[li], b, w, mask, op,
-                        op == WR_OP_ATOMIC_RMW ? WR_SCOPE_DEVICE : 0, 0, 0);
+                        wr_op_is_atomic(op) ? WR_SCOPE_DEVICE : 0, 0, 0);
     switch (rnd(4)) {
     case 0: {   /* uniform: every lane one word */
         unsigned x = rnd(WORDS);
@@ -559,7 +565,7 @@ static void run_program(program *p, unsigned shards, uint64_t seed)
 }
 
 static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *groups_seen,
-                       uint64_t *first_races)
+                       uint64_t *first_races, uint64_t *forgotten)
 {
     run_program(p, shards, seed);
     wr_findings *f = lf_end(&p->run);
@@ -583,10 +589,20 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
                   r->first.seq, r->first.lane, r->second.seq, r->second.lane, word);
     }
     *groups_seen += n;
-    /* completeness for each word's first race */
+    /* completeness for each word's first race, but where vc may have let
+     * every partner go: an atomic with more than WR_HB_KEPT_ATOMICS atomic
+     * accesses to the word after it (hbcore.h) */
     for (unsigned x = 0; x < WORDS; x++) {
         if (!m->word_raced[x])
             continue;
+        bool may_forget = true;
+        for (uint32_t k = 0; k < m->npartners[x]; k++)
+            may_forget &= m->first_partners[x][k].atomic &&
+                          m->first_partners[x][k].atomics_after > WR_HB_KEPT_ATOMICS;
+        if (may_forget) {
+            (*forgotten)++;
+            continue;
+        }
         (*first_races)++;
         bool found = false;
         for (uint32_t k = 0; k < m->npartners[x] && !found; k++) {
@@ -615,16 +631,20 @@ static void check_all(unsigned shards)
 {
     program *p = calloc(1, sizeof *p);
     p->m = calloc(1, sizeof *p->m);
-    uint64_t groups = 0, first = 0;
+    uint64_t groups = 0, first = 0, forgotten = 0;
     uint64_t first_seed = 1, last_seed = SEEDS;
     if (getenv("WR_ORACLE_SEED"))   /* one seed, to debug it */
         first_seed = last_seed = strtoull(getenv("WR_ORACLE_SEED"), NULL, 10);
     for (uint64_t seed = first_seed; seed <= last_seed; seed++)
-        check_seed(p, shards, seed, &groups, &first);
+        check_seed(p, shards, seed, &groups, &first, &forgotten);
     if (first_seed != last_seed)
         cr_assert_gt(groups, SEEDS, "the random programs must race to check anything");
-    if (first_seed != last_seed)
+    if (first_seed != last_seed) {
         cr_assert_gt(first, SEEDS, "the random programs must race to check anything");
+        /* the exemption is for the rare word, not a way around the check */
+        cr_assert_lt(forgotten * 20, first, "%" PRIu64 " first races exempted of %" PRIu64,
+                     forgotten, first + forgotten);
+    }
     free(p->m);
     free(p);
 }
