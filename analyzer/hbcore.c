@@ -446,32 +446,43 @@ static inline bool ctx_writes(const wr_hbe *e, uint32_t ctx) { return e->ctx_cla
  * read; a plain write, checked against them all, clears them.  Returns
  * the cell's new rctx: RSET | the set (the old one compacted in place, or
  * a new one), or 0. */
+typedef struct kept_atoms {
+    rset_ent a[KEPT_ATOMICS + 1];   /* oldest first; one spare before the oldest goes */
+    unsigned n;
+} kept_atoms;
+
+/* x, an atomic access, goes in as the newest unless program order puts it
+ * before this lane (then the current write stands for it). */
+static inline void kept_atom(const wr_hbe *e, const cur_access *ca, unsigned lane, kept_atoms *k,
+                             rset_ent x)
+{
+    if (same_instr_alike(ca, e->ctx_unit[x.ctx], x.ep, lane) ||
+        own_supersedes(e, ca, x.ctx, x.ep, lane))
+        return;
+    if (k->n == KEPT_ATOMICS + 1) {
+        memmove(k->a, k->a + 1, KEPT_ATOMICS * sizeof *k->a);
+        k->n--;
+    }
+    k->a[k->n++] = x;
+}
+
 static __attribute__((noinline)) uint32_t kept_for_atomics(wr_hbe *e, const cur_access *ca,
                                                            const hb_cell *c, unsigned lane)
 {
-    rset_ent atom[KEPT_ATOMICS + 1];
-    unsigned natom = 0;
+    kept_atoms ka = {.n = 0};
     uint32_t ri;
     rset *r;
     uint32_t o = 0;
     if (c->rctx & RSET) {
         ri = c->rctx & ~RSET;
         r = rset_at(e, ri);
-        /* in place: plain entries stay in order, atomics go to atom[] */
+        /* in place: plain entries stay in order, atomics go to ka */
         for (uint32_t i = 0; i < r->n; i++) {
             rset_ent x = rset_get(r, i);
-            if (ctx_plain(e, x.ctx)) {
+            if (ctx_plain(e, x.ctx))
                 rset_put(r, o++, x);
-                continue;
-            }
-            if (same_instr_alike(ca, e->ctx_unit[x.ctx], x.ep, lane) ||
-                own_supersedes(e, ca, x.ctx, x.ep, lane))
-                continue;   /* ordered before this lane: this write stands for it */
-            if (natom == KEPT_ATOMICS + 1) {
-                memmove(atom, atom + 1, KEPT_ATOMICS * sizeof *atom);
-                natom--;
-            }
-            atom[natom++] = x;
+            else
+                kept_atom(e, ca, lane, &ka, x);
         }
     } else {
         ri = UINT32_MAX;
@@ -499,17 +510,10 @@ static __attribute__((noinline)) uint32_t kept_for_atomics(wr_hbe *e, const cur_
             }
             continue;
         }
-        if (same_instr_alike(ca, e->ctx_unit[x.ctx], x.ep, lane) ||
-            own_supersedes(e, ca, x.ctx, x.ep, lane))
-            continue;
-        if (natom == KEPT_ATOMICS + 1) {
-            memmove(atom, atom + 1, KEPT_ATOMICS * sizeof *atom);
-            natom--;
-        }
-        atom[natom++] = x;
+        kept_atom(e, ca, lane, &ka, x);
     }
-    unsigned first = natom > KEPT_ATOMICS ? natom - KEPT_ATOMICS : 0;
-    if (!o && first == natom) {
+    unsigned first = ka.n > KEPT_ATOMICS ? ka.n - KEPT_ATOMICS : 0;
+    if (!o && first == ka.n) {
         if (r)
             rset_release(e, ri);
         return 0;
@@ -519,8 +523,8 @@ static __attribute__((noinline)) uint32_t kept_for_atomics(wr_hbe *e, const cur_
         r = rset_at(e, ri);
     }
     r->n = o;
-    for (unsigned i = first; i < natom; i++)
-        rset_push(r, atom[i].ctx, atom[i].ep, atom[i].keep);
+    for (unsigned i = first; i < ka.n; i++)
+        rset_push(r, ka.a[i].ctx, ka.a[i].ep, ka.a[i].keep);
     r->has_writes = 1;
     return RSET | ri;
 }
