@@ -966,12 +966,8 @@ static void do_access(wr_hbe *e, const wr_event *ev)
     ca.space = a->space;
     ca.writes = wr_op_writes(a->op);
     ca.atomic = kind == WR_KIND_ATOMIC;
-    /* an atomic read acquires at once unless it is a relaxed CAS (vclock.c,
-     * wr_hb_access_end): it is ordered after its word's releases */
-    bool is_cas = a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS;
-    e->cur_acquires = ca.atomic && wr_op_reads(a->op) &&
-                      (!is_cas || a->order == WR_ORDER_ACQUIRE || a->order == WR_ORDER_ACQ_REL ||
-                       a->order == WR_ORDER_SC);
+    /* an access that acquires is ordered after its word's releases */
+    e->cur_acquires = wr_hb_acquires_at_once(a);
     e->cur_acq_scope = scope;
     e->cur_space = a->space;
     e->cur_launch = a->launch;

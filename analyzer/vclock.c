@@ -1141,6 +1141,12 @@ static bool order_releases(unsigned o)
     return o == WR_ORDER_RELEASE || o == WR_ORDER_ACQ_REL || o == WR_ORDER_SC;
 }
 
+bool wr_hb_acquires_at_once(const wr_access *a)
+{
+    bool is_cas = a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS;
+    return wr_op_is_atomic(a->op) && wr_op_reads(a->op) && (order_acquires(a->order) || !is_cas);
+}
+
 void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
 {
     if (!wr_op_is_atomic(a->op) || a->space == WR_SPACE_LOCAL)
@@ -1184,7 +1190,7 @@ void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
         if (reads) {
             hb_loc *p = loc_find(hb, k1, word, false);
             if (p && p->n) {
-                if (order_acquires(a->order) || !is_cas)
+                if (wr_hb_acquires_at_once(a))
                     acquire_rels(hb, w, p->rel, p->n, scope, WR_VERDICT_SCOPE_ATOMIC, false, lm);
                 else
                     pend_add(w, p, k1, word, scope);

@@ -134,6 +134,10 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev);
  * NULL); the engine checks its words; end applies the atomics' release /
  * acquire semantics for every word (all shards). */
 wr_hb_warp *wr_hb_access_begin(wr_hb *hb, const wr_access *a);
+/* Does atomic access a acquire at its words when it ends?  An atomic read
+ * does, unless it is a relaxed CAS (which acquires at the next fence: the
+ * lock idiom). */
+bool wr_hb_acquires_at_once(const wr_access *a);
 void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a);
 
 /* Host copies: begin returns a pseudo-warp standing for the copy (one unit);

@@ -340,7 +340,10 @@ static void print_event(uint64_t seq, const wr_event *ev)
     switch (ev->kind) {
     case WR_EV_ACCESS:
         fprintf(stderr, "#%" PRIu64 " L%u b%u w%u %s mask=%08x site=%u", seq, a->launch,
-                a->block, a->warp, a->op == WR_OP_LOAD ? "ld" : a->op == WR_OP_STORE ? "st" : "atom",
+                a->block, a->warp, a->op == WR_OP_LOAD          ? "ld"
+                : a->op == WR_OP_STORE       ? "st"
+                : a->op == WR_OP_ATOMIC_LOAD ? "ld.atomic"
+                                             : "atom",
                 a->active_mask, ev->site);
         for (unsigned l = 0; l < LANES; l++)
             if ((a->active_mask >> l) & 1u)
