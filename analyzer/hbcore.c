@@ -44,7 +44,10 @@ typedef struct rset {
     uint32_t n;
     uint16_t keep_in;         /* inline: read i's keep mask in bits 4i..4i+3 */
     uint8_t heap_log2;        /* 0: the reads are inline; else heap holds 2^heap_log2 */
-    uint8_t has_writes;       /* holds writes kept for atomics (kept_for_atomics) */
+    /* 0: reads only.  Else kept_for_atomics made the set: it holds writes,
+     * and its first for_atomics - 1 entries are the atomics kept from
+     * before the word's last write, oldest first (the rest came later) */
+    uint8_t for_atomics;
     union {
         struct {
             uint32_t ctx, ep;
@@ -248,7 +251,7 @@ static void rset_release(wr_hbe *e, uint32_t i)
     }
     r->n = 0;
     r->keep_in = 0;
-    r->has_writes = 0;
+    r->for_atomics = 0;
     if (e->nfree == e->capfree) {
         e->capfree = e->capfree ? e->capfree * 2 : 64;
         e->rfree = xrealloc(e->rfree, (size_t)e->capfree * sizeof *e->rfree);
@@ -441,7 +444,8 @@ static inline bool ctx_writes(const wr_hbe *e, uint32_t ctx) { return e->ctx_cla
  * accesses not ordered before this lane by its warp's program order.  No
  * clock is asked (a histogram bin takes an add from every warp, and each
  * add would ask about every kept one), and older atomics go (ENGINES.md,
- * vc, "Known limits").  Reads check the writes of a set marked has_writes
+ * vc, "Known limits"); "newest" is by the order of the accesses, which
+ * the set keeps (for_atomics).  Reads check the writes of a set made here
  * and never supersede them; an atomic read does not supersede a plain
  * read; a plain write, checked against them all, clears them.  Returns
  * the cell's new rctx: RSET | the set (the old one compacted in place, or
@@ -466,54 +470,69 @@ static inline void kept_atom(const wr_hbe *e, const cur_access *ca, unsigned lan
     k->a[k->n++] = x;
 }
 
+/* The atomics of a set made by kept_for_atomics that are older than the
+ * word's last write: its first entries. */
+static inline uint32_t old_atoms(const rset *r) { return r->for_atomics ? r->for_atomics - 1u : 0; }
+
+/* kept_for_atomics' step for one earlier access x: a plain one stays in
+ * the set (compacted to its first *o entries; r is made when needed), an
+ * atomic one is a candidate for ka. */
+static inline void kept_one(wr_hbe *e, const cur_access *ca, unsigned lane, kept_atoms *ka,
+                            uint32_t *ri, rset **r, uint32_t *o, rset_ent x)
+{
+    if (!ctx_plain(e, x.ctx)) {
+        kept_atom(e, ca, lane, ka, x);
+        return;
+    }
+    if (!*r) {
+        *ri = rset_new(e);
+        *r = rset_at(e, *ri);
+    }
+    if (*o < (*r)->n) {
+        rset_put(*r, (*o)++, x);
+    } else {
+        (*r)->n = *o;
+        rset_push(*r, x.ctx, x.ep, x.keep);
+        (*o)++;
+    }
+}
+
 static __attribute__((noinline)) uint32_t kept_for_atomics(wr_hbe *e, const cur_access *ca,
                                                            const hb_cell *c, unsigned lane)
 {
     kept_atoms ka = {.n = 0};
-    uint32_t ri;
-    rset *r;
+    uint32_t ri = UINT32_MAX;
+    rset *r = NULL;
     uint32_t o = 0;
+    /* the candidates go in oldest first: the atomics kept before the last
+     * write, the last write, then what came after it (the set's other
+     * entries, or the one read in the cell) */
+    rset_ent last = {c->wctx, c->wep, e->all};
+    bool last_atomic = last.ctx && !ctx_plain(e, last.ctx);
     if (c->rctx & RSET) {
         ri = c->rctx & ~RSET;
         r = rset_at(e, ri);
-        /* in place: plain entries stay in order, atomics go to ka */
-        for (uint32_t i = 0; i < r->n; i++) {
-            rset_ent x = rset_get(r, i);
-            if (ctx_plain(e, x.ctx))
-                rset_put(r, o++, x);
-            else
-                kept_atom(e, ca, lane, &ka, x);
+        uint32_t before_last = old_atoms(r), n = r->n;
+        /* in place (o <= i): the plain entries' order does not matter, so
+         * a plain last write goes in after the loop */
+        for (uint32_t i = 0; i < n; i++) {
+            if (i == before_last && last_atomic)
+                kept_atom(e, ca, lane, &ka, last);
+            kept_one(e, ca, lane, &ka, &ri, &r, &o, rset_get(r, i));
         }
+        if (n <= before_last && last_atomic)
+            kept_atom(e, ca, lane, &ka, last);
+        if (last.ctx && !last_atomic)
+            kept_one(e, ca, lane, &ka, &ri, &r, &o, last);
     } else {
-        ri = UINT32_MAX;
-        r = NULL;
-    }
-    rset_ent one[2];
-    unsigned none = 0;
-    if (c->rctx && !(c->rctx & RSET))
-        one[none++] = (rset_ent){c->rctx, c->rep, e->all};
-    if (c->wctx)
-        one[none++] = (rset_ent){c->wctx, c->wep, e->all};
-    for (unsigned i = 0; i < none; i++) {
-        rset_ent x = one[i];
-        if (ctx_plain(e, x.ctx)) {
-            if (!r) {
-                ri = rset_new(e);
-                r = rset_at(e, ri);
-            }
-            if (o < r->n)
-                rset_put(r, o++, x);
-            else {
-                r->n = o;
-                rset_push(r, x.ctx, x.ep, x.keep);
-                o++;
-            }
-            continue;
-        }
-        kept_atom(e, ca, lane, &ka, x);
+        if (last.ctx)
+            kept_one(e, ca, lane, &ka, &ri, &r, &o, last);
+        if (c->rctx)
+            kept_one(e, ca, lane, &ka, &ri, &r, &o, (rset_ent){c->rctx, c->rep, e->all});
     }
     unsigned first = ka.n > KEPT_ATOMICS ? ka.n - KEPT_ATOMICS : 0;
-    if (!o && first == ka.n) {
+    uint32_t atoms = ka.n - first;
+    if (!o && !atoms) {
         if (r)
             rset_release(e, ri);
         return 0;
@@ -525,7 +544,13 @@ static __attribute__((noinline)) uint32_t kept_for_atomics(wr_hbe *e, const cur_
     r->n = o;
     for (unsigned i = first; i < ka.n; i++)
         rset_push(r, ka.a[i].ctx, ka.a[i].ep, ka.a[i].keep);
-    r->has_writes = 1;
+    /* the atomics to the front (old_atoms), the plain entries after them */
+    for (uint32_t i = 0; i < atoms && o; i++) {
+        rset_ent x = rset_get(r, i), y = rset_get(r, o + i);
+        rset_put(r, i, y);
+        rset_put(r, o + i, x);
+    }
+    r->for_atomics = (uint8_t)(1u + atoms);
     return RSET | ri;
 }
 
@@ -540,7 +565,7 @@ static inline bool kept_shift(wr_hbe *e, const cur_access *ca, const hb_cell *c)
     if (!(c->rctx & RSET) || !c->wctx)
         return false;
     rset *r = rset_at(e, c->rctx & ~RSET);
-    if (!r->has_writes || r->heap_log2 || r->n != 2)
+    if (old_atoms(r) != 2 || r->heap_log2 || r->n != 2)
         return false;
     uint32_t a = r->u.in[0].ctx, b = r->u.in[1].ctx, unit = ca->w->unit;
     if (!(e->ctx_class[a] & e->ctx_class[b] & e->ctx_class[c->wctx] & CTX_ATOMIC) ||
@@ -572,7 +597,7 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
                 rset_ent x = rset_get(r, i);
                 /* an atomic kept for later plain accesses (kept_for_atomics):
                  * the last write stands for it against an atomic */
-                if (ca->atomic && r->has_writes && !ctx_plain(e, x.ctx))
+                if (ca->atomic && r->for_atomics && !ctx_plain(e, x.ctx))
                     continue;
                 check_prev(e, ca, x.ctx, x.ep, lane, addr, x.keep);
             }
@@ -600,7 +625,7 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
     /* read */
     if (c->wctx)
         check_prev(e, ca, c->wctx, c->wep, lane, addr, e->all);
-    if ((c->rctx & RSET) && rset_at(e, c->rctx & ~RSET)->has_writes) {
+    if ((c->rctx & RSET) && rset_at(e, c->rctx & ~RSET)->for_atomics) {
         const rset *r = rset_at(e, c->rctx & ~RSET);
         for (uint32_t i = 0; i < r->n; i++) {
             rset_ent x = rset_get(r, i);
@@ -645,11 +670,12 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
         if (same_instr_alike(ca, e->ctx_unit[last.ctx], last.ep, lane))
             return;
     }
-    uint32_t o = 0;
+    uint32_t o = 0, old = old_atoms(r), old_left = 0;
     for (uint32_t i = 0; i < r->n; i++) {
         rset_ent x = rset_get(r, i);
         uint32_t punit = e->ctx_unit[x.ctx];
-        if ((ca->atomic && ctx_plain(e, x.ctx)) || (r->has_writes && ctx_writes(e, x.ctx))) {
+        if ((ca->atomic && ctx_plain(e, x.ctx)) || (r->for_atomics && ctx_writes(e, x.ctx))) {
+            old_left += i < old;
             rset_put(r, o++, x);   /* a read supersedes no write, an atomic no plain read */
             continue;
         }
@@ -657,8 +683,11 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
             continue; /* superseded by the current read */
         if (punit != ca->w->unit && !(x.keep = still_kept(e, ca, punit, x.ep, x.keep)))
             continue;
+        old_left += i < old;
         rset_put(r, o++, x);
     }
+    if (r->for_atomics)
+        r->for_atomics = (uint8_t)(1u + old_left);
     if (!o) {   /* every earlier read superseded: back to one read in the cell */
         rset_release(e, c->rctx & ~RSET);
         c->rctx = ca->ctx;
