@@ -758,10 +758,16 @@ static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c,
             meta |= M_REPORTED;
         }
         /* A read after a write of this epoch leaves the write as the side a
-         * report names: a read/read pair would name no conflict.  EXCL's
-         * owner check is unaffected (every access in EXCL is the owner's),
-         * and so is M_MULTI (a block other than the kept one sets it). */
-        if (!c->write && (old.meta & M_WRITTEN) && !concurrent_epoch) {
+         * report names: a read/read pair would name no conflict.  So does
+         * an atomic after a plain write: the plain write holds no implicit
+         * atomic lock, so it is what a later atomic conflicts with (an
+         * atomic/atomic pair at a scope that holds both names none).
+         * EXCL's owner check is unaffected (every access in EXCL is the
+         * owner's), and so is M_MULTI (a block other than the kept one
+         * sets it). */
+        bool keeps_old = c->kind == WR_KIND_ATOMIC ? M_KIND(old.meta) == WR_KIND_WRITE
+                                                   : !c->write && (old.meta & M_WRITTEN);
+        if (keeps_old && !concurrent_epoch) {
             nc.site = old.site;
             nc.who = (old.who & 0x3fffffffu) | ((uint32_t)st << 30);
             nc.meta = (meta & ~(3u << 22)) | (old.meta & (3u << 22));

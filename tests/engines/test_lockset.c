@@ -260,6 +260,24 @@ Test(lockset, atomics)
     wr_findings_free(f);
 }
 
+/* A plain store, the same thread's atomic, then another block's atomic: the
+ * atomics share the implicit atomic lock, so the report names the store. */
+Test(lockset, report_names_the_plain_write_an_atomic_conflicts_with)
+{
+    start();
+    store(A0, S_DATA);
+    lf_feed(&R, lf_acc(502, L, 0, 0, 1u, WR_OP_ATOMIC_RMW, D, DATA, 0));
+    lf_feed(&R, lf_acc(S_DATA_B, L, 1, 0, 1u, WR_OP_ATOMIC_RMW, D, DATA, 0));
+    wr_findings *f = lf_end(&R);
+    const wr_race_group *g;
+    cr_assert_eq(lf_groups(f, &g), 1);
+    cr_assert_eq(g[0].example.first.site, S_DATA);
+    cr_assert_eq(g[0].example.first.kind, WR_KIND_WRITE);
+    cr_assert_eq(g[0].example.second.site, S_DATA_B);
+    cr_assert_eq(g[0].example.second.kind, WR_KIND_ATOMIC);
+    wr_findings_free(f);
+}
+
 Test(lockset, barrier_resets_block_local_words)
 {
     start();
