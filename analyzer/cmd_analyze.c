@@ -244,6 +244,7 @@ int wr_cmd_analyze(int argc, char **argv)
         free(copy);
         db_path = default_db;
     }
+    ro.no_hash = no_db;   /* the hash names the trace in the run row, and nothing else */
     wr_error err;
     wr_store *store = NULL;
     if (!no_db) {
