@@ -302,7 +302,7 @@ bool wr_hbe_ordered(wr_hbe *e, const wr_hb_warp *w, unsigned layer, const wr_hb_
 {
     bool o = prev->unit == w->unit
                  ? wr_hb_intra_ordered(w, WR_EP_LANE(prev_ep), WR_EP_STAMP(prev_ep),
-                                       WR_EP_CONV(prev_ep), lane)
+                                       WR_EP_CONV(prev_ep), lane, layer == WR_HB_BAR)
                  : knows(e, w, layer, prev->unit, WR_EP_STAMP(prev_ep));
     if (o || !e->cur_acquires)
         return o;
@@ -346,9 +346,11 @@ static inline bool same_instr(const cur_access *ca, uint32_t punit, uint32_t pep
     return punit == ca->w->unit && WR_EP_STAMP(pep) == WR_EP_STAMP(ca->ep);
 }
 
-/* Is prev the current warp's own earlier access, ordered before this lane?
- * Program order holds in every layer, so such a pair is no race for any
- * engine's decide, and a read it precedes is superseded.  Inline: most
+/* Is prev the current warp's own earlier access, ordered before this lane
+ * by program order, lockstep, barriers or warp syncs?  Those hold in every
+ * layer (an acquire of the warp's own stamp does not: the barrier-only
+ * layer), so such a pair is no race for any engine's decide, and a read it
+ * precedes is superseded.  Inline: most
  * words a warp touches again are its own (stencils, tiles in shared
  * memory), and the call was most of their cost. */
 static inline __attribute__((always_inline)) bool own_ordered(const wr_hbe *e,
@@ -359,7 +361,8 @@ static inline __attribute__((always_inline)) bool own_ordered(const wr_hbe *e,
     if (e->ctx_unit[pctx] != ca->w->unit)
         return false;
     return WR_EP_STAMP(pep) == WR_EP_STAMP(ca->ep) ||
-           wr_hb_intra_ordered(ca->w, WR_EP_LANE(pep), WR_EP_STAMP(pep), WR_EP_CONV(pep), lane);
+           wr_hb_intra_ordered(ca->w, WR_EP_LANE(pep), WR_EP_STAMP(pep), WR_EP_CONV(pep), lane,
+                               true);
 }
 
 /* Another lane of the current instruction, interchangeable with this one

@@ -574,13 +574,23 @@ static uint32_t *warp_blk(wr_hb_warp *w, unsigned layer)
     return w->blk[layer];
 }
 
-static void lane_ord_raise(wr_hb_warp *w, uint32_t mask, uint32_t v)
+/* A barrier or a full __syncwarp at stamp v: every lane is ordered after
+ * every lane's accesses up to it. */
+static void lanes_reconverge(wr_hb_warp *w, uint32_t v)
+{
+    if (w->lane_floor < v)
+        w->lane_floor = v;
+}
+
+/* The lanes of `mask` acquired the warp's own stamp v (wr_hb_intra_ordered):
+ * they are ordered after every lane's accesses up to it. */
+static void lanes_acquire(wr_hb_warp *w, uint32_t mask, uint32_t v)
 {
     if (mask == WR_FULL_MASK) {
-        /* every barrier and full __syncwarp: one store instead of 32, and
-         * no per-lane array for a warp that never syncs partially */
-        if (w->lane_floor < v)
-            w->lane_floor = v;
+        /* one store instead of 32, and no per-lane array for a warp whose
+         * acquires are all converged */
+        if (w->acq_floor < v)
+            w->acq_floor = v;
         return;
     }
     if (!w->lane_ord)
@@ -609,7 +619,7 @@ static void warp_join(wr_hb_warp *w, unsigned layer, const wr_vclock *src, uint3
     if (layer == 0) {
         uint32_t v = wr_vc_get(src, w->unit);
         if (v)
-            lane_ord_raise(w, mask, v);
+            lanes_acquire(w, mask, v);
     }
     if (changed)
         warp_drop_snaps(w);
@@ -656,7 +666,7 @@ static void warp_join_snap(wr_hb *hb, wr_hb_warp *w, unsigned layer, const wr_vc
     if (layer == 0) {
         uint32_t v = wr_vc_get(&s->c, w->unit);
         if (v)
-            lane_ord_raise(w, mask, v);
+            lanes_acquire(w, mask, v);
     }
 }
 
@@ -1341,7 +1351,7 @@ static void do_barrier(wr_hb *hb, const wr_barrier *br)
         else
             x->pub_hi = bar->stamp[i];
         /* reconverges the warp: all its earlier accesses precede every lane */
-        lane_ord_raise(x, WR_FULL_MASK, bar->stamp[i]);
+        lanes_reconverge(x, bar->stamp[i]);
         x->diverged = 0;
         x->group_mask = 0;
     }
@@ -1355,7 +1365,7 @@ static void do_warp_sync(wr_hb *hb, const wr_warp_sync *ws)
     uint32_t s = stamp_next(w);
     uint32_t m = ws->mask & w->full_mask;
     if (m == w->full_mask) {
-        lane_ord_raise(w, WR_FULL_MASK, s);
+        lanes_reconverge(w, s);
         w->diverged = 0;
         w->group_mask = 0;
         return;
@@ -1365,7 +1375,18 @@ static void do_warp_sync(wr_hb *hb, const wr_warp_sync *ws)
     /* Happens-before is transitive: every lane of the mask learns what any
      * of them knew of every lane, not only their own accesses (lane 0's
      * write, __syncwarp(0x3), __syncwarp(0x6): lane 2 is ordered after
-     * it).  What lane c knows of lane a's accesses, as a stamp: */
+     * it).  What a lane acquired of the warp's own stamp (lane_ord) is
+     * handed on apart, so that pair stays what barriers and warp syncs
+     * order alone.  What lane c knows of lane a's accesses, as a stamp: */
+    if (w->lane_ord) {
+        uint32_t acq = 0;
+        for (unsigned c = 0; c < 32; c++)
+            if ((m >> c) & 1u && acq < w->lane_ord[c])
+                acq = w->lane_ord[c];
+        for (unsigned b = 0; b < 32; b++)
+            if ((m >> b) & 1u)
+                w->lane_ord[b] = acq;
+    }
     uint32_t knew[32];
     memset(knew, 0, sizeof knew);
     for (unsigned c = 0; c < 32; c++) {
@@ -1373,8 +1394,6 @@ static void do_warp_sync(wr_hb *hb, const wr_warp_sync *ws)
             continue;
         for (unsigned a = 0; a < 32; a++) {
             uint32_t k = w->pair[c * 32 + a];
-            if (w->lane_ord && a != c && k < w->lane_ord[c])
-                k = w->lane_ord[c];
             /* lockstep instructions of the group are ordered for its lanes */
             if (w->group_mask && ((w->group_mask >> c) & 1u) && ((w->group_mask >> a) & 1u) &&
                 k < w->conv_last)
