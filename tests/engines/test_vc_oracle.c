@@ -1,6 +1,9 @@
 /*
  * The vc engine against a naive reference model of its own semantics
- * (ENGINES.md, "vc"), on random programs.
+ * (ENGINES.md, "vc"), on random programs; and the scoped engine against
+ * the same model with acquires taken out (its barrier-only layer: these
+ * programs synchronize at device scope only, and their plain accesses are
+ * weak, so scoped reports what that layer leaves unordered).
  *
  * The model keeps no epochs, read sets, packed lines, clock chunks, stream
  * summaries or shards: every thread (lane) has a full vector clock over all
