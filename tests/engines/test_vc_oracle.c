@@ -73,7 +73,7 @@ typedef struct rec {            /* one lane's access to one word */
     uint64_t seq;
     uint32_t site, snap;        /* snap: index of the thread's clock copy */
     uint16_t t;
-    uint8_t write, atomic;
+    uint8_t write, atomic, scope;
 } rec;
 
 typedef struct mwarp {
@@ -118,6 +118,11 @@ typedef struct model {
     uint32_t npartners[WORDS];
     racy_pair *pairs;
     size_t npairs, cappairs;
+    /* bar_only: atomic pairs whose scopes do not both hold both threads;
+     * scoped may report them (scope-atomic) or not (on a flag word, or
+     * when ordered), so they are allowed, not required */
+    racy_pair *scope_pairs;
+    size_t nscope_pairs, capscope_pairs;
 } model;
 
 static uint64_t rnd_state;
@@ -187,13 +192,26 @@ static void fence(model *m, unsigned wi)
         m->w[wi].fence_tick[l] = m->lane[thread_of(wi, l)].v[thread_of(wi, l)];
 }
 
+static void pair_push(racy_pair **v, size_t *n, size_t *cap, uint64_t s1, uint64_t s2)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 1024;
+        *v = realloc(*v, *cap * sizeof **v);
+    }
+    (*v)[(*n)++] = (racy_pair){s1, s2};
+}
+
 static void add_pair(model *m, uint64_t s1, uint64_t s2)
 {
-    if (m->npairs == m->cappairs) {
-        m->cappairs = m->cappairs ? 2 * m->cappairs : 1024;
-        m->pairs = realloc(m->pairs, m->cappairs * sizeof *m->pairs);
-    }
-    m->pairs[m->npairs++] = (racy_pair){s1, s2};
+    pair_push(&m->pairs, &m->npairs, &m->cappairs, s1, s2);
+}
+
+/* Do the scopes of two atomics both hold both threads?  (A thread's block
+ * is its warp index over WARPS: launches number their blocks apart.) */
+static bool scopes_hold(unsigned t1, uint8_t s1, unsigned t2, uint8_t s2)
+{
+    uint8_t narrower = s1 < s2 ? s1 : s2;
+    return narrower >= WR_SCOPE_DEVICE || t1 / LANES / WARPS == t2 / LANES / WARPS;
 }
 
 /* Is hist[word][i], an access of t's own warp, superseded by a later plain
@@ -218,7 +236,7 @@ static bool round_trip(const model *m, unsigned t, unsigned word, uint32_t i)
 }
 
 static void lane_access(model *m, unsigned t, unsigned word, uint64_t seq, uint32_t site,
-                        bool write, bool atomic, unsigned lane)
+                        bool write, bool atomic, bool reads, uint8_t scope, unsigned lane)
 {
     uint32_t atomics = 0, atomics_seen = 0;
     for (uint32_t i = 0; i < m->nhist[word]; i++)
@@ -226,14 +244,19 @@ static void lane_access(model *m, unsigned t, unsigned word, uint64_t seq, uint3
     for (uint32_t i = 0; i < m->nhist[word]; i++) {
         const rec *r = &m->hist[word][i];
         atomics_seen += r->atomic;
-        if (r->t == t || (!r->write && !write) || (r->atomic && atomic))
+        if (r->t == t || (!r->write && !write))
             continue;
+        if (r->atomic && atomic) {
+            if (m->bar_only && !scopes_hold(r->t, r->scope, t, scope))
+                pair_push(&m->scope_pairs, &m->nscope_pairs, &m->capscope_pairs, r->seq, seq);
+            continue;
+        }
         uint32_t tick = m->snaps[r->snap].v[r->t];
         if (knows(m, t, r->t, tick))
             continue;
-        /* an atomic reads the word's release sequence: what was released
-         * there happens before it (it is the acquire) */
-        if (atomic && !m->bar_only && m->has_rel[word] && m->rel[word].v[r->t] >= tick)
+        /* an atomic that reads the word reads its release sequence: what
+         * was released there happens before it (it is the acquire) */
+        if (reads && !m->bar_only && m->has_rel[word] && m->rel[word].v[r->t] >= tick)
             continue;
         add_pair(m, r->seq, seq);
         if (!m->word_raced[word] || (m->first_racy_seq[word] == seq &&
@@ -260,12 +283,12 @@ static void lane_access(model *m, unsigned t, unsigned word, uint64_t seq, uint3
     }
     m->hist[word][m->nhist[word]++] =
         (rec){.seq = seq, .site = site, .snap = m->nsnaps++, .t = (uint16_t)t,
-              .write = write, .atomic = atomic};
+              .write = write, .atomic = atomic, .scope = scope};
 }
 
 /* An access instruction; lanes in mask touch word_of[lane]. */
 static void model_access(model *m, unsigned wi, uint32_t mask, const unsigned *word_of,
-                         uint8_t op, uint64_t seq, uint32_t site)
+                         uint8_t op, uint8_t scope, uint8_t order, uint64_t seq, uint32_t site)
 {
     mwarp *w = &m->w[wi];
     if (!w->group && !w->diverged)
@@ -273,22 +296,27 @@ static void model_access(model *m, unsigned wi, uint32_t mask, const unsigned *w
     if (mask != w->group)
         w->diverged = true;
     bool conv = !w->diverged;
-    bool write = op == WR_OP_STORE || op == WR_OP_ATOMIC_RMW, atomic = wr_op_is_atomic(op);
+    bool write = wr_op_writes(op), atomic = wr_op_is_atomic(op);
+    bool reads = atomic && op != WR_OP_ATOMIC_STORE, is_store = op == WR_OP_ATOMIC_STORE;
     for (unsigned l = 0; l < LANES; l++)
         if ((mask >> l) & 1u)
             m->lane[thread_of(wi, l)].v[thread_of(wi, l)]++;
     for (unsigned l = 0; l < LANES; l++)
         if ((mask >> l) & 1u)
-            lane_access(m, thread_of(wi, l), word_of[l], seq, site, write, atomic, l);
+            lane_access(m, thread_of(wi, l), word_of[l], seq, site, write, atomic, reads, scope,
+                        l);
     if (atomic) {
         /* per run of lanes on one word, in lane order: each lane reads the
-         * word (a relaxed RMW acquires), then writes it (a release after a
-         * fence, else the release sequence goes on) */
+         * word (a relaxed RMW or load acquires), then writes it: a release
+         * (release order: of all the warp did so far; after a fence: of
+         * what it did up to the fence) joins the release sequence, or
+         * heads a new one for a store; a store that does not release ends
+         * it */
         for (unsigned l = 0; l < LANES; l++) {
             if (!((mask >> l) & 1u))
                 continue;
             unsigned x = word_of[l];
-            if (m->has_rel[x] && !m->bar_only) {
+            if (reads && m->has_rel[x] && !m->bar_only) {
                 vclk_join(&w->know, &m->rel[x]);
                 for (unsigned k = 0; k < LANES; k++) {
                     unsigned u = thread_of(wi, k), me = thread_of(wi, l);
@@ -302,11 +330,19 @@ static void model_access(model *m, unsigned wi, uint32_t mask, const unsigned *w
                     last_of_run = word_of[k] != x;
                     break;
                 }
-            if (write && w->has_fence && last_of_run) {
+            if (!write || !last_of_run)
+                continue;
+            bool by_order = order == WR_ORDER_RELEASE;
+            if (is_store) {
+                memset(&m->rel[x], 0, sizeof m->rel[x]);
+                m->has_rel[x] = false;
+            }
+            if (by_order || w->has_fence) {
                 vclk pub;
                 warp_view(m, wi, &pub);
-                for (unsigned k = 0; k < LANES; k++)
-                    pub.v[thread_of(wi, k)] = w->fence_tick[k];
+                if (!by_order)
+                    for (unsigned k = 0; k < LANES; k++)
+                        pub.v[thread_of(wi, k)] = w->fence_tick[k];
                 vclk_join(&m->rel[x], &pub);
                 m->has_rel[x] = true;
             }
@@ -328,6 +364,13 @@ static bool model_pair_races(const model *m, uint64_t s1, uint64_t s2)
 {
     racy_pair k = {s1, s2};
     return bsearch(&k, m->pairs, m->npairs, sizeof k, pair_cmp) != NULL;
+}
+
+/* bar_only: an atomic pair scoped may report (model.scope_pairs). */
+static bool model_scope_pair(const model *m, uint64_t s1, uint64_t s2)
+{
+    racy_pair k = {s1, s2};
+    return bsearch(&k, m->scope_pairs, m->nscope_pairs, sizeof k, pair_cmp) != NULL;
 }
 
 /* Is lane access (s1, l1) on word racing with (s2, l2) in the model? */
@@ -370,12 +413,14 @@ static void print_event(uint64_t seq, const wr_event *ev)
     const wr_access *a = &ev->u.access;
     switch (ev->kind) {
     case WR_EV_ACCESS:
-        fprintf(stderr, "#%" PRIu64 " L%u b%u w%u %s mask=%08x site=%u", seq, a->launch,
+        fprintf(stderr, "#%" PRIu64 " L%u b%u w%u %s%s%s mask=%08x site=%u", seq, a->launch,
                 a->block, a->warp, a->op == WR_OP_LOAD          ? "ld"
                 : a->op == WR_OP_STORE       ? "st"
-                : a->op == WR_OP_ATOMIC_LOAD ? "ld.atomic"
-                                             : "atom",
-                a->active_mask, ev->site);
+                : a->op == WR_OP_ATOMIC_LOAD  ? "ld.atomic"
+                : a->op == WR_OP_ATOMIC_STORE ? "st.atomic"
+                                              : "atom",
+                a->scope == WR_SCOPE_BLOCK ? ".block" : "",
+                a->order == WR_ORDER_RELEASE ? ".release" : "", a->active_mask, ev->site);
         for (unsigned l = 0; l < LANES; l++)
             if ((a->active_mask >> l) & 1u)
                 fprintf(stderr, " %u:%u", l, (unsigned)((wr_access_lane_addr(a, l) - BASE) / 4));
@@ -468,16 +513,21 @@ static void step_access(program *p, unsigned step, unsigned li, unsigned b, unsi
     model *m = p->m;
     unsigned wi = warp_index(li, b, w);
     uint32_t mask = random_mask(m, wi);
-    /* relaxed atomics: RMWs (read and write; they release after a fence)
-     * and loads (they acquire at once, as every relaxed atomic read but a
-     * CAS does) */
-    static const uint8_t ops[] = {WR_OP_LOAD,       WR_OP_LOAD,      WR_OP_STORE,
+    /* atomics: RMWs (read and write; they release after a fence or with
+     * release order), loads (they acquire at once, as every relaxed atomic
+     * read but a CAS does) and stores (a release heads a new release
+     * sequence, a relaxed store without a fence ends it) */
+    static const uint8_t ops[] = {WR_OP_LOAD,       WR_OP_LOAD,       WR_OP_STORE,
                                   WR_OP_STORE,      WR_OP_ATOMIC_RMW, WR_OP_ATOMIC_RMW,
-                                  WR_OP_ATOMIC_LOAD};
-    uint8_t op = ops[rnd(getenv("WR_ORACLE_NO_ATOMICS") ? 4 : 7)];
+                                  WR_OP_ATOMIC_LOAD, WR_OP_ATOMIC_STORE};
+    uint8_t op = ops[rnd(getenv("WR_ORACLE_NO_ATOMICS") ? 4 : 8)];
     unsigned word_of[LANES] = {0};
-    wr_event e = lf_acc(SITE0 + step, p->launch_id[li], b, w, mask, op,
-                        wr_op_is_atomic(op) ? WR_SCOPE_DEVICE : 0, 0, 0);
+    /* a block-scoped atomic now and then: vc ignores scopes; for scoped
+     * they decide atomic pairs only (plain accesses are weak: model) */
+    uint8_t scope = !wr_op_is_atomic(op) ? 0 : rnd(4) ? WR_SCOPE_DEVICE : WR_SCOPE_BLOCK;
+    wr_event e = lf_acc(SITE0 + step, p->launch_id[li], b, w, mask, op, scope, 0, 0);
+    if (wr_op_writes(op) && wr_op_is_atomic(op) && rnd(4) == 0)
+        e.u.access.order = WR_ORDER_RELEASE;   /* releases without a fence */
     switch (rnd(4)) {
     case 0: {   /* uniform: every lane one word */
         unsigned x = rnd(WORDS);
@@ -508,7 +558,7 @@ static void step_access(program *p, unsigned step, unsigned li, unsigned b, unsi
     }
     uint64_t seq = p->run.seq;
     feed(p, e);
-    model_access(m, wi, mask, word_of, op, seq, SITE0 + step);
+    model_access(m, wi, mask, word_of, op, scope, e.u.access.order, seq, SITE0 + step);
 }
 
 static void step_barrier(program *p, unsigned li, unsigned b)
@@ -589,7 +639,8 @@ static void run_program(program *p, unsigned shards, uint64_t seed)
             step_warp_sync(p, li, b, w);
         else if (what < 13) {
             fence(p->m, warp_index(li, b, w));
-            feed(p, lf_fence(p->launch_id[li], b, w, WR_FULL_MASK, WR_SCOPE_DEVICE));
+            feed(p, lf_fence(p->launch_id[li], b, w, WR_FULL_MASK,
+                             rnd(4) ? WR_SCOPE_DEVICE : WR_SCOPE_BLOCK));
         } else
             step_access(p, step, li, b, w);
     }
@@ -597,6 +648,7 @@ static void run_program(program *p, unsigned shards, uint64_t seed)
         if (p->m->started[li] && !p->m->ended[li])
             kernel_end(p, li);
     qsort(p->m->pairs, p->m->npairs, sizeof *p->m->pairs, pair_cmp);
+    qsort(p->m->scope_pairs, p->m->nscope_pairs, sizeof *p->m->scope_pairs, pair_cmp);
 }
 
 static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *groups_seen,
@@ -609,6 +661,13 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
     size_t n = lf_groups(f, &g);
     for (size_t i = 0; i < n; i++) {
         const wr_race *r = &g[i].example;
+        if (r->first.kind == WR_KIND_ATOMIC && r->second.kind == WR_KIND_ATOMIC) {
+            cr_assert(model_scope_pair(m, r->first.seq, r->second.seq),
+                      "seed %" PRIu64 ", %u shards: %s reports atomics #%" PRIu64
+                      " and #%" PRIu64 ", whose scopes hold both threads", seed, shards,
+                      p->engine->name, r->first.seq, r->second.seq);
+            continue;
+        }
         cr_assert(model_pair_races(m, r->first.seq, r->second.seq),
                   "seed %" PRIu64 ", %u shards: %s reports events #%" PRIu64 " and #%" PRIu64
                   " (sites %u, %u; lanes %u, %u at word %u), which the model orders", seed,
@@ -662,6 +721,7 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
     }
     free(m->snaps);
     free(m->pairs);
+    free(m->scope_pairs);
 }
 
 static void check_all(const wr_engine_ops *engine, bool bar_only, unsigned shards)
