@@ -363,14 +363,15 @@ static int pair_cmp(const void *a, const void *b)
 static bool model_pair_races(const model *m, uint64_t s1, uint64_t s2)
 {
     racy_pair k = {s1, s2};
-    return bsearch(&k, m->pairs, m->npairs, sizeof k, pair_cmp) != NULL;
+    return m->npairs && bsearch(&k, m->pairs, m->npairs, sizeof k, pair_cmp) != NULL;
 }
 
 /* bar_only: an atomic pair scoped may report (model.scope_pairs). */
 static bool model_scope_pair(const model *m, uint64_t s1, uint64_t s2)
 {
     racy_pair k = {s1, s2};
-    return bsearch(&k, m->scope_pairs, m->nscope_pairs, sizeof k, pair_cmp) != NULL;
+    return m->nscope_pairs &&
+           bsearch(&k, m->scope_pairs, m->nscope_pairs, sizeof k, pair_cmp) != NULL;
 }
 
 /* Is lane access (s1, l1) on word racing with (s2, l2) in the model? */
@@ -647,8 +648,10 @@ static void run_program(program *p, unsigned shards, uint64_t seed)
     for (unsigned li = 0; li < LAUNCHES; li++)
         if (p->m->started[li] && !p->m->ended[li])
             kernel_end(p, li);
-    qsort(p->m->pairs, p->m->npairs, sizeof *p->m->pairs, pair_cmp);
-    qsort(p->m->scope_pairs, p->m->nscope_pairs, sizeof *p->m->scope_pairs, pair_cmp);
+    if (p->m->npairs)   /* (qsort and bsearch take no null array, even empty) */
+        qsort(p->m->pairs, p->m->npairs, sizeof *p->m->pairs, pair_cmp);
+    if (p->m->nscope_pairs)
+        qsort(p->m->scope_pairs, p->m->nscope_pairs, sizeof *p->m->scope_pairs, pair_cmp);
 }
 
 static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *groups_seen,
