@@ -27,7 +27,8 @@
  * while every instruction runs with exactly that mask the warp is converged
  * and its instructions are ordered for all lanes of the group.  Once a mask
  * differs the warp is diverged until the next full reconvergence: then only
- * the same lane, a __syncwarp whose mask holds both lanes, or a barrier
+ * the same lane, a __syncwarp whose mask holds both lanes, a barrier or
+ * (outside the barrier-only layer) an acquire of the warp's own release
  * orders two lanes (Volta+ independent thread scheduling).
  *
  * Layers: the vc engine keeps one layer (scope-oblivious).  The scoped engine

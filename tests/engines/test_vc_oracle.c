@@ -2,8 +2,9 @@
  * The vc engine against a naive reference model of its own semantics
  * (ENGINES.md, "vc"), on random programs; and the scoped engine against
  * the same model with acquires taken out (its barrier-only layer: these
- * programs synchronize at device scope only, and their plain accesses are
- * weak, so scoped reports what that layer leaves unordered).
+ * programs' plain accesses are weak, so scoped reports what that layer
+ * leaves unordered; atomic pairs it may report only where their scopes do
+ * not both hold both threads).
  *
  * The model keeps no epochs, read sets, packed lines, clock chunks, stream
  * summaries or shards: every thread (lane) has a full vector clock over all
@@ -756,10 +757,11 @@ static void check_all(const wr_engine_ops *engine, bool bar_only, unsigned shard
 Test(vc_oracle, reports_exactly_what_the_model_says_one_shard) { check_all(&wr_engine_vc, false, 1); }
 Test(vc_oracle, reports_exactly_what_the_model_says_three_shards) { check_all(&wr_engine_vc, false, 3); }
 
-/* The programs' synchronization is all of device scope and their plain
- * accesses are weak, so the scoped engine reports a pair exactly when it
- * is not both atomics and the barrier-only layer does not order it
- * (missing-sync, or weak-access where an acquire orders it). */
+/* The programs' plain accesses are weak, so the scoped engine reports a
+ * pair with a plain access exactly when the barrier-only layer does not
+ * order it (missing-sync or a scope race, or weak-access where an acquire
+ * orders it), and a pair of atomics only where their scopes do not both
+ * hold both threads (model.scope_pairs). */
 Test(vc_oracle, scoped_reports_what_the_barrier_only_model_says_one_shard)
 {
     check_all(&wr_engine_scoped, true, 1);
