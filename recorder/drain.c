@@ -394,6 +394,11 @@ int wrr_drain_finish(wrr_drain *d)
     check_lost(d);
     if (d->failed)
         return -1;
+    if (d->sink.finish && d->sink.finish(d->sink.ctx) != 0) {
+        fail(d, "%s (at ring position %llu)", "the trace writer failed at the end of the stream",
+             d->pos);
+        return -1;
+    }
     return do_flush(d);
 }
 

@@ -38,6 +38,9 @@ typedef struct wrr_sink {
     /* Defines a source site, returns its catalog id (>= 1) or 0. */
     uint32_t (*site)(void *ctx, const char *file, uint32_t line, const char *function,
                      uint64_t pc);
+    /* Optional: the stream ends (wrr_drain_finish, before its last flush);
+     * a sink that holds events back emits them now.  0 or -1. */
+    int (*finish)(void *ctx);
 } wrr_sink;
 
 /* Reads `len` bytes of device memory at `addr` (site descriptors and their

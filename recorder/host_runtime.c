@@ -251,7 +251,7 @@ int wrr_rt_ensure(void)
     }
     if (!fail) {
         wrr_ring ring = {R.ring_host, R.ctl_host, R.log2cap};
-        wrr_sink sink = {NULL, lk_event, lk_flush, lk_site};
+        wrr_sink sink = {NULL, lk_event, lk_flush, lk_site, NULL};
         wrr_drain_options o = {.read_mem = read_dev};
         if (wrr_drain_init(&R.drain, &ring, &sink, &o) != 0 ||
             wrr_drain_start_thread(&R.drain) != 0)

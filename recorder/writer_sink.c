@@ -35,4 +35,5 @@ void wrr_writer_sink_init(wrr_writer_sink *ws, wr_writer *w, wrr_sink *sink)
     sink->event = ws_event;
     sink->flush = ws_flush;
     sink->site = ws_site;
+    sink->finish = NULL;
 }

@@ -263,7 +263,7 @@ static int ensure_runtime(CUcontext ctx, Sanitizer_StreamHandle hs)
         G.failed = 1;
         return -1;
     }
-    wrr_sink wsink = {NULL, lk_event, lk_flush, lk_site};
+    wrr_sink wsink = {NULL, lk_event, lk_flush, lk_site, NULL};
     if (wrs_finisher_init(&G.fin, &wsink) != 0) {
         G.failed = 1;
         return -1;
@@ -705,6 +705,9 @@ static void shutdown_recorder(void)
             fprintf(f, "sanitizer_fence_unknown=%llu\n", (unsigned long long)s->fence_unknown);
             fprintf(f, "sanitizer_fence_unreachable=%llu\n", (unsigned long long)s->fence_unreachable);
             fprintf(f, "sanitizer_cas_outcome_unknown=%llu\n", (unsigned long long)s->cas_unknown);
+            fprintf(f, "sanitizer_reads_held=%llu\n", (unsigned long long)s->reads_held);
+            fprintf(f, "sanitizer_held_flushed_early=%llu\n",
+                    (unsigned long long)s->held_flushed_early);
             fprintf(f, "ok=%d\n", ok);
             if (G.error[0])
                 fprintf(f, "error=%s\n", G.error);

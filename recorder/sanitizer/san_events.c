@@ -1,6 +1,7 @@
 /* Record-time completion of sanitizer-path events (san_events.h). */
 #include "san_events.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,23 @@
 struct wrs_warp_slot {
     uint64_t key;                 /* (block << 32 | warp) + 1; 0 = empty */
     uint64_t pc;
+    uint32_t held;                /* the warp's held atomic read: pool index + 1 */
+};
+
+struct wrs_held {
+    wr_event ev;                  /* lane_addr points at `lanes` */
+    uint64_t lanes[WR_WARP_SIZE];
+    uint64_t warp_key;
+    uint64_t seq;                 /* arrival order */
+    uint32_t prev, next;          /* its list (or the free list: next); index + 1 */
+    uint8_t writes;               /* a read-modify-write: in the word index */
+};
+
+/* Word index entry: a word of a held read-modify-write.  Keys are hashes:
+ * two words sharing one only make a read-modify-write go out early. */
+struct wrs_word_slot {
+    uint64_t key;                 /* 0 empty, 1 deleted */
+    uint32_t held;
 };
 
 struct wrs_pair_slot {
@@ -25,7 +43,9 @@ int wrs_finisher_init(wrs_finisher *f, const wrr_sink *down)
     f->warps = calloc(f->warp_cap, sizeof *f->warps);
     f->pair_cap = 1024;
     f->pairs = calloc(f->pair_cap, sizeof *f->pairs);
-    if (!f->warps || !f->pairs) {
+    f->word_cap = 1024;
+    f->words = calloc(f->word_cap, sizeof *f->words);
+    if (!f->warps || !f->pairs || !f->words) {
         wrs_finisher_destroy(f);
         return -1;
     }
@@ -41,6 +61,8 @@ void wrs_finisher_destroy(wrs_finisher *f)
     free(f->strs);
     free(f->warps);
     free(f->pairs);
+    free(f->held);
+    free(f->words);
     memset(f, 0, sizeof *f);
 }
 
@@ -220,6 +242,7 @@ static wrs_warp_slot *warp_slot(wrs_finisher *f, uint64_t key, int create)
             return NULL;
         f->warps[j].key = key;
         f->warps[j].pc = 0;
+        f->warps[j].held = 0;
         f->warp_count++;
     }
     return &f->warps[j];
@@ -315,6 +338,216 @@ static void complete_access(wrs_finisher *f, wr_access *a, const wrs_range *r, u
     f->st.accesses_classified++;
 }
 
+/* ---- atomic reads held until their warp's next record (san_events.h) ------ */
+
+static uint64_t word_key(const wr_access *a, uint64_t word)
+{
+    uint64_t k = mix(word ^ ((uint64_t)a->space << 58) ^
+                     (a->space == WR_SPACE_SHARED ? mix((uint64_t)a->block + 1) : 0));
+    return k < 2 ? k + 2 : k;
+}
+
+typedef void (*word_fn)(wrs_finisher *f, uint64_t key, void *arg);
+
+/* fn once per 4-byte word of a (a repeat of the previous word skipped: the
+ * index adds and removes a held access's words in this same order). */
+static void for_each_word(wrs_finisher *f, const wr_access *a, word_fn fn, void *arg)
+{
+    uint64_t last = UINT64_MAX;
+    unsigned size = a->size ? a->size : 1;
+    for (unsigned lane = 0; lane < WR_WARP_SIZE; lane++) {
+        if (!((a->active_mask >> lane) & 1u))
+            continue;
+        uint64_t addr = wr_access_lane_addr(a, lane);
+        uint64_t w = addr >> 2, end = (addr + size - 1) >> 2;
+        if (end < w)
+            end = w;
+        for (;; w++) {
+            if (w != last)
+                fn(f, word_key(a, w), arg);
+            last = w;
+            if (w == end)
+                break;
+        }
+        if (a->addr_mode == WR_ADDR_UNIFORM)
+            break;
+    }
+}
+
+static int words_rehash(wrs_finisher *f, size_t cap)
+{
+    wrs_word_slot *n = calloc(cap, sizeof *n), *old = f->words;
+    if (!n)
+        return -1;
+    size_t used = 0;
+    for (size_t i = 0; i < f->word_cap; i++)
+        if (old[i].key > 1) {
+            size_t j = old[i].key & (cap - 1);
+            while (n[j].key)
+                j = (j + 1) & (cap - 1);
+            n[j] = old[i];
+            used++;
+        }
+    free(old);
+    f->words = n;
+    f->word_cap = cap;
+    f->word_used = used;
+    return 0;
+}
+
+static void word_add(wrs_finisher *f, uint64_t key, void *arg)
+{
+    uint32_t idx = *(const uint32_t *)arg;
+    if (2 * (f->word_used + 1) > f->word_cap && words_rehash(f, 2 * f->word_cap) != 0)
+        return;   /* unindexed: that write only misses being emitted early */
+    size_t j = key & (f->word_cap - 1);
+    while (f->words[j].key > 1)
+        j = (j + 1) & (f->word_cap - 1);
+    if (!f->words[j].key)
+        f->word_used++;
+    f->words[j] = (wrs_word_slot){key, idx};
+}
+
+static void word_del(wrs_finisher *f, uint64_t key, void *arg)
+{
+    uint32_t idx = *(const uint32_t *)arg;
+    for (size_t j = key & (f->word_cap - 1); f->words[j].key; j = (j + 1) & (f->word_cap - 1))
+        if (f->words[j].key == key && f->words[j].held == idx) {
+            f->words[j].key = 1;
+            return;
+        }
+}
+
+typedef struct overlap_query {
+    uint32_t skip;               /* the held access being emitted (0: none) */
+    uint64_t last_seq;           /* newest overlapping held write; 0: none */
+} overlap_query;
+
+static void word_probe(wrs_finisher *f, uint64_t key, void *arg)
+{
+    overlap_query *q = arg;
+    for (size_t j = key & (f->word_cap - 1); f->words[j].key; j = (j + 1) & (f->word_cap - 1))
+        if (f->words[j].key == key && f->words[j].held != q->skip) {
+            uint64_t seq = f->held[f->words[j].held - 1].seq;
+            if (seq > q->last_seq)
+                q->last_seq = seq;
+        }
+}
+
+static void list_unlink(wrs_finisher *f, wrs_held_list *l, uint32_t idx)
+{
+    wrs_held *h = &f->held[idx - 1];
+    if (h->prev)
+        f->held[h->prev - 1].next = h->next;
+    else
+        l->head = h->next;
+    if (h->next)
+        f->held[h->next - 1].prev = h->prev;
+    else
+        l->tail = h->prev;
+}
+
+static int emit_held(wrs_finisher *f, uint32_t idx, bool early)
+{
+    wrs_held *h = &f->held[idx - 1];
+    list_unlink(f, h->writes ? &f->held_writes : &f->held_loads, idx);
+    if (h->writes)
+        for_each_word(f, &h->ev.u.access, word_del, &idx);
+    wrs_warp_slot *slot = warp_slot(f, h->warp_key, 0);
+    if (slot && slot->held == idx)
+        slot->held = 0;
+    if (early)
+        f->st.held_flushed_early++;
+    int rc = emit(f, &h->ev);
+    h->next = f->held_free;
+    f->held_free = idx;
+    return rc;
+}
+
+/* Before an atomic access `a` goes out: the held read-modify-writes of other
+ * warps, in arrival order, up to the newest that shares a word with it. */
+static int emit_writes_before(wrs_finisher *f, const wr_access *a, uint32_t skip)
+{
+    if (!f->held_writes.head)
+        return 0;
+    overlap_query q = {skip, 0};
+    for_each_word(f, a, word_probe, &q);
+    uint32_t cur = f->held_writes.head;
+    while (cur && q.last_seq && f->held[cur - 1].seq <= q.last_seq) {
+        uint32_t next = f->held[cur - 1].next;
+        if (cur != skip && emit_held(f, cur, true) != 0)
+            return -1;
+        cur = next;
+    }
+    return 0;
+}
+
+/* Everything held, in arrival order. */
+static int emit_all_held(wrs_finisher *f)
+{
+    for (;;) {
+        uint32_t w = f->held_writes.head, l = f->held_loads.head;
+        if (!w && !l)
+            return 0;
+        uint32_t first = !l || (w && f->held[w - 1].seq < f->held[l - 1].seq) ? w : l;
+        if (emit_held(f, first, true) != 0)
+            return -1;
+    }
+}
+
+/* The warp moved on: its held read goes out (after the writes it may have
+ * read from), at the position of the record that follows it. */
+static int release_held(wrs_finisher *f, wrs_warp_slot *slot)
+{
+    uint32_t idx = slot->held;
+    if (emit_writes_before(f, &f->held[idx - 1].ev.u.access, idx) != 0)
+        return -1;
+    return emit_held(f, idx, false);
+}
+
+/* Holds e (an atomic read of the warp in slot).  Returns 1 when it could
+ * not (no memory): the caller emits it at once. */
+static int hold(wrs_finisher *f, wrs_warp_slot *slot, const wr_event *e)
+{
+    if (!f->held_free) {
+        uint32_t cap = f->held_cap ? 2 * f->held_cap : 64;
+        wrs_held *n = realloc(f->held, cap * sizeof *n);
+        if (!n)
+            return 1;
+        f->held = n;
+        for (uint32_t i = 0; i < f->held_cap; i++)   /* they point into the pool */
+            n[i].ev.u.access.lane_addr = n[i].lanes;
+        for (uint32_t i = cap; i > f->held_cap; i--) {
+            n[i - 1].next = f->held_free;
+            f->held_free = i;
+        }
+        f->held_cap = cap;
+    }
+    uint32_t idx = f->held_free;
+    wrs_held *h = &f->held[idx - 1];
+    f->held_free = h->next;
+    h->ev = *e;
+    if (e->u.access.addr_mode == WR_ADDR_VECTOR)
+        memcpy(h->lanes, e->u.access.lane_addr, sizeof h->lanes);
+    h->ev.u.access.lane_addr = h->lanes;
+    h->warp_key = slot->key;
+    h->seq = ++f->held_seq;
+    h->writes = wr_op_writes(e->u.access.op);
+    wrs_held_list *l = h->writes ? &f->held_writes : &f->held_loads;
+    h->prev = l->tail;
+    h->next = 0;
+    if (l->tail)
+        f->held[l->tail - 1].next = idx;
+    else
+        l->head = idx;
+    l->tail = idx;
+    if (h->writes)
+        for_each_word(f, &h->ev.u.access, word_add, &idx);
+    slot->held = idx;
+    f->st.reads_held++;
+    return 0;
+}
+
 static int fin_event(void *ctx, const wr_event *ev)
 {
     wrs_finisher *f = ctx;
@@ -322,6 +555,8 @@ static int fin_event(void *ctx, const wr_event *ev)
     uint32_t block, warp, mask;
     switch (ev->kind) {
     case WR_EV_KERNEL_LAUNCH:
+        if (emit_all_held(f) != 0)
+            return -1;
         f->launch = ev->u.launch.launch;
         clear_warps(f);
         return emit(f, ev);
@@ -334,7 +569,12 @@ static int fin_event(void *ctx, const wr_event *ev)
     case WR_EV_WARP_SYNC:
         block = ev->u.warp_sync.block, warp = ev->u.warp_sync.warp, mask = ev->u.warp_sync.mask;
         break;
+    case WR_EV_BLOCK_ENTER:
+        return emit(f, ev);
     default:
+        /* a host event or block exit orders what is held: out first */
+        if (emit_all_held(f) != 0)
+            return -1;
         return emit(f, ev);
     }
     wr_event e = *ev;
@@ -344,6 +584,8 @@ static int fin_event(void *ctx, const wr_event *ev)
         complete_access(f, &e.u.access, r, pc);
     uint64_t key = (((uint64_t)block << 32) | warp) + 1;
     wrs_warp_slot *slot = warp_slot(f, key, 1);
+    if (slot && slot->held && release_held(f, slot) != 0)
+        return -1;
     if (slot && slot->pc && r) {
         const wrs_range *pr = find_range(f, slot->pc);
         if (pr && pr->fn == r->fn) {
@@ -375,7 +617,22 @@ static int fin_event(void *ctx, const wr_event *ev)
     }
     if (slot)
         slot->pc = pc;
+    if (e.kind == WR_EV_ACCESS && wr_op_is_atomic(e.u.access.op)) {
+        if (wr_op_reads(e.u.access.op) && slot) {
+            int rc = hold(f, slot, &e);
+            if (rc <= 0)
+                return rc;
+        }
+        if (emit_writes_before(f, &e.u.access, 0) != 0)
+            return -1;
+    }
     return emit(f, &e);
+}
+
+/* The stream ends: nothing may stay held. */
+static int fin_finish(void *ctx)
+{
+    return emit_all_held(ctx);
 }
 
 static int fin_flush(void *ctx)
@@ -390,4 +647,5 @@ void wrs_finisher_sink(wrs_finisher *f, wrr_sink *out)
     out->event = fin_event;
     out->flush = fin_flush;
     out->site = fin_site;
+    out->finish = fin_finish;
 }

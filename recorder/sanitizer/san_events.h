@@ -17,7 +17,21 @@
  *    UNKNOWN answers (indirect branches) are counted and emit nothing
  *    (treated as "no fence": conservative for race detection);
  *  - CAS success is not reported by the API: it records every active lane
- *    as successful (the conservative choice: a write) and counts it.
+ *    as successful (the conservative choice: a write) and counts it;
+ *  - places atomic reads after they took effect.  The memory callback runs
+ *    BEFORE the instruction, so an atomic read's record can be reserved in
+ *    the ring before the record of the release it then reads from (the
+ *    unlock of a spin lock by another warp, say).  The device-API path
+ *    records acquires after they executed; to give the analyzer the same
+ *    order, an atomic read (RMW, CAS, atomic load) is held back and emitted
+ *    just before its warp's next record (and the fence inferred there): that
+ *    record is reserved after the read executed (certainly so when a fence
+ *    lies between them, as in the acquire idiom).  A held read-modify-write
+ *    is also a write, which must stay before the reads that observe it:
+ *    before any other warp's atomic access to one of its words is emitted,
+ *    the held read-modify-writes up to the last that overlaps it are
+ *    emitted first, in arrival order.  A host event, a block exit and the
+ *    drain's flush emit everything held (counted as flushed early).
  */
 #ifndef WARPRACE_SAN_EVENTS_H
 #define WARPRACE_SAN_EVENTS_H
@@ -43,6 +57,8 @@ typedef struct wrs_stats {
     uint64_t fence_unknown;           /* indirect branch on the way */
     uint64_t fence_unreachable;       /* no CFG path between the two PCs */
     uint64_t fence_cross_function;    /* previous PC in another function */
+    uint64_t reads_held;              /* atomic reads moved to the warp's next record */
+    uint64_t held_flushed_early;      /* ... emitted before it (overlap, block exit, host event) */
 } wrs_stats;
 
 /* A loaded function: [start, start + size) in the device's address space. */
@@ -54,6 +70,13 @@ typedef struct wrs_range {
 
 typedef struct wrs_warp_slot wrs_warp_slot;
 typedef struct wrs_pair_slot wrs_pair_slot;
+typedef struct wrs_held wrs_held;
+typedef struct wrs_word_slot wrs_word_slot;
+
+/* Held atomic reads in arrival order (indices + 1 into the pool; 0 = none). */
+typedef struct wrs_held_list {
+    uint32_t head, tail;
+} wrs_held_list;
 
 typedef struct wrs_finisher {
     wrr_sink down;                /* the trace writer */
@@ -72,6 +95,14 @@ typedef struct wrs_finisher {
     /* cache of fence answers */
     wrs_pair_slot *pairs;
     size_t pair_cap, pair_count;
+    /* atomic reads waiting for their warp's next record (see below) */
+    wrs_held *held;
+    uint32_t held_cap, held_free;
+    uint64_t held_seq;
+    wrs_held_list held_writes, held_loads;
+    /* words of the held read-modify-writes -> pool index */
+    wrs_word_slot *words;
+    size_t word_cap, word_used;
     uint32_t launch;
     wrs_stats st;
 } wrs_finisher;

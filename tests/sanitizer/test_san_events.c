@@ -20,7 +20,7 @@ typedef struct site_rec {
 } site_rec;
 
 typedef struct out {
-    wr_event ev[256];
+    wr_event ev[1024];
     size_t n;
     site_rec sites[64];
     uint32_t nsites;
@@ -29,7 +29,7 @@ typedef struct out {
 static int out_event(void *ctx, const wr_event *e)
 {
     out *o = ctx;
-    cr_assert_lt(o->n, 256);
+    cr_assert_lt(o->n, 1024);
     o->ev[o->n] = *e;
     o->ev[o->n].u.access.lane_addr = NULL;
     o->n++;
@@ -48,7 +48,7 @@ static uint32_t out_site(void *ctx, const char *file, uint32_t line, const char 
     return o->nsites;
 }
 
-static wrs_module M;
+static wrs_module M, L;
 static out O;
 static wrs_finisher F;
 static wrr_sim S;
@@ -58,20 +58,27 @@ static wrr_drain D;
 #define CONSUMER 0x20000u
 #define INDIRECT 0x30000u
 #define OPCODES 0x40000u
+#define LOCK 0x50000u
 
-static void setup(void)
+static void parse_data(const char *name, wrs_module *m)
 {
     char path[1024], err[256];
-    snprintf(path, sizeof path, "%s/litmus_sm90.nvdisasm", WRS_TEST_DATA);
+    snprintf(path, sizeof path, "%s/%s", WRS_TEST_DATA, name);
     FILE *fp = fopen(path, "rb");
-    cr_assert_not_null(fp);
+    cr_assert_not_null(fp, "%s", path);
     static char text[65536];
     size_t len = fread(text, 1, sizeof text - 1, fp);
     fclose(fp);
-    memset(&M, 0, sizeof M);
-    cr_assert_eq(wrs_parse(text, len, &M, err, sizeof err), 0, "%s", err);
+    memset(m, 0, sizeof *m);
+    cr_assert_eq(wrs_parse(text, len, m, err, sizeof err), 0, "%s: %s", name, err);
+}
+
+static void setup(void)
+{
+    parse_data("litmus_sm90.nvdisasm", &M);
+    parse_data("spinlock_sm90.nvdisasm", &L);
     memset(&O, 0, sizeof O);
-    wrr_sink down = {&O, out_event, out_flush, out_site};
+    wrr_sink down = {&O, out_event, out_flush, out_site, NULL};
     cr_assert_eq(wrs_finisher_init(&F, &down), 0);
     struct { uint64_t start; const char *name; } fns[] = {
         {PRODUCER, "_Z11mp_producerPiS_"}, {CONSUMER, "_Z11mp_consumerPiS_"},
@@ -80,7 +87,10 @@ static void setup(void)
         cr_assert_eq(wrs_finisher_add_range(&F, fns[i].start, 0x1000,
                                             (wrs_function *)wrs_find_function(&M, fns[i].name),
                                             &M), 0);
-    cr_assert_eq(wrr_sim_init(&S, 10, 0), 0);
+    cr_assert_eq(wrs_finisher_add_range(&F, LOCK, 0x1000,
+                                        (wrs_function *)wrs_find_function(&L, "_Z9lock_pathPiS_"),
+                                        &L), 0);
+    cr_assert_eq(wrr_sim_init(&S, 12, 0), 0);
     wrr_sink mid;
     wrs_finisher_sink(&F, &mid);
     wrr_drain_options o = {.read_mem = wrs_finisher_read_mem, .read_mem_ctx = &F};
@@ -99,12 +109,14 @@ static void teardown(void)
     wrr_sim_free(&S);
     wrs_finisher_destroy(&F);
     wrs_module_free(&M);
+    wrs_module_free(&L);
 }
 
 /* A provisional access record as the patch writes it: op from the
- * callback's flags, provisional atomic fields, the PC as site. */
-static void access(uint32_t block, uint32_t warp, uint64_t pc, unsigned op, unsigned space,
-                   uint64_t addr)
+ * callback's flags, provisional atomic fields, the PC as site; lane l at
+ * lanes[l] (NULL: every lane at addr). */
+static void access_lanes(uint32_t block, uint32_t warp, uint64_t pc, unsigned op, unsigned space,
+                         uint64_t addr, const uint64_t *lanes)
 {
     wrr_access_desc d;
     memset(&d, 0, sizeof d);
@@ -119,10 +131,17 @@ static void access(uint32_t block, uint32_t warp, uint64_t pc, unsigned op, unsi
     d.size = 4;
     d.site_addr = pc;
     for (unsigned l = 0; l < 32; l++)
-        d.lane_addr[l] = addr;
+        d.lane_addr[l] = lanes ? lanes[l] : addr;
     uint64_t words[2 * WRR_MAX_SLOTS];
     wrr_encode_access(&d, words);
     cr_assert_eq(wrr_sim_write(&S, words, 32, 1000), 1);
+    cr_assert_geq(wrr_drain_step(&D), 0, "%s", D.error);   /* the ring never fills */
+}
+
+static void access(uint32_t block, uint32_t warp, uint64_t pc, unsigned op, unsigned space,
+                   uint64_t addr)
+{
+    access_lanes(block, warp, pc, op, space, addr, NULL);
 }
 
 static void finish(void)
@@ -240,7 +259,7 @@ Test(sanitizer_events, read_mem_strings)
     wrs_finisher f;
     out o;
     memset(&o, 0, sizeof o);
-    wrr_sink down = {&o, out_event, out_flush, out_site};
+    wrr_sink down = {&o, out_event, out_flush, out_site, NULL};
     cr_assert_eq(wrs_finisher_init(&f, &down), 0);
     unsigned char raw[24];
     cr_expect_eq(wrs_finisher_read_mem(&f, 0x1234, raw, 16), -1);
@@ -250,4 +269,132 @@ Test(sanitizer_events, read_mem_strings)
     cr_expect_eq(magic, WRR_SITE_MAGIC);
     cr_expect_eq(wrs_finisher_read_mem(&f, WRS_STR_BASE, raw, 4), -1);   /* no strings yet */
     wrs_finisher_destroy(&f);
+}
+
+/* ---- atomic reads go out at their warp's next record -------------------- */
+
+/* The kinds and (for accesses) PCs of what came out, as "A@pc" / "F" /
+ * "L" / "E" tokens, for order checks. */
+static const char *trail(void)
+{
+    static char buf[4096];
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < O.n && n + 32 < sizeof buf; i++) {
+        const wr_event *e = &O.ev[i];
+        if (e->kind == WR_EV_ACCESS)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%u.%u@%llx", n ? " " : "",
+                                  e->u.access.block, e->u.access.warp,
+                                  (unsigned long long)(site_of(e)->pc & 0xfff));
+        else
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", n ? " " : "",
+                                  e->kind == WR_EV_FENCE ? "F" : e->kind == WR_EV_KERNEL_LAUNCH ? "L"
+                                  : e->kind == WR_EV_KERNEL_END ? "E" : "?");
+    }
+    return buf;
+}
+
+/* Warp 1's CAS is reserved while warp 0 holds the lock, warp 0 unlocks,
+ * and the CAS then succeeds: the unlock must come before the CAS in the
+ * trace, as the device-API path (which records acquires after they ran)
+ * writes it; the ring order put it after. */
+Test(sanitizer_events, lock_handoff_cas_goes_after_the_unlock_it_read, .init = setup,
+     .fini = teardown)
+{
+    access(0, 0, LOCK + 0x20, WR_OP_ATOMIC_RMW, WR_SPACE_GLOBAL, 0x1004);   /* A: CAS */
+    access(0, 0, LOCK + 0x60, WR_OP_LOAD, WR_SPACE_GLOBAL, 0x1000);         /* A: critical */
+    access(0, 0, LOCK + 0x80, WR_OP_STORE, WR_SPACE_GLOBAL, 0x1000);
+    access(0, 1, LOCK + 0x20, WR_OP_ATOMIC_RMW, WR_SPACE_GLOBAL, 0x1004);   /* B: CAS, early */
+    access(0, 0, LOCK + 0xa0, WR_OP_ATOMIC_RMW, WR_SPACE_GLOBAL, 0x1004);   /* A: unlock */
+    access(0, 1, LOCK + 0x60, WR_OP_LOAD, WR_SPACE_GLOBAL, 0x1000);         /* B: critical */
+    access(0, 1, LOCK + 0x80, WR_OP_STORE, WR_SPACE_GLOBAL, 0x1000);
+    finish();
+    cr_expect_str_eq(trail(), "L 0.0@20 F 0.0@60 0.0@80 F 0.0@a0 0.1@20 F 0.1@60 0.1@80 E");
+    cr_expect_eq(O.ev[6].u.access.atomic_op, WR_AOP_EXCH);
+    cr_expect_eq(O.ev[7].u.access.atomic_op, WR_AOP_CAS);
+    cr_expect_eq(F.st.reads_held, 3);
+    cr_expect_eq(F.st.held_flushed_early, 1);   /* A's unlock, taken out before B's CAS */
+    cr_expect_eq(F.st.events_out, O.n);
+}
+
+/* An acquire load of a flag reserved before the release that sets it. */
+Test(sanitizer_events, acquire_load_goes_after_the_release_it_read, .init = setup,
+     .fini = teardown)
+{
+    access(0, 1, LOCK + 0xb0, WR_OP_LOAD, WR_SPACE_GLOBAL, 0x1008);     /* B: ld.acquire flag */
+    access(0, 0, PRODUCER + 0x70, WR_OP_STORE, WR_SPACE_GLOBAL, 0x100c);
+    access(0, 0, PRODUCER + 0xb0, WR_OP_ATOMIC_RMW, WR_SPACE_GLOBAL, 0x1008);   /* A: release */
+    access(0, 1, LOCK + 0xf0, WR_OP_LOAD, WR_SPACE_GLOBAL, 0x100c);     /* B: the data */
+    finish();
+    cr_expect_str_eq(trail(), "L 0.0@70 F 0.0@b0 0.1@b0 0.1@f0 E");
+    cr_expect_eq(O.ev[4].u.access.op, WR_OP_ATOMIC_LOAD);
+    cr_expect_eq(O.ev[4].u.access.order, WR_ORDER_ACQUIRE);
+}
+
+/* A held write goes out early only for an atomic that shares a word. */
+Test(sanitizer_events, held_write_goes_early_only_for_an_overlapping_atomic, .init = setup,
+     .fini = teardown)
+{
+    access(0, 0, OPCODES + 0x1b0, WR_OP_ATOMIC_RMW, WR_SPACE_GLOBAL, 0x2000);  /* A: add */
+    access(0, 1, OPCODES + 0x20, WR_OP_ATOMIC_RMW, WR_SPACE_GLOBAL, 0x3000);   /* B: red, apart */
+    access(0, 1, OPCODES + 0x80, WR_OP_STORE, WR_SPACE_GLOBAL, 0x2000);        /* B: plain */
+    access(0, 2, OPCODES + 0x60, WR_OP_STORE, WR_SPACE_GLOBAL, 0x3004);        /* C: atomic st, apart */
+    access(0, 0, OPCODES + 0x70, WR_OP_LOAD, WR_SPACE_GLOBAL, 0x4000);         /* A moves on */
+    cr_expect_eq(F.st.held_flushed_early, 0);
+    access(1, 0, OPCODES + 0x1b0, WR_OP_ATOMIC_RMW, WR_SPACE_GLOBAL, 0x2000);  /* D: add */
+    access(1, 1, OPCODES + 0x60, WR_OP_STORE, WR_SPACE_GLOBAL, 0x2000);        /* E: atomic st */
+    finish();
+    cr_expect_str_eq(trail(),
+                     "L 0.1@20 0.1@80 0.2@60 0.0@1b0 0.0@70 1.0@1b0 1.1@60 E");
+    cr_expect_eq(F.st.held_flushed_early, 1);   /* D's add, before E's store to its word */
+}
+
+/* Lanes of a scatter: one shared word is an overlap; shared memory of
+ * another block is not. */
+Test(sanitizer_events, overlap_by_any_lane_and_per_block_shared, .init = setup, .fini = teardown)
+{
+    uint64_t lanes[32];
+    for (unsigned l = 0; l < 32; l++)
+        lanes[l] = 0x8000 + 64 * (uint64_t)l;
+    access_lanes(0, 0, OPCODES + 0x1b0, WR_OP_ATOMIC_RMW, WR_SPACE_GLOBAL, 0, lanes);
+    access(0, 0, OPCODES + 0x1c0, WR_OP_ATOMIC_RMW, WR_SPACE_SHARED, 0x20);   /* A: ATOMS.EXCH */
+    access(1, 0, OPCODES + 0x10, WR_OP_ATOMIC_RMW, WR_SPACE_SHARED, 0x20);    /* other block */
+    access(1, 0, OPCODES + 0x70, WR_OP_LOAD, WR_SPACE_GLOBAL, 0x4000);
+    cr_expect_eq(F.st.held_flushed_early, 0);
+    access(0, 1, OPCODES + 0x60, WR_OP_STORE, WR_SPACE_GLOBAL, 0x8000 + 64 * 17);
+    cr_expect_eq(F.st.held_flushed_early, 0);   /* A's scatter already went out at its next */
+    access_lanes(0, 0, OPCODES + 0x1b0, WR_OP_ATOMIC_RMW, WR_SPACE_GLOBAL, 0, lanes);
+    access(0, 1, OPCODES + 0x60, WR_OP_STORE, WR_SPACE_GLOBAL, 0x8000 + 64 * 17 + 2);
+    cr_expect_eq(F.st.held_flushed_early, 1);
+    finish();
+    cr_expect_str_eq(trail(), "L 0.0@1b0 1.0@10 1.0@70 0.1@60 0.0@1c0 0.0@1b0 0.1@60 E");
+    /* the held scatter kept its own lanes */
+    const wr_access *sc = &O.ev[6].u.access;
+    cr_expect_eq(sc->addr_mode, WR_ADDR_STRIDED);
+    cr_expect_eq(sc->base, 0x8000);
+    cr_expect_eq(sc->stride, 64);
+}
+
+/* Many warps hold at once (the pool and the word index grow); a block's
+ * exit and the end of the stream let everything out, in arrival order. */
+Test(sanitizer_events, many_held_reads_all_come_out_in_order, .init = setup, .fini = teardown)
+{
+    enum { WARPS = 700 };
+    for (uint32_t w = 0; w < WARPS; w++) {
+        uint64_t lanes[32];
+        for (unsigned l = 0; l < 32; l++)
+            lanes[l] = 0x100000 + 4096 * (uint64_t)w + 4 * (uint64_t)((l * 7) % 32);
+        access_lanes(2, w, OPCODES + 0x1b0, WR_OP_ATOMIC_RMW, WR_SPACE_GLOBAL, 0, lanes);
+    }
+    cr_expect_eq(O.n, 1);   /* only the launch: everything else is held */
+    finish();
+    cr_assert_eq(O.n, WARPS + 2);
+    for (uint32_t w = 0; w < WARPS; w++) {
+        const wr_access *a = &O.ev[1 + w].u.access;
+        cr_expect_eq(a->warp, w);
+        cr_expect_eq(a->addr_mode, WR_ADDR_VECTOR);
+        cr_expect_eq(a->op, WR_OP_ATOMIC_RMW);
+    }
+    cr_expect_eq(F.st.reads_held, WARPS);
+    cr_expect_eq(F.st.held_flushed_early, WARPS);
 }
