@@ -568,3 +568,51 @@ Test(drain, close_consumes_records_without_emitting_an_end)
     cap_free(&cap);
     wrr_sim_free(&sim);
 }
+
+/* A sink that holds events back hears of the end of the stream before the
+ * last flush, and what it emits then is flushed; a failure there fails the
+ * finish with a message. */
+static int fin_calls, fin_flushes_before, fin_fail;
+static int finish_hook(void *ctx)
+{
+    capture *c = ctx;
+    fin_calls++;
+    fin_flushes_before = (int)c->flushes;
+    if (fin_fail)
+        return -1;
+    wr_event e = end_ev(7);
+    return cap_event(c, &e);
+}
+
+Test(drain, finish_hook_runs_once_before_the_last_flush)
+{
+    for (fin_fail = 0; fin_fail < 2; fin_fail++) {
+        wrr_sim sim;
+        cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
+        capture cap;
+        wrr_sink sink = cap_sink(&cap);
+        sink.finish = finish_hook;
+        fin_calls = 0;
+        wrr_drain d;
+        cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+        wr_event l = launch_ev(1);
+        wrr_drain_post(&d, &l);
+        cr_assert_gt(wrr_drain_step(&d), 0);
+        cr_assert_eq(wrr_sim_write(&sim, access_rec(0, 0, 0), 32, 0), 1);
+        if (!fin_fail) {
+            cr_assert_eq(wrr_drain_finish(&d), 0, "%s", d.error);
+            cr_assert_eq(fin_calls, 1);
+            cr_assert_eq(cap.n, 3);
+            cr_assert_eq(cap.ev[2].kind, WR_EV_KERNEL_END);
+            cr_assert_eq(cap.flushes, (size_t)fin_flushes_before + 1);
+            cr_assert_eq(cap.flushed_upto, 3, "what the hook emitted is flushed");
+        } else {
+            cr_assert_eq(wrr_drain_finish(&d), -1);
+            cr_assert_eq(fin_calls, 1);
+            cr_assert(strstr(d.error, "end of the stream"), "%s", d.error);
+        }
+        wrr_drain_destroy(&d);
+        cap_free(&cap);
+        wrr_sim_free(&sim);
+    }
+}
