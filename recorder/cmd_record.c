@@ -118,7 +118,24 @@ static int print_stats(const char *stats_path, const char *out)
     unsigned long long events = 0, lost = 0, lost_lanes = 0, launches = 0, records = 0;
     unsigned long long busy_ns = 0, wall_ns = 0;
     char error[512] = "";
+    /* the sanitizer path's counters (SANITIZER.md: what it could not
+     * recover), shown as they come: name=value */
+    char san[2048] = "";
+    size_t san_len = 0, san_col = 0;
     while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "sanitizer_", 10)) {
+            line[strcspn(line, "\n")] = 0;
+            const char *item = line + 10;
+            size_t len = strlen(item);
+            int wrap = san_col && san_col + 1 + len > 72;
+            int k = snprintf(san + san_len, sizeof san - san_len, "%s%s",
+                             !san_col ? "" : wrap ? "\n                 " : " ", item);
+            if (k > 0 && (size_t)k < sizeof san - san_len) {
+                san_len += (size_t)k;
+                san_col = wrap || !san_col ? len : san_col + 1 + len;
+            }
+            continue;
+        }
         sscanf(line, "events=%llu", &events);
         sscanf(line, "device_records=%llu", &records);
         sscanf(line, "lost_records=%llu", &lost);
@@ -145,6 +162,8 @@ static int print_stats(const char *stats_path, const char *out)
     if (wall_ns)
         printf("  drain overhead %.3f s busy of %.3f s (%.1f%% of one core)\n", busy_ns / 1e9,
                wall_ns / 1e9, 100.0 * (double)busy_ns / (double)wall_ns);
+    if (san[0])
+        printf("  sanitizer      %s\n", san);
     if (error[0])
         fprintf(stderr, "warprace record: recorder error: %s\n", error);
     return 0;

@@ -91,6 +91,8 @@ static struct {
     uint32_t next_stream, next_event;
     struct { uint64_t base; uint32_t id; } *allocs;
     size_t nallocs, capallocs;
+    uint64_t dmalloc_lost;        /* device malloc/free records past WRS_DMALLOC_MAX */
+    uint64_t dfree_unknown;       /* device frees of a pointer with no recorded malloc */
     uint64_t t_start;
     char error[512];
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .wlock = PTHREAD_MUTEX_INITIALIZER};
@@ -481,6 +483,36 @@ static void launch_begin(const Sanitizer_LaunchData *d)
     pthread_mutex_unlock(&G.lock);
 }
 
+/* Live allocations: base -> catalog id (host allocations and device
+ * malloc alike; under G.lock). */
+static void alloc_add(uint64_t base, uint32_t id)
+{
+    if (G.nallocs == G.capallocs) {
+        size_t cap = G.capallocs ? 2 * G.capallocs : 64;
+        void *n = realloc(G.allocs, cap * sizeof *G.allocs);
+        if (!n) {
+            set_error("out of memory (allocation table)");
+            return;
+        }
+        G.allocs = n;
+        G.capallocs = cap;
+    }
+    G.allocs[G.nallocs].base = base;
+    G.allocs[G.nallocs++].id = id;
+}
+
+/* Removes base's entry; returns its id, 0 when none. */
+static uint32_t alloc_take(uint64_t base)
+{
+    for (size_t i = G.nallocs; i-- > 0;)
+        if (G.allocs[i].base == base) {
+            uint32_t id = G.allocs[i].id;
+            G.allocs[i] = G.allocs[--G.nallocs];
+            return id;
+        }
+    return 0;
+}
+
 static void launch_end(const Sanitizer_LaunchData *d)
 {
     pthread_mutex_lock(&G.lock);
@@ -494,6 +526,7 @@ static void launch_end(const Sanitizer_LaunchData *d)
     static wrs_launch_data h;
     if (G.open_ld && G.fn.memcpy_d2h(&h, G.open_ld, sizeof h, d->hStream) == SANITIZER_SUCCESS) {
         uint32_t n = h.ndmalloc < WRS_DMALLOC_MAX ? h.ndmalloc : WRS_DMALLOC_MAX;
+        G.dmalloc_lost += h.ndmalloc - n;
         for (uint32_t i = 0; i < n; i++) {
             wr_event ev;
             memset(&ev, 0, sizeof ev);
@@ -503,8 +536,14 @@ static void launch_end(const Sanitizer_LaunchData *d)
                                                    WR_SPACE_GLOBAL, "device malloc");
                 pthread_mutex_unlock(&G.wlock);
                 ev.kind = WR_EV_ALLOC;
+                alloc_add(h.dmalloc[i].ptr, ev.u.alloc.alloc);
             } else {
-                continue;   /* device free: the id is not tracked (SANITIZER.md) */
+                ev.u.alloc.alloc = alloc_take(h.dmalloc[i].ptr);
+                if (!ev.u.alloc.alloc) {
+                    G.dfree_unknown++;   /* its malloc record was past the maximum */
+                    continue;
+                }
+                ev.kind = WR_EV_FREE;
             }
             post(&ev);
         }
@@ -571,24 +610,13 @@ static void on_alloc(const Sanitizer_ResourceMemoryData *d, int is_free)
         pthread_mutex_lock(&G.wlock);
         uint32_t id = wr_writer_alloc(G.w, d->address, d->size, WR_SPACE_GLOBAL, what);
         pthread_mutex_unlock(&G.wlock);
-        if (G.nallocs == G.capallocs) {
-            G.capallocs = G.capallocs ? 2 * G.capallocs : 64;
-            G.allocs = realloc(G.allocs, G.capallocs * sizeof *G.allocs);
-        }
-        G.allocs[G.nallocs].base = d->address;
-        G.allocs[G.nallocs++].id = id;
+        alloc_add(d->address, id);
         ev.kind = WR_EV_ALLOC;
         ev.u.alloc.alloc = id;
         post(&ev);
-    } else {
-        for (size_t i = G.nallocs; i-- > 0;)
-            if (G.allocs[i].base == d->address) {
-                ev.kind = WR_EV_FREE;
-                ev.u.alloc.alloc = G.allocs[i].id;
-                G.allocs[i] = G.allocs[--G.nallocs];
-                post(&ev);
-                break;
-            }
+    } else if ((ev.u.alloc.alloc = alloc_take(d->address)) != 0) {
+        ev.kind = WR_EV_FREE;
+        post(&ev);
     }
     pthread_mutex_unlock(&G.lock);
 }
@@ -706,6 +734,9 @@ static void shutdown_recorder(void)
             fprintf(f, "sanitizer_fence_unreachable=%llu\n", (unsigned long long)s->fence_unreachable);
             fprintf(f, "sanitizer_cas_outcome_unknown=%llu\n", (unsigned long long)s->cas_unknown);
             fprintf(f, "sanitizer_reads_held=%llu\n", (unsigned long long)s->reads_held);
+            fprintf(f, "sanitizer_device_malloc_records_lost=%llu\n",
+                    (unsigned long long)G.dmalloc_lost);
+            fprintf(f, "sanitizer_device_free_unknown=%llu\n", (unsigned long long)G.dfree_unknown);
             fprintf(f, "sanitizer_held_flushed_early=%llu\n",
                     (unsigned long long)s->held_flushed_early);
             fprintf(f, "ok=%d\n", ok);
