@@ -25,6 +25,8 @@ static struct {
     pthread_mutex_t lock;        /* runtime state, catalog definitions */
     pthread_mutex_t wlock;       /* the writer (drain thread + catalog) */
     char out[4096], stats[4096], command[4096];
+    uint64_t copies_unrecorded;
+    char copy_unrecorded_why[256];
     regex_t kernels;
     int have_kernels;
     char nvtx[256];
@@ -454,25 +456,54 @@ void wrr_rt_free(uint64_t base)
     pthread_mutex_unlock(&R.lock);
 }
 
-void wrr_rt_copy(uint64_t dst, uint64_t src, uint64_t bytes, unsigned kind, CUstream stream,
-                 int async)
+typedef struct copy_post {
+    unsigned kind;
+    uint32_t stream;
+    int async;
+} copy_post;
+
+static int post_copy_run(void *ctx, uint64_t dst, uint64_t src, uint64_t bytes)
 {
-    if (wrr_rt_ensure() != 0)
-        return;
-    pthread_mutex_lock(&R.lock);
+    const copy_post *c = ctx;
     wr_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = WR_EV_HOST_COPY;
     ev.u.copy.dst = dst;
     ev.u.copy.src = src;
     ev.u.copy.bytes = bytes;
-    ev.u.copy.kind = (uint8_t)kind;
-    ev.u.copy.async = (uint8_t)(async != 0);
-    ev.u.copy.stream = handle_id(stream, 0);
-    if (!async)
-        flush_ends(ev.u.copy.stream);   /* a synchronous copy waits for its stream */
+    ev.u.copy.kind = (uint8_t)c->kind;
+    ev.u.copy.async = (uint8_t)(c->async != 0);
+    ev.u.copy.stream = c->stream;
     post(&ev);
+    return 0;
+}
+
+void wrr_rt_copy_region(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
+                        uint64_t depth, unsigned kind, CUstream stream, int async)
+{
+    if (wrr_rt_ensure() != 0)
+        return;
+    pthread_mutex_lock(&R.lock);
+    copy_post c = {kind, handle_id(stream, 0), async};
+    if (!async)
+        flush_ends(c.stream);   /* a synchronous copy waits for its stream */
+    wrr_copy_runs(dst, src, width, height, depth, post_copy_run, &c);
     pthread_mutex_unlock(&R.lock);
+}
+
+void wrr_rt_copy_unrecorded(const char *why)
+{
+    pthread_mutex_lock(&R.lock);
+    if (!R.copies_unrecorded++)
+        snprintf(R.copy_unrecorded_why, sizeof R.copy_unrecorded_why, "%s", why);
+    pthread_mutex_unlock(&R.lock);
+}
+
+void wrr_rt_copy(uint64_t dst, uint64_t src, uint64_t bytes, unsigned kind, CUstream stream,
+                 int async)
+{
+    wrr_copy_side d = {dst, 0, 0}, s = {src, 0, 0};
+    wrr_rt_copy_region(d, s, bytes, 1, 1, kind, stream, async);
 }
 
 static void post_simple(uint8_t kind, void *stream, void *event, int has_stream)
@@ -594,6 +625,9 @@ void wrr_rt_shutdown(void)
             fprintf(f, "lost_lanes=%llu\n", (unsigned long long)R.drain.st.lost_lanes);
             fprintf(f, "drain_busy_ns=%llu\n", (unsigned long long)R.drain.st.busy_ns);
             fprintf(f, "wall_ns=%llu\n", (unsigned long long)(wrr_monotonic_ns() - R.t_start));
+            if (R.copies_unrecorded)
+                fprintf(f, "host_copies_unrecorded=%llu (%s)\n",
+                        (unsigned long long)R.copies_unrecorded, R.copy_unrecorded_why);
             fprintf(f, "ok=%d\n", ok);
             if (R.error[0])
                 fprintf(f, "error=%s\n", R.error);

@@ -12,6 +12,8 @@
 #include <cuda.h>
 #include <stdint.h>
 
+#include "copy_region.h"
+
 /* Set while the runtime itself calls CUDA: callbacks ignore those calls. */
 extern __thread int wrr_rt_internal;
 
@@ -29,9 +31,15 @@ void wrr_rt_launch_end(CUstream stream);
 
 void wrr_rt_alloc(uint64_t base, uint64_t size, const char *what);
 void wrr_rt_free(uint64_t base);
-/* kind: wr_copy_kind */
+/* kind: wr_copy_kind; an address 0 is host memory */
 void wrr_rt_copy(uint64_t dst, uint64_t src, uint64_t bytes, unsigned kind, CUstream stream,
                  int async);
+/* A pitched copy or memset (copy_region.h): one event per contiguous run. */
+void wrr_rt_copy_region(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
+                        uint64_t depth, unsigned kind, CUstream stream, int async);
+/* A host copy of device memory that could not be recorded (counted in
+ * the summary, the first reason shown). */
+void wrr_rt_copy_unrecorded(const char *why);
 void wrr_rt_stream_sync(CUstream stream);
 void wrr_rt_device_sync(void);
 void wrr_rt_event_record(void *event, CUstream stream);

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "alloc_label.h"
+#include "copy_region.h"
 #include "drain.h"
 #include "record_args.h"
 #include "san_events.h"
@@ -570,28 +571,58 @@ static void host_event(wr_event *ev)
     pthread_mutex_unlock(&G.lock);
 }
 
-static void on_memcpy(const Sanitizer_MemcpyData *d)
+/* One HOST_COPY per contiguous run of a (possibly pitched) copy or memset. */
+typedef struct copy_post {
+    uint8_t kind, async;
+    uint32_t stream;
+} copy_post;
+
+static int post_copy_run(void *ctx, uint64_t dst, uint64_t src, uint64_t bytes)
 {
+    const copy_post *c = ctx;
     wr_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = WR_EV_HOST_COPY;
+    ev.u.copy.kind = c->kind;
+    ev.u.copy.dst = dst;
+    ev.u.copy.src = src;
+    ev.u.copy.bytes = bytes;
+    ev.u.copy.async = c->async;
+    ev.u.copy.stream = c->stream;
+    post(&ev);
+    return 0;
+}
+
+static void copy_event(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
+                       uint64_t depth, unsigned kind, CUstream stream, int async)
+{
+    pthread_mutex_lock(&G.lock);
+    copy_post c = {(uint8_t)kind, (uint8_t)(async != 0), handle_id(stream, 0)};
+    wrr_copy_runs(dst, src, width, height, depth, post_copy_run, &c);
+    pthread_mutex_unlock(&G.lock);
+}
+
+static void on_memcpy(const Sanitizer_MemcpyData *d)
+{
+    unsigned kind;
     switch (d->direction) {
-    case SANITIZER_MEMCPY_DIRECTION_HOST_TO_DEVICE:
-        ev.u.copy.kind = WR_COPY_H2D, ev.u.copy.dst = d->dstAddress;
-        break;
-    case SANITIZER_MEMCPY_DIRECTION_DEVICE_TO_HOST:
-        ev.u.copy.kind = WR_COPY_D2H, ev.u.copy.src = d->srcAddress;
-        break;
-    case SANITIZER_MEMCPY_DIRECTION_DEVICE_TO_DEVICE:
-        ev.u.copy.kind = WR_COPY_D2D, ev.u.copy.dst = d->dstAddress, ev.u.copy.src = d->srcAddress;
-        break;
-    default:
-        return;
+    case SANITIZER_MEMCPY_DIRECTION_HOST_TO_DEVICE: kind = WR_COPY_H2D; break;
+    case SANITIZER_MEMCPY_DIRECTION_DEVICE_TO_HOST: kind = WR_COPY_D2H; break;
+    case SANITIZER_MEMCPY_DIRECTION_DEVICE_TO_DEVICE: kind = WR_COPY_D2D; break;
+    default: return;
     }
-    ev.u.copy.bytes = d->size;
-    ev.u.copy.async = (uint8_t)(d->isAsync != 0);
-    ev.u.copy.stream = handle_id(d->dstStream ? d->dstStream : d->srcStream, 0);
-    host_event(&ev);
+    wrr_copy_side dst = {kind == WR_COPY_D2H ? 0 : d->dstAddress, d->dstPitch, 0};
+    wrr_copy_side src = {kind == WR_COPY_H2D ? 0 : d->srcAddress, d->srcPitch, 0};
+    uint64_t width = d->size, height = 1, depth = 1;
+    if (d->height > 1 || d->depth > 1) {   /* a 2D/3D copy: rows at the pitches */
+        width = d->width;
+        height = d->height ? d->height : 1;
+        depth = d->depth ? d->depth : 1;
+        dst.slice = d->dstPitch * height;
+        src.slice = d->srcPitch * height;
+    }
+    copy_event(dst, src, width, height, depth, kind, d->dstStream ? d->dstStream : d->srcStream,
+               d->isAsync);
 }
 
 static void on_alloc(const Sanitizer_ResourceMemoryData *d, int is_free)
@@ -651,13 +682,11 @@ static void SANITIZERAPI callback(void *ud, Sanitizer_CallbackDomain dom, Saniti
     case SANITIZER_CB_DOMAIN_MEMSET:
         if (cbid == SANITIZER_CBID_MEMSET_STARTING) {
             const Sanitizer_MemsetData *d = data;
-            ev.kind = WR_EV_HOST_COPY;
-            ev.u.copy.kind = WR_COPY_MEMSET;
-            ev.u.copy.dst = d->address;
-            ev.u.copy.bytes = d->width * (d->height ? d->height : 1) * (d->elementSize ? d->elementSize : 1);
-            ev.u.copy.async = (uint8_t)(d->isAsync != 0);
-            ev.u.copy.stream = handle_id(d->stream, 0);
-            host_event(&ev);
+            /* rows of width elements at the pitch (a 1D memset: one row) */
+            uint64_t row = d->width * (d->elementSize ? d->elementSize : 1);
+            wrr_copy_side dst = {d->address, d->pitch ? d->pitch : row, 0}, none = {0, 0, 0};
+            copy_event(dst, none, row, d->height ? d->height : 1, 1, WR_COPY_MEMSET, d->stream,
+                       d->isAsync);
         }
         break;
     case SANITIZER_CB_DOMAIN_SYNCHRONIZE: {

@@ -63,6 +63,7 @@ Test(record_cmd, environment_contract_and_summary, .init = cr_redirect_stdout)
              "env | grep -E '^(WARPRACE_|CUDA_INJECTION64_PATH)' | sort > %s; "
              "printf 'events=1234\\ndevice_records=1200\\nlaunches=3\\nlost_records=7\\n"
              "lost_lanes=200\\ndrain_busy_ns=5000000\\nwall_ns=1000000000\\n"
+             "host_copies_unrecorded=3 (symbol address unknown)\\n"
              "sanitizer_fence_unknown=2\\nsanitizer_reads_held=40\\n"
              "sanitizer_cas_outcome_unknown_with_a_long_name_to_wrap=1234567890123\\n' "
              "> $WARPRACE_STATS; "
@@ -75,6 +76,8 @@ Test(record_cmd, environment_contract_and_summary, .init = cr_redirect_stdout)
     cr_assert(strstr(s, "bytes          4"), "%s", s);
     cr_assert(strstr(s, "lost events    7 (200 thread-level"), "%s", s);
     cr_assert(strstr(s, "drain overhead 0.005 s busy of 1.000 s (0.5% of one core)"), "%s", s);
+    cr_assert(strstr(s, "  host copies    3 (symbol address unknown) not recorded: races with "
+                        "them go unseen\n"), "%s", s);
     cr_assert(strstr(s, "  sanitizer      fence_unknown=2 reads_held=40\n                 "
                         "cas_outcome_unknown_with_a_long_name_to_wrap=1234567890123\n"), "%s", s);
     f = fopen(envdump, "r");
