@@ -167,6 +167,40 @@ __global__ void consumer(int *data, int *out)
     out[threadIdx.x] = WR_LOAD(&data[threadIdx.x]);
 }
 
+/* data[first + i] = i for the block's threads */
+__global__ void producer_at(int *data, int first)
+{
+    WR_STORE(&data[first + (int)threadIdx.x], (int)threadIdx.x);
+}
+
+/* A kernel on one stream writes; a host copy on another reads, 1D or
+ * pitched (2 rows of 64 bytes at pitch 128), with or without waiting for
+ * the kernel's stream first. */
+static int run_host_copy(const char *name)
+{
+    int *data, host[64];
+    warprace_name_next_alloc("data");
+    CK(cudaMalloc(&data, 256));
+    CK(cudaMemset(data, 0, 256));
+    CK(cudaDeviceSynchronize());
+    cudaStream_t s1, s2;
+    CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    int pitched = strstr(name, "copy2d") != NULL;
+    int first = !strcmp(name, "host_copy2d_padding_norace") ? 16 : 0;
+    producer_at<<<1, pitched ? 16 : 32, 0, s1>>>(data, first);
+    CK(cudaGetLastError());
+    if (!strcmp(name, "host_copy_after_sync_norace"))
+        CK(cudaStreamSynchronize(s1));
+    if (pitched)
+        CK(cudaMemcpy2DAsync(host, 64, data, 128, 64, 2, cudaMemcpyDeviceToHost, s2));
+    else
+        CK(cudaMemcpyAsync(host, data, 128, cudaMemcpyDeviceToHost, s2));
+    CK(cudaDeviceSynchronize());
+    CK(cudaFree(data));
+    return 0;
+}
+
 /* ---- the table -------------------------------------------------------------- */
 
 enum shape { INTERBLOCK, INTERWARP };
@@ -261,7 +295,9 @@ static int run_other(const char *name)
 static const char *const others[] = {"barrier_interval_race", "barrier_interval_norace",
                                      "syncwarp_partial_mask_race", "syncwarp_full_mask_norace",
                                      "divergence_intra_warp_race", "streams_no_event_race",
-                                     "streams_event_norace"};
+                                     "streams_event_norace", "host_copy_race",
+                                     "host_copy_after_sync_norace", "host_copy2d_race",
+                                     "host_copy2d_padding_norace"};
 
 int main(int argc, char **argv)
 {
@@ -281,5 +317,7 @@ int main(int argc, char **argv)
     for (const litmus &l : table)
         if (!strcmp(l.name, argv[1]))
             return run_args_kernel(&l);
+    if (!strncmp(argv[1], "host_copy", 9))
+        return run_host_copy(argv[1]);
     return run_other(argv[1]);
 }
