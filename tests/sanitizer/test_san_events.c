@@ -398,3 +398,81 @@ Test(sanitizer_events, many_held_reads_all_come_out_in_order, .init = setup, .fi
     cr_expect_eq(F.st.reads_held, WARPS);
     cr_expect_eq(F.st.held_flushed_early, WARPS);
 }
+
+/* Random interleavings of plain and atomic accesses by six warps over four
+ * words.  Whatever is held: (1) every access comes out once, each warp's
+ * in its own order; (2) an atomic read that goes out just before its
+ * warp's next record (a fence may sit between) comes after every
+ * read-modify-write of another warp to one of its words that arrived
+ * before that next record. */
+Test(sanitizer_events, random_interleavings_keep_warp_order_and_writes_before_reads,
+     .init = setup, .fini = teardown)
+{
+    static const struct { uint32_t pc; unsigned op; } kinds[] = {
+        {0x70, WR_OP_LOAD},          {0x80, WR_OP_STORE},      {0x0, WR_OP_ATOMIC_RMW},
+        {0x20, WR_OP_ATOMIC_RMW},    {0x1b0, WR_OP_ATOMIC_RMW}, {0x40, WR_OP_LOAD},
+        {0x60, WR_OP_STORE}};
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    int reordered = 0;   /* writes that arrived after the read they now precede */
+    for (int round = 0; round < 200; round++) {
+        teardown();
+        setup();
+        enum { N = 60 };
+        uint32_t warp[N], pc[N];
+        uint64_t addr[N];
+        for (int i = 0; i < N; i++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            warp[i] = (uint32_t)(rng % 6);
+            unsigned k = (unsigned)((rng >> 8) % 7);
+            pc[i] = OPCODES + kinds[k].pc;
+            addr[i] = 0x3000 + 4 * ((rng >> 16) % 4);
+            access(warp[i] / 3, warp[i] % 3, pc[i], kinds[k].op, WR_SPACE_GLOBAL, addr[i]);
+        }
+        finish();
+        /* output position of input i: the k-th access of a warp in the
+         * output is its k-th in the input */
+        int pos[N], next_in[N], seen[6] = {0};
+        for (int i = 0; i < N; i++) {
+            next_in[i] = N;
+            for (int j = i + 1; j < N; j++)
+                if (warp[j] == warp[i]) {
+                    next_in[i] = j;
+                    break;
+                }
+        }
+        int nacc = 0;
+        for (size_t o = 0; o < O.n; o++) {
+            const wr_event *e = &O.ev[o];
+            if (e->kind != WR_EV_ACCESS)
+                continue;
+            uint32_t w = e->u.access.block * 3 + e->u.access.warp;
+            int k = 0, i;
+            for (i = 0; i < N; i++)
+                if (warp[i] == w && k++ == seen[w])
+                    break;
+            cr_assert_lt(i, N, "round %d: more accesses of warp %u than went in", round, w);
+            cr_assert_eq(site_of(e)->pc, pc[i], "round %d: warp %u out of order", round, w);
+            cr_assert_eq(e->u.access.base, addr[i]);
+            seen[w]++;
+            pos[i] = (int)o;
+            nacc++;
+        }
+        cr_assert_eq(nacc, N, "round %d", round);
+        for (int i = 0; i < N; i++) {
+            const wr_access *x = &O.ev[pos[i]].u.access;
+            if (!wr_op_is_atomic(x->op) || !wr_op_reads(x->op) || next_in[i] == N)
+                continue;
+            int succ = pos[next_in[i]], gap = succ - pos[i];
+            if (gap != 1 && !(gap == 2 && O.ev[pos[i] + 1].kind == WR_EV_FENCE))
+                continue;   /* let out early: not at its warp's next record */
+            for (int j = 0; j < next_in[i]; j++) {
+                const wr_access *y = &O.ev[pos[j]].u.access;
+                if (warp[j] != warp[i] && addr[j] == addr[i] && y->op == WR_OP_ATOMIC_RMW) {
+                    cr_assert_lt(pos[j], pos[i], "round %d: write %d after read %d", round, j, i);
+                    reordered += j > i;
+                }
+            }
+        }
+    }
+    cr_expect_gt(reordered, 20, "the case the holding is for came up %d times", reordered);
+}
