@@ -2,6 +2,7 @@
 #include "copy_region.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 /* Rows of a device side follow each other without a gap. */
 static bool rows_adjacent(const wrr_copy_side *s, uint64_t width)
@@ -44,4 +45,35 @@ long wrr_copy_runs(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_
             n++;
         }
     return n;
+}
+
+typedef struct copy_post {
+    uint8_t kind, async;
+    uint32_t stream;
+    wrr_copy_post_fn post;
+    void *ctx;
+} copy_post;
+
+static int post_run(void *ctx, uint64_t dst, uint64_t src, uint64_t bytes)
+{
+    const copy_post *c = ctx;
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_HOST_COPY;
+    ev.u.copy.kind = c->kind;
+    ev.u.copy.dst = dst;
+    ev.u.copy.src = src;
+    ev.u.copy.bytes = bytes;
+    ev.u.copy.async = c->async;
+    ev.u.copy.stream = c->stream;
+    c->post(c->ctx, &ev);
+    return 0;
+}
+
+void wrr_copy_events(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
+                     uint64_t depth, unsigned kind, uint32_t stream, int async,
+                     wrr_copy_post_fn post, void *ctx)
+{
+    copy_post c = {(uint8_t)kind, (uint8_t)(async != 0), stream, post, ctx};
+    wrr_copy_runs(dst, src, width, height, depth, post_run, &c);
 }

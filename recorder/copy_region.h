@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include "warprace/event.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,6 +34,13 @@ typedef int (*wrr_copy_run_fn)(void *ctx, uint64_t dst, uint64_t src, uint64_t b
  * number of runs, or -1 when fn stopped it. */
 long wrr_copy_runs(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
                    uint64_t depth, wrr_copy_run_fn fn, void *ctx);
+
+/* The same, as HOST_COPY events (kind: wr_copy_kind; stream: the trace's
+ * stream id) handed to post one by one. */
+typedef void (*wrr_copy_post_fn)(void *ctx, const wr_event *ev);
+void wrr_copy_events(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
+                     uint64_t depth, unsigned kind, uint32_t stream, int async,
+                     wrr_copy_post_fn post, void *ctx);
 
 #ifdef __cplusplus
 }

@@ -456,26 +456,10 @@ void wrr_rt_free(uint64_t base)
     pthread_mutex_unlock(&R.lock);
 }
 
-typedef struct copy_post {
-    unsigned kind;
-    uint32_t stream;
-    int async;
-} copy_post;
-
-static int post_copy_run(void *ctx, uint64_t dst, uint64_t src, uint64_t bytes)
+static void post_copy(void *ctx, const wr_event *ev)
 {
-    const copy_post *c = ctx;
-    wr_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = WR_EV_HOST_COPY;
-    ev.u.copy.dst = dst;
-    ev.u.copy.src = src;
-    ev.u.copy.bytes = bytes;
-    ev.u.copy.kind = (uint8_t)c->kind;
-    ev.u.copy.async = (uint8_t)(c->async != 0);
-    ev.u.copy.stream = c->stream;
-    post(&ev);
-    return 0;
+    (void)ctx;
+    post(ev);
 }
 
 void wrr_rt_copy_region(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
@@ -484,10 +468,10 @@ void wrr_rt_copy_region(wrr_copy_side dst, wrr_copy_side src, uint64_t width, ui
     if (wrr_rt_ensure() != 0)
         return;
     pthread_mutex_lock(&R.lock);
-    copy_post c = {kind, handle_id(stream, 0), async};
+    uint32_t sid = handle_id(stream, 0);
     if (!async)
-        flush_ends(c.stream);   /* a synchronous copy waits for its stream */
-    wrr_copy_runs(dst, src, width, height, depth, post_copy_run, &c);
+        flush_ends(sid);   /* a synchronous copy waits for its stream */
+    wrr_copy_events(dst, src, width, height, depth, kind, sid, async, post_copy, NULL);
     pthread_mutex_unlock(&R.lock);
 }
 

@@ -571,34 +571,19 @@ static void host_event(wr_event *ev)
     pthread_mutex_unlock(&G.lock);
 }
 
-/* One HOST_COPY per contiguous run of a (possibly pitched) copy or memset. */
-typedef struct copy_post {
-    uint8_t kind, async;
-    uint32_t stream;
-} copy_post;
-
-static int post_copy_run(void *ctx, uint64_t dst, uint64_t src, uint64_t bytes)
+static void post_copy(void *ctx, const wr_event *ev)
 {
-    const copy_post *c = ctx;
-    wr_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = WR_EV_HOST_COPY;
-    ev.u.copy.kind = c->kind;
-    ev.u.copy.dst = dst;
-    ev.u.copy.src = src;
-    ev.u.copy.bytes = bytes;
-    ev.u.copy.async = c->async;
-    ev.u.copy.stream = c->stream;
-    post(&ev);
-    return 0;
+    (void)ctx;
+    post(ev);
 }
 
+/* One HOST_COPY per contiguous run of a (possibly pitched) copy or memset. */
 static void copy_event(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
                        uint64_t depth, unsigned kind, CUstream stream, int async)
 {
     pthread_mutex_lock(&G.lock);
-    copy_post c = {(uint8_t)kind, (uint8_t)(async != 0), handle_id(stream, 0)};
-    wrr_copy_runs(dst, src, width, height, depth, post_copy_run, &c);
+    wrr_copy_events(dst, src, width, height, depth, kind, handle_id(stream, 0), async, post_copy,
+                    NULL);
     pthread_mutex_unlock(&G.lock);
 }
 

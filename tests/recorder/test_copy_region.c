@@ -97,3 +97,29 @@ Test(copy_region, nothing_to_copy_and_a_stopping_callback)
     cr_expect_eq(wrr_copy_runs(d, HOST, 16, 4, 1, collect, &r), -1);
     cr_expect_eq(r.n, 2);
 }
+
+static wr_event got[8];
+static int ngot;
+static void keep(void *ctx, const wr_event *ev)
+{
+    (void)ctx;
+    cr_assert_lt(ngot, 8);
+    got[ngot++] = *ev;
+}
+
+Test(copy_region, events_carry_kind_stream_and_async)
+{
+    wrr_copy_side d = {0x10000, 512, 0};
+    ngot = 0;
+    wrr_copy_events(d, HOST, 100, 2, 1, WR_COPY_MEMSET, 7, 1, keep, NULL);
+    cr_assert_eq(ngot, 2);
+    for (int i = 0; i < 2; i++) {
+        cr_expect_eq(got[i].kind, WR_EV_HOST_COPY);
+        cr_expect_eq(got[i].u.copy.kind, WR_COPY_MEMSET);
+        cr_expect_eq(got[i].u.copy.stream, 7);
+        cr_expect_eq(got[i].u.copy.async, 1);
+        cr_expect_eq(got[i].u.copy.bytes, 100);
+        cr_expect_eq(got[i].u.copy.src, 0);
+    }
+    cr_expect_eq(got[1].u.copy.dst, 0x10000 + 512);
+}
