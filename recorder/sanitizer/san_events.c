@@ -472,8 +472,10 @@ static int emit_writes_before(wrs_finisher *f, const wr_access *a, uint32_t skip
         return 0;
     overlap_query q = {skip, 0};
     for_each_word(f, a, word_probe, &q);
+    if (!q.last_seq)
+        return 0;
     uint32_t cur = f->held_writes.head;
-    while (cur && q.last_seq && f->held[cur - 1].seq <= q.last_seq) {
+    while (cur && f->held[cur - 1].seq <= q.last_seq) {
         uint32_t next = f->held[cur - 1].next;
         if (cur != skip && emit_held(f, cur, true) != 0)
             return -1;
