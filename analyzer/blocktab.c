@@ -1,6 +1,7 @@
 #include "blocktab.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "xalloc.h"
 
@@ -53,7 +54,7 @@ void wr_blocktab_put(wr_blocktab *t, uint32_t epoch, uint32_t block, void *val)
     t->count++;
 }
 
-void wr_blocktab_filter(wr_blocktab *t, bool (*keep)(void *val, void *ctx),
+void wr_blocktab_filter(wr_blocktab *t, wr_blocktab_keep_fn keep,
                         void (*drop)(void *val, void *ctx), void *ctx)
 {
     if (!t->count)
@@ -69,7 +70,7 @@ void wr_blocktab_filter(wr_blocktab *t, bool (*keep)(void *val, void *ctx),
     for (uint32_t i = 0; i < t->cap; i++) {
         if (!old[i].val)
             continue;
-        if (keep(old[i].val, ctx))
+        if (keep(old[i].epoch, old[i].block, ctx))
             old[kept++] = old[i];
         else
             drop(old[i].val, ctx);
@@ -85,6 +86,19 @@ void wr_blocktab_filter(wr_blocktab *t, bool (*keep)(void *val, void *ctx),
     free(old);
 }
 
+bool wr_blocktab_keeps_none(const wr_blocktab *t, wr_blocktab_keep_fn keep, void *ctx)
+{
+    for (uint32_t i = 0; i < t->cap; i++)
+        if (t->slots[i].val && keep(t->slots[i].epoch, t->slots[i].block, ctx))
+            return false;
+    return true;
+}
+
+void wr_blocktab_clear(wr_blocktab *t)
+{
+    wr_blocktab_free(t, NULL, NULL);
+}
+
 void wr_blocktab_free(wr_blocktab *t, void (*drop)(void *val, void *ctx), void *ctx)
 {
     for (uint32_t i = 0; drop && i < t->cap; i++)
@@ -94,26 +108,53 @@ void wr_blocktab_free(wr_blocktab *t, void (*drop)(void *val, void *ctx), void *
     *t = (wr_blocktab){0};
 }
 
-void **wr_warp_slot_ref(wr_warp_slots *s, uint32_t warp)
+/* Slots per array of each pool: warps 1..31 in arrays of 1, 2, 4, 8, 16
+ * and 31. */
+static uint32_t slots_of_size(unsigned size)
+{
+    return size + 1 < WR_WARP_SLOT_SIZES ? 1u << size : 31u;
+}
+
+static unsigned size_for(uint32_t warp)
+{
+    unsigned size = 0;
+    while (slots_of_size(size) < warp)
+        size++;
+    return size;
+}
+
+void wr_warp_slot_pools_init(wr_warp_slot_pools *p)
+{
+    for (unsigned i = 0; i < WR_WARP_SLOT_SIZES; i++)
+        p->by_size[i] = (wr_pool){.size = slots_of_size(i) * sizeof(void *)};
+}
+
+void wr_warp_slot_pools_release(wr_warp_slot_pools *p)
+{
+    for (unsigned i = 0; i < WR_WARP_SLOT_SIZES; i++)
+        wr_pool_release(&p->by_size[i]);
+}
+
+void **wr_warp_slot_ref(wr_warp_slots *s, uint32_t warp, wr_warp_slot_pools *pools)
 {
     warp &= 31u;
     if (!warp)
         return &s->first;
     if (warp > s->cap) {
-        uint32_t cap = s->cap ? s->cap : 1;
-        while (cap < warp)
-            cap *= 2;
-        if (cap > 31)
-            cap = 31;
-        s->more = xrealloc(s->more, cap * sizeof *s->more);
-        for (uint32_t i = s->cap; i < cap; i++)
-            s->more[i] = NULL;
-        s->cap = cap;
+        unsigned size = size_for(warp);
+        void **more = wr_pool_get(&pools->by_size[size]);   /* zeroed: no warps */
+        if (s->cap) {
+            memcpy(more, s->more, s->cap * sizeof *more);
+            wr_pool_put(&pools->by_size[size_for(s->cap)], s->more);
+        }
+        s->more = more;
+        s->cap = slots_of_size(size);
     }
     return &s->more[warp - 1];
 }
 
-void wr_warp_slots_free(wr_warp_slots *s, void (*drop)(void *obj, void *ctx), void *ctx)
+void wr_warp_slots_free(wr_warp_slots *s, wr_warp_slot_pools *pools,
+                        void (*drop)(void *obj, void *ctx), void *ctx)
 {
     if (drop) {
         if (s->first)
@@ -122,6 +163,7 @@ void wr_warp_slots_free(wr_warp_slots *s, void (*drop)(void *obj, void *ctx), vo
             if (s->more[i])
                 drop(s->more[i], ctx);
     }
-    free(s->more);
+    if (s->cap)
+        wr_pool_put(&pools->by_size[size_for(s->cap)], s->more);
     *s = (wr_warp_slots){0};
 }

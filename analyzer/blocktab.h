@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xalloc.h"
+
 typedef struct wr_blocktab_slot {
     uint32_t epoch, block;
     void *val;              /* NULL: empty slot */
@@ -26,10 +28,20 @@ typedef struct wr_blocktab {
 void *wr_blocktab_get(const wr_blocktab *t, uint32_t epoch, uint32_t block);
 /* Stores val (not NULL) for a key that is not in the table. */
 void wr_blocktab_put(wr_blocktab *t, uint32_t epoch, uint32_t block, void *val);
-/* Keeps the entries for which keep(val, ctx) holds and hands the others to
+/* Whether to keep the entry of (epoch, block).  Decided from the key alone,
+ * so that a pass over a million blocks reads the table and not the blocks. */
+typedef bool (*wr_blocktab_keep_fn)(uint32_t epoch, uint32_t block, void *ctx);
+
+/* Keeps the entries for which keep holds and hands the others to
  * drop(val, ctx). */
-void wr_blocktab_filter(wr_blocktab *t, bool (*keep)(void *val, void *ctx),
+void wr_blocktab_filter(wr_blocktab *t, wr_blocktab_keep_fn keep,
                         void (*drop)(void *val, void *ctx), void *ctx);
+/* Whether keep holds for no entry (true for an empty table).  Reads only
+ * the keys: a caller whose values all come from pools can then drop them
+ * wholesale with wr_blocktab_clear and its pools' release. */
+bool wr_blocktab_keeps_none(const wr_blocktab *t, wr_blocktab_keep_fn keep, void *ctx);
+/* Empties the table without looking at the values (owned elsewhere). */
+void wr_blocktab_clear(wr_blocktab *t);
 /* Hands every value to drop(val, ctx) (drop NULL: the values are owned
  * elsewhere) and empties the table. */
 void wr_blocktab_free(wr_blocktab *t, void (*drop)(void *val, void *ctx), void *ctx);
@@ -37,12 +49,24 @@ void wr_blocktab_free(wr_blocktab *t, void (*drop)(void *val, void *ctx), void *
 /* A block's per-warp state objects by warp index (0..31).  Grids of small
  * blocks come by the million and use one or a few of their 32 slots, so
  * warp 0's slot is inline and the others live in an array that grows to the
- * highest warp seen (32 inline pointers were 256 bytes of every block). */
+ * highest warp seen (32 inline pointers were 256 bytes of every block).
+ * The arrays come from pools by size (1, 2, 4, 8, 16 or 31 slots), owned by
+ * the caller: like the blocks and warps themselves, they then go with the
+ * pools, and dropping a launch's blocks need not visit each block. */
 typedef struct wr_warp_slots {
     void *first;            /* warp 0 */
     void **more;            /* warps 1..cap, NULL while cap is 0 */
     uint32_t cap;
 } wr_warp_slots;
+
+#define WR_WARP_SLOT_SIZES 6
+typedef struct wr_warp_slot_pools {
+    wr_pool by_size[WR_WARP_SLOT_SIZES];
+} wr_warp_slot_pools;
+
+void wr_warp_slot_pools_init(wr_warp_slot_pools *p);
+/* Frees every array handed out (wr_pool_release). */
+void wr_warp_slot_pools_release(wr_warp_slot_pools *p);
 
 /* The object of `warp` (taken mod 32), NULL when none was set. */
 static inline void *wr_warp_slot(const wr_warp_slots *s, uint32_t warp)
@@ -54,10 +78,11 @@ static inline void *wr_warp_slot(const wr_warp_slots *s, uint32_t warp)
 }
 
 /* Where the object of `warp` (mod 32) is kept, grown to hold it. */
-void **wr_warp_slot_ref(wr_warp_slots *s, uint32_t warp);
+void **wr_warp_slot_ref(wr_warp_slots *s, uint32_t warp, wr_warp_slot_pools *pools);
 
 /* Hands every object to drop(obj, ctx) (drop NULL: owned elsewhere) and
- * frees the array; the slots are empty afterwards. */
-void wr_warp_slots_free(wr_warp_slots *s, void (*drop)(void *obj, void *ctx), void *ctx);
+ * puts the array back into its pool; the slots are empty afterwards. */
+void wr_warp_slots_free(wr_warp_slots *s, wr_warp_slot_pools *pools,
+                        void (*drop)(void *obj, void *ctx), void *ctx);
 
 #endif

@@ -61,7 +61,12 @@ typedef struct fsm {
     warp_st *c_ws;
     uint64_t live;          /* non-zero cells (shadow_words, kept O(1)) */
     bool avx2;              /* uniform_segment_avx2 for uniform_segment */
-    wr_pool block_pool, warp_pool, bar_pool, ring_pool;
+    /* Every block's and warp's state comes from these pools (the shared
+     * page lists excepted), so that a purge dropping every block releases
+     * them whole; blocks_with_shared counts the blocks holding a list. */
+    wr_pool block_pool, warp_pool, bar_pool, ring_pool, lanes_pool;
+    wr_warp_slot_pools slot_pools;
+    uint64_t blocks_with_shared;
 } fsm;
 
 /* ---- packed lines (shadow.h) ----
@@ -112,6 +117,8 @@ static block_st *block_find(fsm *f, uint32_t epoch, uint32_t block, bool create)
 
 static void drop_shared_pages(fsm *f, block_st *b)
 {
+    if (b->shared_keys)
+        f->blocks_with_shared--;
     for (uint32_t i = 0; i < b->nshared; i++) {
         wr_shadow_page *p = wr_shadow_lookup_slow(f->map, b->shared_keys[i], false);
         if (p)
@@ -123,38 +130,40 @@ static void drop_shared_pages(fsm *f, block_st *b)
     b->nshared = b->capshared = 0;
 }
 
-/* A warp's per-lane count array is what it owns outside the pools; ctx
- * NULL: at the end, where the pools go whole. */
 static void drop_warp(void *obj, void *ctx)
 {
+    fsm *f = ctx;
     warp_st *w = obj;
-    free(w->wcl);
-    if (ctx) {
-        wr_ring_release(&w->ring, &((fsm *)ctx)->ring_pool);
-        wr_pool_put(&((fsm *)ctx)->warp_pool, w);
-    }
+    wr_pool_put(&f->lanes_pool, w->wcl);
+    wr_ring_release(&w->ring, &f->ring_pool);
+    wr_pool_put(&f->warp_pool, w);
 }
 
 static void block_free(fsm *f, block_st *b)
 {
     drop_shared_pages(f, b);
-    wr_warp_slots_free(&b->w, drop_warp, f);
+    wr_warp_slots_free(&b->w, &f->slot_pools, drop_warp, f);
     wr_pool_put(&f->bar_pool, b->bars);
     wr_pool_put(&f->block_pool, b);
 }
 
-/* At the end: the pools' slabs hold the blocks and warps themselves (under
- * ASan, where each is its own heap block, they are freed one by one). */
-static void drop_block_at_end(void *val, void *ctx)
+/* Frees every block's and warp's state at once: the pools hold all of it. */
+static void release_block_pools(fsm *f)
 {
-    fsm *f = ctx;
-    block_st *b = val;
-    if (WR_UNDER_ASAN) {
-        block_free(f, b);
-        return;
-    }
-    free(b->shared_keys);   /* the shadow map goes whole */
-    wr_warp_slots_free(&b->w, drop_warp, NULL);
+    wr_pool_release(&f->block_pool);
+    wr_pool_release(&f->warp_pool);
+    wr_pool_release(&f->bar_pool);
+    wr_pool_release(&f->ring_pool);
+    wr_pool_release(&f->lanes_pool);
+    wr_warp_slot_pools_release(&f->slot_pools);
+}
+
+/* At the end the pools and the shadow map go whole: a block's list of its
+ * shared pages is all it owns besides. */
+static void drop_shared_list_at_end(void *val, void *ctx)
+{
+    (void)ctx;
+    free(((block_st *)val)->shared_keys);
 }
 
 typedef struct purge_ctx {
@@ -162,10 +171,9 @@ typedef struct purge_ctx {
     wr_epochs_purge rule;
 } purge_ctx;
 
-static bool keep_block(void *val, void *ctx)
+static bool keep_block(uint32_t epoch, uint32_t block, void *ctx)
 {
-    const block_st *b = val;
-    return wr_epochs_purge_keeps(&((purge_ctx *)ctx)->rule, b->epoch, b->block == UINT32_MAX);
+    return wr_epochs_purge_keeps(&((purge_ctx *)ctx)->rule, epoch, block == UINT32_MAX);
 }
 
 static void drop_purged_block(void *val, void *ctx)
@@ -175,13 +183,21 @@ static void drop_purged_block(void *val, void *ctx)
 
 /* Frees the per-block state the epochs' rule lets go (wr_epochs_purge,
  * epochs.h).  Checked at every new epoch, so that a kernel launched again
- * and again keeps about one launch's warps. */
+ * and again keeps about one launch's warps.  When none is kept (a launch
+ * the host waited for, before the next), the pools go whole: visiting a
+ * million blocks and their warps to free each was a sixth of fsm's time
+ * on a grid of small blocks. */
 static void purge_blocks(fsm *f, uint32_t newest)
 {
-    if (!f->blocks.cap)
+    if (!f->blocks.count)
         return;
     purge_ctx pc = {f, wr_epochs_purge_begin(f->ep, newest, &f->purged_at)};
-    wr_blocktab_filter(&f->blocks, keep_block, drop_purged_block, &pc);
+    if (!f->blocks_with_shared && wr_blocktab_keeps_none(&f->blocks, keep_block, &pc)) {
+        wr_blocktab_clear(&f->blocks);
+        release_block_pools(f);
+    } else {
+        wr_blocktab_filter(&f->blocks, keep_block, drop_purged_block, &pc);
+    }
     f->c_bs = NULL;
     f->c_ws = NULL;
     f->c_launch = 0;
@@ -189,7 +205,7 @@ static void purge_blocks(fsm *f, uint32_t newest)
 
 static warp_st *warp_of(fsm *f, block_st *b, uint32_t warp)
 {
-    void **slot = wr_warp_slot_ref(&b->w, warp);
+    void **slot = wr_warp_slot_ref(&b->w, warp, &f->slot_pools);
     if (!*slot)
         *slot = wr_pool_get(&f->warp_pool);
     return *slot;
@@ -267,7 +283,7 @@ static void on_warp_sync(fsm *f, const wr_warp_sync *s)
         return;
     }
     if (!w->wcl) {
-        w->wcl = xcalloc(32, sizeof *w->wcl);
+        w->wcl = wr_pool_get(&f->lanes_pool);
         for (unsigned i = 0; i < 32; i++)
             w->wcl[i] = w->wc;
     }
@@ -415,9 +431,10 @@ static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
 }
 
 /* Lists a block's shared page, once, for dropping at the block's end. */
-static __attribute__((noinline)) void note_shared_page(block_st *b, wr_shadow_page *p, uint64_t key)
+static __attribute__((noinline)) void note_shared_page(fsm *f, block_st *b, wr_shadow_page *p, uint64_t key)
 {
     p->user2 = 1;
+    f->blocks_with_shared += !b->shared_keys;
     if (b->nshared == b->capshared) {
         b->capshared = b->capshared ? b->capshared * 2 : 4;
         b->shared_keys = xrealloc(b->shared_keys, b->capshared * sizeof *b->shared_keys);
@@ -440,7 +457,7 @@ page_for(fsm *f, uint8_t space, uint32_t launch, block_st *b, uint64_t word, uin
             p->user = epoch;
     }
     if (space == WR_SPACE_SHARED && !p->user2 && b)
-        note_shared_page(b, p, key);
+        note_shared_page(f, b, p, key);
     return p;
 }
 
@@ -815,6 +832,8 @@ static void *fsm_create(const wr_engine_config *cfg)
     f->block_pool.size = sizeof(block_st);
     f->warp_pool.size = sizeof(warp_st);
     f->bar_pool.size = sizeof(wr_block_barriers);
+    f->lanes_pool.size = 32 * sizeof(uint32_t);
+    wr_warp_slot_pools_init(&f->slot_pools);
     wr_ring_pool_init(&f->ring_pool);
     f->cfg = *cfg;
     if (!f->cfg.shards)
@@ -880,11 +899,8 @@ static void fsm_destroy(void *self)
     fsm *f = self;
     if (!f)
         return;
-    wr_blocktab_free(&f->blocks, drop_block_at_end, f);
-    wr_pool_release(&f->block_pool);
-    wr_pool_release(&f->warp_pool);
-    wr_pool_release(&f->bar_pool);
-    wr_pool_release(&f->ring_pool);
+    wr_blocktab_free(&f->blocks, f->blocks_with_shared ? drop_shared_list_at_end : NULL, f);
+    release_block_pools(f);
     wr_shadow_free(f->map);
     wr_epochs_free(f->ep);
     free(f);

@@ -246,7 +246,11 @@ typedef struct lk {
     bool avx2;              /* uniform_piece_avx2 for a piece of one lockset */
     uint64_t atom_key;      /* memo of an atomic's set without locks: key + 1 */
     uint32_t atom_id;
-    wr_pool block_pool, warp_pool, bar_pool, locks_pool, fences_pool, ring_pool;
+    /* Every block's and warp's state comes from these pools, so that a
+     * purge dropping every block releases them whole; the host's ring
+     * outlives the blocks and has a pool of its own. */
+    wr_pool block_pool, warp_pool, bar_pool, locks_pool, fences_pool, ring_pool, host_ring_pool;
+    wr_warp_slot_pools slot_pools;
     lockrec *locks;
     uint32_t lcap, lcount;
     wr_blocktab blocks;     /* (epoch, block) -> block_st */
@@ -320,18 +324,21 @@ static void drop_warp(void *obj, void *ctx)
 
 static void block_free(lk *s, block_st *b)
 {
-    wr_warp_slots_free(&b->w, drop_warp, s);
+    wr_warp_slots_free(&b->w, &s->slot_pools, drop_warp, s);
     wr_pool_put(&s->bar_pool, b->bars);
     wr_pool_put(&s->block_pool, b);
 }
 
-static void drop_block_at_end(void *val, void *ctx)
+/* Frees every block's and warp's state at once: the pools hold all of it. */
+static void release_block_pools(lk *s)
 {
-    block_st *b = val;
-    if (WR_UNDER_ASAN)
-        block_free(ctx, b);
-    else
-        wr_warp_slots_free(&b->w, NULL, NULL);   /* the pools go whole */
+    wr_pool_release(&s->block_pool);
+    wr_pool_release(&s->warp_pool);
+    wr_pool_release(&s->bar_pool);
+    wr_pool_release(&s->locks_pool);
+    wr_pool_release(&s->fences_pool);
+    wr_pool_release(&s->ring_pool);
+    wr_warp_slot_pools_release(&s->slot_pools);
 }
 
 typedef struct purge_ctx {
@@ -344,21 +351,27 @@ static void drop_purged_block(void *val, void *ctx)
     block_free(((const purge_ctx *)ctx)->s, val);
 }
 
-static bool keep_block(void *val, void *ctx)
+static bool keep_block(uint32_t epoch, uint32_t block, void *ctx)
 {
-    const block_st *b = val;
-    return wr_epochs_purge_keeps(&((purge_ctx *)ctx)->rule, b->epoch, false);
+    (void)block;
+    return wr_epochs_purge_keeps(&((purge_ctx *)ctx)->rule, epoch, false);
 }
 
 /* Drops the per-block state the epochs' rule lets go (wr_epochs_purge,
  * epochs.h).  Checked at every new epoch, so that a kernel launched again
- * and again keeps about one launch's warps. */
+ * and again keeps about one launch's warps.  When none is kept, the pools
+ * go whole (as in fsm's purge_blocks). */
 static void purge_blocks(lk *s, uint32_t newest)
 {
-    if (!s->blocks.cap)
+    if (!s->blocks.count)
         return;
     purge_ctx pc = {s, wr_epochs_purge_begin(s->ep, newest, &s->purged_at)};
-    wr_blocktab_filter(&s->blocks, keep_block, drop_purged_block, &pc);
+    if (wr_blocktab_keeps_none(&s->blocks, keep_block, &pc)) {
+        wr_blocktab_clear(&s->blocks);
+        release_block_pools(s);
+    } else {
+        wr_blocktab_filter(&s->blocks, keep_block, drop_purged_block, &pc);
+    }
     s->c_bs = NULL;
     s->c_ws = NULL;
     s->c_launch = 0;
@@ -375,7 +388,7 @@ static void locate(lk *s, uint32_t launch, uint32_t block, uint32_t warp, uint32
     }
     uint32_t e = wr_epochs_of_launch(s->ep, launch);
     block_st *b = block_find(s, e, block, true);
-    void **slot = wr_warp_slot_ref(&b->w, warp);
+    void **slot = wr_warp_slot_ref(&b->w, warp, &s->slot_pools);
     if (!*slot)
         *slot = wr_pool_get(&s->warp_pool);
     s->c_launch = launch;
@@ -1081,7 +1094,7 @@ static void host_range(lk *s, cur_ctx *c, uint64_t addr, uint64_t bytes)
 {
     if (!bytes)
         return;
-    wr_ring_push_range(&s->host_ring, &s->ring_pool, c->seq, addr, bytes, c->site, c->kind);
+    wr_ring_push_range(&s->host_ring, &s->host_ring_pool, c->seq, addr, bytes, c->site, c->kind);
     uint64_t next = addr >> WR_WORD_SHIFT, last = (addr + bytes - 1) >> WR_WORD_SHIFT;
     uint64_t first, end;
     while (wr_next_owned_global_run(&next, last, s->cfg.shard, s->cfg.shards, &first, &end)) {
@@ -1121,6 +1134,8 @@ static void *lk_create(const wr_engine_config *cfg)
     s->locks_pool.size = sizeof(warp_locks);
     s->fences_pool.size = sizeof(warp_fences);
     wr_ring_pool_init(&s->ring_pool);
+    wr_ring_pool_init(&s->host_ring_pool);
+    wr_warp_slot_pools_init(&s->slot_pools);
     s->cfg = *cfg;
     if (!s->cfg.shards)
         s->cfg.shards = 1;
@@ -1179,16 +1194,10 @@ static void lk_destroy(void *self)
     lk *s = self;
     if (!s)
         return;
-    /* the pools' slabs hold every block and warp (not their warp arrays);
-     * under ASan each is its own heap block and is put back one by one */
-    wr_blocktab_free(&s->blocks, drop_block_at_end, s);
-    wr_pool_release(&s->block_pool);
-    wr_pool_release(&s->warp_pool);
-    wr_pool_release(&s->bar_pool);
-    wr_pool_release(&s->locks_pool);
-    wr_ring_release(&s->host_ring, &s->ring_pool);
-    wr_pool_release(&s->fences_pool);
-    wr_pool_release(&s->ring_pool);
+    wr_blocktab_free(&s->blocks, NULL, NULL);   /* the pools hold the blocks */
+    release_block_pools(s);
+    wr_ring_release(&s->host_ring, &s->host_ring_pool);
+    wr_pool_release(&s->host_ring_pool);
     free(s->locks);
     ls_free(&s->ls);
     wr_shadow_free(s->map);

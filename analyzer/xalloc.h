@@ -69,15 +69,21 @@ static inline void *xrealloc(void *p, size_t n)
  * slabs of WR_POOL_SLAB_OBJECTS: get() hands out a recycled or a fresh
  * object, zeroed; put() links a freed object into the pool's free list
  * through its first bytes (no side array: dropping a million-block
- * launch's state costs no memory beyond the objects themselves, which the
- * callers have just touched to free what they own);
+ * launch's state costs no memory beyond the objects themselves);
  * wr_pool_release() frees the slabs, and with them every object, handed out
- * or not.  Per-block and per-warp state comes and goes by the million on
- * grids of small blocks, where one free() per object at the end was a
- * fifth of an engine's time.  Under ASan every object is its own heap block
- * (get = calloc, put = free), and objects still handed out must be put back
- * before release. */
+ * or not, so that a caller whose state all comes from pools can drop it
+ * without visiting each object.  Per-block and per-warp state comes and
+ * goes by the million on grids of small blocks, where one free() per
+ * object at the end was a fifth of an engine's time.  Under ASan every
+ * object is its own heap block behind a link into the pool's list of
+ * objects handed out (get = calloc, put = unlink and free, release = free
+ * what the list holds): the same contract, with overruns and uses after
+ * free caught. */
 #define WR_POOL_SLAB_OBJECTS 256
+
+typedef struct wr_pool_link {
+    struct wr_pool_link *prev, *next;
+} wr_pool_link;
 
 typedef struct wr_pool {
     size_t size;
@@ -86,12 +92,19 @@ typedef struct wr_pool {
     size_t nslabs, capslabs;
     unsigned char *next;      /* the rest of the newest slab */
     size_t left;              /* objects left in it */
+    wr_pool_link *handed_out; /* under ASan: the objects handed out */
 } wr_pool;
 
 static inline void *wr_pool_get(wr_pool *p)
 {
-    if (WR_UNDER_ASAN)
-        return xcalloc(1, p->size);
+    if (WR_UNDER_ASAN) {
+        wr_pool_link *l = xcalloc(1, sizeof *l + p->size);
+        l->next = p->handed_out;
+        if (l->next)
+            l->next->prev = l;
+        p->handed_out = l;
+        return l + 1;
+    }
     if (p->free_list) {
         void *obj = p->free_list;
         memcpy(&p->free_list, obj, sizeof p->free_list);
@@ -117,7 +130,14 @@ static inline void wr_pool_put(wr_pool *p, void *obj)
     if (!obj)
         return;
     if (WR_UNDER_ASAN) {
-        free(obj);
+        wr_pool_link *l = (wr_pool_link *)obj - 1;
+        if (l->prev)
+            l->prev->next = l->next;
+        else
+            p->handed_out = l->next;
+        if (l->next)
+            l->next->prev = l->prev;
+        free(l);
         return;
     }
     memcpy(obj, &p->free_list, sizeof p->free_list);
@@ -126,6 +146,10 @@ static inline void wr_pool_put(wr_pool *p, void *obj)
 
 static inline void wr_pool_release(wr_pool *p)
 {
+    for (wr_pool_link *l = p->handed_out, *next; l; l = next) {
+        next = l->next;
+        free(l);
+    }
     for (size_t i = 0; i < p->nslabs; i++)
         free(p->slabs[i]);
     free(p->slabs);

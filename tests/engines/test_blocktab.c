@@ -17,10 +17,11 @@ typedef struct filter_ctx {
     bool wrong;
 } filter_ctx;
 
-static bool keep_one_epoch(void *val, void *ctx)
+static bool keep_one_epoch(uint32_t epoch, uint32_t block, void *ctx)
 {
+    (void)block;
     filter_ctx *c = ctx;
-    bool keep = (uint32_t)(((uintptr_t)val - 1) >> 32) == c->keep_epoch;
+    bool keep = epoch == c->keep_epoch;
     c->kept += keep;
     return keep;
 }
@@ -116,21 +117,77 @@ static void count_warp(void *obj, void *ctx)
 Test(blocktab, warp_slots_grow_to_the_highest_warp)
 {
     wr_warp_slots s = {0};
+    wr_warp_slot_pools pools;
+    wr_warp_slot_pools_init(&pools);
     static int objs[32];
-    *wr_warp_slot_ref(&s, 0) = &objs[0];
+    *wr_warp_slot_ref(&s, 0, &pools) = &objs[0];
     cr_assert_eq(s.cap, 0, "warp 0 lives inline");
-    *wr_warp_slot_ref(&s, 5) = &objs[5];
+    *wr_warp_slot_ref(&s, 5, &pools) = &objs[5];
     cr_assert_geq(s.cap, 5);
     cr_assert_null(wr_warp_slot(&s, 3));
     cr_assert_null(wr_warp_slot(&s, 30), "past the array: none");
-    *wr_warp_slot_ref(&s, 31) = &objs[31];
+    *wr_warp_slot_ref(&s, 31, &pools) = &objs[31];
     cr_assert_eq(s.cap, 31);
     cr_assert_eq(wr_warp_slot(&s, 0), &objs[0]);
     cr_assert_eq(wr_warp_slot(&s, 5), &objs[5], "kept through the growth");
     cr_assert_eq(wr_warp_slot(&s, 31), &objs[31]);
     cr_assert_eq(wr_warp_slot(&s, 32 + 5), &objs[5], "warps are taken mod 32");
     unsigned dropped = 0;
-    wr_warp_slots_free(&s, count_warp, &dropped);
+    wr_warp_slots_free(&s, &pools, count_warp, &dropped);
     cr_assert_eq(dropped, 3);
     cr_assert_null(wr_warp_slot(&s, 5));
+    wr_warp_slot_pools_release(&pools);
+}
+
+static bool keep_block_7(uint32_t epoch, uint32_t block, void *ctx)
+{
+    (void)epoch;
+    (*(unsigned *)ctx)++;
+    return block == 7;
+}
+
+Test(blocktab, keeps_none_asks_every_key_and_clear_empties)
+{
+    wr_blocktab t = {0};
+    unsigned asked = 0;
+    cr_assert(wr_blocktab_keeps_none(&t, keep_block_7, &asked), "an empty table keeps none");
+    for (uint32_t b = 0; b < 7; b++)
+        wr_blocktab_put(&t, 2, b, val_of(2, b));
+    cr_assert(wr_blocktab_keeps_none(&t, keep_block_7, &asked));
+    cr_assert_eq(asked, 7, "every entry asked");
+    wr_blocktab_put(&t, 2, 7, val_of(2, 7));
+    cr_assert_not(wr_blocktab_keeps_none(&t, keep_block_7, &asked));
+    cr_assert_eq(t.count, 8, "asking changes nothing");
+    wr_blocktab_clear(&t);
+    cr_assert_eq(t.count, 0);
+    cr_assert_null(wr_blocktab_get(&t, 2, 7));
+    wr_blocktab_put(&t, 3, 1, val_of(3, 1));
+    cr_assert_eq(wr_blocktab_get(&t, 3, 1), val_of(3, 1), "usable after clear");
+    wr_blocktab_free(&t, NULL, NULL);
+}
+
+/* Warp arrays come from pools by size: one put back and handed out again
+ * to another block must hold none of the first block's warps, and a
+ * release frees arrays still in use. */
+Test(blocktab, warp_slot_arrays_come_back_empty)
+{
+    wr_warp_slot_pools pools;
+    wr_warp_slot_pools_init(&pools);
+    static int objs[32];
+    wr_warp_slots a = {0}, b = {0}, kept = {0};
+    for (uint32_t w = 1; w < 32; w++)
+        *wr_warp_slot_ref(&a, w, &pools) = &objs[w];
+    cr_assert_eq(a.cap, 31);
+    *wr_warp_slot_ref(&kept, 3, &pools) = &objs[3];
+    wr_warp_slots_free(&a, &pools, NULL, NULL);
+    cr_assert_eq(a.cap, 0);
+    cr_assert_null(a.more);
+    for (uint32_t top = 1; top < 32; top++) {
+        *wr_warp_slot_ref(&b, top, &pools) = &objs[top];
+        cr_assert_geq(b.cap, top);
+        for (uint32_t w = 1; w < 32; w++)
+            cr_assert_eq(wr_warp_slot(&b, w), w <= top ? &objs[w] : NULL, "top %u warp %u", top, w);
+    }
+    cr_assert_eq(wr_warp_slot(&kept, 3), &objs[3], "another block's array untouched");
+    wr_warp_slot_pools_release(&pools);   /* b's and kept's arrays go with it */
 }

@@ -178,3 +178,70 @@ Test(epochs, lockset_keeps_an_ended_kernel_a_running_one_may_race)
 {
     ended_but_not_settled(&wr_engine_lockset);
 }
+
+/* A launch the host waited for is over before the next one starts: at that
+ * launch every block goes at once (the engines release their pools whole,
+ * with 1800 warps' state in them: per-lane warp-sync counts, warp arrays of
+ * 3-warp blocks, fences, rings).  The next launch's state then comes from
+ * the emptied pools: its race must name its own write, thread and trace
+ * position, and the rewrite of the old launch's words is no race.  A purge
+ * that keeps some blocks comes after: the table must hold none of the
+ * blocks the pools took with them. */
+static void all_blocks_dropped_at_once(const wr_engine_ops *ops)
+{
+    lf_run r;
+    lf_start(&r, ops, 1);
+    const uint64_t OLD = 0x100000, X = 0x40000;
+    lf_feed(&r, lf_launch(1, 0));
+    for (uint32_t b = 0; b < 600; b++)
+        for (uint32_t w = 0; w < 3; w++) {
+            lf_feed(&r, lf_warp_sync(1, b, w, 0x0000ffffu));
+            lf_feed(&r, lf_acc(10, 1, b, w, WR_FULL_MASK, WR_OP_STORE, 0,
+                               OLD + (b * 3 + w) * 128, 4));
+            lf_feed(&r, lf_fence(1, b, w, WR_FULL_MASK, WR_SCOPE_DEVICE));
+        }
+    lf_feed(&r, lf_kernel_end(1));
+    lf_feed(&r, lf_launch(2, 0));
+    lf_feed(&r, lf_acc(20, 2, 0, 0, WR_FULL_MASK, WR_OP_STORE, 0, OLD, 4));
+    lf_feed(&r, lf_warp_sync(2, 0, 2, 0x3u));
+    uint64_t write_seq = r.seq;
+    lf_feed(&r, lf_acc(30, 2, 0, 2, 1u << 7, WR_OP_STORE, 0, X, 0));
+    lf_feed(&r, lf_acc(31, 2, 1, 1, 1u, WR_OP_LOAD, 0, X, 0));
+    lf_feed(&r, lf_kernel_end(2));
+    /* then a purge that keeps some blocks and so visits each: kernel 3
+     * ended, kernel 4 (launched before that end) runs on */
+    const uint64_t Y = 0x50000;
+    lf_feed(&r, lf_launch(3, 1));
+    lf_feed(&r, lf_launch(4, 2));
+    lf_feed(&r, lf_acc(40, 3, 5, 0, 1u, WR_OP_STORE, 0, Y, 0));
+    lf_feed(&r, lf_kernel_end(3));
+    lf_feed(&r, lf_launch(5, 3));
+    lf_feed(&r, lf_acc(41, 4, 0, 0, 1u, WR_OP_LOAD, 0, Y, 0));
+    wr_findings *f = lf_end(&r);
+    const wr_race_group *g;
+    cr_assert_eq(lf_groups(f, &g), 2, "%s: two races", ops->name);
+    const wr_race_group *in2 = &g[g[0].example.first.site == 30 ? 0 : 1];
+    const wr_race_group *in4 = &g[g[0].example.first.site == 30 ? 1 : 0];
+    cr_assert_eq(in4->example.first.site, 40, "%s: kernel 3's write, kept", ops->name);
+    cr_assert_eq(in4->example.first.block, 5, "%s", ops->name);
+    cr_assert_eq(in4->example.second.site, 41, "%s", ops->name);
+    const wr_race_access *w = &in2->example.first;
+    cr_assert_eq(w->launch, 2, "%s", ops->name);
+    cr_assert_eq(w->site, 30, "%s", ops->name);
+    cr_assert_eq(w->block, 0, "%s", ops->name);
+    cr_assert_eq(w->warp, 2, "%s", ops->name);
+    cr_assert_eq(w->lane, 7, "%s", ops->name);
+    cr_assert_eq(w->seq, write_seq, "%s: the write's trace position", ops->name);
+    cr_assert_eq(in2->example.second.site, 31, "%s", ops->name);
+    wr_findings_free(f);
+}
+
+Test(epochs, fsm_drops_a_waited_for_launch_whole)
+{
+    all_blocks_dropped_at_once(&wr_engine_fsm);
+}
+
+Test(epochs, lockset_drops_a_waited_for_launch_whole)
+{
+    all_blocks_dropped_at_once(&wr_engine_lockset);
+}
