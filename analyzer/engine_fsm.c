@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "barriers.h"
-#include "blocktab.h"
+#include "blockstate.h"
 #include "access_ring.h"
 #include "engine.h"
 #include "engine_fsm.h"
@@ -42,9 +42,8 @@ typedef struct warp_st {
 } warp_st;
 
 typedef struct block_st {
-    uint32_t epoch, block;
+    wr_block_head head;         /* epoch, block, warp_st by warp */
     wr_block_barriers *bars;    /* NULL while no barrier is pending */
-    wr_warp_slots w;            /* warp_st by warp */
     uint64_t *shared_keys;  /* shared-memory pages of this block (this shard) */
     uint32_t nshared, capshared;
 } block_st;
@@ -53,19 +52,13 @@ typedef struct fsm {
     wr_engine_config cfg;
     wr_shadow_map *map;
     wr_epochs *ep;
-    wr_blocktab blocks;     /* (epoch, block) -> block_st */
-    uint32_t purged_at;
-    /* caches */
-    uint32_t c_launch, c_epoch, c_block, c_warp;
-    block_st *c_bs;
-    warp_st *c_ws;
+    wr_blockstate bs;       /* (epoch, block) -> block_st, warp -> warp_st */
     uint64_t live;          /* non-zero cells (shadow_words, kept O(1)) */
     bool avx2;              /* uniform_segment_avx2 for uniform_segment */
-    /* Every block's and warp's state comes from these pools (the shared
-     * page lists excepted), so that a purge dropping every block releases
-     * them whole; blocks_with_shared counts the blocks holding a list. */
-    wr_pool block_pool, warp_pool, bar_pool, ring_pool, lanes_pool;
-    wr_warp_slot_pools slot_pools;
+    /* What blocks and warps own comes from these pools (the shared page
+     * lists excepted), so that a purge dropping every block releases them
+     * whole; blocks_with_shared counts the blocks holding a list. */
+    wr_pool bar_pool, ring_pool, lanes_pool;
     uint64_t blocks_with_shared;
 } fsm;
 
@@ -101,18 +94,16 @@ static uint64_t live_words(const fsm *f, wr_shadow_page *p)
     return n;
 }
 
-/* ---- block / warp state ---- */
+/* ---- block / warp state (blockstate.h) ---- */
 
 static block_st *block_find(fsm *f, uint32_t epoch, uint32_t block, bool create)
 {
-    block_st *b = wr_blocktab_get(&f->blocks, epoch, block);
-    if (b || !create)
-        return b;
-    b = wr_pool_get(&f->block_pool);
-    b->epoch = epoch;
-    b->block = block;
-    wr_blocktab_put(&f->blocks, epoch, block, b);
-    return b;
+    return (block_st *)wr_blockstate_block(&f->bs, epoch, block, create);
+}
+
+static warp_st *warp_of(fsm *f, block_st *b, uint32_t warp)
+{
+    return wr_blockstate_warp(&f->bs, &b->head, warp);
 }
 
 static void drop_shared_pages(fsm *f, block_st *b)
@@ -136,108 +127,57 @@ static void drop_warp(void *obj, void *ctx)
     warp_st *w = obj;
     wr_pool_put(&f->lanes_pool, w->wcl);
     wr_ring_release(&w->ring, &f->ring_pool);
-    wr_pool_put(&f->warp_pool, w);
 }
 
-static void block_free(fsm *f, block_st *b)
+static void drop_block(wr_block_head *head, void *ctx)
 {
+    fsm *f = ctx;
+    block_st *b = (block_st *)head;
     drop_shared_pages(f, b);
-    wr_warp_slots_free(&b->w, &f->slot_pools, drop_warp, f);
     wr_pool_put(&f->bar_pool, b->bars);
-    wr_pool_put(&f->block_pool, b);
+    wr_blockstate_drop(&f->bs, head, drop_warp, f);
 }
 
-/* Frees every block's and warp's state at once: the pools hold all of it. */
-static void release_block_pools(fsm *f)
+/* Frees what every block and warp owns at once: these pools hold all of
+ * it (the shared page lists excepted). */
+static void release_owned_pools(fsm *f)
 {
-    wr_pool_release(&f->block_pool);
-    wr_pool_release(&f->warp_pool);
     wr_pool_release(&f->bar_pool);
     wr_pool_release(&f->ring_pool);
     wr_pool_release(&f->lanes_pool);
-    wr_warp_slot_pools_release(&f->slot_pools);
 }
 
 /* At the end the pools and the shadow map go whole: a block's list of its
  * shared pages is all it owns besides. */
-static void drop_shared_list_at_end(void *val, void *ctx)
+static void drop_shared_list_at_end(wr_block_head *head, void *ctx)
 {
     (void)ctx;
-    free(((block_st *)val)->shared_keys);
+    free(((block_st *)head)->shared_keys);
 }
 
-typedef struct purge_ctx {
-    fsm *f;
-    wr_epochs_purge rule;
-} purge_ctx;
-
-static bool keep_block(uint32_t epoch, uint32_t block, void *ctx)
-{
-    return wr_epochs_purge_keeps(&((purge_ctx *)ctx)->rule, epoch, block == UINT32_MAX);
-}
-
-static void drop_purged_block(void *val, void *ctx)
-{
-    block_free(((purge_ctx *)ctx)->f, val);
-}
-
-/* Frees the per-block state the epochs' rule lets go (wr_epochs_purge,
- * epochs.h).  Checked at every new epoch, so that a kernel launched again
- * and again keeps about one launch's warps.  When none is kept (a launch
- * the host waited for, before the next), the pools go whole: visiting a
- * million blocks and their warps to free each was a sixth of fsm's time
- * on a grid of small blocks. */
+/* Frees the per-block state the epochs' rule lets go.  Checked at every
+ * new epoch, so that a kernel launched again and again keeps about one
+ * launch's warps.  When none is kept (a launch the host waited for, before
+ * the next) and no block holds a shared page list, the pools go whole:
+ * visiting a million blocks and their warps to free each was a sixth of
+ * fsm's time on a grid of small blocks. */
 static void purge_blocks(fsm *f, uint32_t newest)
 {
-    if (!f->blocks.count)
-        return;
-    purge_ctx pc = {f, wr_epochs_purge_begin(f->ep, newest, &f->purged_at)};
-    if (!f->blocks_with_shared && wr_blocktab_keeps_none(&f->blocks, keep_block, &pc)) {
-        wr_blocktab_clear(&f->blocks);
-        release_block_pools(f);
-    } else {
-        wr_blocktab_filter(&f->blocks, keep_block, drop_purged_block, &pc);
-    }
-    f->c_bs = NULL;
-    f->c_ws = NULL;
-    f->c_launch = 0;
-}
-
-static warp_st *warp_of(fsm *f, block_st *b, uint32_t warp)
-{
-    void **slot = wr_warp_slot_ref(&b->w, warp, &f->slot_pools);
-    if (!*slot)
-        *slot = wr_pool_get(&f->warp_pool);
-    return *slot;
+    if (wr_blockstate_purge(&f->bs, f->ep, newest, !f->blocks_with_shared, drop_block, f))
+        release_owned_pools(f);
 }
 
 static inline uint32_t epoch_of(fsm *f, uint32_t launch)
 {
-    if (launch == f->c_launch && f->c_launch)
-        return f->c_epoch;
-    return wr_epochs_of_launch(f->ep, launch);
+    return wr_blockstate_epoch_of(&f->bs, f->ep, launch);
 }
 
-/* Block and warp state of (launch, block, warp), through a one-entry cache. */
-static void locate(fsm *f, uint32_t launch, uint32_t block, uint32_t warp, uint32_t *epoch,
-                   block_st **bs, warp_st **ws)
+/* Block and warp state of (launch, block, warp). */
+static inline void locate(fsm *f, uint32_t launch, uint32_t block, uint32_t warp, uint32_t *epoch,
+                          block_st **bs, warp_st **ws)
 {
-    if (f->c_bs && launch == f->c_launch && block == f->c_block && warp == f->c_warp) {
-        *epoch = f->c_epoch;
-        *bs = f->c_bs;
-        *ws = f->c_ws;
-        return;
-    }
-    uint32_t e = epoch_of(f, launch);
-    block_st *b = block_find(f, e, block, true);
-    warp_st *w = warp_of(f, b, warp);
-    f->c_launch = launch;
-    f->c_epoch = e;
-    f->c_block = block;
-    f->c_warp = warp;
-    f->c_bs = b;
-    f->c_ws = w;
-    *epoch = e;
+    void *b, *w;
+    wr_blockstate_locate(&f->bs, f->ep, launch, block, warp, epoch, &b, &w);
     *bs = b;
     *ws = w;
 }
@@ -249,12 +189,12 @@ static void barrier_done(void *ctx, uint32_t warps)
     block_st *b = ctx;
     uint32_t m = 0;
     for (uint32_t x = warps; x; x &= x - 1) {
-        warp_st *w = wr_warp_slot(&b->w, (uint32_t)__builtin_ctz(x));
+        warp_st *w = wr_blockstate_warp_if(&b->head, (uint32_t)__builtin_ctz(x));
         if (w && w->bc > m)
             m = w->bc;
     }
     for (uint32_t x = warps; x; x &= x - 1) {
-        warp_st *w = wr_warp_slot(&b->w, (uint32_t)__builtin_ctz(x));
+        warp_st *w = wr_blockstate_warp_if(&b->head, (uint32_t)__builtin_ctz(x));
         if (w)
             w->bc = m + 1;
     }
@@ -349,7 +289,7 @@ static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epo
     a->site = 0;
     a->seq = 0;
     block_st *b = block_find(f, old_epoch, host ? UINT32_MAX : bf, false);
-    warp_st *w = b ? wr_warp_slot(&b->w, host ? 0 : wr_fsm_warp(old)) : NULL;
+    warp_st *w = b ? wr_blockstate_warp_if(&b->head, host ? 0 : wr_fsm_warp(old)) : NULL;
     if (!w)
         return;
     const wr_ring_ent *r = wr_ring_find(&w->ring, host ? 0 : wr_fsm_lane(old), space, addr, cur_seq, 0);
@@ -448,7 +388,7 @@ static inline __attribute__((always_inline)) wr_shadow_page *
 page_for(fsm *f, uint8_t space, uint32_t launch, block_st *b, uint64_t word, uint32_t epoch,
          bool scattered)
 {
-    uint64_t key = wr_shadow_key(space, launch, b ? b->block : 0, word);
+    uint64_t key = wr_shadow_key(space, launch, b ? b->head.block : 0, word);
     wr_shadow_page *p = scattered ? wr_shadow_get_scattered(f->map, key) : wr_shadow_get(f->map, key);
     if (p->user < epoch) {
         if (p->user)
@@ -829,11 +769,9 @@ static void on_host_copy(fsm *f, const wr_event *ev, uint32_t epoch)
 static void *fsm_create(const wr_engine_config *cfg)
 {
     fsm *f = xcalloc(1, sizeof *f);
-    f->block_pool.size = sizeof(block_st);
-    f->warp_pool.size = sizeof(warp_st);
+    wr_blockstate_init(&f->bs, sizeof(block_st), sizeof(warp_st));
     f->bar_pool.size = sizeof(wr_block_barriers);
     f->lanes_pool.size = 32 * sizeof(uint32_t);
-    wr_warp_slot_pools_init(&f->slot_pools);
     wr_ring_pool_init(&f->ring_pool);
     f->cfg = *cfg;
     if (!f->cfg.shards)
@@ -899,8 +837,8 @@ static void fsm_destroy(void *self)
     fsm *f = self;
     if (!f)
         return;
-    wr_blocktab_free(&f->blocks, f->blocks_with_shared ? drop_shared_list_at_end : NULL, f);
-    release_block_pools(f);
+    wr_blockstate_free(&f->bs, f->blocks_with_shared ? drop_shared_list_at_end : NULL, f);
+    release_owned_pools(f);
     wr_shadow_free(f->map);
     wr_epochs_free(f->ep);
     free(f);

@@ -32,7 +32,7 @@
 
 #include "access_ring.h"
 #include "barriers.h"
-#include "blocktab.h"
+#include "blockstate.h"
 #include "engine.h"
 #include "epochs.h"
 #include "shadow.h"
@@ -231,10 +231,9 @@ typedef struct warp_st {
 } warp_st;
 
 typedef struct block_st {
-    uint32_t epoch, block;
+    wr_block_head head;         /* epoch, block, warp_st by warp */
     uint32_t gen;               /* completed barriers */
     wr_block_barriers *bars;    /* NULL while no barrier is pending */
-    wr_warp_slots w;            /* warp_st by warp */
 } block_st;
 
 typedef struct lk {
@@ -246,19 +245,14 @@ typedef struct lk {
     bool avx2;              /* uniform_piece_avx2 for a piece of one lockset */
     uint64_t atom_key;      /* memo of an atomic's set without locks: key + 1 */
     uint32_t atom_id;
-    /* Every block's and warp's state comes from these pools, so that a
-     * purge dropping every block releases them whole; the host's ring
-     * outlives the blocks and has a pool of its own. */
-    wr_pool block_pool, warp_pool, bar_pool, locks_pool, fences_pool, ring_pool, host_ring_pool;
-    wr_warp_slot_pools slot_pools;
+    /* What blocks and warps own comes from these pools, so that a purge
+     * dropping every block releases them whole; the host's ring outlives
+     * the blocks and has a pool of its own. */
+    wr_pool bar_pool, locks_pool, fences_pool, ring_pool, host_ring_pool;
     lockrec *locks;
     uint32_t lcap, lcount;
-    wr_blocktab blocks;     /* (epoch, block) -> block_st */
-    uint32_t purged_at;
+    wr_blockstate bs;       /* (epoch, block) -> block_st, warp -> warp_st */
     uint64_t live;          /* cells with meta != 0: the words tracked */
-    uint32_t c_launch, c_epoch, c_block, c_warp;
-    block_st *c_bs;
-    warp_st *c_ws;
     wr_access_ring host_ring;   /* host copies, as the warp rings */
 } lk;
 
@@ -302,14 +296,7 @@ static lockrec *lock_rec(lk *s, uint64_t word, bool create)
 
 static block_st *block_find(lk *s, uint32_t epoch, uint32_t block, bool create)
 {
-    block_st *b = wr_blocktab_get(&s->blocks, epoch, block);
-    if (b || !create)
-        return b;
-    b = wr_pool_get(&s->block_pool);
-    b->epoch = epoch;
-    b->block = block;
-    wr_blocktab_put(&s->blocks, epoch, block, b);
-    return b;
+    return (block_st *)wr_blockstate_block(&s->bs, epoch, block, create);
 }
 
 static void drop_warp(void *obj, void *ctx)
@@ -319,87 +306,40 @@ static void drop_warp(void *obj, void *ctx)
     wr_pool_put(&s->locks_pool, w->locks);
     wr_pool_put(&s->fences_pool, w->fences);
     wr_ring_release(&w->ring, &s->ring_pool);
-    wr_pool_put(&s->warp_pool, w);
 }
 
-static void block_free(lk *s, block_st *b)
+static void drop_block(wr_block_head *head, void *ctx)
 {
-    wr_warp_slots_free(&b->w, &s->slot_pools, drop_warp, s);
-    wr_pool_put(&s->bar_pool, b->bars);
-    wr_pool_put(&s->block_pool, b);
+    lk *s = ctx;
+    wr_pool_put(&s->bar_pool, ((block_st *)head)->bars);
+    wr_blockstate_drop(&s->bs, head, drop_warp, s);
 }
 
-/* Frees every block's and warp's state at once: the pools hold all of it. */
-static void release_block_pools(lk *s)
+/* Frees what every block and warp owns at once: these pools hold all of it. */
+static void release_owned_pools(lk *s)
 {
-    wr_pool_release(&s->block_pool);
-    wr_pool_release(&s->warp_pool);
     wr_pool_release(&s->bar_pool);
     wr_pool_release(&s->locks_pool);
     wr_pool_release(&s->fences_pool);
     wr_pool_release(&s->ring_pool);
-    wr_warp_slot_pools_release(&s->slot_pools);
 }
 
-typedef struct purge_ctx {
-    lk *s;
-    wr_epochs_purge rule;
-} purge_ctx;
-
-static void drop_purged_block(void *val, void *ctx)
-{
-    block_free(((const purge_ctx *)ctx)->s, val);
-}
-
-static bool keep_block(uint32_t epoch, uint32_t block, void *ctx)
-{
-    (void)block;
-    return wr_epochs_purge_keeps(&((purge_ctx *)ctx)->rule, epoch, false);
-}
-
-/* Drops the per-block state the epochs' rule lets go (wr_epochs_purge,
- * epochs.h).  Checked at every new epoch, so that a kernel launched again
- * and again keeps about one launch's warps.  When none is kept, the pools
- * go whole (as in fsm's purge_blocks). */
+/* Drops the per-block state the epochs' rule lets go (blockstate.h).
+ * Checked at every new epoch, so that a kernel launched again and again
+ * keeps about one launch's warps; when none is kept, the pools go whole. */
 static void purge_blocks(lk *s, uint32_t newest)
 {
-    if (!s->blocks.count)
-        return;
-    purge_ctx pc = {s, wr_epochs_purge_begin(s->ep, newest, &s->purged_at)};
-    if (wr_blocktab_keeps_none(&s->blocks, keep_block, &pc)) {
-        wr_blocktab_clear(&s->blocks);
-        release_block_pools(s);
-    } else {
-        wr_blocktab_filter(&s->blocks, keep_block, drop_purged_block, &pc);
-    }
-    s->c_bs = NULL;
-    s->c_ws = NULL;
-    s->c_launch = 0;
+    if (wr_blockstate_purge(&s->bs, s->ep, newest, true, drop_block, s))
+        release_owned_pools(s);
 }
 
-static void locate(lk *s, uint32_t launch, uint32_t block, uint32_t warp, uint32_t *epoch,
-                   block_st **bs, warp_st **ws)
+static inline void locate(lk *s, uint32_t launch, uint32_t block, uint32_t warp, uint32_t *epoch,
+                          block_st **bs, warp_st **ws)
 {
-    if (s->c_bs && launch == s->c_launch && block == s->c_block && warp == s->c_warp) {
-        *epoch = s->c_epoch;
-        *bs = s->c_bs;
-        *ws = s->c_ws;
-        return;
-    }
-    uint32_t e = wr_epochs_of_launch(s->ep, launch);
-    block_st *b = block_find(s, e, block, true);
-    void **slot = wr_warp_slot_ref(&b->w, warp, &s->slot_pools);
-    if (!*slot)
-        *slot = wr_pool_get(&s->warp_pool);
-    s->c_launch = launch;
-    s->c_epoch = e;
-    s->c_block = block;
-    s->c_warp = warp;
-    s->c_bs = b;
-    s->c_ws = *slot;
-    *epoch = e;
+    void *b, *w;
+    wr_blockstate_locate(&s->bs, s->ep, launch, block, warp, epoch, &b, &w);
     *bs = b;
-    *ws = s->c_ws;
+    *ws = w;
 }
 
 /* A completed barrier starts a new barrier interval of the block. */
@@ -702,7 +642,7 @@ static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch,
         ring = &s->host_ring;
     } else {
         block_st *ob_st = block_find(s, old_epoch, ob, false);
-        const warp_st *ow_st = ob_st ? wr_warp_slot(&ob_st->w, ow) : NULL;
+        const warp_st *ow_st = ob_st ? wr_blockstate_warp_if(&ob_st->head, ow) : NULL;
         if (ow_st)
             ring = &ow_st->ring;
     }
@@ -1128,14 +1068,12 @@ static void on_host_copy(lk *s, const wr_event *ev, uint32_t epoch)
 static void *lk_create(const wr_engine_config *cfg)
 {
     lk *s = xcalloc(1, sizeof *s);
-    s->block_pool.size = sizeof(block_st);
-    s->warp_pool.size = sizeof(warp_st);
+    wr_blockstate_init(&s->bs, sizeof(block_st), sizeof(warp_st));
     s->bar_pool.size = sizeof(wr_block_barriers);
     s->locks_pool.size = sizeof(warp_locks);
     s->fences_pool.size = sizeof(warp_fences);
     wr_ring_pool_init(&s->ring_pool);
     wr_ring_pool_init(&s->host_ring_pool);
-    wr_warp_slot_pools_init(&s->slot_pools);
     s->cfg = *cfg;
     if (!s->cfg.shards)
         s->cfg.shards = 1;
@@ -1194,8 +1132,8 @@ static void lk_destroy(void *self)
     lk *s = self;
     if (!s)
         return;
-    wr_blocktab_free(&s->blocks, NULL, NULL);   /* the pools hold the blocks */
-    release_block_pools(s);
+    wr_blockstate_free(&s->bs, NULL, NULL);   /* the pools hold the blocks */
+    release_owned_pools(s);
     wr_ring_release(&s->host_ring, &s->host_ring_pool);
     wr_pool_release(&s->host_ring_pool);
     free(s->locks);

@@ -1,0 +1,113 @@
+/*
+ * blockstate.h: the per-block and per-warp state that fsm and lockset keep
+ * for the launches whose accesses may still race (barrier counters, held
+ * locks, the ring of recent accesses a report takes its first side from).
+ *
+ * Objects are found by (epoch, block) and warp, created zeroed on first
+ * use, and dropped by the epochs' purge rule (wr_epochs_purge, epochs.h).
+ * An engine's block object begins with a wr_block_head; its size and the
+ * warp object's size are given at init.  Every block and warp object comes
+ * from this module's pools, so a purge that keeps no block (a launch the
+ * host waited for, before the next) releases them whole instead of
+ * visiting a million blocks and their warps.
+ */
+#ifndef WARPRACE_BLOCKSTATE_H
+#define WARPRACE_BLOCKSTATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blocktab.h"
+#include "epochs.h"
+#include "xalloc.h"
+
+typedef struct wr_block_head {
+    uint32_t epoch, block;      /* block UINT32_MAX: the host's pseudo-block */
+    wr_warp_slots warps;
+} wr_block_head;
+
+/* The objects of one (launch, block, warp) located lately; b NULL: empty. */
+typedef struct wr_blockstate_recent {
+    uint32_t launch, block, warp, epoch;
+    wr_block_head *b;
+    void *w;
+} wr_blockstate_recent;
+
+/* Warps of resident blocks take turns (each warp of eight 8-warp blocks
+ * one access, or one warp of each of eight small blocks), so a one-entry
+ * cache missed on almost every access and went to the block table; slot
+ * (block * 8 + warp) mod 64 keeps 8 consecutive blocks of up to 8 warps
+ * apart. */
+#define WR_BLOCKSTATE_RECENT 64
+
+typedef struct wr_blockstate {
+    wr_blocktab tab;
+    wr_pool block_pool, warp_pool;
+    wr_warp_slot_pools slot_pools;
+    uint32_t purged_at;
+    uint32_t memo_launch, memo_epoch;   /* the epoch of the last launch asked, launch 0: none */
+    wr_blockstate_recent recent[WR_BLOCKSTATE_RECENT];
+} wr_blockstate;
+
+void wr_blockstate_init(wr_blockstate *s, size_t block_size, size_t warp_size);
+
+/* The epoch of a launch (wr_epochs_of_launch, through a one-launch memo). */
+static inline uint32_t wr_blockstate_epoch_of(wr_blockstate *s, wr_epochs *ep, uint32_t launch)
+{
+    if (launch == s->memo_launch && launch)
+        return s->memo_epoch;
+    s->memo_launch = launch;
+    s->memo_epoch = wr_epochs_of_launch(ep, launch);
+    return s->memo_epoch;
+}
+
+/* The block object of (epoch, block); created (zeroed, head filled in)
+ * when missing and `create`, else NULL. */
+wr_block_head *wr_blockstate_block(wr_blockstate *s, uint32_t epoch, uint32_t block, bool create);
+
+/* The warp object of `warp` (mod 32) in b, or NULL when it was never made. */
+static inline void *wr_blockstate_warp_if(const wr_block_head *b, uint32_t warp)
+{
+    return wr_warp_slot(&b->warps, warp);
+}
+
+/* The warp object of `warp` (mod 32) in b, created zeroed when missing. */
+void *wr_blockstate_warp(wr_blockstate *s, wr_block_head *b, uint32_t warp);
+
+void wr_blockstate_locate_slow(wr_blockstate *s, wr_epochs *ep, wr_blockstate_recent *r,
+                               uint32_t launch, uint32_t block, uint32_t warp);
+
+/* The epoch, block object and warp object of a device thread's
+ * (launch, block, warp), created when missing. */
+static inline void wr_blockstate_locate(wr_blockstate *s, wr_epochs *ep, uint32_t launch,
+                                        uint32_t block, uint32_t warp, uint32_t *epoch,
+                                        void **b, void **w)
+{
+    wr_blockstate_recent *r = &s->recent[(block * 8u + warp) % WR_BLOCKSTATE_RECENT];
+    if (!(r->b && r->launch == launch && r->block == block && r->warp == warp))
+        wr_blockstate_locate_slow(s, ep, r, launch, block, warp);
+    *epoch = r->epoch;
+    *b = r->b;
+    *w = r->w;
+}
+
+/* Frees a block object and its warps; drop_warp(w, ctx) first frees what
+ * an engine's warp object owns (NULL: nothing). */
+void wr_blockstate_drop(wr_blockstate *s, wr_block_head *b, void (*drop_warp)(void *w, void *ctx),
+                        void *ctx);
+
+/* Applies the epochs' purge rule as of epoch `newest`.  When it keeps no
+ * block and `all_pooled` (the engine's blocks and warps own nothing that
+ * needs freeing one by one), every block and warp goes at once and true is
+ * returned: the engine then releases the pools of what its objects own.
+ * Otherwise drop_block(b, ctx) is called for each block not kept; it frees
+ * what the block owns and calls wr_blockstate_drop. */
+bool wr_blockstate_purge(wr_blockstate *s, const wr_epochs *ep, uint32_t newest, bool all_pooled,
+                         void (*drop_block)(wr_block_head *b, void *ctx), void *ctx);
+
+/* Frees everything; drop_block(b, ctx), when not NULL, is called for each
+ * block first, for what it owns outside pools. */
+void wr_blockstate_free(wr_blockstate *s, void (*drop_block)(wr_block_head *b, void *ctx), void *ctx);
+
+#endif

@@ -1,0 +1,157 @@
+/* blockstate: fsm's and lockset's block and warp objects, found through
+ * the recent slots or the table, and dropped by purges (one by one, or all
+ * at once with the pools). */
+#include <criterion/criterion.h>
+
+#include "blockstate.h"
+#include "lf_events.h"
+
+typedef struct test_block {
+    wr_block_head head;
+    uint64_t mark;
+} test_block;
+
+typedef struct test_warp {
+    uint64_t mark;
+} test_warp;
+
+static uint32_t feed(wr_epochs *e, wr_event ev) { return wr_epochs_on_event(e, &ev); }
+
+static void locate(wr_blockstate *s, wr_epochs *ep, uint32_t launch, uint32_t block, uint32_t warp,
+                   uint32_t *epoch, test_block **b, test_warp **w)
+{
+    void *bv, *wv;
+    wr_blockstate_locate(s, ep, launch, block, warp, epoch, &bv, &wv);
+    *b = bv;
+    *w = wv;
+}
+
+/* Every (block, warp) of 3 launches gets its own objects, found again
+ * however the recent slots are shared: 20 blocks of 12 warps put several
+ * pairs on every slot. */
+Test(blockstate, locate_finds_each_warps_own_objects)
+{
+    wr_epochs *ep = wr_epochs_new();
+    wr_blockstate s;
+    wr_blockstate_init(&s, sizeof(test_block), sizeof(test_warp));
+    uint32_t epochs[4];
+    for (uint32_t l = 1; l <= 3; l++)
+        epochs[l] = feed(ep, lf_launch(l, l));
+    for (int round = 0; round < 2; round++)
+        for (uint32_t l = 1; l <= 3; l++)
+            for (uint32_t b = 0; b < 20; b++)
+                for (uint32_t w = 0; w < 12; w++) {
+                    uint32_t e;
+                    test_block *tb;
+                    test_warp *tw;
+                    locate(&s, ep, l, b, w, &e, &tb, &tw);
+                    cr_assert_eq(e, epochs[l]);
+                    cr_assert_eq(tb->head.epoch, epochs[l]);
+                    cr_assert_eq(tb->head.block, b);
+                    cr_assert_eq(wr_blockstate_warp_if(&tb->head, w), tw);
+                    uint64_t mark = (uint64_t)l << 40 | (uint64_t)b << 20 | w;
+                    if (!round) {
+                        cr_assert_eq(tw->mark, 0, "new objects are zeroed");
+                        tw->mark = mark;
+                        tb->mark = l * 1000 + b;
+                    } else {
+                        cr_assert_eq(tw->mark, mark, "launch %u block %u warp %u", l, b, w);
+                        cr_assert_eq(tb->mark, l * 1000 + b);
+                    }
+                }
+    cr_assert_eq(s.tab.count, 60);
+    cr_assert_eq(wr_blockstate_block(&s, epochs[2], 7, false)->block, 7);
+    cr_assert_null(wr_blockstate_block(&s, epochs[2], 20, false));
+    cr_assert_null(wr_blockstate_warp_if(wr_blockstate_block(&s, epochs[1], 0, false), 12));
+    wr_blockstate_free(&s, NULL, NULL);
+    wr_epochs_free(ep);
+}
+
+typedef struct drops {
+    wr_blockstate *s;
+    unsigned blocks, warps;
+    uint32_t kept_epoch;
+    bool wrong;
+} drops;
+
+static void count_warp(void *w, void *ctx)
+{
+    (void)w;
+    ((drops *)ctx)->warps++;
+}
+
+static void count_block(wr_block_head *b, void *ctx)
+{
+    drops *d = ctx;
+    d->blocks++;
+    d->wrong |= b->epoch == d->kept_epoch;
+    wr_blockstate_drop(d->s, b, count_warp, d);
+}
+
+static void two_warps_each(wr_blockstate *s, wr_epochs *ep, uint32_t launch, uint32_t blocks)
+{
+    for (uint32_t b = 0; b < blocks; b++)
+        for (uint32_t w = 0; w < 2; w++) {
+            uint32_t e;
+            test_block *tb;
+            test_warp *tw;
+            locate(s, ep, launch, b, w, &e, &tb, &tw);
+            tw->mark = 1;
+        }
+}
+
+/* Launch 1 ended and the host waited: at launch 2 it goes, all at once
+ * when the caller allows (no callback), one block at a time otherwise.
+ * Launch 3 then runs beside an ended, not settled launch 2: only launch
+ * 2's blocks stay out of a purge at launch 4, and what is dropped comes
+ * back new, never from a stale recent slot. */
+static void purges(bool all_pooled)
+{
+    wr_epochs *ep = wr_epochs_new();
+    wr_blockstate s;
+    wr_blockstate_init(&s, sizeof(test_block), sizeof(test_warp));
+    drops d = {.s = &s, .kept_epoch = UINT32_MAX};
+    uint32_t e1 = feed(ep, lf_launch(1, 0));
+    two_warps_each(&s, ep, 1, 300);
+    feed(ep, lf_kernel_end(1));
+    uint32_t e2 = feed(ep, lf_launch(2, 0));
+    cr_assert_eq(wr_blockstate_purge(&s, ep, e2, all_pooled, count_block, &d), all_pooled);
+    cr_assert_eq(d.blocks, all_pooled ? 0 : 300);
+    cr_assert_eq(d.warps, all_pooled ? 0 : 600);
+    cr_assert_eq(s.tab.count, 0);
+    cr_assert_null(wr_blockstate_block(&s, e1, 0, false));
+    uint32_t e;
+    test_block *tb;
+    test_warp *tw;
+    locate(&s, ep, 1, 299, 1, &e, &tb, &tw);   /* the last one its recent slot held */
+    cr_assert_eq(tw->mark, 0, "a dropped warp comes back new");
+    tw->mark = 1;
+
+    two_warps_each(&s, ep, 2, 10);
+    uint32_t e3 = feed(ep, lf_launch(3, 1));
+    two_warps_each(&s, ep, 3, 10);
+    feed(ep, lf_kernel_end(2));
+    uint32_t e4 = feed(ep, lf_launch(4, 2));
+    d = (drops){.s = &s, .kept_epoch = e3};
+    cr_assert_not(wr_blockstate_purge(&s, ep, e4, all_pooled, count_block, &d), "launch 3 runs");
+    cr_assert_not(d.wrong, "a running launch's block was dropped");
+    cr_assert_eq(s.tab.count, 10, "launch 3's blocks kept (and no longer launch 1's)");
+    cr_assert_eq(d.blocks + s.tab.count, 21);
+    locate(&s, ep, 3, 4, 1, &e, &tb, &tw);
+    cr_assert_eq(tw->mark, 1, "kept warps keep their state");
+    locate(&s, ep, 2, 4, 1, &e, &tb, &tw);
+    cr_assert_eq(e, e2);
+    cr_assert_eq(tw->mark, 0, "a dropped warp comes back new");
+    wr_blockstate_free(&s, NULL, NULL);
+    wr_epochs_free(ep);
+}
+
+Test(blockstate, purge_drops_every_block_at_once)
+{
+    purges(true);
+}
+
+Test(blockstate, purge_drops_blocks_one_by_one)
+{
+    purges(false);
+}
