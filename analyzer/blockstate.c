@@ -84,6 +84,15 @@ static void forget_recent(wr_blockstate *s)
     s->memo_launch = 0;
 }
 
+/* Every block and warp object, and the warp arrays, go at once. */
+static void release_pools(wr_blockstate *s)
+{
+    wr_pool_release(&s->block_pool);
+    wr_pool_release(&s->warp_pool);
+    wr_warp_slot_pools_release(&s->slot_pools);
+    forget_recent(s);
+}
+
 bool wr_blockstate_purge(wr_blockstate *s, const wr_epochs *ep, uint32_t newest, bool all_pooled,
                          void (*drop_block)(wr_block_head *b, void *ctx), void *ctx)
 {
@@ -92,14 +101,12 @@ bool wr_blockstate_purge(wr_blockstate *s, const wr_epochs *ep, uint32_t newest,
     purge_ctx pc = {wr_epochs_purge_begin(ep, newest, &s->purged_at), drop_block, ctx};
     bool whole = all_pooled && wr_blocktab_keeps_none(&s->tab, keep_block, &pc);
     if (whole) {
-        wr_blocktab_clear(&s->tab);
-        wr_pool_release(&s->block_pool);
-        wr_pool_release(&s->warp_pool);
-        wr_warp_slot_pools_release(&s->slot_pools);
+        wr_blocktab_free(&s->tab, NULL, NULL);
+        release_pools(s);
     } else {
         wr_blocktab_filter(&s->tab, keep_block, drop_purged_block, &pc);
+        forget_recent(s);
     }
-    forget_recent(s);
     return whole;
 }
 
@@ -118,8 +125,5 @@ void wr_blockstate_free(wr_blockstate *s, void (*drop_block)(wr_block_head *b, v
 {
     free_ctx fc = {drop_block, ctx};
     wr_blocktab_free(&s->tab, drop_block ? drop_block_at_end : NULL, &fc);
-    wr_pool_release(&s->block_pool);
-    wr_pool_release(&s->warp_pool);
-    wr_warp_slot_pools_release(&s->slot_pools);
-    forget_recent(s);
+    release_pools(s);
 }

@@ -94,11 +94,6 @@ bool wr_blocktab_keeps_none(const wr_blocktab *t, wr_blocktab_keep_fn keep, void
     return true;
 }
 
-void wr_blocktab_clear(wr_blocktab *t)
-{
-    wr_blocktab_free(t, NULL, NULL);
-}
-
 void wr_blocktab_free(wr_blocktab *t, void (*drop)(void *val, void *ctx), void *ctx)
 {
     for (uint32_t i = 0; drop && i < t->cap; i++)

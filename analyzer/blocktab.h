@@ -37,13 +37,11 @@ typedef bool (*wr_blocktab_keep_fn)(uint32_t epoch, uint32_t block, void *ctx);
 void wr_blocktab_filter(wr_blocktab *t, wr_blocktab_keep_fn keep,
                         void (*drop)(void *val, void *ctx), void *ctx);
 /* Whether keep holds for no entry (true for an empty table).  Reads only
- * the keys: a caller whose values all come from pools can then drop them
- * wholesale with wr_blocktab_clear and its pools' release. */
+ * the keys: a caller whose values all come from pools can then empty the
+ * table (wr_blocktab_free, drop NULL) and release its pools. */
 bool wr_blocktab_keeps_none(const wr_blocktab *t, wr_blocktab_keep_fn keep, void *ctx);
-/* Empties the table without looking at the values (owned elsewhere). */
-void wr_blocktab_clear(wr_blocktab *t);
 /* Hands every value to drop(val, ctx) (drop NULL: the values are owned
- * elsewhere) and empties the table. */
+ * elsewhere) and empties the table, which stays usable. */
 void wr_blocktab_free(wr_blocktab *t, void (*drop)(void *val, void *ctx), void *ctx);
 
 /* A block's per-warp state objects by warp index (0..31).  Grids of small
