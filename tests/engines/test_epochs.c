@@ -133,6 +133,20 @@ Test(epochs, purge_rule_window_and_settled)
     wr_epochs_free(e);
 }
 
+/* The first side of a race names the earlier access's launch, site,
+ * thread and trace position. */
+static void assert_first_side(const char *engine, const wr_race_access *w, uint32_t launch,
+                              uint32_t site, uint32_t block, uint32_t warp, uint32_t lane,
+                              uint64_t seq)
+{
+    cr_assert_eq(w->launch, launch, "%s", engine);
+    cr_assert_eq(w->site, site, "%s", engine);
+    cr_assert_eq(w->block, block, "%s", engine);
+    cr_assert_eq(w->warp, warp, "%s", engine);
+    cr_assert_eq(w->lane, lane, "%s", engine);
+    cr_assert_eq(w->seq, seq, "%s: the write's trace position", engine);
+}
+
 /* Kernel 1 (stream 1) writes X and ends while kernel 2 (stream 2), launched
  * before that end, still runs; launches on a third stream follow (each a
  * new epoch, at which the engines drop settled blocks; fewer than the 4
@@ -158,13 +172,7 @@ static void ended_but_not_settled(const wr_engine_ops *ops)
     wr_findings *f = lf_end(&r);
     const wr_race_group *g;
     cr_assert_eq(lf_groups(f, &g), 1, "%s: one race", ops->name);
-    const wr_race_access *w = &g[0].example.first;
-    cr_assert_eq(w->launch, 1, "%s", ops->name);
-    cr_assert_eq(w->site, 10, "%s", ops->name);
-    cr_assert_eq(w->block, 3, "%s", ops->name);
-    cr_assert_eq(w->warp, 1, "%s", ops->name);
-    cr_assert_eq(w->lane, 5, "%s", ops->name);
-    cr_assert_eq(w->seq, write_seq, "%s: the write's trace position", ops->name);
+    assert_first_side(ops->name, &g[0].example.first, 1, 10, 3, 1, 5, write_seq);
     cr_assert_eq(g[0].example.second.site, 20, "%s", ops->name);
     wr_findings_free(f);
 }
@@ -225,13 +233,7 @@ static void all_blocks_dropped_at_once(const wr_engine_ops *ops)
     cr_assert_eq(in4->example.first.site, 40, "%s: kernel 3's write, kept", ops->name);
     cr_assert_eq(in4->example.first.block, 5, "%s", ops->name);
     cr_assert_eq(in4->example.second.site, 41, "%s", ops->name);
-    const wr_race_access *w = &in2->example.first;
-    cr_assert_eq(w->launch, 2, "%s", ops->name);
-    cr_assert_eq(w->site, 30, "%s", ops->name);
-    cr_assert_eq(w->block, 0, "%s", ops->name);
-    cr_assert_eq(w->warp, 2, "%s", ops->name);
-    cr_assert_eq(w->lane, 7, "%s", ops->name);
-    cr_assert_eq(w->seq, write_seq, "%s: the write's trace position", ops->name);
+    assert_first_side(ops->name, &in2->example.first, 2, 30, 0, 2, 7, write_seq);
     cr_assert_eq(in2->example.second.site, 31, "%s", ops->name);
     wr_findings_free(f);
 }
