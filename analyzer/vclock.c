@@ -73,16 +73,27 @@ static void rel_unref(hb_rel *r)
     }
 }
 
+/* Bit i stands for rel[i] (MAX_REL <= 16). */
+typedef uint16_t rel_set;
+#define REL_ALL(n) ((rel_set)((1u << (n)) - 1u))
+
 typedef struct hb_loc {
     uint64_t k1, word;
     hb_rel *rel;
     uint32_t n, cap;
+    /* The releases that hold all the others: every rel outside `front` is
+     * held (both layers, narrow verdict alike) by one inside it.  A lock
+     * handed from block to block leaves one release per block; each new
+     * holder's unlock holds them all, so an acquirer for which every
+     * release's scope holds joins one or two instead of up to MAX_REL. */
+    rel_set front;
     uint8_t sync;            /* ever carried a release, or a CAS target */
 } hb_loc;
 
 typedef struct hb_pend {     /* relaxed CAS read awaiting a fence */
     hb_rel *rel;             /* copies (with refs) */
     uint32_t n;
+    rel_set front;           /* as the location's when it was read */
     uint8_t scope;
     uint64_t k1, word;
 } hb_pend;
@@ -775,6 +786,7 @@ static void rel_clear(hb_loc *p)
     for (uint32_t i = 0; i < p->n; i++)
         rel_unref(&p->rel[i]);
     p->n = 0;
+    p->front = 0;
 }
 
 static wr_vc_snap *snap_join(wr_vc_snap *a, wr_vc_snap *b)
@@ -832,6 +844,14 @@ static bool rel_subsumes(const wr_hb *hb, const wr_hb_warp *w, unsigned k, uint3
            snap_dominated(hb, w, k, old) && wr_vc_get(&old->c, w->unit) <= own;
 }
 
+/* Does mine, w's release at own, hold all that q stands for in layer k? */
+static bool rel_held_by(const wr_hb *hb, const wr_hb_warp *w, unsigned k, uint32_t own,
+                        const hb_rel *q, const wr_vc_snap *mine)
+{
+    return rel_subsumes(hb, w, k, own, q->snap[k], mine) &&
+           (!q->later[k] || rel_subsumes(hb, w, k, own, q->later[k], mine));
+}
+
 /* q[k] join= mine (w's release at own).  What q stands for is the join of
  * snap and later whatever the representation; the join is made only when
  * a third release comes that holds neither. */
@@ -840,8 +860,7 @@ static void rel_merge(wr_hb *hb, wr_hb_warp *w, unsigned k, uint32_t own, hb_rel
 {
     if (!mine)
         return;   /* a layer this state does not keep */
-    if (!q->snap[k] || (rel_subsumes(hb, w, k, own, q->snap[k], mine) &&
-                        (!q->later[k] || rel_subsumes(hb, w, k, own, q->later[k], mine)))) {
+    if (!q->snap[k] || rel_held_by(hb, w, k, own, q, mine)) {
         wr_snap_unref(q->snap[k]);
         wr_snap_unref(q->later[k]);
         wr_snap_ref(mine);
@@ -884,6 +903,17 @@ static void rel_merge_both(wr_hb *hb, wr_hb_warp *w, uint32_t own, hb_rel *q,
     wr_snap_unref(mine[1]);
 }
 
+/* Does mine (both layers), w's release at own, hold all that q stands for? */
+static bool rel_held_both(const wr_hb *hb, const wr_hb_warp *w, uint32_t own, const hb_rel *q,
+                          wr_vc_snap *const mine[2])
+{
+    if (!rel_held_by(hb, w, WR_HB_OBL, own, q, mine[0]))
+        return false;
+    /* an unsplit SCOPED layer mirrors OBL in every release (rel_mirror) */
+    return hb->L < 2 || !layer_kept(hb, WR_HB_SCOPED) ||
+           rel_held_by(hb, w, WR_HB_SCOPED, own, q, mine[1]);
+}
+
 /* Record a release by w at loc.  is_store: a plain atomic store replaces the
  * release sequence; an RMW continues it. */
 static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsigned scope,
@@ -911,12 +941,18 @@ static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsig
         wr_snap_ref(r.snap[0]);
         r.snap[1] = r.snap[0];
     }
+    /* The frontier releases mine holds leave it: the release that takes
+     * mine (which then holds mine) joins it and stands for them. */
+    for (uint32_t i = 0; i < p->n; i++)
+        if (((p->front >> i) & 1u) && rel_held_both(hb, w, own, &p->rel[i], r.snap))
+            p->front &= (rel_set)~(1u << i);
     for (uint32_t i = 0; i < p->n; i++) {
         hb_rel *q = &p->rel[i];
         if (q->scope == r.scope && q->launch == r.launch && q->block == r.block) {
             rel_merge_both(hb, w, own, q, r.snap);
             q->kind = r.kind;
             q->lock = q->lock || r.lock;
+            p->front |= (rel_set)(1u << i);
             return;
         }
     }
@@ -931,17 +967,21 @@ static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsig
                 q->launch = MULTI;
             q->block = MULTI;
             q->cluster = MULTI;
+            p->front |= (rel_set)(1u << i);
             return;
         }
-        /* no release of that scope: drop the oldest */
+        /* no release of that scope: drop the oldest (what it held may now
+         * be held by no other, so every release joins the frontier) */
         rel_unref(&p->rel[0]);
         memmove(p->rel, p->rel + 1, (size_t)(p->n - 1) * sizeof *p->rel);
         p->n--;
+        p->front = REL_ALL(p->n);
     }
     if (p->n == p->cap) {
         p->cap = p->cap ? p->cap * 2 : 2;
         p->rel = xrealloc(p->rel, (size_t)p->cap * sizeof *p->rel);
     }
+    p->front |= (rel_set)(1u << p->n);
     p->rel[p->n++] = r;
 }
 
@@ -1003,13 +1043,31 @@ static void acquire_obl(wr_hb *hb, wr_hb_warp *w, const wr_vc_snap *s, uint32_t 
 }
 
 /* w acquires the releases rel[0..n) at scope acq_scope. */
+/* The releases w must join for an acquire at acq_scope: the frontier when
+ * every release's scope holds for w (then a release the frontier holds
+ * would bring nothing, nor any verdict), all of them otherwise. */
+static rel_set rels_to_join(const wr_hb *hb, const wr_hb_warp *w, const hb_rel *rel, uint32_t n,
+                            rel_set front, unsigned acq_scope)
+{
+    if (front == REL_ALL(n))
+        return front;
+    if (hb->L >= 2)
+        for (uint32_t i = 0; i < n; i++)
+            if (rel_relation(w, &rel[i]) > min_u(rel[i].scope, acq_scope))
+                return REL_ALL(n);
+    return front;
+}
+
 static void acquire_rels(wr_hb *hb, wr_hb_warp *w, const hb_rel *rel, uint32_t n,
-                         unsigned acq_scope, unsigned acq_kind, bool lock_shaped,
+                         rel_set front, unsigned acq_scope, unsigned acq_kind, bool lock_shaped,
                          uint32_t mask)
 {
     if (n && hb->L > WR_HB_BAR)
         layer_split(hb, WR_HB_BAR);   /* BAR takes no acquire */
+    rel_set join = rels_to_join(hb, w, rel, n, front, acq_scope);
     for (uint32_t i = 0; i < n; i++) {
+        if (!((join >> i) & 1u))
+            continue;
         const hb_rel *r = &rel[i];
         unsigned relation = rel_relation(w, r);
         bool scope_holds = relation <= min_u(r->scope, acq_scope);
@@ -1066,6 +1124,7 @@ static void pend_add(wr_hb_warp *w, hb_loc *p, uint64_t k1, uint64_t word, unsig
     slot->scope = (uint8_t)scope;
     slot->rel = xcalloc(p->n, sizeof *slot->rel);
     slot->n = p->n;
+    slot->front = p->front;
     for (uint32_t i = 0; i < p->n; i++) {
         slot->rel[i] = p->rel[i];
         rel_ref(&slot->rel[i]);
@@ -1201,7 +1260,7 @@ void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
             hb_loc *p = loc_find(hb, k1, word, false);
             if (p && p->n) {
                 if (wr_hb_acquires_at_once(a))
-                    acquire_rels(hb, w, p->rel, p->n, scope, WR_VERDICT_SCOPE_ATOMIC, false, lm);
+                    acquire_rels(hb, w, p->rel, p->n, p->front, scope, WR_VERDICT_SCOPE_ATOMIC, false, lm);
                 else
                     pend_add(w, p, k1, word, scope);
             }
@@ -1296,7 +1355,8 @@ static void do_barrier(wr_hb *hb, const wr_barrier *br)
     if (w->npend) {
         hb_pend *pend = w->pend;
         for (uint32_t i = 0; i < w->npend; i++) {
-            acquire_rels(hb, w, pend[i].rel, pend[i].n, min_u(pend[i].scope, WR_SCOPE_BLOCK),
+            acquire_rels(hb, w, pend[i].rel, pend[i].n, pend[i].front,
+                         min_u(pend[i].scope, WR_SCOPE_BLOCK),
                          WR_VERDICT_SCOPE_FENCE, true, br->active_mask);
             pend_free(&pend[i]);
         }
@@ -1421,7 +1481,7 @@ static void do_fence(wr_hb *hb, const wr_fence *f)
         hb_pend *pend = w->pend;
         for (uint32_t i = 0; i < w->npend; i++) {
             unsigned ps = pend[i].scope;
-            acquire_rels(hb, w, pend[i].rel, pend[i].n, min_u(ps, fs),
+            acquire_rels(hb, w, pend[i].rel, pend[i].n, pend[i].front, min_u(ps, fs),
                          fs < ps ? WR_VERDICT_SCOPE_FENCE : WR_VERDICT_SCOPE_ATOMIC, true,
                          f->active_mask);
             pend_free(&pend[i]);
