@@ -87,9 +87,18 @@ static void print_race(const wr_resolved_race *r)
     printf(", seen %" PRIu64 " time%s\n", r->count, r->count == 1 ? "" : "s");
     const wr_race_access *side[2] = {&r->example.first, &r->example.second};
     for (int s = 0; s < 2; s++) {
-        printf("  %-6s at %s\n", wr_access_kind_name(r->kind[s]), r->site[s]);
-        printf("         by %s, event #%" PRIu64 "\n",
-               thread_str(t[s], sizeof t[s], side[s], r->kernel[s]), side[s]->seq);
+        /* fsm and lockset find a first side's site and trace position in
+         * the warp's last few accesses; an older one is not known (site 0,
+         * position 0).  A siteless access that is the trace's very first
+         * event would read the same; a recorder writes allocations first. */
+        bool unknown = side[s]->site == 0 && side[s]->seq == 0;
+        printf("  %-6s at %s\n", wr_access_kind_name(r->kind[s]),
+               unknown ? "? (not kept: older than the warp's recent accesses)" : r->site[s]);
+        printf("         by %s, ", thread_str(t[s], sizeof t[s], side[s], r->kernel[s]));
+        if (unknown)
+            printf("trace position unknown\n");
+        else
+            printf("event #%" PRIu64 "\n", side[s]->seq);
     }
     printf("  example: %s address 0x%" PRIx64, wr_space_name(r->example.space), r->example.addr);
     if (r->has_offset)

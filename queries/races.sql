@@ -7,8 +7,9 @@
 -- kernel is "k" or "k_a / k_b" for races between two launches (host = a host
 -- copy).  example is the first occurrence (lowest trace position): address
 -- space, address, allocation+offset; thread_a/thread_b are the two threads:
--- L launch B block W warp, lane, @ trace position.  This report is the one
--- --format sarif is made for.
+-- L launch B block W warp, lane, @ trace position ('@?' where fsm or
+-- lockset no longer had the first side's access: site '?', position
+-- unknown).  This report is the one --format sarif is made for.
 SELECT x.engine,
        x.race_class,
        CASE WHEN x.kernel_a = x.kernel_b THEN x.kernel_a
@@ -21,8 +22,10 @@ SELECT x.engine,
          || CASE WHEN x.ex_alloc <> '' THEN ' (' || x.ex_alloc || '+' || coalesce(x.ex_offset, '?') || ')'
                  ELSE '' END AS example,
        CASE WHEN x.ex_a_block IS NULL THEN 'host @' || x.ex_a_seq
-            ELSE printf('L%d B%d W%d lane %d @%d', x.ex_a_launch, x.ex_a_block,
-                        x.ex_a_warp, x.ex_a_lane, x.ex_a_seq) END AS thread_a,
+            ELSE printf('L%d B%d W%d lane %d @%s', x.ex_a_launch, x.ex_a_block,
+                        x.ex_a_warp, x.ex_a_lane,
+                        CASE WHEN x.ex_a_seq = 0 AND x.site_a = '?' THEN '?'
+                             ELSE x.ex_a_seq END) END AS thread_a,
        CASE WHEN x.ex_b_block IS NULL THEN 'host @' || x.ex_b_seq
             ELSE printf('L%d B%d W%d lane %d @%d', x.ex_b_launch, x.ex_b_block,
                         x.ex_b_warp, x.ex_b_lane, x.ex_b_seq) END AS thread_b

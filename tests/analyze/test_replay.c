@@ -683,6 +683,41 @@ Test(replay, cli_report_shows_races_lost_events_and_truncation)
     free(out);
 }
 
+/* fsm finds a first side's site and position among the warp's last few
+ * accesses; an older one is printed as unknown, not as event #0. */
+Test(replay, cli_report_says_when_a_first_side_is_not_kept)
+{
+    char text[4096];
+    int n = snprintf(text, sizeof text,
+                     "alloc buf global 256\nlaunch L1 k grid=2 block=32\n"
+                     "st b0 w0 lane=0 buf[0] @old.cu:1\n");
+    for (int i = 1; i <= 12; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "ld b0 w0 lane=0 buf[%d] @old.cu:%d\n",
+                      4 * i, 10 + i);
+    snprintf(text + n, sizeof text - (size_t)n,
+             "ld b1 w0 lane=0 buf[0] @old.cu:30\nkernel_end L1\n");
+    const char *p = assemble_text("old", text);
+    if (wr_engine_find("fsm") < 0)
+        cr_skip("fsm not built");
+    int rc;
+    char *out = analyze_capture((const char *[]){p, "--no-db", "--engines", "fsm", NULL}, &rc);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "write  at ? (not kept: older than the warp's recent accesses)\n"
+                          "         by kernel k (launch 1) block 0 warp 0 lane 0, "
+                          "trace position unknown\n"),
+              "%s", out);
+    cr_assert(strstr(out, "read   at old.cu:30\n"), "%s", out);
+    cr_assert_null(strstr(out, "event #0\n"), "%s", out);
+    free(out);
+    /* vc keeps every context: the same race with its site and position */
+    if (wr_engine_find("vc") >= 0) {
+        out = analyze_capture((const char *[]){p, "--no-db", "--engines", "vc", NULL}, &rc);
+        cr_assert(strstr(out, "write  at old.cu:1\n"), "%s", out);
+        cr_assert_null(strstr(out, "trace position unknown"), "%s", out);
+        free(out);
+    }
+}
+
 /* "No race" in an incomplete trace covers only what was recorded: exit 3
  * unless --allow-incomplete; races still give --exit-code's status. */
 Test(replay, cli_incomplete_trace_without_races_exits_3)

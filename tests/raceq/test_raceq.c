@@ -703,3 +703,22 @@ Test(raceq, reports_on_a_database_from_warprace_analyze)
               "%s", r.out);
     run_free(&r);
 }
+
+/* A first side fsm no longer had: site '?', trace position '@?' (not @0). */
+Test(raceq, races_report_an_unknown_first_side_as_such)
+{
+    char db[700];
+    snprintf(db, sizeof db, "%s/old.db", g_dir);
+    analyze(db, "old_first_side", "old");
+    run r = RQ(db, "races", "-p", "engine=fsm", "-f", "csv");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "fsm,inter-block,old,?,write,old.cu:30:old,read,"), "%s", r.out);
+    cr_assert(strstr(r.out, ",L1 B0 W0 lane 0 @?,L1 B1 W0 lane 0 @"), "%s", r.out);
+    run_free(&r);
+    r = RQ(db, "races", "-p", "engine=vc", "-f", "csv");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "vc,inter-block,old,old.cu:1:old,write,old.cu:30:old,read,"), "%s",
+              r.out);
+    cr_assert_null(strstr(r.out, "@?"), "%s", r.out);
+    run_free(&r);
+}
