@@ -1042,7 +1042,6 @@ static void acquire_obl(wr_hb *hb, wr_hb_warp *w, const wr_vc_snap *s, uint32_t 
         w->narrow = s->narrow;
 }
 
-/* w acquires the releases rel[0..n) at scope acq_scope. */
 /* The releases w must join for an acquire at acq_scope: the frontier when
  * every release's scope holds for w (then a release the frontier holds
  * would bring nothing, nor any verdict), all of them otherwise. */
@@ -1058,6 +1057,7 @@ static rel_set rels_to_join(const wr_hb *hb, const wr_hb_warp *w, const hb_rel *
     return front;
 }
 
+/* w acquires the releases rel[0..n) (frontier `front`) at scope acq_scope. */
 static void acquire_rels(wr_hb *hb, wr_hb_warp *w, const hb_rel *rel, uint32_t n,
                          rel_set front, unsigned acq_scope, unsigned acq_kind, bool lock_shaped,
                          uint32_t mask)
@@ -1260,7 +1260,8 @@ void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
             hb_loc *p = loc_find(hb, k1, word, false);
             if (p && p->n) {
                 if (wr_hb_acquires_at_once(a))
-                    acquire_rels(hb, w, p->rel, p->n, p->front, scope, WR_VERDICT_SCOPE_ATOMIC, false, lm);
+                    acquire_rels(hb, w, p->rel, p->n, p->front, scope, WR_VERDICT_SCOPE_ATOMIC,
+                                 false, lm);
                 else
                     pend_add(w, p, k1, word, scope);
             }
