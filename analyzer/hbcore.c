@@ -302,7 +302,7 @@ bool wr_hbe_ordered(wr_hbe *e, const wr_hb_warp *w, unsigned layer, const wr_hb_
 {
     bool o = prev->unit == w->unit
                  ? wr_hb_intra_ordered(w, WR_EP_LANE(prev_ep), WR_EP_STAMP(prev_ep),
-                                       WR_EP_CONV(prev_ep), lane, layer == WR_HB_BAR)
+                                       WR_EP_CONV(prev_ep), lane, layer)
                  : knows(e, w, layer, prev->unit, WR_EP_STAMP(prev_ep));
     if (o || !e->cur_acquires)
         return o;
@@ -362,7 +362,7 @@ static inline __attribute__((always_inline)) bool own_ordered(const wr_hbe *e,
         return false;
     return WR_EP_STAMP(pep) == WR_EP_STAMP(ca->ep) ||
            wr_hb_intra_ordered(ca->w, WR_EP_LANE(pep), WR_EP_STAMP(pep), WR_EP_CONV(pep), lane,
-                               true);
+                               WR_HB_BAR);
 }
 
 /* Another lane of the current instruction, interchangeable with this one

@@ -593,28 +593,42 @@ static void lanes_reconverge(wr_hb_warp *w, uint32_t v)
         w->lane_floor = v;
 }
 
-/* The lanes of `mask` acquired the warp's own stamp v (wr_hb_intra_ordered):
- * they are ordered after every lane's accesses up to it. */
-static void lanes_acquire(wr_hb_warp *w, uint32_t mask, uint32_t v)
+/* The lanes of `mask` acquired the warp's own stamp v in layer k (OBL or
+ * SCOPED; wr_hb_intra_ordered): they are ordered there after every lane's
+ * accesses up to it. */
+static void lanes_acquire_in(wr_hb_warp *w, unsigned k, uint32_t mask, uint32_t v)
 {
     if (mask == WR_FULL_MASK) {
         /* one store instead of 32, and no per-lane array for a warp whose
          * acquires are all converged */
-        if (w->acq_floor < v)
-            w->acq_floor = v;
+        if (w->acq_floor[k] < v)
+            w->acq_floor[k] = v;
         return;
     }
     if (!w->lane_ord)
-        w->lane_ord = xcalloc(32, sizeof(uint32_t));
+        w->lane_ord = xcalloc(2 * 32, sizeof(uint32_t));
     for (unsigned b = 0; b < 32; b++)
-        if ((mask >> b) & 1u && w->lane_ord[b] < v)
-            w->lane_ord[b] = v;
+        if ((mask >> b) & 1u && w->lane_ord[k * 32 + b] < v)
+            w->lane_ord[k * 32 + b] = v;
+}
+
+/* w[layer] acquired a clock holding w's own stamp v.  While the scoped
+ * layer reads OBL's clocks it took the same acquire (layer_split). */
+static void lanes_acquire(const wr_hb *hb, wr_hb_warp *w, unsigned layer, uint32_t mask,
+                          uint32_t v)
+{
+    if (layer > WR_HB_SCOPED)
+        return;
+    lanes_acquire_in(w, layer, mask, v);
+    if (layer == WR_HB_OBL && hb->L > WR_HB_SCOPED && !layer_kept(hb, WR_HB_SCOPED))
+        lanes_acquire_in(w, WR_HB_SCOPED, mask, v);
 }
 
 /* w[layer] join= src (a flat clock).  `mask`: the lanes acquiring.  ext
  * takes all of src, chunk by chunk (clock.h); the block's own entries also
  * go to blk, and w's own entry orders its lanes. */
-static void warp_join(wr_hb_warp *w, unsigned layer, const wr_vclock *src, uint32_t mask)
+static void warp_join(const wr_hb *hb, wr_hb_warp *w, unsigned layer, const wr_vclock *src,
+                      uint32_t mask)
 {
     if (!src->n)
         return;
@@ -627,11 +641,9 @@ static void warp_join(wr_hb_warp *w, unsigned layer, const wr_vclock *src, uint3
         changed |= wr_vc_max_into(src, w->blkp->unit0, w->blkp->nw, blk);
         blk[w->widx] = own_slot;
     }
-    if (layer == 0) {
-        uint32_t v = wr_vc_get(src, w->unit);
-        if (v)
-            lanes_acquire(w, mask, v);
-    }
+    uint32_t v = layer <= WR_HB_SCOPED ? wr_vc_get(src, w->unit) : 0;
+    if (v)
+        lanes_acquire(hb, w, layer, mask, v);
     if (changed)
         warp_drop_snaps(w);
 }
@@ -670,15 +682,13 @@ static void warp_join_snap(wr_hb *hb, wr_hb_warp *w, unsigned layer, const wr_vc
                            uint32_t mask)
 {
     if (!snap_dominated(hb, w, layer, s)) {
-        warp_join(w, layer, &s->c, mask);
+        warp_join(hb, w, layer, &s->c, mask);
         return;
     }
     /* what the join would still do: w's own entry orders its lanes */
-    if (layer == 0) {
-        uint32_t v = wr_vc_get(&s->c, w->unit);
-        if (v)
-            lanes_acquire(w, mask, v);
-    }
+    uint32_t v = layer <= WR_HB_SCOPED ? wr_vc_get(&s->c, w->unit) : 0;
+    if (v)
+        lanes_acquire(hb, w, layer, mask, v);
 }
 
 /* Flat clock of w for a release: base + ext + blk + own entry. */
@@ -1439,14 +1449,14 @@ static void do_warp_sync(wr_hb *hb, const wr_warp_sync *ws)
      * it).  What a lane acquired of the warp's own stamp (lane_ord) is
      * handed on apart, so that pair stays what barriers and warp syncs
      * order alone.  What lane c knows of lane a's accesses, as a stamp: */
-    if (w->lane_ord) {
-        uint32_t acq = 0;
+    for (unsigned k = 0; w->lane_ord && k < 2; k++) {
+        uint32_t *ord = w->lane_ord + k * 32, acq = 0;
         for (unsigned c = 0; c < 32; c++)
-            if ((m >> c) & 1u && acq < w->lane_ord[c])
-                acq = w->lane_ord[c];
+            if ((m >> c) & 1u && acq < ord[c])
+                acq = ord[c];
         for (unsigned b = 0; b < 32; b++)
             if ((m >> b) & 1u)
-                w->lane_ord[b] = acq;
+                ord[b] = acq;
     }
     uint32_t knew[32];
     memset(knew, 0, sizeof knew);

@@ -107,13 +107,15 @@ struct wr_hb_warp {
     /* Ordering between lanes.  lane_floor and pair come from barriers and
      * warp syncs, and hold in every layer; acq_floor and lane_ord come from
      * acquires that brought the warp's own stamp back (its own release, or
-     * a round trip through another warp), and hold only where acquires
-     * order (not the barrier-only layer) */
+     * a round trip through another warp), and hold only in the layer that
+     * took the acquire: the scope-oblivious one (0), the scoped one (1)
+     * where the scopes held, never the barrier-only one */
     uint32_t lane_floor;     /* accesses of any lane stamped <= value are ordered */
     uint32_t *pair;          /* [32*32]: pair[b*32+a]: lane a's accesses stamped <= value
                               * are ordered before lane b (partial __syncwarp) */
-    uint32_t acq_floor;      /* all lanes acquired: any lane's accesses <= value */
-    uint32_t *lane_ord;      /* [32]: lane b acquired: any lane's accesses <= value */
+    uint32_t acq_floor[2];   /* [layer]: all lanes acquired: any lane's accesses <= value */
+    uint32_t *lane_ord;      /* [2*32]: [layer*32+b]: lane b acquired: any lane's
+                              * accesses <= value */
     void *pend;              /* pending acquires (CAS before a fence) */
     uint32_t npend;
     uint64_t held[4];        /* words this warp CAS'd (lock idiom), ring */
@@ -158,13 +160,13 @@ const wr_hb_unit *wr_hb_unit_of(const wr_hb *hb, uint32_t unit);
 bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t u,
                  uint32_t s);
 /* Same warp: access by lane a stamped s (conv: it ran converged) ordered
- * before lane b's current instruction?  `bar_only`: by program order,
- * lockstep, barriers and warp syncs only (the barrier-only layer, and what
- * holds in every layer); else acquires of the warp's own stamp count too.
- * Inline: the engines ask it for most words of a warp that re-reads its
- * own data. */
+ * before lane b's current instruction in `layer`?  WR_HB_BAR: by program
+ * order, lockstep, barriers and warp syncs only (what holds in every
+ * layer); OBL and SCOPED: acquires of the warp's own stamp that layer
+ * took count too.  Inline: the engines ask it for most words of a warp
+ * that re-reads its own data. */
 static inline bool wr_hb_intra_ordered(const wr_hb_warp *w, unsigned a, uint32_t s, bool conv,
-                                       unsigned b, bool bar_only)
+                                       unsigned b, unsigned layer)
 {
     if (a == b)
         return true;
@@ -174,9 +176,9 @@ static inline bool wr_hb_intra_ordered(const wr_hb_warp *w, unsigned a, uint32_t
         return true;
     if (w->pair && s <= w->pair[b * 32 + a])
         return true;
-    if (bar_only)
+    if (layer >= WR_HB_BAR)
         return false;
-    return s <= w->acq_floor || (w->lane_ord && s <= w->lane_ord[b]);
+    return s <= w->acq_floor[layer] || (w->lane_ord && s <= w->lane_ord[layer * 32 + b]);
 }
 
 /* Has this word carried a release or been a CAS target (flag / lock word)? */
