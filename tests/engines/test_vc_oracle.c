@@ -56,11 +56,12 @@ enum {
     SEEDS = 400,
 };
 
+#define MAX_SEQ 2048u           /* events of one program (a step feeds at most WARPS) */
 #define BASE 0x20000ull        /* word i at BASE + 4 i */
 #define SITE0 1000u            /* site of step i: SITE0 + i */
 
 typedef struct vclk {
-    uint32_t v[THREADS];
+    uint16_t v[THREADS];        /* ticks stay below STEPS */
 } vclk;
 
 static void vclk_join(vclk *dst, const vclk *src)
@@ -74,15 +75,27 @@ typedef struct rec {            /* one lane's access to one word */
     uint64_t seq;
     uint32_t site, snap;        /* snap: index of the thread's clock copy */
     uint16_t t;
-    uint8_t write, atomic, scope;
+    uint8_t write, atomic, strong, scope;
 } rec;
+
+/* The model's layers (ENGINES.md, scoped): scope-oblivious (all vc
+ * knows), scoped (an acquire takes a release only where both scopes hold
+ * both parties) and barrier-only (no acquire orders anything). */
+enum { L_OBL, L_SC, L_BAR, NLAYERS };
 
 typedef struct mwarp {
     uint32_t group;             /* lockstep group (0: none since reconvergence) */
     bool diverged, has_fence;
+    uint8_t fence_scope;        /* of the warp's last fence (a barrier: block) */
     uint32_t fence_tick[LANES]; /* each lane's tick at the warp's last fence */
-    vclk know;                  /* what the warp learned from outside itself */
+    vclk know[NLAYERS];         /* what the warp learned from outside itself */
 } mwarp;
+
+typedef struct mrel {           /* one release of a word's sequence, scoped layer */
+    vclk clk;
+    uint8_t scope;              /* effective: the narrower of fence and atomic */
+    unsigned block;             /* releaser's block (launches number theirs apart) */
+} mrel;
 
 typedef struct racy_pair {      /* instructions (by seq) that race somewhere */
     uint64_t s1, s2;
@@ -97,20 +110,24 @@ typedef struct partner {        /* an access the word's first race races with */
 } partner;
 
 typedef struct model {
-    /* the barrier-only layer (ENGINES.md, scoped): no acquire orders
-     * anything; what the scoped engine reports of these programs */
-    bool bar_only;
-    vclk lane[THREADS];         /* per-lane entries of its own warp */
+    /* scoped's rules: a pair with a weak access races unless the
+     * barrier-only layer orders it, a pair of strong accesses unless the
+     * scoped layer does; vc's: unless the scope-oblivious layer does */
+    bool scoped;
+    unsigned nlayers;           /* vc's rules need the scope-oblivious layer only */
+    vclk lane[NLAYERS][THREADS]; /* per-lane entries of its own warp */
     mwarp w[WARPS_ALL];
     vclk rel[WORDS];            /* what the word's release sequence carries */
     bool has_rel[WORDS];
-    vclk host;                  /* what the host has seen complete */
+    mrel *srel[WORDS];          /* the same releases one by one, scoped layer */
+    uint32_t nsrel[WORDS], capsrel[WORDS];
+    vclk host[NLAYERS];         /* what the host has seen complete */
     bool started[LAUNCHES], ended[LAUNCHES];
     uint32_t stream[LAUNCHES];
     /* history */
     rec *hist[WORDS];
     uint32_t nhist[WORDS], caphist[WORDS];
-    vclk *snaps;
+    vclk *snaps;                /* NLAYERS per access: snaps[snap * NLAYERS + layer] */
     uint32_t nsnaps, capsnaps;
     bool word_raced[WORDS];
     uint64_t first_racy_seq[WORDS];   /* the first racing access of the word */
@@ -119,11 +136,13 @@ typedef struct model {
     uint32_t npartners[WORDS];
     racy_pair *pairs;
     size_t npairs, cappairs;
-    /* bar_only: atomic pairs whose scopes do not both hold both threads;
+    /* scoped: atomic pairs whose scopes do not both hold both threads;
      * scoped may report them (scope-atomic) or not (on a flag word, or
      * when ordered), so they are allowed, not required */
     racy_pair *scope_pairs;
     size_t nscope_pairs, capscope_pairs;
+    /* [pairs, scope_pairs][s1]: s2 + 1 of the last pair pushed with s1 */
+    uint64_t pair_pushed[2][MAX_SEQ];
 } model;
 
 static uint64_t rnd_state;
@@ -136,61 +155,93 @@ static uint32_t rnd(uint32_t n)
 static unsigned warp_index(unsigned li, unsigned b, unsigned w) { return (li * BLOCKS + b) * WARPS + w; }
 static unsigned thread_of(unsigned wi, unsigned lane) { return wi * LANES + lane; }
 
-/* The clock thread t acts with: its warp's outside knowledge, its own
- * warp's entries as the lane knows them. */
-static void full_clock(const model *m, unsigned t, vclk *out)
+/* The clock thread t acts with in a layer: its warp's outside knowledge,
+ * its own warp's entries as the lane knows them. */
+static void full_clock(const model *m, unsigned layer, unsigned t, vclk *out)
 {
     unsigned wi = t / LANES;
-    *out = m->w[wi].know;
+    *out = m->w[wi].know[layer];
     for (unsigned l = 0; l < LANES; l++)
-        out->v[thread_of(wi, l)] = m->lane[t].v[thread_of(wi, l)];
+        out->v[thread_of(wi, l)] = m->lane[layer][t].v[thread_of(wi, l)];
 }
 
-static bool knows(const model *m, unsigned t, unsigned t_prev, uint32_t tick)
+static bool knows(const model *m, unsigned layer, unsigned t, unsigned t_prev, uint32_t tick)
 {
     unsigned wi = t / LANES;
     if (t_prev / LANES == wi)
-        return m->lane[t].v[t_prev] >= tick;
-    return m->w[wi].know.v[t_prev] >= tick;
+        return m->lane[layer][t].v[t_prev] >= tick;
+    return m->w[wi].know[layer].v[t_prev] >= tick;
 }
 
-/* Lanes in `mask` of warp wi join each other's own-warp entries. */
+/* Lanes in `mask` of warp wi join each other's own-warp entries (every
+ * layer: lockstep and warp syncs order weak accesses too). */
 static void lanes_join(model *m, unsigned wi, uint32_t mask)
 {
-    vclk j;
-    memset(&j, 0, sizeof j);
-    for (unsigned l = 0; l < LANES; l++)
-        if ((mask >> l) & 1u)
-            for (unsigned k = 0; k < LANES; k++) {
-                unsigned u = thread_of(wi, k);
-                if (j.v[u] < m->lane[thread_of(wi, l)].v[u])
-                    j.v[u] = m->lane[thread_of(wi, l)].v[u];
-            }
-    for (unsigned l = 0; l < LANES; l++)
-        if ((mask >> l) & 1u)
-            for (unsigned k = 0; k < LANES; k++) {
-                unsigned u = thread_of(wi, k);
-                m->lane[thread_of(wi, l)].v[u] = j.v[u];
-            }
+    for (unsigned layer = 0; layer < m->nlayers; layer++) {
+        vclk *lane = m->lane[layer];
+        vclk j;
+        memset(&j, 0, sizeof j);
+        for (unsigned l = 0; l < LANES; l++)
+            if ((mask >> l) & 1u)
+                for (unsigned k = 0; k < LANES; k++) {
+                    unsigned u = thread_of(wi, k);
+                    if (j.v[u] < lane[thread_of(wi, l)].v[u])
+                        j.v[u] = lane[thread_of(wi, l)].v[u];
+                }
+        for (unsigned l = 0; l < LANES; l++)
+            if ((mask >> l) & 1u)
+                for (unsigned k = 0; k < LANES; k++) {
+                    unsigned u = thread_of(wi, k);
+                    lane[thread_of(wi, l)].v[u] = j.v[u];
+                }
+    }
 }
 
-/* The warp's whole knowledge (outside entries and every lane's ticks). */
-static void warp_view(const model *m, unsigned wi, vclk *out)
+/* The warp's whole knowledge in a layer (outside entries and every lane's
+ * ticks). */
+static void warp_view(const model *m, unsigned layer, unsigned wi, vclk *out)
 {
-    *out = m->w[wi].know;
+    *out = m->w[wi].know[layer];
     for (unsigned l = 0; l < LANES; l++)
         for (unsigned k = 0; k < LANES; k++) {
             unsigned u = thread_of(wi, k);
-            if (out->v[u] < m->lane[thread_of(wi, l)].v[u])
-                out->v[u] = m->lane[thread_of(wi, l)].v[u];
+            if (out->v[u] < m->lane[layer][thread_of(wi, l)].v[u])
+                out->v[u] = m->lane[layer][thread_of(wi, l)].v[u];
         }
 }
 
-static void fence(model *m, unsigned wi)
+/* Thread t (lane `me` of warp wi) acquires clock c in a layer. */
+static void acquire(model *m, unsigned layer, unsigned wi, unsigned me, const vclk *c)
+{
+    vclk_join(&m->w[wi].know[layer], c);
+    for (unsigned k = 0; k < LANES; k++) {
+        unsigned u = thread_of(wi, k);
+        if (m->lane[layer][me].v[u] < c->v[u])
+            m->lane[layer][me].v[u] = c->v[u];
+    }
+}
+
+/* The smallest scope holding two threads' warps: blocks of one launch are
+ * clusters of one block, so different blocks are a device apart. */
+static uint8_t relation(unsigned wi1, unsigned wi2)
+{
+    return wi1 / WARPS == wi2 / WARPS ? WR_SCOPE_BLOCK : WR_SCOPE_DEVICE;
+}
+
+static uint8_t min_scope(uint8_t a, uint8_t b) { return a < b ? a : b; }
+
+/* Does the scoped layer take release r for an acquire at acq_scope by wi? */
+static bool scoped_takes(const mrel *r, unsigned wi, uint8_t acq_scope)
+{
+    return relation(wi, r->block * WARPS) <= min_scope(r->scope, acq_scope);
+}
+
+static void fence(model *m, unsigned wi, uint8_t scope)
 {
     m->w[wi].has_fence = true;
+    m->w[wi].fence_scope = scope;
     for (unsigned l = 0; l < LANES; l++)
-        m->w[wi].fence_tick[l] = m->lane[thread_of(wi, l)].v[thread_of(wi, l)];
+        m->w[wi].fence_tick[l] = m->lane[L_OBL][thread_of(wi, l)].v[thread_of(wi, l)];
 }
 
 static void pair_push(racy_pair **v, size_t *n, size_t *cap, uint64_t s1, uint64_t s2)
@@ -202,8 +253,14 @@ static void pair_push(racy_pair **v, size_t *n, size_t *cap, uint64_t s1, uint64
     (*v)[(*n)++] = (racy_pair){s1, s2};
 }
 
+/* Once per pair of instructions, whatever the lanes. */
 static void add_pair(model *m, uint64_t s1, uint64_t s2)
 {
+    if (s1 >= MAX_SEQ)
+        cr_assert_fail("event #%" PRIu64 " beyond MAX_SEQ", s1);
+    if (m->pair_pushed[0][s1] == s2 + 1)
+        return;
+    m->pair_pushed[0][s1] = s2 + 1;
     pair_push(&m->pairs, &m->npairs, &m->cappairs, s1, s2);
 }
 
@@ -221,43 +278,121 @@ static bool scopes_hold(unsigned t1, uint8_t s1, unsigned t2, uint8_t s2)
  * limits": knowledge from other warps is the warp's), while the model,
  * per lane inside a warp, need not order t after the access itself; vc
  * keeps the last write only, so it cannot report that pair. */
-static bool round_trip(const model *m, unsigned t, unsigned word, uint32_t i)
+static bool round_trip(const model *m, unsigned layer, unsigned t, unsigned word, uint32_t i)
 {
     const rec *r = &m->hist[word][i];
     if (r->t / LANES != t / LANES)
         return false;
-    uint32_t tick = m->snaps[r->snap].v[r->t];
+    uint32_t tick = m->snaps[r->snap * NLAYERS + layer].v[r->t];
     for (uint32_t j = i + 1; j < m->nhist[word]; j++) {
         const rec *q = &m->hist[word][j];
         if (q->write && !q->atomic && q->t / LANES != t / LANES &&
-            m->snaps[q->snap].v[r->t] >= tick && knows(m, t, q->t, m->snaps[q->snap].v[q->t]))
+            m->snaps[q->snap * NLAYERS + layer].v[r->t] >= tick &&
+            knows(m, layer, t, q->t, m->snaps[q->snap * NLAYERS + layer].v[q->t]))
             return true;
     }
     return false;
 }
 
-static void lane_access(model *m, unsigned t, unsigned word, uint64_t seq, uint32_t site,
-                        bool write, bool atomic, bool reads, uint8_t scope, unsigned lane)
+/* What the model calls a pair of lane accesses, earlier a, later b. */
+enum { PAIR_ORDERED, PAIR_MISSING_SYNC, PAIR_SCOPE, PAIR_WEAK };
+
+/* Is lane access a ordered before b by the model's rule for the pair (the
+ * scoped layer between strong accesses, the barrier-only one otherwise),
+ * whether or not they conflict? */
+static bool pair_ordered(const model *m, const rec *a, const rec *b)
 {
+    unsigned layer = a->strong && b->strong ? L_SC : L_BAR;
+    return a->t == b->t ||
+           m->snaps[b->snap * NLAYERS + layer].v[a->t] >= m->snaps[a->snap * NLAYERS].v[a->t];
+}
+
+/* scoped: is hist[word][i] superseded for `cur` by a later access q of
+ * the word ordered after it and before cur, where the engine lets q stand
+ * for it (FastTrack: a write replaces the last write and prunes the reads
+ * ordered before it; a read prunes the reads ordered before it)?  The
+ * model's two orders (pair_ordered) do not compose, and PTX's causality
+ * order, which is transitive, orders hist[word][i] before cur through q;
+ * the model, pair by pair, does not.  Seen: a weak read, a volatile read
+ * of its warp after a barrier, then (release, acquire, barrier) another
+ * block's atomic store; a weak read, an atomic store of its warp in
+ * lockstep that releases, another block's atomic that acquires it; an
+ * atomic, a volatile store after it by an acquire, a weak load after that
+ * store by a barrier. */
+static bool superseded(const model *m, unsigned word, uint32_t i, const rec *cur)
+{
+    const rec *r = &m->hist[word][i];
+    for (uint32_t j = i + 1; j < m->nhist[word]; j++) {
+        const rec *q = &m->hist[word][j];
+        if ((q->write || !r->write) && pair_ordered(m, r, q) && pair_ordered(m, q, cur))
+            return true;
+    }
+    return false;
+}
+
+static unsigned pair_class(const model *m, const rec *a, const rec *b)
+{
+    if (a->t == b->t || (!a->write && !b->write) || (a->atomic && b->atomic))
+        return PAIR_ORDERED;
+    const vclk *snap_b = &m->snaps[b->snap * NLAYERS];
+    uint32_t tick = m->snaps[a->snap * NLAYERS].v[a->t];
+    bool obl = snap_b[L_OBL].v[a->t] >= tick;
+    if (!m->scoped)
+        return obl ? PAIR_ORDERED : PAIR_MISSING_SYNC;
+    bool sc = snap_b[L_SC].v[a->t] >= tick, bar = snap_b[L_BAR].v[a->t] >= tick;
+    if (sc && (bar || (a->strong && b->strong)))
+        return PAIR_ORDERED;
+    return sc ? PAIR_WEAK : obl ? PAIR_SCOPE : PAIR_MISSING_SYNC;
+}
+
+/* The clocks thread t acts with in every layer, into out[NLAYERS]; an
+ * atomic that reads the word reads its release sequence: what was
+ * released there happens before it (it is the acquire). */
+static void access_clocks(const model *m, unsigned t, unsigned word, bool reads, uint8_t scope,
+                          vclk *out)
+{
+    for (unsigned layer = 0; layer < m->nlayers; layer++)
+        full_clock(m, layer, t, &out[layer]);
+    if (!reads)
+        return;
+    if (m->has_rel[word])
+        vclk_join(&out[L_OBL], &m->rel[word]);
+    for (uint32_t i = 0; m->scoped && i < m->nsrel[word]; i++)
+        if (scoped_takes(&m->srel[word][i], t / LANES, scope))
+            vclk_join(&out[L_SC], &m->srel[word][i].clk);
+}
+
+static void lane_access(model *m, unsigned t, unsigned word, uint64_t seq, uint32_t site,
+                        bool write, bool atomic, bool strong, bool reads, uint8_t scope,
+                        unsigned lane)
+{
+    if (m->nsnaps == m->capsnaps) {
+        m->capsnaps = m->capsnaps ? 2 * m->capsnaps : 512;
+        m->snaps = realloc(m->snaps, m->capsnaps * NLAYERS * sizeof *m->snaps);
+    }
+    access_clocks(m, t, word, reads, scope, &m->snaps[m->nsnaps * NLAYERS]);
+    if (m->nhist[word] == m->caphist[word]) {
+        m->caphist[word] = m->caphist[word] ? 2 * m->caphist[word] : 64;
+        m->hist[word] = realloc(m->hist[word], m->caphist[word] * sizeof(rec));
+    }
+    rec cur = {.seq = seq, .site = site, .snap = m->nsnaps++, .t = (uint16_t)t,
+               .write = write, .atomic = atomic, .strong = strong, .scope = scope};
     uint32_t atomics = 0, atomics_seen = 0;
     for (uint32_t i = 0; i < m->nhist[word]; i++)
         atomics += m->hist[word][i].atomic;
     for (uint32_t i = 0; i < m->nhist[word]; i++) {
         const rec *r = &m->hist[word][i];
         atomics_seen += r->atomic;
-        if (r->t == t || (!r->write && !write))
-            continue;
-        if (r->atomic && atomic) {
-            if (m->bar_only && !scopes_hold(r->t, r->scope, t, scope))
-                pair_push(&m->scope_pairs, &m->nscope_pairs, &m->capscope_pairs, r->seq, seq);
+        if (r->atomic && atomic && r->t != t) {
+            if (m->scoped && !scopes_hold(r->t, r->scope, t, scope))
+                if (m->pair_pushed[1][r->seq] != seq + 1) {
+                    m->pair_pushed[1][r->seq] = seq + 1;
+                    pair_push(&m->scope_pairs, &m->nscope_pairs, &m->capscope_pairs, r->seq,
+                              seq);
+                }
             continue;
         }
-        uint32_t tick = m->snaps[r->snap].v[r->t];
-        if (knows(m, t, r->t, tick))
-            continue;
-        /* an atomic that reads the word reads its release sequence: what
-         * was released there happens before it (it is the acquire) */
-        if (reads && !m->bar_only && m->has_rel[word] && m->rel[word].v[r->t] >= tick)
+        if (pair_class(m, r, &cur) == PAIR_ORDERED)
             continue;
         add_pair(m, r->seq, seq);
         if (!m->word_raced[word] || (m->first_racy_seq[word] == seq &&
@@ -268,23 +403,17 @@ static void lane_access(model *m, unsigned t, unsigned word, uint64_t seq, uint3
             m->first_racy_site[word] = site;
             m->first_partners[word] = realloc(m->first_partners[word],
                                               (m->npartners[word] + 1) * sizeof(partner));
+            /* scoped keeps the last write by the barrier-only layer's
+             * orderings, or the scoped layer's between strong accesses */
+            bool trip = m->scoped ? superseded(m, word, i, &cur) ||
+                                        round_trip(m, L_BAR, t, word, i) ||
+                                        round_trip(m, L_SC, t, word, i)
+                                  : round_trip(m, L_OBL, t, word, i);
             m->first_partners[word][m->npartners[word]++] =
-                (partner){r->seq, r->site, r->t % LANES, r->atomic, atomics - atomics_seen,
-                          round_trip(m, t, word, i)};
+                (partner){r->seq, r->site, r->t % LANES, r->atomic, atomics - atomics_seen, trip};
         }
     }
-    if (m->nsnaps == m->capsnaps) {
-        m->capsnaps = m->capsnaps ? 2 * m->capsnaps : 512;
-        m->snaps = realloc(m->snaps, m->capsnaps * sizeof *m->snaps);
-    }
-    full_clock(m, t, &m->snaps[m->nsnaps]);
-    if (m->nhist[word] == m->caphist[word]) {
-        m->caphist[word] = m->caphist[word] ? 2 * m->caphist[word] : 64;
-        m->hist[word] = realloc(m->hist[word], m->caphist[word] * sizeof(rec));
-    }
-    m->hist[word][m->nhist[word]++] =
-        (rec){.seq = seq, .site = site, .snap = m->nsnaps++, .t = (uint16_t)t,
-              .write = write, .atomic = atomic, .scope = scope};
+    m->hist[word][m->nhist[word]++] = cur;
 }
 
 /* An access instruction; lanes in mask touch word_of[lane]. */
@@ -298,32 +427,36 @@ static void model_access(model *m, unsigned wi, uint32_t mask, const unsigned *w
         w->diverged = true;
     bool conv = !w->diverged;
     bool write = wr_op_writes(op), atomic = wr_op_is_atomic(op);
+    bool strong = atomic || order != WR_ORDER_WEAK;
     bool reads = atomic && op != WR_OP_ATOMIC_STORE, is_store = op == WR_OP_ATOMIC_STORE;
+    uint8_t eff_scope = scope ? scope : WR_SCOPE_DEVICE;
     for (unsigned l = 0; l < LANES; l++)
         if ((mask >> l) & 1u)
-            m->lane[thread_of(wi, l)].v[thread_of(wi, l)]++;
+            for (unsigned layer = 0; layer < m->nlayers; layer++)
+                m->lane[layer][thread_of(wi, l)].v[thread_of(wi, l)]++;
     for (unsigned l = 0; l < LANES; l++)
         if ((mask >> l) & 1u)
-            lane_access(m, thread_of(wi, l), word_of[l], seq, site, write, atomic, reads, scope,
-                        l);
+            lane_access(m, thread_of(wi, l), word_of[l], seq, site, write, atomic, strong, reads,
+                        eff_scope, l);
     if (atomic) {
         /* per run of lanes on one word, in lane order: each lane reads the
-         * word (a relaxed RMW or load acquires), then writes it: a release
-         * (release order: of all the warp did so far; after a fence: of
-         * what it did up to the fence) joins the release sequence, or
-         * heads a new one for a store; a store that does not release ends
-         * it */
+         * word (a relaxed RMW or load acquires: every release of the
+         * sequence in the scope-oblivious layer, those whose scope and the
+         * atomic's hold both parties in the scoped layer), then writes it:
+         * a release (release order: of all the warp did so far, at the
+         * atomic's scope; after a fence: of what it did up to the fence, at
+         * the narrower of the two) joins the release sequence, or heads a
+         * new one for a store; a store that does not release ends it */
         for (unsigned l = 0; l < LANES; l++) {
             if (!((mask >> l) & 1u))
                 continue;
-            unsigned x = word_of[l];
-            if (reads && m->has_rel[x] && !m->bar_only) {
-                vclk_join(&w->know, &m->rel[x]);
-                for (unsigned k = 0; k < LANES; k++) {
-                    unsigned u = thread_of(wi, k), me = thread_of(wi, l);
-                    if (m->lane[me].v[u] < m->rel[x].v[u])
-                        m->lane[me].v[u] = m->rel[x].v[u];
-                }
+            unsigned x = word_of[l], me = thread_of(wi, l);
+            if (reads) {
+                if (m->has_rel[x])
+                    acquire(m, L_OBL, wi, me, &m->rel[x]);
+                for (uint32_t i = 0; m->scoped && i < m->nsrel[x]; i++)
+                    if (scoped_takes(&m->srel[x][i], wi, eff_scope))
+                        acquire(m, L_SC, wi, me, &m->srel[x][i].clk);
             }
             bool last_of_run = true;
             for (unsigned k = l + 1; k < LANES; k++)
@@ -337,15 +470,28 @@ static void model_access(model *m, unsigned wi, uint32_t mask, const unsigned *w
             if (is_store) {
                 memset(&m->rel[x], 0, sizeof m->rel[x]);
                 m->has_rel[x] = false;
+                m->nsrel[x] = 0;
             }
             if (by_order || w->has_fence) {
-                vclk pub;
-                warp_view(m, wi, &pub);
-                if (!by_order)
-                    for (unsigned k = 0; k < LANES; k++)
-                        pub.v[thread_of(wi, k)] = w->fence_tick[k];
-                vclk_join(&m->rel[x], &pub);
+                vclk pub[NLAYERS];
+                for (unsigned layer = L_OBL; layer < m->nlayers && layer <= L_SC; layer++) {
+                    warp_view(m, layer, wi, &pub[layer]);
+                    if (!by_order)
+                        for (unsigned k = 0; k < LANES; k++)
+                            pub[layer].v[thread_of(wi, k)] = w->fence_tick[k];
+                }
+                vclk_join(&m->rel[x], &pub[L_OBL]);
                 m->has_rel[x] = true;
+                if (!m->scoped)
+                    continue;
+                if (m->nsrel[x] == m->capsrel[x]) {
+                    m->capsrel[x] = m->capsrel[x] ? 2 * m->capsrel[x] : 8;
+                    m->srel[x] = realloc(m->srel[x], m->capsrel[x] * sizeof(mrel));
+                }
+                m->srel[x][m->nsrel[x]++] =
+                    (mrel){.clk = pub[L_SC],
+                           .scope = by_order ? eff_scope : min_scope(w->fence_scope, eff_scope),
+                           .block = wi / WARPS};
             }
         }
     }
@@ -367,7 +513,7 @@ static bool model_pair_races(const model *m, uint64_t s1, uint64_t s2)
     return m->npairs && bsearch(&k, m->pairs, m->npairs, sizeof k, pair_cmp) != NULL;
 }
 
-/* bar_only: an atomic pair scoped may report (model.scope_pairs). */
+/* scoped: an atomic pair it may report (model.scope_pairs). */
 static bool model_scope_pair(const model *m, uint64_t s1, uint64_t s2)
 {
     racy_pair k = {s1, s2};
@@ -375,9 +521,9 @@ static bool model_scope_pair(const model *m, uint64_t s1, uint64_t s2)
            bsearch(&k, m->scope_pairs, m->nscope_pairs, sizeof k, pair_cmp) != NULL;
 }
 
-/* Is lane access (s1, l1) on word racing with (s2, l2) in the model? */
-static bool model_lane_pair_races(const model *m, unsigned word, uint64_t s1, unsigned l1,
-                                  uint64_t s2, unsigned l2)
+/* What the model calls lane access (s1, l1) on word with (s2, l2). */
+static unsigned model_lane_pair(const model *m, unsigned word, uint64_t s1, unsigned l1,
+                                uint64_t s2, unsigned l2)
 {
     const rec *a = NULL, *b = NULL;
     for (uint32_t i = 0; i < m->nhist[word]; i++) {
@@ -387,9 +533,23 @@ static bool model_lane_pair_races(const model *m, unsigned word, uint64_t s1, un
         if (r->seq == s2 && r->t % LANES == l2)
             b = r;
     }
-    if (!a || !b || a->t == b->t || (!a->write && !b->write) || (a->atomic && b->atomic))
-        return false;
-    return m->snaps[b->snap].v[a->t] < m->snaps[a->snap].v[a->t];
+    return a && b ? pair_class(m, a, b) : PAIR_ORDERED;
+}
+
+/* The classes of the examples checked (check_all). */
+static uint64_t class_seen[PAIR_WEAK + 1];
+
+/* Does an engine's verdict name the model's class of the pair? */
+static bool verdict_fits(unsigned cls, unsigned verdict)
+{
+    switch (cls) {
+    case PAIR_MISSING_SYNC: return verdict == WR_VERDICT_MISSING_SYNC;
+    case PAIR_WEAK: return verdict == WR_VERDICT_WEAK_ACCESS;
+    case PAIR_SCOPE:
+        return verdict == WR_VERDICT_SCOPE_FENCE || verdict == WR_VERDICT_SCOPE_ATOMIC ||
+               verdict == WR_VERDICT_SCOPE_LOCK;
+    default: return false;
+    }
 }
 
 /* ---- the random program, fed to the engine and the model together ---- */
@@ -397,7 +557,8 @@ static bool model_lane_pair_races(const model *m, unsigned word, uint64_t s1, un
 typedef struct program {
     lf_run run;
     const wr_engine_ops *engine;
-    bool bar_only;              /* the model's layer (model.bar_only) */
+    bool scoped;                /* the model's rules (model.scoped) */
+    bool strong_plain;          /* some plain accesses strong (volatile) */
     model *m;
     uint64_t lanes[STEPS][LANES];
     uint32_t launch_id[LAUNCHES];
@@ -422,7 +583,10 @@ static void print_event(uint64_t seq, const wr_event *ev)
                 : a->op == WR_OP_ATOMIC_STORE ? "st.atomic"
                                               : "atom",
                 a->scope == WR_SCOPE_BLOCK ? ".block" : "",
-                a->order == WR_ORDER_RELEASE ? ".release" : "", a->active_mask, ev->site);
+                a->order == WR_ORDER_RELEASE                        ? ".release"
+                : !wr_op_is_atomic(a->op) && a->order != WR_ORDER_WEAK ? ".volatile"
+                                                                       : "",
+                a->active_mask, ev->site);
         for (unsigned l = 0; l < LANES; l++)
             if ((a->active_mask >> l) & 1u)
                 fprintf(stderr, " %u:%u", l, (unsigned)((wr_access_lane_addr(a, l) - BASE) / 4));
@@ -437,8 +601,8 @@ static void print_event(uint64_t seq, const wr_event *ev)
                    "syncwarp", ev->u.warp_sync.mask);
         break;
     case WR_EV_FENCE:
-        print_sync(seq, ev->u.fence.launch, ev->u.fence.block, ev->u.fence.warp, "fence",
-                   WR_FULL_MASK);
+        print_sync(seq, ev->u.fence.launch, ev->u.fence.block, ev->u.fence.warp,
+                   ev->u.fence.scope == WR_SCOPE_BLOCK ? "fence.block" : "fence", WR_FULL_MASK);
         break;
     case WR_EV_KERNEL_LAUNCH:
         fprintf(stderr, "#%" PRIu64 " launch L%u stream %u\n", seq, ev->u.launch.launch,
@@ -483,14 +647,16 @@ static void launch(program *p, unsigned li, uint32_t stream)
     for (unsigned b = 0; b < BLOCKS; b++)
         for (unsigned w = 0; w < WARPS; w++) {
             unsigned wi = warp_index(li, b, w);
-            m->w[wi].know = m->host;
-            for (unsigned pl = 0; pl < li; pl++)
-                if (m->started[pl] && m->stream[pl] == stream)
-                    for (unsigned x = 0; x < BLOCKS * WARPS; x++) {
-                        vclk v;
-                        warp_view(m, pl * BLOCKS * WARPS + x, &v);
-                        vclk_join(&m->w[wi].know, &v);
-                    }
+            for (unsigned layer = 0; layer < m->nlayers; layer++) {
+                m->w[wi].know[layer] = m->host[layer];
+                for (unsigned pl = 0; pl < li; pl++)
+                    if (m->started[pl] && m->stream[pl] == stream)
+                        for (unsigned x = 0; x < BLOCKS * WARPS; x++) {
+                            vclk v;
+                            warp_view(m, layer, pl * BLOCKS * WARPS + x, &v);
+                            vclk_join(&m->w[wi].know[layer], &v);
+                        }
+            }
         }
     wr_event e = lf_launch(p->launch_id[li], stream);
     e.u.launch.grid[0] = BLOCKS;
@@ -502,11 +668,12 @@ static void kernel_end(program *p, unsigned li)
 {
     model *m = p->m;
     m->ended[li] = true;
-    for (unsigned x = 0; x < BLOCKS * WARPS; x++) {
-        vclk v;
-        warp_view(m, li * BLOCKS * WARPS + x, &v);
-        vclk_join(&m->host, &v);
-    }
+    for (unsigned layer = 0; layer < m->nlayers; layer++)
+        for (unsigned x = 0; x < BLOCKS * WARPS; x++) {
+            vclk v;
+            warp_view(m, layer, li * BLOCKS * WARPS + x, &v);
+            vclk_join(&m->host[layer], &v);
+        }
     feed(p, lf_kernel_end(p->launch_id[li]));
 }
 
@@ -530,6 +697,8 @@ static void step_access(program *p, unsigned step, unsigned li, unsigned b, unsi
     wr_event e = lf_acc(SITE0 + step, p->launch_id[li], b, w, mask, op, scope, 0, 0);
     if (wr_op_writes(op) && wr_op_is_atomic(op) && rnd(4) == 0)
         e.u.access.order = WR_ORDER_RELEASE;   /* releases without a fence */
+    if (!wr_op_is_atomic(op) && p->strong_plain && rnd(2))
+        e.u.access.order = WR_ORDER_RELAXED;   /* volatile: strong, never synchronizes */
     switch (rnd(4)) {
     case 0: {   /* uniform: every lane one word */
         unsigned x = rnd(WORDS);
@@ -567,22 +736,28 @@ static void step_barrier(program *p, unsigned li, unsigned b)
 {
     model *m = p->m;
     for (unsigned w = 0; w < WARPS; w++) {
-        fence(m, warp_index(li, b, w));   /* a barrier is a block-scope fence at arrival */
+        /* a barrier is a block-scope fence at arrival */
+        fence(m, warp_index(li, b, w), WR_SCOPE_BLOCK);
         feed(p, lf_barrier(p->launch_id[li], b, w, WARPS * LANES));
     }
-    vclk j;
-    memset(&j, 0, sizeof j);
-    for (unsigned w = 0; w < WARPS; w++) {
-        vclk v;
-        warp_view(m, warp_index(li, b, w), &v);
-        vclk_join(&j, &v);
+    for (unsigned layer = 0; layer < m->nlayers; layer++) {
+        vclk j;
+        memset(&j, 0, sizeof j);
+        for (unsigned w = 0; w < WARPS; w++) {
+            vclk v;
+            warp_view(m, layer, warp_index(li, b, w), &v);
+            vclk_join(&j, &v);
+        }
+        for (unsigned w = 0; w < WARPS; w++) {
+            unsigned wi = warp_index(li, b, w);
+            vclk_join(&m->w[wi].know[layer], &j);
+            for (unsigned l = 0; l < LANES; l++)
+                for (unsigned k = 0; k < LANES; k++)
+                    m->lane[layer][thread_of(wi, l)].v[thread_of(wi, k)] = j.v[thread_of(wi, k)];
+        }
     }
     for (unsigned w = 0; w < WARPS; w++) {
         unsigned wi = warp_index(li, b, w);
-        vclk_join(&m->w[wi].know, &j);
-        for (unsigned l = 0; l < LANES; l++)
-            for (unsigned k = 0; k < LANES; k++)
-                m->lane[thread_of(wi, l)].v[thread_of(wi, k)] = j.v[thread_of(wi, k)];
         m->w[wi].group = 0;
         m->w[wi].diverged = false;
     }
@@ -611,7 +786,8 @@ static void run_program(program *p, unsigned shards, uint64_t seed)
 {
     rnd_state = seed * 0x9E3779B97F4A7C15ull + 7;
     memset(p->m, 0, sizeof *p->m);
-    p->m->bar_only = p->bar_only;
+    p->m->scoped = p->scoped;
+    p->m->nlayers = p->scoped ? NLAYERS : 1;
     lf_start(&p->run, p->engine, shards);
     p->launch_id[0] = 1;
     p->launch_id[1] = 2;
@@ -640,9 +816,9 @@ static void run_program(program *p, unsigned shards, uint64_t seed)
         else if (what < 10)
             step_warp_sync(p, li, b, w);
         else if (what < 13) {
-            fence(p->m, warp_index(li, b, w));
-            feed(p, lf_fence(p->launch_id[li], b, w, WR_FULL_MASK,
-                             rnd(4) ? WR_SCOPE_DEVICE : WR_SCOPE_BLOCK));
+            uint8_t scope = rnd(4) ? WR_SCOPE_DEVICE : WR_SCOPE_BLOCK;
+            fence(p->m, warp_index(li, b, w), scope);
+            feed(p, lf_fence(p->launch_id[li], b, w, WR_FULL_MASK, scope));
         } else
             step_access(p, step, li, b, w);
     }
@@ -680,12 +856,31 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
         cr_assert(r->addr >= BASE && r->addr < BASE + 4 * WORDS, "seed %" PRIu64 ": address",
                   seed);
         unsigned word = (unsigned)((r->addr - BASE) / 4);
-        cr_assert(model_lane_pair_races(m, word, r->first.seq, r->first.lane, r->second.seq,
-                                        r->second.lane),
+        unsigned cls = model_lane_pair(m, word, r->first.seq, r->first.lane, r->second.seq,
+                                       r->second.lane);
+        cr_assert(cls != PAIR_ORDERED,
                   "seed %" PRIu64 ", %u shards: example #%" PRIu64 " lane %u vs #%" PRIu64
                   " lane %u on word %u is not a race in the model", seed, shards,
                   r->first.seq, r->first.lane, r->second.seq, r->second.lane, word);
+        if (m->scoped)
+            cr_assert(verdict_fits(cls, r->verdict),
+                      "seed %" PRIu64 ", %u shards: %s calls #%" PRIu64 " lane %u vs #%" PRIu64
+                      " lane %u on word %u %s; the model's class is %s", seed, shards,
+                      p->engine->name, r->first.seq, r->first.lane, r->second.seq,
+                      r->second.lane, word, wr_scope_verdict_name(r->verdict),
+                      cls == PAIR_MISSING_SYNC ? "missing-sync"
+                      : cls == PAIR_WEAK       ? "weak-access"
+                                               : "insufficient scope");
+        class_seen[cls]++;
     }
+    if (getenv("WR_ORACLE_TRACE"))
+        for (size_t i = 0; i < n; i++)
+            fprintf(stderr, "group: #%" PRIu64 " site %u lane %u vs #%" PRIu64
+                    " site %u lane %u word %u %s\n", g[i].example.first.seq,
+                    g[i].example.first.site, g[i].example.first.lane, g[i].example.second.seq,
+                    g[i].example.second.site, g[i].example.second.lane,
+                    (unsigned)((g[i].example.addr - BASE) / 4),
+                    wr_scope_verdict_name(g[i].example.verdict));
     *groups_seen += n;
     /* completeness for each word's first race, but where vc may have let
      * every partner go: an atomic with more than WR_HB_KEPT_ATOMICS atomic
@@ -722,18 +917,22 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
     for (unsigned i = 0; i < WORDS; i++) {
         free(m->hist[i]);
         free(m->first_partners[i]);
+        free(m->srel[i]);
     }
     free(m->snaps);
     free(m->pairs);
     free(m->scope_pairs);
 }
 
-static void check_all(const wr_engine_ops *engine, bool bar_only, unsigned shards)
+static void check_all(const wr_engine_ops *engine, bool scoped, bool strong_plain,
+                      unsigned shards)
 {
     program *p = calloc(1, sizeof *p);
     p->engine = engine;
-    p->bar_only = bar_only;
+    p->scoped = scoped;
+    p->strong_plain = strong_plain;
     p->m = calloc(1, sizeof *p->m);
+    memset(class_seen, 0, sizeof class_seen);
     uint64_t groups = 0, first = 0, forgotten = 0;
     uint64_t first_seed = 1, last_seed = SEEDS;
     if (getenv("WR_ORACLE_SEEDS"))   /* a longer run than the suite's */
@@ -749,13 +948,28 @@ static void check_all(const wr_engine_ops *engine, bool bar_only, unsigned shard
         /* the exemption is for the rare word, not a way around the check */
         cr_assert_lt(forgotten * 20, first, "%" PRIu64 " first races exempted of %" PRIu64,
                      forgotten, first + forgotten);
+        if (scoped && strong_plain)   /* every class the model names shows up */
+            for (unsigned c = PAIR_MISSING_SYNC; c <= PAIR_WEAK; c++)
+                cr_assert_gt(class_seen[c], SEEDS / 20, "class %u checked %" PRIu64 " times", c,
+                             class_seen[c]);
     }
+    if (getenv("WR_ORACLE_STATS"))
+        fprintf(stderr, "%s scoped=%d strong=%d shards=%u: groups %" PRIu64 " first %" PRIu64
+                " forgiven %" PRIu64 " classes %" PRIu64 "/%" PRIu64 "/%" PRIu64 "\n",
+                engine->name, scoped, strong_plain, shards, groups, first, forgotten,
+                class_seen[1], class_seen[2], class_seen[3]);
     free(p->m);
     free(p);
 }
 
-Test(vc_oracle, reports_exactly_what_the_model_says_one_shard) { check_all(&wr_engine_vc, false, 1); }
-Test(vc_oracle, reports_exactly_what_the_model_says_three_shards) { check_all(&wr_engine_vc, false, 3); }
+Test(vc_oracle, reports_exactly_what_the_model_says_one_shard)
+{
+    check_all(&wr_engine_vc, false, false, 1);
+}
+Test(vc_oracle, reports_exactly_what_the_model_says_three_shards)
+{
+    check_all(&wr_engine_vc, false, false, 3);
+}
 
 /* The programs' plain accesses are weak, so the scoped engine reports a
  * pair with a plain access exactly when the barrier-only layer does not
@@ -764,9 +978,23 @@ Test(vc_oracle, reports_exactly_what_the_model_says_three_shards) { check_all(&w
  * hold both threads (model.scope_pairs). */
 Test(vc_oracle, scoped_reports_what_the_barrier_only_model_says_one_shard)
 {
-    check_all(&wr_engine_scoped, true, 1);
+    check_all(&wr_engine_scoped, true, false, 1);
 }
 Test(vc_oracle, scoped_reports_what_the_barrier_only_model_says_three_shards)
 {
-    check_all(&wr_engine_scoped, true, 3);
+    check_all(&wr_engine_scoped, true, false, 3);
+}
+
+/* Half the plain accesses strong (volatile): a pair of strong accesses is
+ * ordered by the scoped layer, where an acquire takes a release only if
+ * both scopes hold both parties; and each example's verdict must be the
+ * model's class of the pair (missing-sync, insufficient scope,
+ * weak-access). */
+Test(vc_oracle, scoped_reports_what_the_scoped_model_says_one_shard)
+{
+    check_all(&wr_engine_scoped, true, true, 1);
+}
+Test(vc_oracle, scoped_reports_what_the_scoped_model_says_three_shards)
+{
+    check_all(&wr_engine_scoped, true, true, 3);
 }
