@@ -612,13 +612,12 @@ static void lanes_acquire_in(wr_hb_warp *w, unsigned k, uint32_t mask, uint32_t 
             w->lane_ord[k * 32 + b] = v;
 }
 
-/* w[layer] acquired a clock holding w's own stamp v.  While the scoped
- * layer reads OBL's clocks it took the same acquire (layer_split). */
+/* w[layer] (OBL or SCOPED) acquired a clock holding w's own stamp v.
+ * While the scoped layer reads OBL's clocks it took the same acquire
+ * (layer_split). */
 static void lanes_acquire(const wr_hb *hb, wr_hb_warp *w, unsigned layer, uint32_t mask,
                           uint32_t v)
 {
-    if (layer > WR_HB_SCOPED)
-        return;
     lanes_acquire_in(w, layer, mask, v);
     if (layer == WR_HB_OBL && hb->L > WR_HB_SCOPED && !layer_kept(hb, WR_HB_SCOPED))
         lanes_acquire_in(w, WR_HB_SCOPED, mask, v);

@@ -221,11 +221,11 @@ static void acquire(model *m, unsigned layer, unsigned wi, unsigned me, const vc
     }
 }
 
-/* The smallest scope holding two threads' warps: blocks of one launch are
+/* The smallest scope holding two blocks: blocks of one launch are
  * clusters of one block, so different blocks are a device apart. */
-static uint8_t relation(unsigned wi1, unsigned wi2)
+static uint8_t relation(unsigned block1, unsigned block2)
 {
-    return wi1 / WARPS == wi2 / WARPS ? WR_SCOPE_BLOCK : WR_SCOPE_DEVICE;
+    return block1 == block2 ? WR_SCOPE_BLOCK : WR_SCOPE_DEVICE;
 }
 
 static uint8_t min_scope(uint8_t a, uint8_t b) { return a < b ? a : b; }
@@ -233,7 +233,7 @@ static uint8_t min_scope(uint8_t a, uint8_t b) { return a < b ? a : b; }
 /* Does the scoped layer take release r for an acquire at acq_scope by wi? */
 static bool scoped_takes(const mrel *r, unsigned wi, uint8_t acq_scope)
 {
-    return relation(wi, r->block * WARPS) <= min_scope(r->scope, acq_scope);
+    return relation(wi / WARPS, r->block) <= min_scope(r->scope, acq_scope);
 }
 
 static void fence(model *m, unsigned wi, uint8_t scope)
