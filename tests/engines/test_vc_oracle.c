@@ -1,10 +1,13 @@
 /*
- * The vc engine against a naive reference model of its own semantics
- * (ENGINES.md, "vc"), on random programs; and the scoped engine against
- * the same model with acquires taken out (its barrier-only layer: these
- * programs' plain accesses are weak, so scoped reports what that layer
- * leaves unordered; atomic pairs it may report only where their scopes do
- * not both hold both threads).
+ * The vc and scoped engines against a naive reference model of their
+ * semantics (ENGINES.md, "vc" and "scoped"), on random programs.  The
+ * model keeps scoped's three layers (scope-oblivious, scoped: an acquire
+ * takes a release only where the releaser is within both scopes,
+ * barrier-only: no acquire orders anything); vc's rules read the first,
+ * scoped's read the barrier-only layer for a pair with a weak access and
+ * the scoped layer for a pair of strong ones (programs with and without
+ * volatile plain accesses).  Atomic pairs scoped may report only where
+ * their scopes do not both hold both threads.
  *
  * The model keeps no epochs, read sets, packed lines, clock chunks, stream
  * summaries or shards: every thread (lane) has a full vector clock over all
@@ -26,6 +29,7 @@
  *   - soundness: every race group the engine reports is a pair of
  *     instructions that race in the model, and its example (lanes, word)
  *     is a racing pair of lane accesses;
+ *   - scoped: the example's verdict is the model's class of the pair;
  *   - completeness where FastTrack promises it: for every word, the first
  *     lane access that races with an earlier one is reported, paired with
  *     one of the accesses it races with.  (Later races on a word that
