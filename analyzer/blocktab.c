@@ -20,6 +20,28 @@ static inline uint32_t slot_of(uint32_t epoch, uint32_t block, uint32_t cap)
     return (uint32_t)(k >> (64u - group_bits)) * 8u + (block & 7u);
 }
 
+/* Tables of a few hundred thousand blocks and more are regions (xalloc.h):
+ * they fill densely and are rebuilt at every doubling. */
+static bool slots_are_region(uint32_t cap)
+{
+    return !WR_UNDER_ASAN && (size_t)cap * sizeof(wr_blocktab_slot) >= WR_REGION_ALIGN;
+}
+
+static wr_blocktab_slot *slots_alloc(uint32_t cap)
+{
+    if (slots_are_region(cap))
+        return wr_region_alloc((size_t)cap * sizeof(wr_blocktab_slot));
+    return xcalloc(cap, sizeof(wr_blocktab_slot));
+}
+
+static void slots_free(wr_blocktab_slot *slots, uint32_t cap)
+{
+    if (slots_are_region(cap))
+        wr_region_free(slots, (size_t)cap * sizeof(wr_blocktab_slot));
+    else
+        free(slots);
+}
+
 static void insert(wr_blocktab_slot *slots, uint32_t cap, wr_blocktab_slot s)
 {
     uint32_t j = slot_of(s.epoch, s.block, cap);
@@ -42,11 +64,11 @@ void wr_blocktab_put(wr_blocktab *t, uint32_t epoch, uint32_t block, void *val)
 {
     if ((t->count + 1) * 2 > t->cap) {
         uint32_t ncap = t->cap ? t->cap * 2 : 256;
-        wr_blocktab_slot *ns = xcalloc(ncap, sizeof *ns);
+        wr_blocktab_slot *ns = slots_alloc(ncap);
         for (uint32_t i = 0; i < t->cap; i++)
             if (t->slots[i].val)
                 insert(ns, ncap, t->slots[i]);
-        free(t->slots);
+        slots_free(t->slots, t->cap);
         t->slots = ns;
         t->cap = ncap;
     }
@@ -66,7 +88,7 @@ void wr_blocktab_filter(wr_blocktab *t, wr_blocktab_keep_fn keep,
      * grew shrinks again.  Rebuilt rather than deleted in place: linear
      * probing needs no tombstones. */
     wr_blocktab_slot *old = t->slots;
-    uint32_t kept = 0;
+    uint32_t oldcap = t->cap, kept = 0;
     for (uint32_t i = 0; i < t->cap; i++) {
         if (!old[i].val)
             continue;
@@ -78,12 +100,12 @@ void wr_blocktab_filter(wr_blocktab *t, wr_blocktab_keep_fn keep,
     uint32_t cap = 256;
     while (cap < 2 * kept)
         cap *= 2;
-    t->slots = xcalloc(cap, sizeof *t->slots);
+    t->slots = slots_alloc(cap);
     t->cap = cap;
     t->count = kept;
     for (uint32_t i = 0; i < kept; i++)
         insert(t->slots, cap, old[i]);
-    free(old);
+    slots_free(old, oldcap);
 }
 
 bool wr_blocktab_keeps_none(const wr_blocktab *t, wr_blocktab_keep_fn keep, void *ctx)
@@ -99,7 +121,7 @@ void wr_blocktab_free(wr_blocktab *t, void (*drop)(void *val, void *ctx), void *
     for (uint32_t i = 0; drop && i < t->cap; i++)
         if (t->slots[i].val)
             drop(t->slots[i].val, ctx);
-    free(t->slots);
+    slots_free(t->slots, t->cap);
     *t = (wr_blocktab){0};
 }
 
