@@ -11,8 +11,12 @@
  * accesses each (state lives until the kernel ends), so the ring's first
  * WR_ACCESS_RING_INLINE slots live in the warp and the others are taken
  * from the engine's pool (wr_ring_pool_init) when the ring first reaches
- * them: 136 bytes per warp instead of 328 while it stays small, 336 once
- * it has grown.
+ * them: 112 bytes per warp instead of 272 while it stays small, 272 once
+ * it has grown.  An entry is 32 bytes: the trace position keeps its low
+ * WR_RING_SEQ_BITS bits beside the kind and space, and is rebuilt from the
+ * position of the access that asks (wr_ring_seq): exact for an entry less
+ * than 2^48 events older than the asker, which every entry a ring still
+ * holds is in any trace a disk can hold.
  */
 #ifndef WARPRACE_ACCESS_RING_H
 #define WARPRACE_ACCESS_RING_H
@@ -25,11 +29,35 @@
 #define WR_ACCESS_RING 8
 #define WR_ACCESS_RING_INLINE 3
 
+#define WR_RING_SEQ_BITS 48
+#define WR_RING_SEQ_MASK ((UINT64_C(1) << WR_RING_SEQ_BITS) - 1)
+
 typedef struct wr_ring_ent {
-    uint64_t seq, lo, hi;   /* byte range [lo, hi] touched by the lanes */
+    uint64_t lo, hi;        /* byte range [lo, hi] touched by the lanes */
+    uint64_t tag;           /* seq's low 48 bits | wr_access_kind << 48 | wr_space << 56 */
     uint32_t site, mask;    /* mask 0: an empty slot */
-    uint8_t kind, space;    /* wr_access_kind, wr_space */
 } wr_ring_ent;
+
+static inline uint64_t wr_ring_tag(uint64_t seq, uint8_t kind, uint8_t space)
+{
+    return (seq & WR_RING_SEQ_MASK) | (uint64_t)kind << 48 | (uint64_t)space << 56;
+}
+
+/* The entry's trace position, from `now`, the position of a later access. */
+static inline uint64_t wr_ring_seq(const wr_ring_ent *e, uint64_t now)
+{
+    return now - ((now - e->tag) & WR_RING_SEQ_MASK);
+}
+
+static inline uint8_t wr_ring_kind(const wr_ring_ent *e)
+{
+    return (uint8_t)(e->tag >> 48);
+}
+
+static inline uint8_t wr_ring_space(const wr_ring_ent *e)
+{
+    return (uint8_t)(e->tag >> 56);
+}
 
 /* Zeroed = empty.  Slot i of the ring is small[i], or big[i -
  * WR_ACCESS_RING_INLINE] (NULL until pos first reaches it); pos is the next
@@ -72,11 +100,9 @@ static inline void wr_ring_push_access(wr_access_ring *r, wr_pool *pool, const w
                                        unsigned size, uint64_t seq, uint32_t site, uint8_t kind)
 {
     wr_ring_ent *e = wr_ring_next(r, pool);
-    e->seq = seq;
+    e->tag = wr_ring_tag(seq, kind, a->space);
     e->site = site;
     e->mask = a->active_mask;
-    e->kind = kind;
-    e->space = a->space;
     e->lo = UINT64_MAX;
     e->hi = 0;
     if (a->addr_mode == WR_ADDR_UNIFORM ||
@@ -105,22 +131,23 @@ static inline void wr_ring_push_span(wr_access_ring *r, wr_pool *pool, const wr_
                                      uint64_t lo, uint64_t hi, uint64_t seq, uint32_t site,
                                      uint8_t kind)
 {
-    *wr_ring_next(r, pool) = (wr_ring_ent){.seq = seq, .lo = lo, .hi = hi, .site = site,
-                                           .mask = a->active_mask, .kind = kind,
-                                           .space = a->space};
+    *wr_ring_next(r, pool) = (wr_ring_ent){.lo = lo, .hi = hi, .tag = wr_ring_tag(seq, kind, a->space),
+                                           .site = site, .mask = a->active_mask};
 }
 
 /* A host copy's range (lane 0 of the host's pseudo-warp). */
 static inline void wr_ring_push_range(wr_access_ring *r, wr_pool *pool, uint64_t seq,
                                       uint64_t addr, uint64_t bytes, uint32_t site, uint8_t kind)
 {
-    *wr_ring_next(r, pool) = (wr_ring_ent){.seq = seq, .lo = addr, .hi = addr + bytes - 1, .site = site,
-                                     .mask = 1, .kind = kind, .space = WR_SPACE_GLOBAL};
+    *wr_ring_next(r, pool) = (wr_ring_ent){.lo = addr, .hi = addr + bytes - 1,
+                                           .tag = wr_ring_tag(seq, kind, WR_SPACE_GLOBAL),
+                                           .site = site, .mask = 1};
 }
 
 /* The newest access of `lane` in `space` whose range holds the 4-byte word
- * at addr, other than the access at skip_seq (the current one) and, when
- * site != 0, made at that site; NULL when the ring no longer holds it. */
+ * at addr, other than the access at skip_seq (the current one, the newest
+ * position: wr_ring_seq(e, skip_seq) is then the entry's) and, when site !=
+ * 0, made at that site; NULL when the ring no longer holds it. */
 static inline const wr_ring_ent *wr_ring_find(const wr_access_ring *r, unsigned lane,
                                               uint8_t space, uint64_t addr, uint64_t skip_seq,
                                               uint32_t site)
@@ -131,9 +158,9 @@ static inline const wr_ring_ent *wr_ring_find(const wr_access_ring *r, unsigned 
         const wr_ring_ent *e = wr_ring_slot(r, (r->pos + WR_ACCESS_RING - 1 - k) % WR_ACCESS_RING);
         if (!e->mask)
             break;
-        if (e->seq == skip_seq || (site && e->site != site))
+        if (((e->tag ^ skip_seq) & WR_RING_SEQ_MASK) == 0 || (site && e->site != site))
             continue;
-        if (e->space == space && ((e->mask >> lane) & 1u) && e->lo <= addr + 3 && addr <= e->hi)
+        if (wr_ring_space(e) == space && ((e->mask >> lane) & 1u) && e->lo <= addr + 3 && addr <= e->hi)
             return e;
     }
     return NULL;

@@ -295,8 +295,8 @@ static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epo
     const wr_ring_ent *r = wr_ring_find(&w->ring, host ? 0 : wr_fsm_lane(old), space, addr, cur_seq, 0);
     if (r) {
         a->site = r->site;
-        a->seq = r->seq;
-        a->kind = r->kind;
+        a->seq = wr_ring_seq(r, cur_seq);
+        a->kind = wr_ring_kind(r);
     }
 }
 

@@ -648,7 +648,7 @@ static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch,
     }
     const wr_ring_ent *fe = ring ? wr_ring_find(ring, ohost ? 0 : ol, c->space, r.addr, c->seq, old->site)
                                  : NULL;
-    r.first.seq = fe ? fe->seq : 0;   /* 0: older than the ring */
+    r.first.seq = fe ? wr_ring_seq(fe, c->seq) : 0;   /* 0: older than the ring */
     r.second.site = c->site;
     r.second.kind = c->kind;
     r.second.launch = c->launch;
