@@ -5,23 +5,18 @@
 
 #include "xalloc.h"
 
-/* Blocks are scheduled roughly in index order, so the resident ones have
- * neighbouring indices: eight consecutive blocks of an epoch hash to eight
- * consecutive slots (two cache lines), and groups of eight are spread by
- * Fibonacci hashing, which takes the product's top bits: consecutive groups
- * then land as far apart as the table allows.  (The low bits of the high
- * half, used before, step by a constant for consecutive groups; their runs
- * of eight met and chained: a 470 K-block launch cost 12.6 probes per
- * lookup, now none.) */
-static inline uint32_t slot_of(uint32_t epoch, uint32_t block, uint32_t cap)
+#define GROUP_MASK (WR_BLOCKTAB_GROUP - 1u)
+
+/* Fibonacci hashing of (epoch, group): consecutive groups of a launch land
+ * far apart, so runs of linear probing stay short. */
+static inline uint32_t slot_of(uint32_t epoch, uint32_t group, uint32_t cap)
 {
-    uint64_t k = ((uint64_t)epoch << 32 | (block >> 3)) * 0x9E3779B97F4A7C15ull;
-    unsigned group_bits = (unsigned)__builtin_ctz(cap) - 3u;   /* cap >= 256 */
-    return (uint32_t)(k >> (64u - group_bits)) * 8u + (block & 7u);
+    uint64_t k = ((uint64_t)epoch << 32 | group) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(k >> (64u - (unsigned)__builtin_ctz(cap)));
 }
 
-/* Tables of a few hundred thousand blocks and more are regions (xalloc.h):
- * they fill densely and are rebuilt at every doubling. */
+/* Directories of 2 MiB and more (over 64 K groups: 2 M blocks) are
+ * regions (xalloc.h): they fill densely and are rebuilt at every doubling. */
 static bool slots_are_region(uint32_t cap)
 {
     return !WR_UNDER_ASAN && (size_t)cap * sizeof(wr_blocktab_slot) >= WR_REGION_ALIGN;
@@ -44,35 +39,59 @@ static void slots_free(wr_blocktab_slot *slots, uint32_t cap)
 
 static void insert(wr_blocktab_slot *slots, uint32_t cap, wr_blocktab_slot s)
 {
-    uint32_t j = slot_of(s.epoch, s.block, cap);
-    while (slots[j].val)
+    uint32_t j = slot_of(s.epoch, s.group, cap);
+    while (slots[j].g)
         j = (j + 1) & (cap - 1);
     slots[j] = s;
 }
 
-void *wr_blocktab_get(const wr_blocktab *t, uint32_t epoch, uint32_t block)
+static wr_blocktab_group *group_find(const wr_blocktab *t, uint32_t epoch, uint32_t group)
 {
     if (!t->cap)
         return NULL;
-    for (uint32_t j = slot_of(epoch, block, t->cap); t->slots[j].val; j = (j + 1) & (t->cap - 1))
-        if (t->slots[j].epoch == epoch && t->slots[j].block == block)
-            return t->slots[j].val;
+    for (uint32_t j = slot_of(epoch, group, t->cap); t->slots[j].g; j = (j + 1) & (t->cap - 1))
+        if (t->slots[j].group == group && t->slots[j].epoch == epoch)
+            return t->slots[j].g;
     return NULL;
+}
+
+void *wr_blocktab_get(const wr_blocktab *t, uint32_t epoch, uint32_t block)
+{
+    wr_blocktab_group *g = group_find(t, epoch, block >> WR_BLOCKTAB_GROUP_BITS);
+    return g ? g->vals[block & GROUP_MASK] : NULL;
+}
+
+/* A directory for n groups, at most half full; the old one's groups moved in. */
+static void rebuild(wr_blocktab *t, uint32_t n)
+{
+    uint32_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    wr_blocktab_slot *old = t->slots;
+    uint32_t oldcap = t->cap;
+    t->slots = slots_alloc(cap);
+    t->cap = cap;
+    for (uint32_t i = 0; i < oldcap; i++)
+        if (old[i].g)
+            insert(t->slots, cap, old[i]);
+    slots_free(old, oldcap);
 }
 
 void wr_blocktab_put(wr_blocktab *t, uint32_t epoch, uint32_t block, void *val)
 {
-    if ((t->count + 1) * 2 > t->cap) {
-        uint32_t ncap = t->cap ? t->cap * 2 : 256;
-        wr_blocktab_slot *ns = slots_alloc(ncap);
-        for (uint32_t i = 0; i < t->cap; i++)
-            if (t->slots[i].val)
-                insert(ns, ncap, t->slots[i]);
-        slots_free(t->slots, t->cap);
-        t->slots = ns;
-        t->cap = ncap;
+    uint32_t group = block >> WR_BLOCKTAB_GROUP_BITS;
+    wr_blocktab_group *g = group_find(t, epoch, group);
+    if (!g) {
+        if ((t->ngroups + 1) * 2 > t->cap)
+            rebuild(t, t->ngroups + 1);
+        if (!t->groups.size)
+            t->groups.size = sizeof(wr_blocktab_group);
+        g = wr_pool_get(&t->groups);
+        insert(t->slots, t->cap, (wr_blocktab_slot){epoch, group, g});
+        t->ngroups++;
     }
-    insert(t->slots, t->cap, (wr_blocktab_slot){epoch, block, val});
+    g->vals[block & GROUP_MASK] = val;
+    g->present |= 1u << (block & GROUP_MASK);
     t->count++;
 }
 
@@ -81,47 +100,59 @@ void wr_blocktab_filter(wr_blocktab *t, wr_blocktab_keep_fn keep,
 {
     if (!t->count)
         return;
-    /* The kept entries are first packed to the front of the old array, then
-     * rehashed into a table sized for them: at most that small table is
-     * allocated beside the old one (a copy at the old size was the peak of
-     * a run whose million-block launch ended), and a table a big launch
-     * grew shrinks again.  Rebuilt rather than deleted in place: linear
-     * probing needs no tombstones. */
-    wr_blocktab_slot *old = t->slots;
-    uint32_t oldcap = t->cap, kept = 0;
+    /* Groups left empty go back to the pool and their slots are cleared;
+     * the directory is then rebuilt for the groups kept, so that a
+     * directory a big launch grew shrinks again (linear probing needs no
+     * tombstones). */
     for (uint32_t i = 0; i < t->cap; i++) {
-        if (!old[i].val)
+        wr_blocktab_slot *s = &t->slots[i];
+        if (!s->g)
             continue;
-        if (keep(old[i].epoch, old[i].block, ctx))
-            old[kept++] = old[i];
-        else
-            drop(old[i].val, ctx);
+        uint32_t first = s->group << WR_BLOCKTAB_GROUP_BITS;
+        for (uint32_t x = s->g->present; x; x &= x - 1) {
+            unsigned k = (unsigned)__builtin_ctz(x);
+            if (keep(s->epoch, first | k, ctx))
+                continue;
+            drop(s->g->vals[k], ctx);
+            s->g->vals[k] = NULL;
+            s->g->present &= ~(1u << k);
+            t->count--;
+        }
+        if (!s->g->present) {
+            wr_pool_put(&t->groups, s->g);
+            s->g = NULL;
+            t->ngroups--;
+        }
     }
-    uint32_t cap = 256;
-    while (cap < 2 * kept)
-        cap *= 2;
-    t->slots = slots_alloc(cap);
-    t->cap = cap;
-    t->count = kept;
-    for (uint32_t i = 0; i < kept; i++)
-        insert(t->slots, cap, old[i]);
-    slots_free(old, oldcap);
+    if (!t->ngroups)
+        wr_pool_release(&t->groups);
+    rebuild(t, t->ngroups);
 }
 
 bool wr_blocktab_keeps_none(const wr_blocktab *t, wr_blocktab_keep_fn keep, void *ctx)
 {
-    for (uint32_t i = 0; i < t->cap; i++)
-        if (t->slots[i].val && keep(t->slots[i].epoch, t->slots[i].block, ctx))
-            return false;
+    for (uint32_t i = 0; i < t->cap; i++) {
+        const wr_blocktab_slot *s = &t->slots[i];
+        if (!s->g)
+            continue;
+        for (uint32_t x = s->g->present; x; x &= x - 1)
+            if (keep(s->epoch, s->group << WR_BLOCKTAB_GROUP_BITS | (uint32_t)__builtin_ctz(x), ctx))
+                return false;
+    }
     return true;
 }
 
 void wr_blocktab_free(wr_blocktab *t, void (*drop)(void *val, void *ctx), void *ctx)
 {
-    for (uint32_t i = 0; drop && i < t->cap; i++)
-        if (t->slots[i].val)
-            drop(t->slots[i].val, ctx);
+    for (uint32_t i = 0; drop && i < t->cap; i++) {
+        const wr_blocktab_group *g = t->slots[i].g;
+        if (!g)
+            continue;
+        for (uint32_t x = g->present; x; x &= x - 1)
+            drop(g->vals[__builtin_ctz(x)], ctx);
+    }
     slots_free(t->slots, t->cap);
+    wr_pool_release(&t->groups);
     *t = (wr_blocktab){0};
 }
 

@@ -13,15 +13,33 @@
 
 #include "xalloc.h"
 
+/* Launches number their blocks densely from 0, so the table keeps them in
+ * groups of WR_BLOCKTAB_GROUP consecutive indices, found through an
+ * open-addressing directory by (epoch, block / WR_BLOCKTAB_GROUP): a
+ * dense grid costs 8 bytes per block and a directory slot per group, where
+ * a slot per block at most half full cost 32-64 (and a rebuild of them all
+ * at every doubling).  A block alone in its group costs the group, about
+ * 270 bytes. */
+#define WR_BLOCKTAB_GROUP_BITS 5
+#define WR_BLOCKTAB_GROUP (1u << WR_BLOCKTAB_GROUP_BITS)
+
+typedef struct wr_blocktab_group {
+    uint32_t present;       /* bit i: vals[i] is set */
+    void *vals[WR_BLOCKTAB_GROUP];
+} wr_blocktab_group;
+
 typedef struct wr_blocktab_slot {
-    uint32_t epoch, block;
-    void *val;              /* NULL: empty slot */
+    uint32_t epoch, group;  /* group: block / WR_BLOCKTAB_GROUP */
+    wr_blocktab_group *g;   /* NULL: empty slot */
 } wr_blocktab_slot;
 
+/* Zeroed = empty. */
 typedef struct wr_blocktab {
     wr_blocktab_slot *slots;
-    uint32_t cap;           /* 0 or a power of two, at most half full */
-    uint32_t count;
+    uint32_t cap;           /* directory: 0 or a power of two, at most half full */
+    uint32_t ngroups;
+    uint32_t count;         /* values stored */
+    wr_pool groups;
 } wr_blocktab;
 
 /* The value stored for (epoch, block), or NULL. */
