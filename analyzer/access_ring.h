@@ -21,6 +21,7 @@
 #ifndef WARPRACE_ACCESS_RING_H
 #define WARPRACE_ACCESS_RING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "warprace/event.h"
@@ -144,6 +145,23 @@ static inline void wr_ring_push_range(wr_access_ring *r, wr_pool *pool, uint64_t
                                            .site = site, .mask = 1};
 }
 
+/* The k-th newest entry (0: the newest); empty (mask 0) past the oldest. */
+static inline const wr_ring_ent *wr_ring_newest(const wr_access_ring *r, unsigned k)
+{
+    return wr_ring_slot(r, (r->pos + WR_ACCESS_RING - 1 - k) % WR_ACCESS_RING);
+}
+
+/* Whether entry e is an access of `lane` in `space` whose range holds the
+ * 4-byte word at addr, not the access at skip_seq and, when site != 0,
+ * made at that site (wr_ring_find). */
+static inline bool wr_ring_ent_matches(const wr_ring_ent *e, unsigned lane, uint8_t space,
+                                       uint64_t addr, uint64_t skip_seq, uint32_t site)
+{
+    if (((e->tag ^ skip_seq) & WR_RING_SEQ_MASK) == 0 || (site && e->site != site))
+        return false;
+    return wr_ring_space(e) == space && ((e->mask >> lane) & 1u) && e->lo <= addr + 3 && addr <= e->hi;
+}
+
 /* The newest access of `lane` in `space` whose range holds the 4-byte word
  * at addr, other than the access at skip_seq (the current one, the newest
  * position: wr_ring_seq(e, skip_seq) is then the entry's) and, when site !=
@@ -155,15 +173,22 @@ static inline const wr_ring_ent *wr_ring_find(const wr_access_ring *r, unsigned 
     /* without big, the ring never wrapped: slots [0, pos) */
     unsigned n = r->big ? WR_ACCESS_RING : r->pos;
     for (unsigned k = 0; k < n; k++) {
-        const wr_ring_ent *e = wr_ring_slot(r, (r->pos + WR_ACCESS_RING - 1 - k) % WR_ACCESS_RING);
+        const wr_ring_ent *e = wr_ring_newest(r, k);
         if (!e->mask)
             break;
-        if (((e->tag ^ skip_seq) & WR_RING_SEQ_MASK) == 0 || (site && e->site != site))
-            continue;
-        if (wr_ring_space(e) == space && ((e->mask >> lane) & 1u) && e->lo <= addr + 3 && addr <= e->hi)
+        if (wr_ring_ent_matches(e, lane, space, addr, skip_seq, site))
             return e;
     }
     return NULL;
+}
+
+/* How many entries the ring holds (wr_ring_newest(r, 0 .. n-1)). */
+static inline unsigned wr_ring_count(const wr_access_ring *r)
+{
+    unsigned n = r->big ? WR_ACCESS_RING : r->pos, k = 0;
+    while (k < n && wr_ring_newest(r, k)->mask)
+        k++;
+    return k;
 }
 
 #endif

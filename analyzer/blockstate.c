@@ -1,25 +1,163 @@
 #include "blockstate.h"
 
+#include <stddef.h>
 #include <string.h>
 
-void wr_blockstate_init(wr_blockstate *s, size_t block_size, size_t warp_size)
+/* ---- retired records ----
+ * A retired block's table value is its record's address + 1 (records, like
+ * block objects, are at least 8-byte aligned).  A record: a header, then
+ * (warp, count) for each warp with entries, padded to 8 bytes, then those
+ * warps' entries in the same order, each warp's newest first. */
+typedef struct retired {
+    uint16_t nwarps, nents;
+    uint8_t cls;
+    uint8_t pad[3];
+    uint8_t warp_counts[];      /* 2 x nwarps: warp, count */
+} retired;
+
+static bool is_retired(const void *val) { return (uintptr_t)val & 1u; }
+static retired *retired_of(void *val) { return (retired *)((uintptr_t)val - 1u); }
+
+static size_t counts_bytes(unsigned nwarps) { return (2u * nwarps + 7u) & ~(size_t)7u; }
+
+static wr_ring_ent *retired_ents(const retired *r)
+{
+    return (wr_ring_ent *)((unsigned char *)r + sizeof *r + counts_bytes(r->nwarps));
+}
+
+static unsigned class_of(size_t bytes)
+{
+    if (bytes <= 512)
+        return (unsigned)((bytes + 31) / 32 - 1);
+    unsigned cls = 16;
+    for (size_t top = 1024; top < bytes; top *= 2)
+        cls++;
+    return cls;
+}
+
+static size_t class_bytes(unsigned cls)
+{
+    return cls < 16 ? 32u * (cls + 1) : (size_t)1024 << (cls - 16);
+}
+
+static void retired_free(wr_blockstate *s, retired *r)
+{
+    wr_pool_put(&s->retired_pools[r->cls], r);
+}
+
+static const wr_access_ring *ring_of(const wr_blockstate *s, const void *warp_obj)
+{
+    return (const wr_access_ring *)((const unsigned char *)warp_obj + s->ring_offset);
+}
+
+void wr_blockstate_init(wr_blockstate *s, size_t block_size, size_t warp_size, size_t ring_offset)
 {
     memset(s, 0, sizeof *s);
     s->block_pool.size = block_size;
     s->warp_pool.size = warp_size;
+    s->ring_offset = ring_offset;
+    for (unsigned c = 0; c < WR_RETIRED_CLASSES; c++)
+        s->retired_pools[c].size = class_bytes(c);
     wr_warp_slot_pools_init(&s->slot_pools);
 }
 
 wr_block_head *wr_blockstate_block(wr_blockstate *s, uint32_t epoch, uint32_t block, bool create)
 {
-    wr_block_head *b = wr_blocktab_get(&s->tab, epoch, block);
-    if (b || !create)
-        return b;
-    b = wr_pool_get(&s->block_pool);
+    void **ref = wr_blocktab_ref(&s->tab, epoch, block);
+    if (ref && !is_retired(*ref))
+        return *ref;
+    if (!create)
+        return NULL;
+    wr_block_head *b = wr_pool_get(&s->block_pool);
     b->epoch = epoch;
     b->block = block;
-    wr_blocktab_put(&s->tab, epoch, block, b);
+    if (ref) {   /* accesses after the block's exit: a fresh start */
+        retired_free(s, retired_of(*ref));
+        *ref = b;
+    } else {
+        wr_blocktab_put(&s->tab, epoch, block, b);
+    }
     return b;
+}
+
+/* Each warp of the block is in at most one recent slot, (block * 8 + warp)
+ * mod WR_BLOCKSTATE_RECENT: cleared when it names the block's object. */
+static void forget_recent_of(wr_blockstate *s, const wr_block_head *b, uint32_t warp)
+{
+    wr_blockstate_recent *r = &s->recent[(b->block * 8u + warp) % WR_BLOCKSTATE_RECENT];
+    if (r->b == b)
+        *r = (wr_blockstate_recent){0};
+}
+
+void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
+                          void (*drop_block)(wr_block_head *b, void *ctx), void *ctx)
+{
+    void **ref = wr_blocktab_ref(&s->tab, epoch, block);
+    if (!ref || is_retired(*ref))
+        return;
+    wr_block_head *b = *ref;
+    /* the warps that have objects: warp 0 inline, the others in the array */
+    const void *objs[32];
+    uint8_t warps[32], counts[32];
+    unsigned nobjs = 0, nwarps = 0, nents = 0;
+    if (b->warps.first)
+        objs[nobjs] = b->warps.first, warps[nobjs++] = 0;
+    for (uint32_t i = 0; i < b->warps.cap; i++)
+        if (b->warps.more[i])
+            objs[nobjs] = b->warps.more[i], warps[nobjs++] = (uint8_t)(i + 1);
+    for (unsigned k = 0; k < nobjs; k++) {
+        forget_recent_of(s, b, warps[k]);
+        counts[k] = (uint8_t)wr_ring_count(ring_of(s, objs[k]));
+        nwarps += counts[k] != 0;
+        nents += counts[k];
+    }
+    if (!nents) {   /* nothing a report could ask for */
+        drop_block(b, ctx);
+        wr_blocktab_remove(&s->tab, epoch, block);
+        return;
+    }
+    size_t bytes = sizeof(retired) + counts_bytes(nwarps) + nents * sizeof(wr_ring_ent);
+    unsigned cls = class_of(bytes);
+    retired *r = wr_pool_get(&s->retired_pools[cls]);
+    *r = (retired){.nwarps = (uint16_t)nwarps, .nents = (uint16_t)nents, .cls = (uint8_t)cls};
+    wr_ring_ent *e = retired_ents(r);
+    uint8_t *wc = r->warp_counts;
+    for (unsigned k = 0; k < nobjs; k++) {
+        if (!counts[k])
+            continue;
+        *wc++ = warps[k];
+        *wc++ = counts[k];
+        const wr_access_ring *ring = ring_of(s, objs[k]);
+        for (unsigned i = 0; i < counts[k]; i++)
+            *e++ = *wr_ring_newest(ring, i);
+    }
+    drop_block(b, ctx);
+    *ref = (void *)((uintptr_t)r + 1u);
+}
+
+const wr_ring_ent *wr_blockstate_find_access(const wr_blockstate *s, uint32_t epoch, uint32_t block,
+                                             uint32_t warp, unsigned lane, uint8_t space,
+                                             uint64_t addr, uint64_t skip_seq, uint32_t site)
+{
+    void **ref = wr_blocktab_ref(&s->tab, epoch, block);
+    if (!ref)
+        return NULL;
+    warp &= 31u;
+    if (!is_retired(*ref)) {
+        const void *obj = wr_warp_slot(&((const wr_block_head *)*ref)->warps, warp);
+        return obj ? wr_ring_find(ring_of(s, obj), lane, space, addr, skip_seq, site) : NULL;
+    }
+    const retired *r = retired_of(*ref);
+    const wr_ring_ent *e = retired_ents(r);
+    for (unsigned k = 0; k < r->nwarps; e += r->warp_counts[2 * k + 1], k++) {
+        if (r->warp_counts[2 * k] != warp)
+            continue;
+        for (unsigned i = 0; i < r->warp_counts[2 * k + 1]; i++)
+            if (wr_ring_ent_matches(&e[i], lane, space, addr, skip_seq, site))
+                return &e[i];
+        return NULL;
+    }
+    return NULL;
 }
 
 void *wr_blockstate_warp(wr_blockstate *s, wr_block_head *b, uint32_t warp)
@@ -63,6 +201,7 @@ void wr_blockstate_drop(wr_blockstate *s, wr_block_head *b, void (*drop_warp)(vo
 
 typedef struct purge_ctx {
     wr_epochs_purge rule;
+    wr_blockstate *s;
     void (*drop_block)(wr_block_head *b, void *ctx);
     void *ctx;
 } purge_ctx;
@@ -75,7 +214,10 @@ static bool keep_block(uint32_t epoch, uint32_t block, void *ctx)
 static void drop_purged_block(void *val, void *ctx)
 {
     purge_ctx *pc = ctx;
-    pc->drop_block(val, pc->ctx);
+    if (is_retired(val))
+        retired_free(pc->s, retired_of(val));
+    else
+        pc->drop_block(val, pc->ctx);
 }
 
 static void forget_recent(wr_blockstate *s)
@@ -89,6 +231,8 @@ static void release_pools(wr_blockstate *s)
 {
     wr_pool_release(&s->block_pool);
     wr_pool_release(&s->warp_pool);
+    for (unsigned c = 0; c < WR_RETIRED_CLASSES; c++)
+        wr_pool_release(&s->retired_pools[c]);
     wr_warp_slot_pools_release(&s->slot_pools);
     forget_recent(s);
 }
@@ -98,7 +242,7 @@ bool wr_blockstate_purge(wr_blockstate *s, const wr_epochs *ep, uint32_t newest,
 {
     if (!s->tab.count)
         return false;
-    purge_ctx pc = {wr_epochs_purge_begin(ep, newest, &s->purged_at), drop_block, ctx};
+    purge_ctx pc = {wr_epochs_purge_begin(ep, newest, &s->purged_at), s, drop_block, ctx};
     bool whole = all_pooled && wr_blocktab_keeps_none(&s->tab, keep_block, &pc);
     if (whole) {
         wr_blocktab_free(&s->tab, NULL, NULL);
@@ -118,7 +262,8 @@ typedef struct free_ctx {
 static void drop_block_at_end(void *val, void *ctx)
 {
     free_ctx *fc = ctx;
-    fc->drop_block(val, fc->ctx);
+    if (!is_retired(val))   /* records own nothing: they go with the pools */
+        fc->drop_block(val, fc->ctx);
 }
 
 void wr_blockstate_free(wr_blockstate *s, void (*drop_block)(wr_block_head *b, void *ctx), void *ctx)

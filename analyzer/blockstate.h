@@ -10,6 +10,15 @@
  * from this module's pools, so a purge that keeps no block (a launch the
  * host waited for, before the next) releases them whole instead of
  * visiting a million blocks and their warps.
+ *
+ * A block that exited is retired (wr_blockstate_retire): of its state only
+ * its warps' recent accesses are needed any more (a report's first side
+ * may be one of them), so they are copied into a retired record of 8 + 2 x
+ * warps + 32 x accesses bytes, and its block and warp objects go back to
+ * the pools for the blocks that start next.  A grid of a million small
+ * blocks then holds the objects of its resident blocks and a record per
+ * exited one, not a block and its warps (~190 bytes for one warp) per
+ * block it ever ran.
  */
 #ifndef WARPRACE_BLOCKSTATE_H
 #define WARPRACE_BLOCKSTATE_H
@@ -18,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "access_ring.h"
 #include "blocktab.h"
 #include "epochs.h"
 #include "xalloc.h"
@@ -41,16 +51,23 @@ typedef struct wr_blockstate_recent {
  * apart. */
 #define WR_BLOCKSTATE_RECENT 64
 
+/* Retired records come from pools by size: 32-byte steps to 512 bytes,
+ * then powers of two to the largest (32 warps of WR_ACCESS_RING). */
+#define WR_RETIRED_CLASSES 22
+
 typedef struct wr_blockstate {
     wr_blocktab tab;
+    size_t ring_offset;             /* of the wr_access_ring in a warp object */
     wr_pool block_pool, warp_pool;
+    wr_pool retired_pools[WR_RETIRED_CLASSES];
     wr_warp_slot_pools slot_pools;
     uint32_t purged_at;
     uint32_t memo_launch, memo_epoch;   /* the epoch of the last launch asked, launch 0: none */
     wr_blockstate_recent recent[WR_BLOCKSTATE_RECENT];
 } wr_blockstate;
 
-void wr_blockstate_init(wr_blockstate *s, size_t block_size, size_t warp_size);
+/* A warp object of warp_size bytes holds its wr_access_ring at ring_offset. */
+void wr_blockstate_init(wr_blockstate *s, size_t block_size, size_t warp_size, size_t ring_offset);
 
 /* The epoch of a launch (wr_epochs_of_launch, through a one-launch memo). */
 static inline uint32_t wr_blockstate_epoch_of(wr_blockstate *s, wr_epochs *ep, uint32_t launch)
@@ -63,7 +80,9 @@ static inline uint32_t wr_blockstate_epoch_of(wr_blockstate *s, wr_epochs *ep, u
 }
 
 /* The block object of (epoch, block); created (zeroed, head filled in)
- * when missing and `create`, else NULL. */
+ * when missing and `create`, else NULL.  A retired block has none: NULL,
+ * or with `create` (accesses after its exit: a malformed trace) a new
+ * object that takes the place of its retired record. */
 wr_block_head *wr_blockstate_block(wr_blockstate *s, uint32_t epoch, uint32_t block, bool create);
 
 /* The warp object of `warp` (mod 32) in b, or NULL when it was never made. */
@@ -91,6 +110,21 @@ static inline void wr_blockstate_locate(wr_blockstate *s, wr_epochs *ep, uint32_
     *b = r->b;
     *w = r->w;
 }
+
+/* Retires block (epoch, block) when it has an object (it exited): its
+ * warps' ring entries go into a retired record that takes its place in
+ * the table, and drop_block(b, ctx) frees the object and what it owns (as
+ * at a purge).  The block's accesses stay findable with
+ * wr_blockstate_find_access until the block is purged. */
+void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
+                          void (*drop_block)(wr_block_head *b, void *ctx), void *ctx);
+
+/* The newest recorded access of (block, warp, lane) that wr_ring_find
+ * would give in the warp's ring (same arguments), whether the block is
+ * still running or retired; NULL when none is recorded. */
+const wr_ring_ent *wr_blockstate_find_access(const wr_blockstate *s, uint32_t epoch, uint32_t block,
+                                             uint32_t warp, unsigned lane, uint8_t space,
+                                             uint64_t addr, uint64_t skip_seq, uint32_t site);
 
 /* Frees a block object and its warps; drop_warp(w, ctx) first frees what
  * an engine's warp object owns (NULL: nothing). */

@@ -61,6 +61,24 @@ void *wr_blocktab_get(const wr_blocktab *t, uint32_t epoch, uint32_t block)
     return g ? g->vals[block & GROUP_MASK] : NULL;
 }
 
+void **wr_blocktab_ref(const wr_blocktab *t, uint32_t epoch, uint32_t block)
+{
+    wr_blocktab_group *g = group_find(t, epoch, block >> WR_BLOCKTAB_GROUP_BITS);
+    return g && g->vals[block & GROUP_MASK] ? &g->vals[block & GROUP_MASK] : NULL;
+}
+
+/* The group stays, empty or not, until the next filter: probing needs no
+ * tombstones. */
+void wr_blocktab_remove(wr_blocktab *t, uint32_t epoch, uint32_t block)
+{
+    wr_blocktab_group *g = group_find(t, epoch, block >> WR_BLOCKTAB_GROUP_BITS);
+    if (!g || !g->vals[block & GROUP_MASK])
+        return;
+    g->vals[block & GROUP_MASK] = NULL;
+    g->present &= ~(1u << (block & GROUP_MASK));
+    t->count--;
+}
+
 /* A directory for n groups, at most half full; the old one's groups moved in. */
 static void rebuild(wr_blocktab *t, uint32_t n)
 {
@@ -98,7 +116,7 @@ void wr_blocktab_put(wr_blocktab *t, uint32_t epoch, uint32_t block, void *val)
 void wr_blocktab_filter(wr_blocktab *t, wr_blocktab_keep_fn keep,
                         void (*drop)(void *val, void *ctx), void *ctx)
 {
-    if (!t->count)
+    if (!t->ngroups)
         return;
     /* Groups left empty go back to the pool and their slots are cleared;
      * the directory is then rebuilt for the groups kept, so that a

@@ -46,6 +46,10 @@ typedef struct wr_blocktab {
 void *wr_blocktab_get(const wr_blocktab *t, uint32_t epoch, uint32_t block);
 /* Stores val (not NULL) for a key that is not in the table. */
 void wr_blocktab_put(wr_blocktab *t, uint32_t epoch, uint32_t block, void *val);
+/* Where the value of (epoch, block) is kept (to replace it), or NULL. */
+void **wr_blocktab_ref(const wr_blocktab *t, uint32_t epoch, uint32_t block);
+/* Removes the entry of (epoch, block), when there is one. */
+void wr_blocktab_remove(wr_blocktab *t, uint32_t epoch, uint32_t block);
 /* Whether to keep the entry of (epoch, block).  Decided from the key alone,
  * so that a pass over a million blocks reads the table and not the blocks. */
 typedef bool (*wr_blocktab_keep_fn)(uint32_t epoch, uint32_t block, void *ctx);

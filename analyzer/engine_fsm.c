@@ -21,13 +21,14 @@
  * epoch first touches them, so the 8-bit epoch tag never becomes ambiguous.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "access_ring.h"
 #include "barriers.h"
 #include "blockstate.h"
-#include "access_ring.h"
 #include "engine.h"
 #include "engine_fsm.h"
 #include "epochs.h"
@@ -288,11 +289,9 @@ static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epo
     a->kind = (uint8_t)state_kind(wr_fsm_state(old));
     a->site = 0;
     a->seq = 0;
-    block_st *b = block_find(f, old_epoch, host ? UINT32_MAX : bf, false);
-    warp_st *w = b ? wr_blockstate_warp_if(&b->head, host ? 0 : wr_fsm_warp(old)) : NULL;
-    if (!w)
-        return;
-    const wr_ring_ent *r = wr_ring_find(&w->ring, host ? 0 : wr_fsm_lane(old), space, addr, cur_seq, 0);
+    const wr_ring_ent *r =
+        wr_blockstate_find_access(&f->bs, old_epoch, host ? UINT32_MAX : bf, host ? 0 : wr_fsm_warp(old),
+                                  host ? 0 : wr_fsm_lane(old), space, addr, cur_seq, 0);
     if (r) {
         a->site = r->site;
         a->seq = wr_ring_seq(r, cur_seq);
@@ -769,7 +768,7 @@ static void on_host_copy(fsm *f, const wr_event *ev, uint32_t epoch)
 static void *fsm_create(const wr_engine_config *cfg)
 {
     fsm *f = xcalloc(1, sizeof *f);
-    wr_blockstate_init(&f->bs, sizeof(block_st), sizeof(warp_st));
+    wr_blockstate_init(&f->bs, sizeof(block_st), sizeof(warp_st), offsetof(warp_st, ring));
     f->bar_pool.size = sizeof(wr_block_barriers);
     f->lanes_pool.size = 32 * sizeof(uint32_t);
     wr_ring_pool_init(&f->ring_pool);
@@ -797,12 +796,11 @@ static void fsm_on_event(void *self, const wr_event *ev)
     case WR_EV_WARP_SYNC:
         on_warp_sync(f, &ev->u.warp_sync);
         break;
-    case WR_EV_BLOCK_EXIT: {
-        block_st *b = block_find(f, epoch_of(f, ev->u.block.launch), ev->u.block.block, false);
-        if (b)
-            drop_shared_pages(f, b);   /* a block's shared memory dies with it */
+    case WR_EV_BLOCK_EXIT:
+        /* its shared memory dies with it (drop_block), its accesses stay
+         * findable for reports */
+        wr_blockstate_retire(&f->bs, epoch_of(f, ev->u.block.launch), ev->u.block.block, drop_block, f);
         break;
-    }
     case WR_EV_KERNEL_LAUNCH:
     case WR_EV_HOST_COPY: {
         uint32_t e = wr_epochs_on_event(f->ep, ev);

@@ -294,11 +294,6 @@ static lockrec *lock_rec(lk *s, uint64_t word, bool create)
     return &s->locks[i];
 }
 
-static block_st *block_find(lk *s, uint32_t epoch, uint32_t block, bool create)
-{
-    return (block_st *)wr_blockstate_block(&s->bs, epoch, block, create);
-}
-
 static void drop_warp(void *obj, void *ctx)
 {
     lk *s = ctx;
@@ -637,17 +632,9 @@ static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch,
     r.first.warp = ohost ? UINT32_MAX : ow;
     r.first.lane = ohost ? UINT32_MAX : ol;
     /* the cell keeps who and where, not when: the accessor's ring knows */
-    const wr_access_ring *ring = NULL;
-    if (ohost) {
-        ring = &s->host_ring;
-    } else {
-        block_st *ob_st = block_find(s, old_epoch, ob, false);
-        const warp_st *ow_st = ob_st ? wr_blockstate_warp_if(&ob_st->head, ow) : NULL;
-        if (ow_st)
-            ring = &ow_st->ring;
-    }
-    const wr_ring_ent *fe = ring ? wr_ring_find(ring, ohost ? 0 : ol, c->space, r.addr, c->seq, old->site)
-                                 : NULL;
+    const wr_ring_ent *fe =
+        ohost ? wr_ring_find(&s->host_ring, 0, c->space, r.addr, c->seq, old->site)
+              : wr_blockstate_find_access(&s->bs, old_epoch, ob, ow, ol, c->space, r.addr, c->seq, old->site);
     r.first.seq = fe ? wr_ring_seq(fe, c->seq) : 0;   /* 0: older than the ring */
     r.second.site = c->site;
     r.second.kind = c->kind;
@@ -1068,7 +1055,7 @@ static void on_host_copy(lk *s, const wr_event *ev, uint32_t epoch)
 static void *lk_create(const wr_engine_config *cfg)
 {
     lk *s = xcalloc(1, sizeof *s);
-    wr_blockstate_init(&s->bs, sizeof(block_st), sizeof(warp_st));
+    wr_blockstate_init(&s->bs, sizeof(block_st), sizeof(warp_st), offsetof(warp_st, ring));
     s->bar_pool.size = sizeof(wr_block_barriers);
     s->locks_pool.size = sizeof(warp_locks);
     s->fences_pool.size = sizeof(warp_fences);
@@ -1097,6 +1084,10 @@ static void lk_on_event(void *self, const wr_event *ev)
         break;
     case WR_EV_FENCE:
         on_fence(s, ev);
+        break;
+    case WR_EV_BLOCK_EXIT:   /* its locks and barriers go, its accesses stay findable for reports */
+        wr_blockstate_retire(&s->bs, wr_blockstate_epoch_of(&s->bs, s->ep, ev->u.block.launch),
+                             ev->u.block.block, drop_block, s);
         break;
     case WR_EV_KERNEL_LAUNCH:
     case WR_EV_HOST_COPY: {

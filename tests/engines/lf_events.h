@@ -89,6 +89,15 @@ static inline wr_event lf_kernel_end(uint32_t launch)
     return e;
 }
 
+static inline wr_event lf_block_exit(uint32_t launch, uint32_t block)
+{
+    wr_event e;
+    memset(&e, 0, sizeof e);
+    e.kind = WR_EV_BLOCK_EXIT;
+    e.u.block = (wr_block_mark){.launch = launch, .block = block};
+    return e;
+}
+
 static inline wr_event lf_simple(uint8_t kind)
 {
     wr_event e;

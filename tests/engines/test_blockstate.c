@@ -2,6 +2,8 @@
  * the recent slots or the table, and dropped by purges (one by one, or all
  * at once with the pools). */
 #include <criterion/criterion.h>
+#include <stddef.h>
+#include <string.h>
 
 #include "blockstate.h"
 #include "lf_events.h"
@@ -13,6 +15,7 @@ typedef struct test_block {
 
 typedef struct test_warp {
     uint64_t mark;
+    wr_access_ring ring;
 } test_warp;
 
 static uint32_t feed(wr_epochs *e, wr_event ev) { return wr_epochs_on_event(e, &ev); }
@@ -33,7 +36,7 @@ Test(blockstate, locate_finds_each_warps_own_objects)
 {
     wr_epochs *ep = wr_epochs_new();
     wr_blockstate s;
-    wr_blockstate_init(&s, sizeof(test_block), sizeof(test_warp));
+    wr_blockstate_init(&s, sizeof(test_block), sizeof(test_warp), offsetof(test_warp, ring));
     uint32_t epochs[4];
     for (uint32_t l = 1; l <= 3; l++)
         epochs[l] = feed(ep, lf_launch(l, l));
@@ -109,7 +112,7 @@ static void purges(bool all_pooled)
 {
     wr_epochs *ep = wr_epochs_new();
     wr_blockstate s;
-    wr_blockstate_init(&s, sizeof(test_block), sizeof(test_warp));
+    wr_blockstate_init(&s, sizeof(test_block), sizeof(test_warp), offsetof(test_warp, ring));
     drops d = {.s = &s, .kept_epoch = UINT32_MAX};
     uint32_t e1 = feed(ep, lf_launch(1, 0));
     two_warps_each(&s, ep, 1, 300);
@@ -154,4 +157,121 @@ Test(blockstate, purge_drops_every_block_at_once)
 Test(blockstate, purge_drops_blocks_one_by_one)
 {
     purges(false);
+}
+
+/* A warp access of lane mask `mask` to the word at addr, recorded in the
+ * warp's ring as the engines record theirs. */
+static void record(wr_pool *ring_pool, test_warp *tw, uint64_t seq, uint32_t site, uint32_t mask,
+                   uint64_t addr)
+{
+    wr_access a;
+    memset(&a, 0, sizeof a);
+    a.addr_mode = WR_ADDR_UNIFORM;
+    a.base = addr;
+    a.active_mask = mask;
+    a.space = WR_SPACE_GLOBAL;
+    wr_ring_push_access(&tw->ring, ring_pool, &a, 4, seq, site, 0);
+}
+
+typedef struct retire_ctx {
+    wr_blockstate *s;
+    wr_pool *ring_pool;
+    unsigned blocks;
+} retire_ctx;
+
+static void drop_retiring(void *w, void *ctx)
+{
+    wr_ring_release(&((test_warp *)w)->ring, ((retire_ctx *)ctx)->ring_pool);
+}
+
+static void retire_block(wr_block_head *b, void *ctx)
+{
+    retire_ctx *rc = ctx;
+    rc->blocks++;
+    wr_blockstate_drop(rc->s, b, drop_retiring, rc);
+}
+
+/* Blocks of 1 to 32 warps with 0 to 11 accesses each (rings that wrapped,
+ * records of every size class up to 32 full rings) are retired: every
+ * access a ring still held is found as before, by warp, lane and site; the
+ * older ones and the warps with none are not; the objects went back
+ * (a retired block has no object, and a locate makes a new, zeroed one);
+ * and a purge one block at a time frees the records. */
+Test(blockstate, retired_blocks_keep_what_their_rings_held)
+{
+    wr_epochs *ep = wr_epochs_new();
+    wr_blockstate s;
+    wr_blockstate_init(&s, sizeof(test_block), sizeof(test_warp), offsetof(test_warp, ring));
+    wr_pool ring_pool = {0};
+    wr_ring_pool_init(&ring_pool);
+    retire_ctx rc = {&s, &ring_pool, 0};
+    uint32_t e1 = feed(ep, lf_launch(1, 0));
+    const uint32_t nblocks = 40;
+    uint64_t seq = 1;
+    for (uint32_t b = 0; b < nblocks; b++) {
+        uint32_t nwarps = 1 + b % 32;
+        for (uint32_t w = 0; w < nwarps; w++) {
+            unsigned n = (b + w) % 12;   /* 0: a warp with no access */
+            if (!n) {   /* it has an object all the same */
+                uint32_t e;
+                test_block *tb;
+                test_warp *tw;
+                locate(&s, ep, 1, b, w, &e, &tb, &tw);
+            }
+            for (unsigned i = 0; i < n; i++) {
+                uint32_t e;
+                test_block *tb;
+                test_warp *tw;
+                locate(&s, ep, 1, b, w, &e, &tb, &tw);
+                /* word b*4096 + w*64 + i*4, lane w, site encodes all three */
+                record(&ring_pool, tw, seq++, b << 16 | w << 8 | i, 1u << w,
+                       0x100000 + (uint64_t)b * 4096 + w * 64 + i * 4);
+            }
+        }
+    }
+    for (uint32_t b = 0; b < nblocks; b += 2)   /* every other block exits */
+        wr_blockstate_retire(&s, e1, b, retire_block, &rc);
+    wr_blockstate_retire(&s, e1, 0, retire_block, &rc);   /* again: nothing */
+    cr_assert_eq(rc.blocks, nblocks / 2);
+    for (uint32_t b = 0; b < nblocks; b++) {
+        bool retired = b % 2 == 0;
+        cr_assert_eq(wr_blockstate_block(&s, e1, b, false) == NULL, retired, "block %u", b);
+        uint32_t nwarps = 1 + b % 32;
+        for (uint32_t w = 0; w < 32; w++) {
+            unsigned n = w < nwarps ? (b + w) % 12 : 0;
+            for (unsigned i = 0; i < 12; i++) {
+                uint64_t addr = 0x100000 + (uint64_t)b * 4096 + w * 64 + i * 4;
+                const wr_ring_ent *got =
+                    wr_blockstate_find_access(&s, e1, b, w, w, WR_SPACE_GLOBAL, addr, seq, 0);
+                bool held = i < n && i + WR_ACCESS_RING >= n;   /* the ring keeps the last 8 */
+                cr_assert_eq(got != NULL, held, "block %u warp %u access %u of %u", b, w, i, n);
+                if (held) {
+                    cr_assert_eq(got->site, b << 16 | w << 8 | i);
+                    cr_assert_null(wr_blockstate_find_access(&s, e1, b, w, (w + 1) % 32, WR_SPACE_GLOBAL,
+                                                             addr, seq, 0), "another lane");
+                    cr_assert_null(wr_blockstate_find_access(&s, e1, b, w, w, WR_SPACE_GLOBAL, addr, seq,
+                                                             got->site + 1), "another site");
+                }
+            }
+        }
+    }
+    /* a retired block's warp comes back as a new object (no stale slot) */
+    uint32_t e;
+    test_block *tb;
+    test_warp *tw;
+    locate(&s, ep, 1, 2, 1, &e, &tb, &tw);
+    cr_assert_eq(tw->ring.pos, 0, "new and empty");
+    cr_assert_eq(tw->mark, 0);
+    cr_assert_null(wr_blockstate_find_access(&s, e1, 2, 1, 1, WR_SPACE_GLOBAL, 0x100000 + 2 * 4096 + 64,
+                                             seq, 0), "the record made way for the new block");
+    /* launch 1 settles: a purge one block at a time frees records and objects */
+    feed(ep, lf_kernel_end(1));
+    feed(ep, lf_simple(WR_EV_DEVICE_SYNC));
+    uint32_t e2 = feed(ep, lf_launch(2, 0));
+    wr_blockstate_purge(&s, ep, e2, false, retire_block, &rc);
+    cr_assert_eq(s.tab.count, 0);
+    cr_assert_null(wr_blockstate_find_access(&s, e1, 1, 0, 0, WR_SPACE_GLOBAL, 0x100000 + 4096, seq, 0));
+    wr_blockstate_free(&s, NULL, NULL);
+    wr_pool_release(&ring_pool);
+    wr_epochs_free(ep);
 }

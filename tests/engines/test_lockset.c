@@ -376,7 +376,7 @@ Test(lockset, report_names_the_first_access_position)
  * the others in a pooled block taken when the ring reaches them: an access
  * in a pooled slot, and one that is exactly WR_ACCESS_RING accesses back
  * after the ring wrapped, are still found; one further back is not. */
-static uint64_t first_seq_after(unsigned before, unsigned after)
+static uint64_t first_seq_after_exit(unsigned before, unsigned after, bool exit_first)
 {
     lf_start(&R, &wr_engine_lockset, 1);
     lf_feed(&R, lf_launch(L, 0));                                          /* seq 0 */
@@ -387,6 +387,8 @@ static uint64_t first_seq_after(unsigned before, unsigned after)
     lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_STORE, 0, DATA, 0));
     for (unsigned i = 0; i < after; i++)
         lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_LOAD, 0, DATA + 512 + 4 * i, 0));
+    if (exit_first)   /* block 0 is retired: its accesses stay findable */
+        lf_feed(&R, lf_block_exit(L, 0));
     lf_feed(&R, lf_acc(S_DATA_B, L, 1, 0, 1u, WR_OP_STORE, 0, DATA, 0));
     wr_findings *f = lf_end(&R);
     const wr_race_group *g;
@@ -398,11 +400,16 @@ static uint64_t first_seq_after(unsigned before, unsigned after)
 
 Test(lockset, report_finds_the_first_access_in_a_grown_ring)
 {
-    cr_assert_eq(first_seq_after(0, 0), 1, "inline slot");
-    cr_assert_eq(first_seq_after(4, 0), 5, "pooled slot");
-    cr_assert_eq(first_seq_after(9, 7), 10, "8 accesses back, after a wrap");
-    cr_assert_eq(first_seq_after(9, 8), 0, "9 accesses back: gone, said as unknown");
-    cr_assert_eq(first_seq_after(1, 7), 2, "8 back in a ring that wrapped once");
+    for (int exit_first = 0; exit_first < 2; exit_first++) {
+        cr_assert_eq(first_seq_after_exit(0, 0, exit_first), 1, "inline slot (exit %d)", exit_first);
+        cr_assert_eq(first_seq_after_exit(4, 0, exit_first), 5, "pooled slot (exit %d)", exit_first);
+        cr_assert_eq(first_seq_after_exit(9, 7, exit_first), 10, "8 accesses back, after a wrap (exit %d)",
+                     exit_first);
+        cr_assert_eq(first_seq_after_exit(9, 8, exit_first), 0,
+                     "9 accesses back: gone, said as unknown (exit %d)", exit_first);
+        cr_assert_eq(first_seq_after_exit(1, 7, exit_first), 2, "8 back in a ring that wrapped once (exit %d)",
+                     exit_first);
+    }
 }
 
 static uint64_t tracked_words(void)
