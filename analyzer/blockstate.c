@@ -80,13 +80,18 @@ wr_block_head *wr_blockstate_block(wr_blockstate *s, uint32_t epoch, uint32_t bl
     return b;
 }
 
-/* Each warp of the block is in at most one recent slot, (block * 8 + warp)
- * mod WR_BLOCKSTATE_RECENT: cleared when it names the block's object. */
+/* The block's warp objects are in recent slots (block * 8 + warp) mod
+ * WR_BLOCKSTATE_RECENT, where warp is the index a trace gave, which the
+ * objects take mod 32: warp w's object may sit in the slot of w or of
+ * w + 32 (a malformed trace's warp 40 is warp 8).  Both are cleared when
+ * they name the block's object. */
 static void forget_recent_of(wr_blockstate *s, const wr_block_head *b, uint32_t warp)
 {
-    wr_blockstate_recent *r = &s->recent[(b->block * 8u + warp) % WR_BLOCKSTATE_RECENT];
-    if (r->b == b)
-        *r = (wr_blockstate_recent){0};
+    for (uint32_t k = 0; k < 2; k++) {
+        wr_blockstate_recent *r = &s->recent[(b->block * 8u + warp + 32u * k) % WR_BLOCKSTATE_RECENT];
+        if (r->b == b)
+            *r = (wr_blockstate_recent){0};
+    }
 }
 
 void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,

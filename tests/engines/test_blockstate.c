@@ -255,10 +255,17 @@ Test(blockstate, retired_blocks_keep_what_their_rings_held)
             }
         }
     }
-    /* a retired block's warp comes back as a new object (no stale slot) */
+    /* a retired block's warp comes back as a new object (no stale slot),
+     * also where a malformed trace named it warp 33 (warp 1 mod 32, a
+     * recent slot 32 further on) */
     uint32_t e;
     test_block *tb;
     test_warp *tw;
+    locate(&s, ep, 1, 3, 33, &e, &tb, &tw);
+    tw->mark = 7;
+    wr_blockstate_retire(&s, e1, 3, retire_block, &rc);
+    locate(&s, ep, 1, 3, 33, &e, &tb, &tw);
+    cr_assert_eq(tw->mark, 0, "warp 33's slot was cleared at the retirement");
     locate(&s, ep, 1, 2, 1, &e, &tb, &tw);
     cr_assert_eq(tw->ring.pos, 0, "new and empty");
     cr_assert_eq(tw->mark, 0);
