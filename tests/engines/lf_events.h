@@ -64,6 +64,18 @@ static inline uint64_t lf_total(wr_findings *f)
     return t;
 }
 
+/* A warp access's fields alone: every active lane at addr (UNIFORM). */
+static inline wr_access lf_uniform_access(uint64_t addr, uint32_t mask, uint8_t space)
+{
+    wr_access a;
+    memset(&a, 0, sizeof a);
+    a.addr_mode = WR_ADDR_UNIFORM;
+    a.base = addr;
+    a.active_mask = mask;
+    a.space = space;
+    return a;
+}
+
 static inline wr_event lf_launch(uint32_t launch, uint32_t stream)
 {
     wr_event e;

@@ -6,17 +6,7 @@
 #include <string.h>
 
 #include "access_ring.h"
-
-static wr_access uniform_access(uint64_t addr, uint32_t mask, uint8_t space)
-{
-    wr_access a;
-    memset(&a, 0, sizeof a);
-    a.addr_mode = WR_ADDR_UNIFORM;
-    a.base = addr;
-    a.active_mask = mask;
-    a.space = space;
-    return a;
-}
+#include "lf_events.h"
 
 /* Positions just below and across 2^48 and near 2^64: each entry comes back
  * with its whole position, kind, space and site, asked from a later one. */
@@ -28,7 +18,7 @@ Test(access_ring, positions_beyond_48_bits_come_back_whole)
         wr_ring_pool_init(&pool);
         wr_access_ring ring = {0};
         for (unsigned i = 0; i < 6; i++) {
-            wr_access a = uniform_access(0x1000 + 64u * i, 0xffffffffu,
+            wr_access a = lf_uniform_access(0x1000 + 64u * i, 0xffffffffu,
                                          i & 1 ? WR_SPACE_SHARED : WR_SPACE_GLOBAL);
             wr_ring_push_access(&ring, &pool, &a, 4, starts[s] + 3u * i, 100 + i, (uint8_t)(i % 3));
         }
@@ -55,7 +45,7 @@ Test(access_ring, skips_the_asking_access)
     wr_pool pool = {0};
     wr_ring_pool_init(&pool);
     wr_access_ring ring = {0};
-    wr_access a = uniform_access(0x2000, 1u << 4, WR_SPACE_GLOBAL);
+    wr_access a = lf_uniform_access(0x2000, 1u << 4, WR_SPACE_GLOBAL);
     uint64_t older = (UINT64_C(3) << 48) - 1, cur = (UINT64_C(3) << 48) + 10;
     wr_ring_push_access(&ring, &pool, &a, 4, older, 7, 0);
     wr_ring_push_access(&ring, &pool, &a, 4, cur, 8, 1);
@@ -76,7 +66,7 @@ Test(access_ring, forgets_the_oldest_past_its_size)
     wr_ring_pool_init(&pool);
     wr_access_ring ring = {0};
     for (unsigned i = 0; i < WR_ACCESS_RING + 2; i++) {
-        wr_access a = uniform_access(0x3000 + 4u * i, 1, WR_SPACE_GLOBAL);
+        wr_access a = lf_uniform_access(0x3000 + 4u * i, 1, WR_SPACE_GLOBAL);
         wr_ring_push_access(&ring, &pool, &a, 4, 10 + i, 50 + i, 0);
     }
     uint64_t now = 100;

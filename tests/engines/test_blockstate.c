@@ -164,12 +164,7 @@ Test(blockstate, purge_drops_blocks_one_by_one)
 static void record(wr_pool *ring_pool, test_warp *tw, uint64_t seq, uint32_t site, uint32_t mask,
                    uint64_t addr)
 {
-    wr_access a;
-    memset(&a, 0, sizeof a);
-    a.addr_mode = WR_ADDR_UNIFORM;
-    a.base = addr;
-    a.active_mask = mask;
-    a.space = WR_SPACE_GLOBAL;
+    wr_access a = lf_uniform_access(addr, mask, WR_SPACE_GLOBAL);
     wr_ring_push_access(&tw->ring, ring_pool, &a, 4, seq, site, 0);
 }
 
