@@ -53,7 +53,7 @@ typedef struct wr_blockstate_recent {
 
 /* Retired records come from pools by size: 32-byte steps to 512 bytes,
  * then powers of two to the largest (32 warps of WR_ACCESS_RING). */
-#define WR_RETIRED_CLASSES 22
+#define WR_RETIRED_CLASSES 21
 
 typedef struct wr_blockstate {
     wr_blocktab tab;
