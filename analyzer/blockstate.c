@@ -15,6 +15,10 @@ typedef struct retired {
     uint8_t warp_counts[];      /* 2 x nwarps: warp, count */
 } retired;
 
+_Static_assert(sizeof(retired) + 2 * 32 + 32 * WR_ACCESS_RING * sizeof(wr_ring_ent) <=
+                   (size_t)1024 << (WR_RETIRED_CLASSES - 1 - 16),
+               "the largest record (32 warps, full rings) fits the largest class");
+
 static bool is_retired(const void *val) { return (uintptr_t)val & 1u; }
 static retired *retired_of(void *val) { return (retired *)((uintptr_t)val - 1u); }
 
