@@ -55,16 +55,16 @@ static wr_blocktab_group *group_find(const wr_blocktab *t, uint32_t epoch, uint3
     return NULL;
 }
 
-void *wr_blocktab_get(const wr_blocktab *t, uint32_t epoch, uint32_t block)
-{
-    wr_blocktab_group *g = group_find(t, epoch, block >> WR_BLOCKTAB_GROUP_BITS);
-    return g ? g->vals[block & GROUP_MASK] : NULL;
-}
-
 void **wr_blocktab_ref(const wr_blocktab *t, uint32_t epoch, uint32_t block)
 {
     wr_blocktab_group *g = group_find(t, epoch, block >> WR_BLOCKTAB_GROUP_BITS);
     return g && g->vals[block & GROUP_MASK] ? &g->vals[block & GROUP_MASK] : NULL;
+}
+
+void *wr_blocktab_get(const wr_blocktab *t, uint32_t epoch, uint32_t block)
+{
+    void **ref = wr_blocktab_ref(t, epoch, block);
+    return ref ? *ref : NULL;
 }
 
 /* The group stays, empty or not, until the next filter: probing needs no
