@@ -332,28 +332,16 @@ static void report(fsm *f, const cur_ctx *c, uint64_t old, uint32_t old_epoch, u
 
 /* ---- pages and epochs ---- */
 
-static inline uint32_t tag_epoch(uint32_t newest, unsigned tag)
-{
-    return newest - ((newest - tag) & 0xffu);
-}
-
-/* A newer epoch touches the page: words whose epoch is ordered before it
- * become INIT; words older than 255 epochs are dropped too (documented). */
-static bool swept(fsm *f, uint64_t w, uint32_t newest, uint32_t epoch)
-{
-    if (!w)
-        return false;
-    uint32_t we = tag_epoch(newest, wr_fsm_tag(w));
-    return we + 255u < epoch || wr_epochs_ordered(f->ep, we, epoch);
-}
-
+/* A newer epoch touches the page: the words wr_epochs_sweep_drops names
+ * become INIT (epochs.h: settled, or more than 255 epochs old). */
 static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
 {
-    uint32_t newest = (uint32_t)p->user;
+    wr_epochs_sweep sw;
+    wr_epochs_sweep_begin(&sw, f->ep, (uint32_t)p->user, epoch);
     for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
         if (wr_shadow_line_packed(p, l)) {
             uint64_t *rep = wr_shadow_line_rep(f->map, p, l);
-            if (swept(f, *rep, newest, epoch)) {   /* the tag is the same in all 32 */
+            if (*rep && wr_epochs_sweep_drops(&sw, wr_fsm_tag(*rep))) {   /* the tag is the same in all 32 */
                 *rep = 0;
                 f->live -= WR_SHADOW_LINE_WORDS;
             }
@@ -361,7 +349,7 @@ static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
         }
         uint64_t *cells = wr_shadow_cells_at(f->map, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
         for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
-            if (swept(f, cells[i], newest, epoch)) {
+            if (cells[i] && wr_epochs_sweep_drops(&sw, wr_fsm_tag(cells[i]))) {
                 cells[i] = 0;
                 f->live--;
             }
@@ -408,7 +396,7 @@ static uint64_t step_slow(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t 
     uint32_t old_epoch = c->epoch;
     unsigned rel, sync;
     if (old && wr_fsm_tag(old) != (c->epoch & 0xffu)) {
-        old_epoch = tag_epoch((uint32_t)p->user, wr_fsm_tag(old));
+        old_epoch = wr_epochs_of_tag((uint32_t)p->user, wr_fsm_tag(old));
         if (wr_epochs_ordered(f->ep, old_epoch, c->epoch))
             old = 0;
         rel = WR_FSM_REL_G;   /* concurrent launches / copies */

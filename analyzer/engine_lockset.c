@@ -570,26 +570,16 @@ typedef struct cur_ctx {
     bool write;
 } cur_ctx;
 
-static inline uint32_t tag_epoch(uint32_t newest, unsigned tag)
-{
-    return newest - ((newest - tag) & 0xffu);
-}
-
-static bool swept(lk *s, const cell *c, uint32_t newest, uint32_t epoch)
-{
-    if (!c->meta)
-        return false;
-    uint32_t we = tag_epoch(newest, M_TAG(c->meta));
-    return we + 255u < epoch || wr_epochs_ordered(s->ep, we, epoch);
-}
-
+/* A newer epoch touches the page: the words wr_epochs_sweep_drops names
+ * become VIRGIN (epochs.h: settled, or more than 255 epochs old). */
 static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
 {
-    uint32_t newest = (uint32_t)p->user;
+    wr_epochs_sweep sw;
+    wr_epochs_sweep_begin(&sw, s->ep, (uint32_t)p->user, epoch);
     for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
         if (wr_shadow_line_packed(p, l)) {
             cell *rep = wr_shadow_line_rep(s->map, p, l);
-            if (swept(s, rep, newest, epoch)) {   /* the tag is the same in all 32 */
+            if (rep->meta && wr_epochs_sweep_drops(&sw, M_TAG(rep->meta))) {   /* the tag is the same in all 32 */
                 memset(rep, 0, sizeof *rep);
                 s->live -= WR_SHADOW_LINE_WORDS;
             }
@@ -597,7 +587,7 @@ static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
         }
         cell *cells = wr_shadow_cells_at(s->map, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
         for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
-            if (swept(s, &cells[i], newest, epoch)) {
+            if (cells[i].meta && wr_epochs_sweep_drops(&sw, M_TAG(cells[i].meta))) {
                 memset(&cells[i], 0, sizeof cells[i]);
                 s->live--;
             }
@@ -659,7 +649,7 @@ static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c,
     uint32_t old_epoch = c->epoch;
     bool concurrent_epoch = false;
     if (old.meta && M_TAG(old.meta) != (c->epoch & 0xffu)) {
-        old_epoch = tag_epoch((uint32_t)p->user, M_TAG(old.meta));
+        old_epoch = wr_epochs_of_tag((uint32_t)p->user, M_TAG(old.meta));
         if (wr_epochs_ordered(s->ep, old_epoch, c->epoch))
             old.meta = 0;
         else

@@ -339,6 +339,23 @@ bool wr_epochs_settled(const wr_epochs *e, uint32_t epoch)
     return true;
 }
 
+void wr_epochs_sweep_begin(wr_epochs_sweep *s, const wr_epochs *e, uint32_t newest,
+                           uint32_t epoch)
+{
+    s->ep = e;
+    s->newest = newest;
+    s->epoch = epoch;
+    memset(s->verdict, 0, sizeof s->verdict);
+}
+
+bool wr_epochs_sweep_ask(wr_epochs_sweep *s, unsigned tag)
+{
+    uint32_t we = wr_epochs_of_tag(s->newest, tag);
+    bool drop = we + 255u < s->epoch || wr_epochs_settled(s->ep, we);
+    s->verdict[tag & 0xffu] = drop ? 2 : 1;
+    return drop;
+}
+
 wr_epochs_purge wr_epochs_purge_begin(const wr_epochs *e, uint32_t newest, uint32_t *purged_at)
 {
     wr_epochs_purge p = {.ep = e, .newest = newest,

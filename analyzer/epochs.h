@@ -53,6 +53,40 @@ bool wr_epochs_ordered(const wr_epochs *e, uint32_t a, uint32_t b);
  * true, stays true.  O(launches not yet ended). */
 bool wr_epochs_settled(const wr_epochs *e, uint32_t epoch);
 
+/* Engines tag a shadow word with its epoch's low 8 bits (the tag) and
+ * sweep a page when a newer epoch first touches it, so that a tag always
+ * names one of the 256 epochs up to the page's newest.  The epoch a tag
+ * names, read against the page's newest epoch: */
+static inline uint32_t wr_epochs_of_tag(uint32_t newest, unsigned tag)
+{
+    return newest - ((newest - tag) & 0xffu);
+}
+
+/* What such a sweep drops: the words of an epoch more than 255 epochs older
+ * than the sweeping one (their tag could no longer name it; documented as a
+ * limit), and the words of a settled epoch (no access to come can race with
+ * them).  Not those of an epoch merely ordered before the sweeping one: a
+ * launch still running on another stream, or one issued later without a
+ * host wait, may be concurrent with that epoch and must still meet its
+ * words.  (An access of an epoch ordered after a word's reads the word as
+ * new without any sweep.)  Asked once per tag per sweep. */
+typedef struct wr_epochs_sweep {
+    const wr_epochs *ep;
+    uint32_t newest;            /* the page's newest epoch before the sweep */
+    uint32_t epoch;             /* the sweeping epoch */
+    uint8_t verdict[256];       /* by tag: 0 not asked yet, 1 keep, 2 drop */
+} wr_epochs_sweep;
+
+void wr_epochs_sweep_begin(wr_epochs_sweep *s, const wr_epochs *e, uint32_t newest,
+                           uint32_t epoch);
+bool wr_epochs_sweep_ask(wr_epochs_sweep *s, unsigned tag);
+
+static inline bool wr_epochs_sweep_drops(wr_epochs_sweep *s, unsigned tag)
+{
+    uint8_t v = s->verdict[tag & 0xffu];
+    return v ? v == 2 : wr_epochs_sweep_ask(s, tag);
+}
+
 /* Which per-block state an engine keeps (fsm and lockset share the rule)
  * when a new epoch `newest` begins: the blocks of settled epochs go; once
  * every WR_EPOCHS_KEEP epochs, so do those of epochs finished (ended, or

@@ -436,10 +436,18 @@ Test(lockset, counts_tracked_words)
         cr_assert_eq(tracked_words(), 64);
         cas(A0, WR_SCOPE_DEVICE, 1);
         cr_assert_eq(tracked_words(), 65, "the lock word");
-        /* launch 2 follows launch 1 in stream 0: touching DATA's page sweeps
-         * its words of launch 1 */
+        /* launch 2 follows launch 1 in stream 0, but the host has not seen
+         * launch 1 end: a launch issued later on another stream could still
+         * meet its words, so touching DATA's page keeps them */
         lf_feed(&R, lf_launch(2, 0));
         lf_feed(&R, lf_acc(S_DATA, 2, 0, 0, 1u, WR_OP_STORE, 0, DATA, 4));
+        cr_assert_eq(tracked_words(), 65, "%u shards: launch 1 is not settled", shards);
+        /* once the host saw both end, launch 3 touching DATA's page sweeps
+         * the words of launches 1 and 2 there */
+        lf_feed(&R, lf_kernel_end(1));
+        lf_feed(&R, lf_kernel_end(2));
+        lf_feed(&R, lf_launch(3, 0));
+        lf_feed(&R, lf_acc(S_DATA, 3, 0, 0, 1u, WR_OP_STORE, 0, DATA, 4));
         cr_assert_eq(tracked_words(), 65 - 32 - 16 + 1, "%u shards", shards);
         wr_findings_free(lf_end(&R));
     }
