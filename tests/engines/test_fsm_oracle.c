@@ -1,0 +1,625 @@
+/*
+ * The fsm engine against a naive reference model of its semantics
+ * (ENGINES.md, "fsm"), on random programs of several launches on several
+ * streams, host copies and host waits.
+ *
+ * The model keeps, per word, the FSM state and the last accessor whole
+ * (epoch, block, warp, lane and that thread's counters as plain integers),
+ * with no packing, tags, sweeps, packed lines, memos, SIMD loops, block
+ * tables, retired blocks or shards.  Per step:
+ *   - a word never touched, or last touched by an epoch that happens
+ *     before the current one, is INIT;
+ *   - a word last touched by a concurrent epoch is compared with relation
+ *     G and sync U;
+ *   - else relation S / W / B / G from the two threads and sync B when the
+ *     current thread's block-barrier count is larger than the stored one,
+ *     else W when its warp-sync count is, else U;
+ *   - the next state is the table's; entering RACE reports, once.
+ * Counters are Lamport clocks as ENGINES.md defines them (a completed
+ * barrier: max of the participants + 1; __syncwarp(mask): max of the
+ * lanes + 1).  Epoch order is a happens-before relation built from the
+ * host-side rules (stream order, the legacy stream 0, KERNEL_END, device
+ * and stream syncs, synchronous copies) and closed transitively.  A
+ * report's first side is the stored thread; its site, kind and trace
+ * position are those of the newest of that warp's last WR_ACCESS_RING
+ * accesses that the thread made with a byte range holding the word
+ * (ENGINES.md), else site 0 and the state's kind.
+ *
+ * The model's reports go into a findings collector of their own; the
+ * engine's groups (counts and examples) must equal the model's exactly,
+ * at 1 and at 3 shards.
+ */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access_ring.h"
+#include "fsm25_table.h"
+#include "lf_events.h"
+
+extern const wr_engine_ops wr_engine_fsm;
+
+enum {
+    MAX_LAUNCHES = 3,
+    MAX_EPOCHS = 5,            /* <= WR_EPOCHS_KEEP + 1: no unsettled block is purged */
+    BLOCKS = 2,
+    WARPS = 2,                 /* blocks of 64 threads */
+    LANES = 32,
+    WORDS = 128,               /* four aligned lines, two on each side of a page */
+    STEPS = 240,
+    SEEDS = 500,
+    MAX_EVENTS = 4096,
+};
+
+#define BASE (0x40000ull + 4096 - 256)   /* word i at BASE + 4 i: a page starts at word 64 */
+#define SHARED_BASE 0x100ull            /* shared word i at SHARED_BASE + 4 i */
+#define SITE0 1000u                     /* an access's site: SITE0 + its event's seq */
+#define HOST UINT32_MAX
+
+static uint64_t rnd_state;
+static uint32_t rnd(uint32_t n)
+{
+    rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(rnd_state >> 33) % n;
+}
+
+/* ---- epochs: a happens-before relation over launches and copies ---- */
+
+typedef struct mepoch {
+    uint32_t launch;            /* 0: a host copy */
+    uint32_t stream;
+    bool finished;              /* acts no more (launch) / done (copy) */
+    bool ended;                 /* KERNEL_END emitted */
+} mepoch;
+
+typedef struct mword {
+    bool live;
+    uint8_t state;
+    uint32_t epoch, block, warp, lane;   /* block HOST: the host */
+    uint32_t bc, wc;
+} mword;
+
+typedef struct mring_ent {
+    uint64_t seq, lo, hi;
+    uint32_t site, mask;
+    uint8_t kind, space;
+} mring_ent;
+
+typedef struct mring {          /* every access of one warp (or the host, per copy epoch) */
+    mring_ent *e;
+    uint32_t n, cap;
+} mring;
+
+typedef struct model {
+    mepoch ep[MAX_EPOCHS + 1];  /* 1-based */
+    uint32_t nep;
+    bool before[MAX_EPOCHS + 1][MAX_EPOCHS + 1];   /* [a][b]: a happens before b */
+    bool host_waited[MAX_EPOCHS + 1];
+    uint32_t launch_epoch[MAX_LAUNCHES + 1];
+    uint32_t nlaunches;
+    /* per epoch and block / warp / lane */
+    uint32_t bc[MAX_EPOCHS + 1][BLOCKS][WARPS];
+    uint32_t wc[MAX_EPOCHS + 1][BLOCKS][WARPS][LANES];
+    bool exited[MAX_EPOCHS + 1][BLOCKS];
+    mring ring[MAX_EPOCHS + 1][BLOCKS + 1][WARPS];  /* [BLOCKS]: the host */
+    mword global[WORDS];
+    mword shared[MAX_EPOCHS + 1][BLOCKS][WORDS];
+    wr_findings *found;
+} model;
+
+static bool ordered(const model *m, uint32_t a, uint32_t b) { return m->before[a][b]; }
+
+/* A new epoch on `stream`: after the stream's previous work, the legacy
+ * stream's (and, on stream 0, everyone's), and what the host waited for;
+ * and after everything those come after. */
+static uint32_t new_epoch(model *m, uint32_t launch, uint32_t stream)
+{
+    uint32_t x = ++m->nep;
+    cr_assert(x <= MAX_EPOCHS);
+    m->ep[x] = (mepoch){.launch = launch, .stream = stream};
+    for (uint32_t a = 1; a < x; a++) {
+        bool direct = m->host_waited[a] || m->ep[a].stream == stream || stream == 0 ||
+                      m->ep[a].stream == 0;
+        if (direct) {
+            m->before[a][x] = true;
+            for (uint32_t b = 1; b < a; b++)
+                if (m->before[b][a])
+                    m->before[b][x] = true;
+        }
+    }
+    return x;
+}
+
+/* The host has waited for epoch x (and so for what x came after). */
+static void host_waits(model *m, uint32_t x)
+{
+    m->host_waited[x] = true;
+    for (uint32_t a = 1; a < x; a++)
+        if (m->before[a][x])
+            m->host_waited[a] = true;
+}
+
+/* May epoch x act now: every epoch before it is over (trace order is
+ * consistent with the order of epochs)? */
+static bool may_act(const model *m, uint32_t x)
+{
+    if (m->ep[x].finished)
+        return false;
+    for (uint32_t a = 1; a < x; a++)
+        if (m->before[a][x] && !m->ep[a].finished)
+            return false;
+    return true;
+}
+
+/* ---- the FSM's labels ---- */
+
+static bool name_has(unsigned st, const char *s) { return strstr(wr_fsm25_state_names[st], s) != NULL; }
+
+static uint8_t state_kind(unsigned st)
+{
+    if (name_has(st, "ATOM"))
+        return WR_KIND_ATOMIC;
+    return name_has(st, "WRITE") ? WR_KIND_WRITE : WR_KIND_READ;
+}
+
+/* The scope of the history a state summarises (ENGINES.md: "the wider of
+ * the relation and the scope of the state's history"). */
+static unsigned state_scope_class(unsigned st)
+{
+    static const char *const inter_warp[] = {"BREAD", "B_MR_BSYNC", "BATOM_B", "GATOM_B",
+                                             "BSYNC_ATOM_B"};
+    static const char *const inter_block[] = {"GREAD", "GATOM_G"};
+    for (size_t i = 0; i < sizeof inter_warp / sizeof *inter_warp; i++)
+        if (!strcmp(wr_fsm25_state_names[st], inter_warp[i]))
+            return WR_CLASS_INTER_WARP;
+    for (size_t i = 0; i < sizeof inter_block / sizeof *inter_block; i++)
+        if (!strcmp(wr_fsm25_state_names[st], inter_block[i]))
+            return WR_CLASS_INTER_BLOCK;
+    return WR_CLASS_INTRA_WARP;
+}
+
+static unsigned access_label(uint8_t op, uint8_t scope)
+{
+    if (wr_op_is_atomic(op))
+        return scope == WR_SCOPE_BLOCK ? WR_FSM_ACC_BA : WR_FSM_ACC_GA;
+    return op == WR_OP_STORE ? WR_FSM_ACC_W : WR_FSM_ACC_R;
+}
+
+static uint8_t label_kind(unsigned acc)
+{
+    return acc == WR_FSM_ACC_R ? WR_KIND_READ : acc == WR_FSM_ACC_W ? WR_KIND_WRITE : WR_KIND_ATOMIC;
+}
+
+/* ---- the model's steps ---- */
+
+typedef struct cur {
+    uint32_t epoch, launch, block, warp;   /* block HOST: the host */
+    uint64_t seq;
+    uint32_t site;
+    uint8_t space;
+    unsigned acc;
+} cur;
+
+static mring *ring_of(model *m, uint32_t epoch, uint32_t block, uint32_t warp)
+{
+    return &m->ring[epoch][block == HOST ? BLOCKS : block][block == HOST ? 0 : warp];
+}
+
+static void ring_push(mring *r, mring_ent e)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 16;
+        r->e = realloc(r->e, r->cap * sizeof *r->e);
+    }
+    r->e[r->n++] = e;
+}
+
+static void fill_first(const model *m, wr_race_access *a, const mword *w, uint8_t space,
+                       uint64_t addr, uint64_t cur_seq)
+{
+    bool host = w->block == HOST;
+    a->launch = host ? 0 : m->ep[w->epoch].launch;
+    a->block = w->block;
+    a->warp = host ? HOST : w->warp;
+    a->lane = host ? HOST : w->lane;
+    a->kind = state_kind(w->state);
+    a->site = 0;
+    a->seq = 0;
+    const mring *r = &m->ring[w->epoch][host ? BLOCKS : w->block][host ? 0 : w->warp];
+    unsigned lane = host ? 0 : w->lane;
+    for (uint32_t k = 0; k < WR_ACCESS_RING && k < r->n; k++) {
+        const mring_ent *e = &r->e[r->n - 1 - k];
+        if (e->seq == cur_seq || e->space != space || !((e->mask >> lane) & 1u) ||
+            e->lo > addr + 3 || addr > e->hi)
+            continue;
+        a->site = e->site;
+        a->seq = e->seq;
+        a->kind = e->kind;
+        return;
+    }
+}
+
+/* One thread's access to one word. */
+static void step(model *m, const cur *c, mword *w, uint32_t lane, uint64_t addr)
+{
+    bool host = c->block == HOST;
+    uint32_t bc = host ? 0 : m->bc[c->epoch][c->block][c->warp];
+    uint32_t wc = host ? 0 : m->wc[c->epoch][c->block][c->warp][lane];
+    unsigned old_state = WR_FSM25_INIT, rel = WR_FSM_REL_S, sync = WR_FSM_SYNC_U;
+    bool concurrent = false;
+    if (w->live && (w->epoch == c->epoch || !ordered(m, w->epoch, c->epoch))) {
+        old_state = w->state;
+        if (w->epoch != c->epoch) {
+            concurrent = true;
+            rel = WR_FSM_REL_G;
+        } else {
+            if (w->block != c->block)
+                rel = WR_FSM_REL_G;
+            else if (w->warp != c->warp)
+                rel = WR_FSM_REL_B;
+            else
+                rel = w->lane != lane ? WR_FSM_REL_W : WR_FSM_REL_S;
+            sync = bc > w->bc ? WR_FSM_SYNC_B : wc > w->wc ? WR_FSM_SYNC_W : WR_FSM_SYNC_U;
+        }
+    }
+    unsigned next = wr_fsm25_next[old_state][c->acc][sync][rel];
+    if (next == WR_FSM25_RACE && old_state != WR_FSM25_RACE) {
+        wr_race r;
+        memset(&r, 0, sizeof r);
+        r.space = c->space;
+        r.addr = addr;
+        if (concurrent || host || w->block == HOST) {
+            r.race_class = WR_CLASS_INTER_KERNEL;
+        } else {
+            unsigned rc = rel == WR_FSM_REL_G   ? WR_CLASS_INTER_BLOCK
+                          : rel == WR_FSM_REL_B ? WR_CLASS_INTER_WARP
+                                                : WR_CLASS_INTRA_WARP;
+            unsigned sc = state_scope_class(old_state);
+            r.race_class = (uint8_t)(rc > sc ? rc : sc);
+        }
+        fill_first(m, &r.first, w, c->space, addr, c->seq);
+        r.second = (wr_race_access){.site = c->site, .kind = label_kind(c->acc),
+                                    .launch = c->launch, .block = c->block, .warp = c->warp,
+                                    .lane = host ? HOST : lane, .seq = c->seq};
+        wr_findings_report(m->found, &r);
+    }
+    *w = (mword){.live = true, .state = (uint8_t)next, .epoch = c->epoch, .block = c->block,
+                 .warp = host ? 0 : c->warp, .lane = host ? 0 : lane, .bc = bc, .wc = wc};
+}
+
+static mword *word_at(model *m, const cur *c, uint64_t addr)
+{
+    if (c->space == WR_SPACE_SHARED)
+        return &m->shared[c->epoch][c->block][(addr - SHARED_BASE) / 4];
+    return &m->global[(addr - BASE) / 4];
+}
+
+static void model_access(model *m, const wr_event *ev, uint32_t epoch)
+{
+    const wr_access *a = &ev->u.access;
+    cur c = {.epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
+             .seq = ev->seq, .site = ev->site, .space = a->space,
+             .acc = access_label(a->op, a->scope)};
+    /* the access takes its place in its warp's ring first: a report of its
+     * own lanes searches the ring without it (ENGINES.md) */
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (unsigned lane = 0; lane < LANES; lane++) {
+        if (!((a->active_mask >> lane) & 1u))
+            continue;
+        uint64_t addr = wr_access_lane_addr(a, lane);
+        lo = addr < lo ? addr : lo;
+        hi = addr + a->size - 1 > hi ? addr + a->size - 1 : hi;
+    }
+    ring_push(ring_of(m, epoch, a->block, a->warp),
+              (mring_ent){.seq = ev->seq, .lo = lo, .hi = hi, .site = ev->site,
+                          .mask = a->active_mask, .kind = label_kind(c.acc), .space = a->space});
+    for (unsigned lane = 0; lane < LANES; lane++) {
+        if (!((a->active_mask >> lane) & 1u))
+            continue;
+        uint64_t addr = wr_access_lane_addr(a, lane);
+        for (uint64_t wd = addr / 4; wd <= (addr + a->size - 1) / 4; wd++)
+            step(m, &c, word_at(m, &c, wd * 4), lane, wd * 4);
+    }
+}
+
+static void model_copy(model *m, const wr_event *ev, uint32_t epoch)
+{
+    const wr_host_copy *cp = &ev->u.copy;
+    cur c = {.epoch = epoch, .launch = 0, .block = HOST, .warp = HOST, .seq = ev->seq,
+             .site = ev->site, .space = WR_SPACE_GLOBAL};
+    for (int side = 0; side < 2; side++) {
+        uint64_t at = side == 0 ? (cp->kind == WR_COPY_D2H || cp->kind == WR_COPY_D2D ? cp->src : 0)
+                                : (cp->kind != WR_COPY_D2H ? cp->dst : 0);
+        if (!at)
+            continue;
+        c.acc = side == 0 ? WR_FSM_ACC_R : WR_FSM_ACC_W;
+        ring_push(ring_of(m, epoch, HOST, 0),
+                  (mring_ent){.seq = ev->seq, .lo = at, .hi = at + cp->bytes - 1, .site = ev->site,
+                              .mask = 1, .kind = label_kind(c.acc), .space = WR_SPACE_GLOBAL});
+        for (uint64_t wd = at / 4; wd <= (at + cp->bytes - 1) / 4; wd++)
+            step(m, &c, word_at(m, &c, wd * 4), 0, wd * 4);
+    }
+}
+
+/* A barrier of `warps` (a mask) of a block completes: Lamport max + 1. */
+static void model_barrier(model *m, uint32_t epoch, uint32_t block, uint32_t warps)
+{
+    uint32_t mx = 0;
+    for (unsigned w = 0; w < WARPS; w++)
+        if ((warps >> w) & 1u && m->bc[epoch][block][w] > mx)
+            mx = m->bc[epoch][block][w];
+    for (unsigned w = 0; w < WARPS; w++)
+        if ((warps >> w) & 1u)
+            m->bc[epoch][block][w] = mx + 1;
+}
+
+static void model_warp_sync(model *m, uint32_t epoch, uint32_t block, uint32_t warp, uint32_t mask)
+{
+    uint32_t mx = 0;
+    uint32_t *wc = m->wc[epoch][block][warp];
+    for (unsigned l = 0; l < LANES; l++)
+        if ((mask >> l) & 1u && wc[l] > mx)
+            mx = wc[l];
+    for (unsigned l = 0; l < LANES; l++)
+        if ((mask >> l) & 1u)
+            wc[l] = mx + 1;
+}
+
+/* ---- random programs ---- */
+
+typedef struct prog {
+    wr_event ev[MAX_EVENTS];
+    uint64_t lanes[MAX_EVENTS][LANES];
+    uint32_t n;
+} prog;
+
+static wr_event *emit(prog *p, wr_event e)
+{
+    cr_assert(p->n < MAX_EVENTS);
+    e.seq = p->n;
+    p->ev[p->n] = e;
+    return &p->ev[p->n++];
+}
+
+/* A random access of a warp of a launch that may act. */
+static void random_access(prog *p, model *m, uint32_t epoch)
+{
+    uint32_t launch = m->ep[epoch].launch, b = rnd(BLOCKS), w = rnd(WARPS);
+    static const uint8_t ops[] = {WR_OP_LOAD, WR_OP_LOAD, WR_OP_STORE, WR_OP_STORE,
+                                  WR_OP_ATOMIC_RMW, WR_OP_ATOMIC_LOAD};
+    uint8_t op = ops[rnd(6)];
+    uint8_t scope = wr_op_is_atomic(op) ? (rnd(2) ? WR_SCOPE_BLOCK : WR_SCOPE_DEVICE) : 0;
+    uint32_t mask = rnd(3) ? WR_FULL_MASK : (rnd(0xffffffffu) | 1u);
+    bool shared = rnd(5) == 0;
+    uint64_t base0 = shared ? SHARED_BASE : BASE;
+    wr_event e = lf_acc(0, launch, b, w, mask, op, scope, 0, 4);
+    e.u.access.space = shared ? WR_SPACE_SHARED : WR_SPACE_GLOBAL;
+    wr_access *a = &e.u.access;
+    switch (rnd(6)) {
+    case 0:   /* a whole aligned line (packed lines) */
+        a->base = base0 + 128ull * rnd(WORDS / 32);
+        break;
+    case 1:   /* coalesced at any word, maybe across the page */
+        a->base = base0 + 4ull * rnd(WORDS - 31);
+        break;
+    case 2:   /* one word for every lane */
+        a->addr_mode = WR_ADDR_UNIFORM;
+        a->stride = 0;
+        a->base = base0 + 4ull * rnd(WORDS);
+        break;
+    case 3:   /* two words per lane (the general loop) */
+        a->size = 8;
+        a->stride = 8;
+        a->base = base0 + 4ull * rnd(WORDS - 63);
+        break;
+    default: { /* a gather / scatter, lanes often sharing words */
+        a->addr_mode = WR_ADDR_VECTOR;
+        uint32_t span = 1 + rnd(WORDS);
+        uint32_t at = rnd(WORDS - span + 1);
+        for (unsigned l = 0; l < LANES; l++)
+            p->lanes[p->n][l] = (mask >> l) & 1u ? base0 + 4ull * (at + rnd(span)) : 0;
+        a->lane_addr = p->lanes[p->n];
+        break;
+    }
+    }
+    wr_event *at = emit(p, e);
+    at->site = SITE0 + (uint32_t)at->seq;
+    model_access(m, at, epoch);
+}
+
+static void random_copy(prog *p, model *m)
+{
+    uint32_t stream = rnd(3);
+    /* the copy runs now: what it comes after must be over */
+    uint32_t x = new_epoch(m, 0, stream);
+    if (!may_act(m, x)) {   /* undo: not this time */
+        for (uint32_t a = 1; a < x; a++)
+            m->before[a][x] = false;
+        m->nep--;
+        return;
+    }
+    uint32_t first = rnd(WORDS), count = 1 + rnd(WORDS - first);
+    uint8_t kind = rnd(2) ? WR_COPY_H2D : WR_COPY_D2H;
+    uint64_t at = BASE + 4ull * first;
+    bool async = rnd(2);
+    wr_event *e = emit(p, lf_copy(kind, kind == WR_COPY_H2D ? at : 0, kind == WR_COPY_D2H ? at : 0,
+                                  4ull * count, stream, async));
+    e->site = SITE0 + (uint32_t)e->seq;
+    model_copy(m, e, x);
+    m->ep[x].finished = true;
+    if (!async)
+        host_waits(m, x);
+}
+
+static void finish_launch(prog *p, model *m, uint32_t x)
+{
+    m->ep[x].finished = true;
+    if (rnd(2))
+        for (uint32_t b = 0; b < BLOCKS; b++) {
+            emit(p, lf_block_exit(m->ep[x].launch, b));
+            m->exited[x][b] = true;
+        }
+    if (rnd(3)) {
+        emit(p, lf_kernel_end(m->ep[x].launch));
+        m->ep[x].ended = true;
+        host_waits(m, x);
+    }
+}
+
+static void random_program(prog *p, model *m)
+{
+    p->n = 0;
+    memset(m, 0, sizeof *m);
+    m->found = wr_findings_new();
+    for (unsigned step_no = 0; step_no < STEPS; step_no++) {
+        uint32_t what = rnd(100);
+        if (what < 5 && m->nlaunches < MAX_LAUNCHES && m->nep < MAX_EPOCHS) {
+            uint32_t launch = ++m->nlaunches, stream = rnd(4) ? 1 + rnd(2) : 0;
+            emit(p, lf_launch(launch, stream));
+            m->launch_epoch[launch] = new_epoch(m, launch, stream);
+            continue;
+        }
+        if (what < 7 && m->nep < MAX_EPOCHS) {
+            random_copy(p, m);
+            continue;
+        }
+        /* the launches that may act now */
+        uint32_t can[MAX_EPOCHS], ncan = 0;
+        for (uint32_t x = 1; x <= m->nep; x++)
+            if (m->ep[x].launch && may_act(m, x))
+                can[ncan++] = x;
+        if (!ncan)
+            continue;
+        uint32_t x = can[rnd(ncan)];
+        if (what < 9) {
+            finish_launch(p, m, x);
+        } else if (what < 10) {   /* the host waits for everything */
+            for (uint32_t y = 1; y <= m->nep; y++)
+                if (!m->ep[y].finished)
+                    m->ep[y].finished = true;
+            emit(p, lf_simple(WR_EV_DEVICE_SYNC));
+            for (uint32_t y = 1; y <= m->nep; y++)
+                host_waits(m, y);
+        } else if (what < 15) {   /* a block barrier of both warps, or of one (expected 32) */
+            uint32_t launch = m->ep[x].launch, b = rnd(BLOCKS);
+            if (rnd(3)) {
+                emit(p, lf_barrier(launch, b, 0, 64));
+                emit(p, lf_barrier(launch, b, 1, 64));
+                model_barrier(m, x, b, 3u);
+            } else {
+                uint32_t w = rnd(WARPS);
+                emit(p, lf_barrier(launch, b, w, 32));
+                model_barrier(m, x, b, 1u << w);
+            }
+        } else if (what < 20) {   /* a warp sync, full or partial */
+            uint32_t b = rnd(BLOCKS), w = rnd(WARPS);
+            uint32_t mask = rnd(2) ? WR_FULL_MASK : rnd(2) ? 0x0000ffffu : (rnd(0xffffffffu) | 1u);
+            emit(p, lf_warp_sync(m->ep[x].launch, b, w, mask));
+            model_warp_sync(m, x, b, w, mask);
+        } else {
+            random_access(p, m, x);
+        }
+    }
+    for (uint32_t x = 1; x <= m->nep; x++)
+        if (m->ep[x].launch && !m->ep[x].ended)
+            emit(p, lf_kernel_end(m->ep[x].launch));
+}
+
+static void free_model(model *m)
+{
+    for (uint32_t x = 0; x <= MAX_EPOCHS; x++)
+        for (unsigned b = 0; b <= BLOCKS; b++)
+            for (unsigned w = 0; w < WARPS; w++)
+                free(m->ring[x][b][w].e);
+    wr_findings_free(m->found);
+}
+
+static void print_group(const char *who, const wr_race_group *g)
+{
+    const wr_race *r = &g->example;
+    fprintf(stderr,
+            "  %s: x%" PRIu64 " class %u | #%" PRIu64 " site %u kind %u L%u b%u w%u l%u"
+            " | #%" PRIu64 " site %u kind %u L%u b%u w%u l%u | space %u addr %#" PRIx64 "\n",
+            who, g->count, r->race_class, r->first.seq, r->first.site, r->first.kind,
+            r->first.launch, r->first.block, r->first.warp, r->first.lane, r->second.seq,
+            r->second.site, r->second.kind, r->second.launch, r->second.block, r->second.warp,
+            r->second.lane, r->space, r->addr);
+}
+
+static bool same_example(const wr_race *x, const wr_race *y)
+{
+    return x->race_class == y->race_class && x->verdict == y->verdict &&
+           x->potential == y->potential && x->space == y->space && x->addr == y->addr &&
+           !memcmp(&x->first, &y->first, sizeof x->first) &&
+           !memcmp(&x->second, &y->second, sizeof x->second);
+}
+
+static void dump_program(const prog *p)
+{
+    for (uint32_t i = 0; i < p->n; i++) {
+        const wr_event *e = &p->ev[i];
+        if (e->kind == WR_EV_ACCESS) {
+            const wr_access *a = &e->u.access;
+            fprintf(stderr, "  #%u access L%u b%u w%u op %u scope %u space %u mask %08x mode %u base %#" PRIx64
+                    " size %u\n", i, a->launch, a->block, a->warp, a->op, a->scope, a->space,
+                    a->active_mask, a->addr_mode, a->base, a->size);
+        } else {
+            fprintf(stderr, "  #%u kind %u\n", i, e->kind);
+        }
+    }
+}
+
+static unsigned races_seen, programs_racing;
+
+static void check_seed(uint64_t seed)
+{
+    static prog p;
+    static model m;
+    rnd_state = seed * 0x9E3779B97F4A7C15ull + 1;
+    random_program(&p, &m);
+    const wr_race_group *mg;
+    size_t mn = wr_findings_groups(m.found, &mg);
+    races_seen += (unsigned)mn;
+    programs_racing += mn > 0;
+    for (unsigned shards = 1; shards <= 3; shards += 2) {
+        lf_run r;
+        lf_start(&r, &wr_engine_fsm, shards);
+        for (uint32_t i = 0; i < p.n; i++)
+            lf_feed(&r, p.ev[i]);
+        wr_findings *got = lf_end(&r);
+        const wr_race_group *eg;
+        size_t en = wr_findings_groups(got, &eg);
+        bool same = en == mn;
+        for (size_t i = 0; same && i < en; i++)
+            same = eg[i].count == mg[i].count && same_example(&eg[i].example, &mg[i].example);
+        if (!same) {
+            fprintf(stderr, "seed %" PRIu64 ", %u shards: engine %zu groups, model %zu\n", seed,
+                    shards, en, mn);
+            for (size_t i = 0; i < en; i++)
+                print_group("engine", &eg[i]);
+            for (size_t i = 0; i < mn; i++)
+                print_group("model ", &mg[i]);
+            dump_program(&p);
+        }
+        wr_findings_free(got);
+        cr_assert(same, "seed %" PRIu64 ", %u shards: the engine's findings differ from the model's",
+                  seed, shards);
+    }
+    free_model(&m);
+}
+
+Test(fsm_oracle, random_programs_match_the_model, .timeout = 120)
+{
+    const char *one = getenv("WR_ORACLE_SEED");
+    if (one) {
+        check_seed(strtoull(one, NULL, 10));
+        return;
+    }
+    for (uint64_t seed = 1; seed <= SEEDS; seed++)
+        check_seed(seed);
+    /* the programs must race, and in many ways, for the comparison to mean anything */
+    cr_assert_gt(programs_racing, SEEDS / 2, "%u of %u programs race", programs_racing, SEEDS);
+    cr_assert_gt(races_seen, 4 * SEEDS, "%u race groups", races_seen);
+}
