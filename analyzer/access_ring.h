@@ -182,6 +182,19 @@ static inline const wr_ring_ent *wr_ring_find(const wr_access_ring *r, unsigned 
     return NULL;
 }
 
+/* Did lane `lane` of access a touch the 4-byte word at addr (4-aligned)?
+ * A race between two lanes of one instruction has that instruction as its
+ * first side too, but its ring entry is skipped (it would match lanes that
+ * touched other words of its range): an engine whose stored accessor is
+ * exactly the last one to touch the word asks this of the stored lane. */
+static inline bool wr_access_lane_touches(const wr_access *a, unsigned lane, uint64_t addr)
+{
+    if (lane >= 32 || !((a->active_mask >> lane) & 1u))
+        return false;
+    uint64_t lo = wr_access_lane_addr(a, lane), size = a->size ? a->size : 4;
+    return lo <= addr + 3 && addr <= lo + size - 1 && lo <= UINT64_MAX - (size - 1);
+}
+
 /* How many entries the ring holds (wr_ring_newest(r, 0 .. n-1)). */
 static inline unsigned wr_ring_count(const wr_access_ring *r)
 {

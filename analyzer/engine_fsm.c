@@ -268,6 +268,7 @@ static uint8_t access_kind(unsigned acc)
 }
 
 typedef struct cur_ctx {
+    const wr_access *a;     /* NULL for a host copy */
     uint32_t epoch;
     uint32_t launch;        /* 0 for the host */
     uint32_t block, warp;   /* UINT32_MAX for the host */
@@ -277,8 +278,16 @@ typedef struct cur_ctx {
     unsigned acc;
 } cur_ctx;
 
-static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epoch, uint8_t space,
-                       uint64_t addr, uint64_t cur_seq)
+/* The stored accessor of `old`, of epoch old_epoch, for the current access
+ * by `lane`: an earlier lane of the current instruction (the word keeps
+ * the last accessor, so if that lane touched the word in this instruction,
+ * this instruction is what the word keeps) when the instruction writes,
+ * or an access its warp's ring still holds, or unknown (site 0, trace
+ * position 0).  A load's own earlier lane would name a read/read pair,
+ * no conflict: what the load conflicts with is in the state's history,
+ * and the ring's entry for that lane is the better guess. */
+static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epoch,
+                       const cur_ctx *c, unsigned lane, uint64_t addr)
 {
     unsigned bf = wr_fsm_block(old);
     bool host = bf == WR_FSM_HOST_BLOCK;
@@ -289,12 +298,21 @@ static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epo
     a->kind = (uint8_t)state_kind(wr_fsm_state(old));
     a->site = 0;
     a->seq = 0;
+    if (c->a && c->acc != WR_FSM_ACC_R && !host && old_epoch == c->epoch &&
+        bf == wr_fsm_fold_block(c->block) &&
+        wr_fsm_warp(old) == (c->warp & 31u) && wr_fsm_lane(old) < lane &&
+        wr_access_lane_touches(c->a, wr_fsm_lane(old), addr)) {
+        a->site = c->site;
+        a->seq = c->seq;
+        a->kind = access_kind(c->acc);
+        return;
+    }
     const wr_ring_ent *r =
         wr_blockstate_find_access(&f->bs, old_epoch, host ? UINT32_MAX : bf, host ? 0 : wr_fsm_warp(old),
-                                  host ? 0 : wr_fsm_lane(old), space, addr, cur_seq, 0);
+                                  host ? 0 : wr_fsm_lane(old), c->space, addr, c->seq, 0);
     if (r) {
         a->site = r->site;
-        a->seq = wr_ring_seq(r, cur_seq);
+        a->seq = wr_ring_seq(r, c->seq);
         a->kind = wr_ring_kind(r);
     }
 }
@@ -318,7 +336,7 @@ static void report(fsm *f, const cur_ctx *c, uint64_t old, uint32_t old_epoch, u
         unsigned sc = state_scope_class(wr_fsm_state(old));
         r.race_class = (uint8_t)(rc > sc ? rc : sc);
     }
-    fill_first(f, &r.first, old, old_epoch, c->space, r.addr, c->seq);
+    fill_first(f, &r.first, old, old_epoch, c, lane, r.addr);
     r.second.site = c->site;
     r.second.kind = access_kind(c->acc);
     r.second.launch = c->launch;
@@ -603,7 +621,7 @@ static void on_access(fsm *f, const wr_event *ev)
     locate(f, a->launch, a->block, a->warp, &epoch, &b, &w);
     wr_barrier_wake_lazy(&b->bars, &f->bar_pool, 1u << (a->warp & 31u), barrier_done, b);
 
-    cur_ctx c = {.epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
+    cur_ctx c = {.a = a, .epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
                  .seq = ev->seq, .site = ev->site, .space = a->space, .acc = access_label(a)};
     unsigned size = a->size ? a->size : 4;
 

@@ -562,6 +562,7 @@ static bool effective(lk *s, uint32_t id)
 /* ---- accesses ---- */
 
 typedef struct cur_ctx {
+    const wr_access *a;     /* NULL for a host copy */
     uint32_t epoch, launch, block, warp;
     uint32_t block_field, gen;
     uint64_t seq;
@@ -621,11 +622,24 @@ static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch,
     r.first.block = ohost ? UINT32_MAX : ob;
     r.first.warp = ohost ? UINT32_MAX : ow;
     r.first.lane = ohost ? UINT32_MAX : ol;
-    /* the cell keeps who and where, not when: the accessor's ring knows */
-    const wr_ring_ent *fe =
-        ohost ? wr_ring_find(&s->host_ring, 0, c->space, r.addr, c->seq, old->site)
-              : wr_blockstate_find_access(&s->bs, old_epoch, ob, ow, ol, c->space, r.addr, c->seq, old->site);
-    r.first.seq = fe ? wr_ring_seq(fe, c->seq) : 0;   /* 0: older than the ring */
+    /* The cell keeps who and where, not when: the accessor's ring knows,
+     * unless the cell's access is an earlier lane of this instruction (its
+     * entry is not asked).  A lane of this instruction that touched the
+     * word left its own site and kind in the cell, except where the cell
+     * kept an older write (touch: keeps_old), whose kind is never this
+     * instruction's; so the same thread, site and kind, and that lane's
+     * touch of the word, say the cell's access is this one. */
+    if (c->a && !ohost && old_epoch == c->epoch && ob == c->block_field && ow == (c->warp & 31u) &&
+        ol < lane && old->site == c->site && r.first.kind == c->kind &&
+        wr_access_lane_touches(c->a, ol, r.addr)) {
+        r.first.seq = c->seq;
+    } else {
+        const wr_ring_ent *fe =
+            ohost ? wr_ring_find(&s->host_ring, 0, c->space, r.addr, c->seq, old->site)
+                  : wr_blockstate_find_access(&s->bs, old_epoch, ob, ow, ol, c->space, r.addr, c->seq,
+                                              old->site);
+        r.first.seq = fe ? wr_ring_seq(fe, c->seq) : 0;   /* 0: older than the ring */
+    }
     r.second.site = c->site;
     r.second.kind = c->kind;
     r.second.launch = c->launch;
@@ -962,7 +976,7 @@ static void on_access(lk *s, const wr_event *ev)
     if (s->cfg.shards > 1 && wr_access_one_run(a, size, &a0) &&
         wr_shard_of(a->space, a->launch, a->block, a0, s->cfg.shards) != s->cfg.shard)
         return;   /* no word of this shard (the lock / data-seq state above is per warp) */
-    cur_ctx c = {.epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
+    cur_ctx c = {.a = a, .epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
                  .block_field = fold_block(a->block), .gen = b->gen, .seq = ev->seq,
                  .site = ev->site, .space = a->space,
                  .kind = kind, .write = atomic || a->op == WR_OP_STORE};

@@ -452,3 +452,52 @@ Test(lockset, counts_tracked_words)
         wr_findings_free(lf_end(&R));
     }
 }
+
+/* A race between two lanes of one instruction names that instruction as
+ * its first side (the ring does not offer the current access); one whose
+ * stored access is an older one of the same site, kept or of a later lane,
+ * names the older one. */
+Test(lockset, first_side_of_a_race_inside_one_instruction)
+{
+    start();                                                             /* seq 0 */
+    lf_feed(&R, lf_acc(S_DATA, L, 0, 0, WR_FULL_MASK, WR_OP_STORE, 0, DATA, 0));   /* seq 1 */
+    wr_findings *f = lf_end(&R);
+    const wr_race_group *g;
+    cr_assert_eq(lf_groups(f, &g), 1);
+    cr_assert_eq(g[0].example.first.seq, 1, "lane 0 of this store, not an unknown access");
+    cr_assert_eq(g[0].example.first.lane, 0);
+    cr_assert_eq(g[0].example.second.seq, 1);
+    cr_assert_eq(g[0].example.second.lane, 1);
+    wr_findings_free(f);
+
+    /* lane 5 stores the word, then one store of the same site has lanes 3
+     * and 5 on it: lane 3 meets lane 5's older store */
+    start();                                                                     /* seq 0 */
+    lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u << 5, WR_OP_STORE, 0, DATA, 0));       /* seq 1 */
+    static uint64_t lanes[32];
+    lanes[3] = lanes[5] = DATA;
+    wr_event e = lf_acc(S_DATA, L, 0, 0, (1u << 3) | (1u << 5), WR_OP_STORE, 0, 0, 4);
+    e.u.access.addr_mode = WR_ADDR_VECTOR;
+    e.u.access.lane_addr = lanes;
+    lf_feed(&R, e);                                                              /* seq 2 */
+    f = lf_end(&R);
+    cr_assert_eq(lf_groups(f, &g), 1);
+    cr_assert_eq(g[0].example.first.lane, 5);
+    cr_assert_eq(g[0].example.first.seq, 1, "lane 5's own older store, not this one");
+    cr_assert_eq(g[0].example.second.lane, 3);
+    wr_findings_free(f);
+
+    /* a read after a write keeps the write in the cell: lanes 0 and 1 read
+     * what lane 0 wrote at the same site (a line like a[i] = a[i] + 1) */
+    start();                                                                     /* seq 0 */
+    lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_STORE, 0, DATA, 0));            /* seq 1 */
+    lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 3u, WR_OP_LOAD, 0, DATA, 0));             /* seq 2 */
+    f = lf_end(&R);
+    cr_assert_eq(lf_groups(f, &g), 1);
+    /* same site: the pair is canonical by kind, the read first */
+    cr_assert_eq(g[0].example.first.kind, WR_KIND_READ);
+    cr_assert_eq(g[0].example.first.lane, 1);
+    cr_assert_eq(g[0].example.second.kind, WR_KIND_WRITE);
+    cr_assert_eq(g[0].example.second.seq, 1, "the kept store, found in the ring");
+    wr_findings_free(f);
+}
