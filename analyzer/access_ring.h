@@ -5,7 +5,11 @@
  * warp, lane) but not when: a report finds that accessor's trace position
  * (and, for fsm, its site) in the accessor's ring.  The ring is small and
  * fixed: an access older than the last WR_ACCESS_RING of its warp is not
- * found, and the report then carries seq 0 (unknown), never a guess.
+ * found, and the report then carries seq 0 (unknown).  An entry keeps the
+ * byte range of all its lanes, not each lane's words: a newer access of
+ * the lane whose range holds the word, though that lane touched another
+ * word of it (a gather, a strided access), is taken for the one that
+ * touched the word (ENGINES.md, known limits).
  *
  * Grids of small blocks keep millions of warps that make two or three
  * accesses each (state lives until the kernel ends), so the ring's first

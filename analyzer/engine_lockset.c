@@ -572,7 +572,15 @@ typedef struct cur_ctx {
 } cur_ctx;
 
 /* A newer epoch touches the page: the words wr_epochs_sweep_drops names
- * become VIRGIN (epochs.h: settled, or more than 255 epochs old). */
+ * become VIRGIN (epochs.h: settled, or more than 255 epochs old).  Lock
+ * words stay lock words: their cells keep the epoch of the CAS that first
+ * named them, and a later launch's accesses to them are lock traffic
+ * still (no cell state is read from a lock word but the mark). */
+static inline bool swept(wr_epochs_sweep *sw, const cell *c)
+{
+    return c->meta && !(c->meta & M_LOCKWORD) && wr_epochs_sweep_drops(sw, M_TAG(c->meta));
+}
+
 static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
 {
     wr_epochs_sweep sw;
@@ -580,7 +588,7 @@ static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
     for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
         if (wr_shadow_line_packed(p, l)) {
             cell *rep = wr_shadow_line_rep(s->map, p, l);
-            if (rep->meta && wr_epochs_sweep_drops(&sw, M_TAG(rep->meta))) {   /* the tag is the same in all 32 */
+            if (swept(&sw, rep)) {   /* the tag is the same in all 32 */
                 memset(rep, 0, sizeof *rep);
                 s->live -= WR_SHADOW_LINE_WORDS;
             }
@@ -588,7 +596,7 @@ static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
         }
         cell *cells = wr_shadow_cells_at(s->map, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
         for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
-            if (cells[i].meta && wr_epochs_sweep_drops(&sw, M_TAG(cells[i].meta))) {
+            if (swept(&sw, &cells[i])) {
                 memset(&cells[i], 0, sizeof cells[i]);
                 s->live--;
             }

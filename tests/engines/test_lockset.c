@@ -501,3 +501,22 @@ Test(lockset, first_side_of_a_race_inside_one_instruction)
     cr_assert_eq(g[0].example.second.seq, 1, "the kept store, found in the ring");
     wr_findings_free(f);
 }
+
+/* A word a CAS named stays a lock word after its launch is settled: a
+ * later launch touching its page (which sweeps the settled launch's words)
+ * does not make it data again. */
+Test(lockset, lock_word_outlives_its_launch)
+{
+    lf_start(&R, &wr_engine_lockset, 1);
+    lf_feed(&R, lf_launch(1, 1));
+    wr_event e = lf_acc(600, 1, 0, 0, 1u, WR_OP_ATOMIC_RMW, WR_SCOPE_DEVICE, LOCK, 0);
+    e.u.access.atomic_op = WR_AOP_CAS;
+    lf_feed(&R, e);
+    lf_feed(&R, lf_kernel_end(1));
+    lf_feed(&R, lf_launch(2, 1));
+    lf_feed(&R, lf_acc(S_DATA, 2, 0, 0, 1u, WR_OP_STORE, 0, LOCK, 0));
+    lf_feed(&R, lf_acc(S_DATA_B, 2, 1, 0, 1u, WR_OP_STORE, 0, LOCK, 0));
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0, "lock words are never warned on");
+    wr_findings_free(f);
+}

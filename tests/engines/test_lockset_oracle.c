@@ -1,0 +1,1220 @@
+/*
+ * The lockset engine against a naive reference model of its semantics
+ * (ENGINES.md, "lockset"), on random programs of several launches on
+ * several streams, host copies and host waits, with GPU locks: successful
+ * and failed CASes on lock words, acquire fences (or none, or of another
+ * mask), releases by fence + exchange or atomic store (or without the
+ * fence, or with a plain access after it), block / cluster / device /
+ * system / unscoped locks, and data accesses inside and outside critical
+ * sections.
+ *
+ * The model keeps everything explicitly, with no interning, packing, tags,
+ * sweeps, memos, SIMD loops, block tables, retired blocks or shards:
+ *   - per lane of every warp, the state of each lock word for that lane
+ *     (none, pending: CAS succeeded, held: a fence followed) with the
+ *     hold's scope, and the lane's last fence and last plain access;
+ *   - per lock word, whether some release lacked its fence (broken) and
+ *     the narrowest release scope seen;
+ *   - per data word, the state (VIRGIN, EXCLUSIVE, SHARED, SHARED_MOD),
+ *     the candidate set C(v) as a set of (lock, block-or-device) entries,
+ *     "written", "several blocks", "reported", the epoch of its last
+ *     access and the access a report names (thread, site, kind);
+ *   - rings of every access of every warp (and of the host), searched
+ *     over the newest WR_ACCESS_RING entries;
+ *   - a happens-before relation over epochs (launches and copies), built
+ *     from the host-side rules and closed transitively (as
+ *     test_fsm_oracle.c).
+ * The lockset of a lane holds L@b for each lock it holds (b: its block),
+ * plus L@dev when the hold's scope is device or system; an atomic adds
+ * ATOM@b (and ATOM@dev at device / system scope); the host holds nothing.
+ * A warning is issued when the word is SHARED_MOD and C(v) holds no valid
+ * entry (ATOM, or a lock never released, or one not broken whose
+ * narrowest release scope covers the entry), once until the word resets.
+ * Resets: a launch boundary that orders the word's epoch before the
+ * current one, and a completed barrier of the only block that touched
+ * it.  A report's first side is the access the word keeps (the last one,
+ * or the last write that a read, or the plain write that an atomic, left
+ * in place); its trace position is the current instruction's when that
+ * is an earlier lane of it with its site and kind that touched the word,
+ * else the newest of the thread's warp's last WR_ACCESS_RING accesses
+ * (the current one not asked) of that lane, at that site (any site when
+ * it is 0), whose byte range holds the word, else 0.
+ * The rules ENGINES.md leaves open were read from engine_lockset.c; each
+ * says so where the model applies it ("rule from the code").
+ *
+ * Each program uses each of its locks at device scope, at block scope,
+ * or sloppily (any scopes, fences missing or misplaced, releases by other
+ * lanes), so that words stay protected, lose their lock to the meet, or
+ * keep only locks that are no longer valid.  Any epoch may name a lock
+ * word outside the lock protocol, and launches that ran a CAS end while
+ * others still run: a page sweep once forgot lock words there (seed 16).
+ *
+ * The model's reports go into a findings collector of their own; the
+ * engine's groups (counts and examples) must equal the model's exactly,
+ * at 1 and at 3 shards.
+ */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access_ring.h"
+#include "lf_events.h"
+
+extern const wr_engine_ops wr_engine_lockset;
+
+enum {
+    MAX_LAUNCHES = 3,
+    MAX_EPOCHS = 5,            /* <= WR_EPOCHS_KEEP + 1: no unsettled block is purged */
+    BLOCKS = 2,
+    WARPS = 2,                 /* blocks of 64 threads */
+    LANES = 32,
+    WORDS = 128,               /* data words: four aligned lines, two on each side of a page */
+    NLOCKS = 4,                /* lock words: words WORDS .. WORDS + NLOCKS - 1 */
+    ALL_WORDS = WORDS + NLOCKS,
+    REGION = 16,               /* by convention lock k guards words [k REGION, (k + 1) REGION) */
+    STEPS = 240,
+    SEEDS = 2000,
+    MAX_EVENTS = 4096,
+    MAX_HOLDS = 16,            /* ENGINES.md, known limits: holds tracked per warp */
+    SLOTS = 2,                 /* locks a generated warp means to hold at once */
+};
+
+#define BASE (0x40000ull + 4096 - 256)   /* word i at BASE + 4 i: a page starts at word 64 */
+#define SHARED_BASE 0x100ull            /* shared word i at SHARED_BASE + 4 i */
+#define LOCK_ADDR(k) (BASE + 4ull * (WORDS + (k)))
+#define SITE0 1000u                     /* an access's own site: SITE0 + its event's seq */
+#define SITE_POOL 500u                  /* sites shared by several accesses of one kind */
+#define HOST UINT32_MAX
+
+static uint64_t rnd_state;
+static uint32_t rnd(uint32_t n)
+{
+    rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(rnd_state >> 33) % n;
+}
+
+/* ---- epochs: a happens-before relation over launches and copies ---- */
+
+typedef struct mepoch {
+    uint32_t launch;            /* 0: a host copy */
+    uint32_t stream;
+    bool finished;              /* acts no more (launch) / done (copy) */
+    bool ended;                 /* KERNEL_END emitted */
+} mepoch;
+
+/* ---- locksets: explicit sets of (lock, block or device) entries ---- */
+
+enum { ATOM = NLOCKS, DEV = BLOCKS };   /* lock ATOM: the implicit atomic lock; field DEV */
+
+typedef struct lset {
+    bool has[NLOCKS + 1][BLOCKS + 1];   /* [lock or ATOM][block b, or DEV] */
+} lset;
+
+static lset lset_meet(const lset *x, const lset *y)
+{
+    lset r;
+    for (unsigned k = 0; k <= NLOCKS; k++)
+        for (unsigned f = 0; f <= BLOCKS; f++)
+            r.has[k][f] = x->has[k][f] && y->has[k][f];
+    return r;
+}
+
+static bool lset_has_lock(const lset *x)   /* some entry of a real lock (not ATOM) */
+{
+    for (unsigned k = 0; k < NLOCKS; k++)
+        for (unsigned f = 0; f <= BLOCKS; f++)
+            if (x->has[k][f])
+                return true;
+    return false;
+}
+
+/* ---- per-thread lock state ---- */
+
+enum { H_NONE = 0, H_PENDING, H_HELD };
+
+typedef struct mlane {
+    uint8_t hold[NLOCKS];       /* this lane's state of each lock word */
+    uint8_t hold_scope[NLOCKS]; /* CAS scope; min(CAS, fence) once held */
+    uint64_t acq_fence[NLOCKS]; /* seq + 1 of the fence that made it held */
+    uint64_t last_fence;        /* seq + 1 of the lane's last fence, 0: none */
+    uint8_t fence_scope;
+    uint64_t last_data;         /* seq + 1 of the lane's last plain access */
+} mlane;
+
+typedef struct mwarp {
+    mlane lane[LANES];
+    uint32_t nholds;            /* pending + held, over the lanes (at most MAX_HOLDS) */
+} mwarp;
+
+typedef struct mlockrec {          /* per lock word, over the whole program */
+    bool released;              /* some release seen */
+    bool broken;                /* some release had no fence */
+    uint8_t min_rel;            /* narrowest scope of a fenced release */
+} mlockrec;
+
+/* ---- per-word state ---- */
+
+enum { ST_EXCL = 1, ST_SHARED, ST_SMOD };
+
+typedef struct mword {
+    bool lockword;              /* a CAS named it: synchronisation, no state */
+    bool live;                  /* not VIRGIN */
+    uint8_t state;
+    lset cand;                  /* C(v) */
+    bool written, multi, reported;
+    bool barrier_since;         /* a barrier of its (only) block completed since its last access */
+    uint32_t epoch;             /* of the last access */
+    /* the access a report names (the last one, or the last write it keeps) */
+    uint32_t block, warp, lane, site;   /* block HOST: the host */
+    uint8_t kind;
+    uint64_t seq;               /* its true trace position (the model's own check) */
+} mword;
+
+typedef struct mring_ent {
+    uint64_t seq, lo, hi;
+    uint32_t site, mask;
+    uint8_t space;
+} mring_ent;
+
+typedef struct mring {          /* every access of one warp (or of the host) */
+    mring_ent *e;
+    uint32_t n, cap;
+} mring;
+
+typedef struct mbar {           /* barrier 0 of one block (barriers.h) */
+    uint32_t warps;             /* waiting */
+    uint32_t arrived;           /* threads */
+} mbar;
+
+typedef struct model {
+    mepoch ep[MAX_EPOCHS + 1];  /* 1-based */
+    uint32_t nep;
+    bool before[MAX_EPOCHS + 1][MAX_EPOCHS + 1];   /* [a][b]: a happens before b */
+    bool host_waited[MAX_EPOCHS + 1];
+    uint32_t nlaunches;
+    mwarp warp[MAX_EPOCHS + 1][BLOCKS][WARPS];
+    mbar bar[MAX_EPOCHS + 1][BLOCKS];
+    mring ring[MAX_EPOCHS + 1][BLOCKS][WARPS];
+    mring host_ring;            /* one for all copies, as the engine's */
+    mlockrec lock[NLOCKS];
+    mword global[ALL_WORDS];
+    mword shared[MAX_EPOCHS + 1][BLOCKS][WORDS];
+    wr_findings *found;
+    /* what the programs exercised */
+    unsigned protected_by_lock;   /* SHARED_MOD, no warning: a real lock was valid */
+    unsigned lock_not_valid;      /* warnings with a lock left in C(v), none valid */
+    unsigned lock_lost;           /* warnings where this access's meet dropped a lock */
+    unsigned ring_guesses;        /* ring named an access other than the kept one */
+} model;
+
+static bool ordered(const model *m, uint32_t a, uint32_t b) { return m->before[a][b]; }
+
+/* A new epoch on `stream`: after the stream's previous work, the legacy
+ * stream's (and, on stream 0, everyone's), and what the host waited for;
+ * and after everything those come after. */
+static uint32_t new_epoch(model *m, uint32_t launch, uint32_t stream)
+{
+    uint32_t x = ++m->nep;
+    cr_assert(x <= MAX_EPOCHS);
+    m->ep[x] = (mepoch){.launch = launch, .stream = stream};
+    for (uint32_t a = 1; a < x; a++) {
+        bool direct = m->host_waited[a] || m->ep[a].stream == stream || stream == 0 ||
+                      m->ep[a].stream == 0;
+        if (direct) {
+            m->before[a][x] = true;
+            for (uint32_t b = 1; b < a; b++)
+                if (m->before[b][a])
+                    m->before[b][x] = true;
+        }
+    }
+    return x;
+}
+
+/* The host has waited for epoch x (and so for what x came after). */
+static void host_waits(model *m, uint32_t x)
+{
+    m->host_waited[x] = true;
+    for (uint32_t a = 1; a < x; a++)
+        if (m->before[a][x])
+            m->host_waited[a] = true;
+}
+
+/* May epoch x act now: every epoch before it is over (trace order is
+ * consistent with the order of epochs)? */
+static bool may_act(const model *m, uint32_t x)
+{
+    if (m->ep[x].finished)
+        return false;
+    for (uint32_t a = 1; a < x; a++)
+        if (m->before[a][x] && !m->ep[a].finished)
+            return false;
+    return true;
+}
+
+/* ---- the model's steps ---- */
+
+typedef struct cur {
+    const wr_access *a;         /* NULL: a host copy */
+    uint32_t epoch, launch, block, warp;   /* block HOST: the host */
+    uint64_t seq;
+    uint32_t site;
+    uint8_t space, kind;
+    bool write;
+} cur;
+
+static uint8_t norm_scope(uint8_t scope) { return scope == WR_SCOPE_NONE ? WR_SCOPE_DEVICE : scope; }
+
+static void ring_push(mring *r, mring_ent e)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 16;
+        r->e = realloc(r->e, r->cap * sizeof *r->e);
+    }
+    r->e[r->n++] = e;
+}
+
+/* Is C(v) still protecting: an entry of the implicit atomic lock, or of a
+ * lock never released, or of one whose releases all had their fence and
+ * the narrowest of them covers the entry (device for L@dev)? */
+static bool valid(const model *m, const lset *c)
+{
+    for (unsigned f = 0; f <= BLOCKS; f++)
+        if (c->has[ATOM][f])
+            return true;
+    for (unsigned k = 0; k < NLOCKS; k++)
+        for (unsigned f = 0; f <= BLOCKS; f++) {
+            if (!c->has[k][f])
+                continue;
+            const mlockrec *l = &m->lock[k];
+            if (!l->released)
+                return true;
+            if (l->broken)
+                continue;
+            if (l->min_rel >= (f == DEV ? WR_SCOPE_DEVICE : WR_SCOPE_BLOCK))
+                return true;
+        }
+    return false;
+}
+
+/* Did lane `lane` of access a touch the word at addr itself? */
+static bool lane_touches(const wr_access *a, unsigned lane, uint64_t addr)
+{
+    if (!((a->active_mask >> lane) & 1u))
+        return false;
+    uint64_t lo = wr_access_lane_addr(a, lane);
+    return lo <= addr + 3 && addr <= lo + a->size - 1;
+}
+
+static void report(model *m, const cur *c, const mword *w, uint32_t lane, uint64_t addr)
+{
+    wr_race r;
+    memset(&r, 0, sizeof r);
+    r.potential = 1;
+    r.verdict = WR_VERDICT_NONE;
+    r.space = c->space;
+    r.addr = addr;
+    bool ohost = w->block == HOST, chost = c->block == HOST;
+    if (w->epoch != c->epoch || ohost || chost)
+        r.race_class = WR_CLASS_INTER_KERNEL;
+    else if (w->block != c->block)
+        r.race_class = WR_CLASS_INTER_BLOCK;
+    else if (w->warp != c->warp)
+        r.race_class = WR_CLASS_INTER_WARP;
+    else
+        r.race_class = WR_CLASS_INTRA_WARP;
+    r.first = (wr_race_access){.site = w->site, .kind = w->kind,
+                               .launch = ohost ? 0 : m->ep[w->epoch].launch,
+                               .block = ohost ? HOST : w->block, .warp = ohost ? HOST : w->warp,
+                               .lane = ohost ? HOST : w->lane};
+    /* trace position: the current instruction's when the kept thread is an
+     * earlier lane of it with its site and kind that touched the word;
+     * else the newest of that warp's last WR_ACCESS_RING accesses (the
+     * current one not asked) of that lane, at that site (any site when it
+     * is 0), whose byte range holds the word (access_ring.h); else 0 */
+    if (!chost && !ohost && w->epoch == c->epoch && w->block == c->block && w->warp == c->warp &&
+        w->lane < lane && w->site == c->site && w->kind == c->kind && lane_touches(c->a, w->lane, addr)) {
+        r.first.seq = c->seq;
+    } else {
+        const mring *ring = ohost ? &m->host_ring : &m->ring[w->epoch][w->block][w->warp];
+        unsigned l = ohost ? 0 : w->lane;
+        for (uint32_t k = 0; k < WR_ACCESS_RING && k < ring->n; k++) {
+            const mring_ent *e = &ring->e[ring->n - 1 - k];
+            if (e->seq == c->seq || (w->site && e->site != w->site) || e->space != c->space ||
+                !((e->mask >> l) & 1u) || e->lo > addr + 3 || addr > e->hi)
+                continue;
+            r.first.seq = e->seq;
+            break;
+        }
+    }
+    if (r.first.seq && r.first.seq != w->seq)
+        m->ring_guesses++;
+    r.second = (wr_race_access){.site = c->site, .kind = c->kind, .launch = c->launch,
+                                .block = chost ? HOST : c->block, .warp = chost ? HOST : c->warp,
+                                .lane = chost ? HOST : lane, .seq = c->seq};
+    wr_findings_report(m->found, &r);
+}
+
+/* One thread's access to one data word, with lockset ls. */
+static void touch(model *m, const cur *c, mword *w, uint32_t lane, uint64_t addr, const lset *ls)
+{
+    if (w->lockword)
+        return;   /* lock words are synchronisation, not data */
+    /* A launch boundary that orders the word's epoch before this one
+     * resets it.  The word's epoch is that of its last access (ENGINES.md,
+     * "Launch ordering", shared with fsm: the stored epoch), also when an
+     * access of a concurrent epoch came after one of its own epoch (rule
+     * from the code: that access takes the word into its epoch). */
+    bool concurrent = false;
+    if (w->live && w->epoch != c->epoch) {
+        if (ordered(m, w->epoch, c->epoch))
+            w->live = false;
+        else
+            concurrent = true;
+    }
+    /* A completed barrier resets a word only its block touched.  Rule from
+     * the code: the reset shows at that block's next access; an access of
+     * another block first still meets the word's state (the barrier does
+     * not order that block's accesses with it). */
+    if (w->live && !concurrent && !w->multi && w->barrier_since && w->block == c->block)
+        w->live = false;
+    uint32_t tl = c->block == HOST ? 0 : lane, tw = c->block == HOST ? 0 : c->warp;
+    mword nw = *w;
+    nw.barrier_since = false;
+    nw.epoch = c->epoch;
+    if (!w->live) {
+        nw.live = true;
+        nw.state = ST_EXCL;
+        nw.cand = *ls;
+        nw.written = c->write;
+        nw.multi = false;
+        nw.reported = false;   /* (rule from the code: a reset word may warn again) */
+    } else {
+        nw.cand = lset_meet(&w->cand, ls);
+        /* Rule from the code: "another thread" is compared with the kept
+         * thread (in EXCLUSIVE always the owner); an access of a
+         * concurrent epoch is always another thread. */
+        bool same = !concurrent && w->block == c->block && w->warp == tw && w->lane == tl;
+        nw.written = w->written || c->write;
+        if (w->state == ST_EXCL && !same)
+            nw.state = nw.written ? ST_SMOD : ST_SHARED;
+        else if (w->state == ST_SHARED && c->write)
+            nw.state = ST_SMOD;
+        nw.multi = w->multi || concurrent || w->block != c->block;
+        if (nw.state == ST_SMOD && !w->reported) {
+            if (!valid(m, &nw.cand)) {
+                if (lset_has_lock(&nw.cand))
+                    m->lock_not_valid++;
+                else if (lset_has_lock(&w->cand))
+                    m->lock_lost++;
+                report(m, c, w, lane, addr);
+                nw.reported = true;
+            } else if (lset_has_lock(&nw.cand)) {
+                m->protected_by_lock++;
+            }
+        }
+        /* A read after a write keeps the write as the side a report names,
+         * and an atomic after a plain write keeps the plain write
+         * (ENGINES.md).  Rule from the code: "after a write" means the word
+         * was written (atomics write) for a read, and that the kept access
+         * is a plain write for an atomic; an access of a concurrent epoch
+         * never keeps the old side. */
+        bool keeps_old = c->kind == WR_KIND_ATOMIC ? w->kind == WR_KIND_WRITE : !c->write && w->written;
+        if (keeps_old && !concurrent) {
+            *w = nw;
+            return;
+        }
+    }
+    nw.block = c->block;
+    nw.warp = tw;
+    nw.lane = tl;
+    nw.site = c->site;
+    nw.kind = c->kind;
+    nw.seq = c->seq;
+    *w = nw;
+}
+
+static mword *word_at(model *m, const cur *c, uint64_t addr)
+{
+    if (c->space == WR_SPACE_SHARED)
+        return &m->shared[c->epoch][c->block][(addr - SHARED_BASE) / 4];
+    return &m->global[(addr - BASE) / 4];
+}
+
+/* The lockset of one lane for this access. */
+static lset lane_lockset(const mwarp *W, uint32_t block, unsigned lane, bool atomic, uint8_t ascope)
+{
+    lset s;
+    memset(&s, 0, sizeof s);
+    for (unsigned k = 0; k < NLOCKS; k++) {
+        if (W->lane[lane].hold[k] != H_HELD)
+            continue;
+        s.has[k][block] = true;
+        if (W->lane[lane].hold_scope[k] >= WR_SCOPE_DEVICE)   /* cluster counts as block */
+            s.has[k][DEV] = true;
+    }
+    if (atomic) {
+        s.has[ATOM][block] = true;
+        if (ascope >= WR_SCOPE_DEVICE)
+            s.has[ATOM][DEV] = true;
+    }
+    return s;
+}
+
+/* A block's barrier completes: the words only that block touched in this
+ * epoch are to reset. */
+static void barrier_complete(model *m, uint32_t epoch, uint32_t block)
+{
+    m->bar[epoch][block] = (mbar){0};
+    for (unsigned i = 0; i < ALL_WORDS; i++) {
+        mword *w = &m->global[i];
+        if (w->live && w->epoch == epoch && w->block == block)
+            w->barrier_since = true;
+    }
+    for (unsigned i = 0; i < WORDS; i++) {
+        mword *w = &m->shared[epoch][block][i];
+        if (w->live && w->epoch == epoch && w->block == block)
+            w->barrier_since = true;
+    }
+}
+
+/* barriers.h: complete at `expected` arrived threads, or when a waiting
+ * warp arrives again or makes an access. */
+static void model_barrier(model *m, uint32_t epoch, const wr_barrier *br)
+{
+    mbar *b = &m->bar[epoch][br->block];
+    uint32_t bit = 1u << br->warp;
+    if (b->warps & bit)
+        barrier_complete(m, epoch, br->block);
+    b->warps |= bit;
+    b->arrived += (uint32_t)__builtin_popcount(br->active_mask);
+    if (br->expected && b->arrived >= br->expected)
+        barrier_complete(m, epoch, br->block);
+}
+
+static void model_fence(model *m, uint32_t epoch, const wr_event *ev)
+{
+    const wr_fence *f = &ev->u.fence;
+    mwarp *W = &m->warp[epoch][f->block][f->warp];
+    uint8_t fs = norm_scope(f->scope);
+    for (unsigned l = 0; l < LANES; l++) {
+        if (!((f->active_mask >> l) & 1u))
+            continue;
+        mlane *L = &W->lane[l];
+        L->last_fence = ev->seq + 1;
+        L->fence_scope = fs;
+        for (unsigned k = 0; k < NLOCKS; k++)
+            if (L->hold[k] == H_PENDING) {   /* the acquire completes */
+                L->hold[k] = H_HELD;
+                L->acq_fence[k] = ev->seq + 1;
+                if (fs < L->hold_scope[k])
+                    L->hold_scope[k] = fs;
+            }
+    }
+}
+
+static int lock_of(uint64_t addr)
+{
+    if (addr < LOCK_ADDR(0) || addr >= LOCK_ADDR(NLOCKS))
+        return -1;
+    return (int)((addr - LOCK_ADDR(0)) / 4);
+}
+
+/* CAS: acquires (pending); exchange / atomic store: releases. */
+static void lock_events(model *m, mwarp *W, const wr_event *ev)
+{
+    const wr_access *a = &ev->u.access;
+    uint8_t as = norm_scope(a->scope);
+    if (a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS) {
+        /* every word a CAS names is a lock word from then on (rule from the
+         * code: not before; the data state it had is dropped) */
+        for (unsigned l = 0; l < LANES; l++)
+            if ((a->active_mask >> l) & 1u) {
+                mword *w = &m->global[(wr_access_lane_addr(a, l) - BASE) / 4];
+                memset(w, 0, sizeof *w);
+                w->lockword = true;
+            }
+        for (unsigned l = 0; l < LANES; l++) {
+            if (!((a->active_mask & a->cas_success) >> l & 1u))
+                continue;
+            int k = lock_of(wr_access_lane_addr(a, l));
+            cr_assert(k >= 0);
+            /* Rules from the code: a lane's second CAS on a lock it holds
+             * (pending or held) changes nothing, and a hold beyond the
+             * warp's MAX_HOLDS is not taken, lanes taken in order. */
+            if (W->lane[l].hold[k] != H_NONE || W->nholds == MAX_HOLDS)
+                continue;
+            W->lane[l].hold[k] = H_PENDING;
+            W->lane[l].hold_scope[k] = as;
+            W->nholds++;
+        }
+        return;
+    }
+    if (!((a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_EXCH) || a->op == WR_OP_ATOMIC_STORE))
+        return;
+    for (unsigned l = 0; l < LANES; l++) {
+        if (!((a->active_mask >> l) & 1u))
+            continue;
+        int k = lock_of(wr_access_lane_addr(a, l));
+        mlane *L = &W->lane[l];
+        if (k < 0 || L->hold[k] == H_NONE)
+            continue;
+        /* release fence: a fence of the lane after its last plain access.
+         * Rules from the code: of a held lock, it must also come after the
+         * acquire's fence (CAS, fence, exchange: the acquire fence is no
+         * release fence, the lock is broken); of a hold still pending (no
+         * acquire fence), any fence of the lane counts, even one before
+         * the CAS. */
+        bool fenced = L->hold[k] == H_HELD
+                          ? L->last_fence > L->acq_fence[k] && L->last_fence > L->last_data
+                          : L->last_fence && L->last_fence > L->last_data;
+        mlockrec *rec = &m->lock[k];
+        if (!rec->released) {
+            rec->released = true;
+            rec->min_rel = 0xff;
+        }
+        if (!fenced) {
+            rec->broken = true;
+        } else {
+            uint8_t rs = L->fence_scope < as ? L->fence_scope : as;
+            if (rs < rec->min_rel)
+                rec->min_rel = rs;
+        }
+        L->hold[k] = H_NONE;
+        W->nholds--;
+    }
+}
+
+static void model_access(model *m, const wr_event *ev, uint32_t epoch)
+{
+    const wr_access *a = &ev->u.access;
+    mbar *bar = &m->bar[epoch][a->block];
+    if (bar->warps & (1u << a->warp))   /* it goes on: its barrier completed */
+        barrier_complete(m, epoch, a->block);
+    mwarp *W = &m->warp[epoch][a->block][a->warp];
+    bool atomic = wr_op_is_atomic(a->op);
+    if (atomic) {
+        lock_events(m, W, ev);
+    } else {
+        for (unsigned l = 0; l < LANES; l++)
+            if ((a->active_mask >> l) & 1u)
+                W->lane[l].last_data = ev->seq + 1;
+    }
+    cur c = {.a = a, .epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
+             .seq = ev->seq, .site = ev->site, .space = a->space,
+             .kind = atomic ? WR_KIND_ATOMIC : a->op == WR_OP_STORE ? WR_KIND_WRITE : WR_KIND_READ,
+             .write = atomic || a->op == WR_OP_STORE};
+    /* the access takes its place in its warp's ring first: a report of its
+     * own lanes searches the ring without it */
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (unsigned lane = 0; lane < LANES; lane++) {
+        if (!((a->active_mask >> lane) & 1u))
+            continue;
+        uint64_t addr = wr_access_lane_addr(a, lane);
+        lo = addr < lo ? addr : lo;
+        hi = addr + a->size - 1 > hi ? addr + a->size - 1 : hi;
+    }
+    ring_push(&m->ring[epoch][a->block][a->warp],
+              (mring_ent){.seq = ev->seq, .lo = lo, .hi = hi, .site = ev->site,
+                          .mask = a->active_mask, .space = a->space});
+    for (unsigned lane = 0; lane < LANES; lane++) {
+        if (!((a->active_mask >> lane) & 1u))
+            continue;
+        lset ls = lane_lockset(W, a->block, lane, atomic, norm_scope(a->scope));
+        uint64_t addr = wr_access_lane_addr(a, lane);
+        for (uint64_t wd = addr / 4; wd <= (addr + a->size - 1) / 4; wd++)
+            touch(m, &c, word_at(m, &c, wd * 4), lane, wd * 4, &ls);
+    }
+}
+
+static void model_copy(model *m, const wr_event *ev, uint32_t epoch)
+{
+    const wr_host_copy *cp = &ev->u.copy;
+    cur c = {.epoch = epoch, .launch = 0, .block = HOST, .warp = HOST, .seq = ev->seq,
+             .site = ev->site, .space = WR_SPACE_GLOBAL};
+    lset none;
+    memset(&none, 0, sizeof none);   /* the host holds no lock */
+    for (int side = 0; side < 2; side++) {
+        uint64_t at = side == 0 ? (cp->kind == WR_COPY_D2H || cp->kind == WR_COPY_D2D ? cp->src : 0)
+                                : (cp->kind != WR_COPY_D2H ? cp->dst : 0);
+        if (!at)
+            continue;
+        c.kind = side == 0 ? WR_KIND_READ : WR_KIND_WRITE;
+        c.write = side == 1;
+        ring_push(&m->host_ring, (mring_ent){.seq = ev->seq, .lo = at, .hi = at + cp->bytes - 1,
+                                             .site = ev->site, .mask = 1, .space = WR_SPACE_GLOBAL});
+        for (uint64_t wd = at / 4; wd <= (at + cp->bytes - 1) / 4; wd++)
+            touch(m, &c, word_at(m, &c, wd * 4), 0, wd * 4, &none);
+    }
+}
+
+/* ---- random programs ---- */
+
+enum { P_DEVICE, P_BLOCK, P_SLOPPY };   /* how a program uses a lock */
+
+typedef struct gslot {          /* a lock a generated warp means to hold */
+    uint8_t stage;              /* 0 free, 1 its CAS succeeded, 2 and fenced */
+    bool sloppy;                /* a lock of P_SLOPPY among its locks: fences may lack */
+    uint32_t lanes;             /* the lanes whose CAS succeeded */
+    uint8_t lock[LANES];        /* the lock of each */
+} gslot;
+
+typedef struct prog {
+    wr_event ev[MAX_EVENTS];
+    uint64_t lanes[MAX_EVENTS][LANES];
+    uint32_t n;
+    gslot slot[MAX_EPOCHS + 1][BLOCKS][WARPS][SLOTS];
+    uint8_t profile[NLOCKS];
+} prog;
+
+static wr_event *emit(prog *p, wr_event e)
+{
+    cr_assert(p->n < MAX_EVENTS);
+    e.seq = p->n;
+    p->ev[p->n] = e;
+    return &p->ev[p->n++];
+}
+
+/* An access's site: mostly its own; sometimes one of a few shared by
+ * accesses of its kind (the ring then has several entries at the site);
+ * rarely 0 (unknown: the ring matches any site). */
+static uint32_t pick_site(const wr_event *e)
+{
+    uint32_t r = rnd(32);
+    if (r == 0)
+        return 0;
+    if (r < 6) {
+        const wr_access *a = &e->u.access;
+        uint32_t kind = wr_op_is_atomic(a->op) ? 2 : a->op == WR_OP_STORE;
+        return SITE_POOL + 4 * kind + rnd(4);
+    }
+    return SITE0 + (uint32_t)e->seq;
+}
+
+static wr_event *emit_access(prog *p, model *m, uint32_t epoch, wr_event e)
+{
+    wr_event *at = emit(p, e);
+    at->site = pick_site(at);
+    model_access(m, at, epoch);
+    return at;
+}
+
+static uint8_t pick_scope(void)
+{
+    static const uint8_t scopes[] = {WR_SCOPE_BLOCK,  WR_SCOPE_BLOCK,  WR_SCOPE_BLOCK,
+                                     WR_SCOPE_DEVICE, WR_SCOPE_DEVICE, WR_SCOPE_DEVICE,
+                                     WR_SCOPE_DEVICE, WR_SCOPE_SYSTEM, WR_SCOPE_CLUSTER,
+                                     WR_SCOPE_NONE};
+    return scopes[rnd(sizeof scopes)];
+}
+
+static uint32_t random_mask(void) { return rnd(0xffffffffu) | 1u; }
+
+static uint32_t some_lanes(void)   /* two to four lanes */
+{
+    uint32_t mask = 0, n = 2 + rnd(3);
+    while ((uint32_t)__builtin_popcount(mask) < n)
+        mask |= 1u << rnd(LANES);
+    return mask;
+}
+
+static void emit_fence(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, uint32_t mask,
+                       uint8_t scope)
+{
+    wr_event *e = emit(p, lf_fence(m->ep[x].launch, b, w, mask, scope));
+    model_fence(m, x, e);
+}
+
+/* The scope of a CAS, fence or exchange of lock k's protocol: a program
+ * uses each lock at device scope, at block scope, or any way. */
+static uint8_t lock_scope(const prog *p, unsigned k)
+{
+    static const uint8_t device[] = {WR_SCOPE_DEVICE, WR_SCOPE_DEVICE, WR_SCOPE_SYSTEM, WR_SCOPE_NONE};
+    switch (p->profile[k]) {
+    case P_DEVICE:
+        return device[rnd(4)];
+    case P_BLOCK:
+        return rnd(4) ? WR_SCOPE_BLOCK : WR_SCOPE_CLUSTER;
+    default:
+        return pick_scope();
+    }
+}
+
+/* A data access of the lanes in `mask`, each in the region of its lock
+ * (lock[lane]); a uniform or coalesced one only of the lanes whose lock is
+ * the lowest lane's, unless the whole warp accesses. */
+static void region_access(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, uint32_t mask,
+                          const uint8_t lock[LANES], bool plain)
+{
+    static const uint8_t ops[] = {WR_OP_LOAD, WR_OP_LOAD, WR_OP_STORE, WR_OP_STORE, WR_OP_STORE,
+                                  WR_OP_ATOMIC_RMW};
+    uint8_t op = ops[rnd(plain ? 5 : 6)];
+    unsigned k = lock[__builtin_ctz(mask)], shape = rnd(3);
+    if (shape < 2 && mask != WR_FULL_MASK)
+        for (unsigned l = 0; l < LANES; l++)
+            if (lock[l] != k)
+                mask &= ~(1u << l);
+    wr_event e = lf_acc(0, m->ep[x].launch, b, w, mask, op,
+                        wr_op_is_atomic(op) ? pick_scope() : 0, 0, 4);
+    wr_access *a = &e.u.access;
+    switch (shape) {
+    case 0:   /* one word for every lane */
+        a->addr_mode = WR_ADDR_UNIFORM;
+        a->stride = 0;
+        a->base = BASE + 4ull * (REGION * k + rnd(REGION));
+        break;
+    case 1: { /* coalesced: the lowest lane at a word of the region (others maybe beyond) */
+        uint32_t lo = (uint32_t)__builtin_ctz(mask), hi = 31u - (uint32_t)__builtin_clz(mask);
+        uint32_t at = REGION * k + rnd(REGION);
+        if (at < lo || at - lo + hi >= WORDS)
+            at = lo <= REGION * k ? REGION * k - lo : 0;
+        a->base = BASE + 4ull * (at + hi < WORDS ? at : 0);
+        break;
+    }
+    default:  /* gather / scatter, each lane in its lock's region */
+        a->addr_mode = WR_ADDR_VECTOR;
+        for (unsigned l = 0; l < LANES; l++)
+            p->lanes[p->n][l] = (mask >> l) & 1u ? BASE + 4ull * (REGION * lock[l] + rnd(REGION)) : 0;
+        a->lane_addr = p->lanes[p->n];
+        break;
+    }
+    emit_access(p, m, x, e);
+}
+
+/* A CAS or exchange / store of the lanes in mask on their locks. */
+static void lock_access(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, uint32_t mask,
+                        const uint8_t lock[LANES], uint8_t op, uint8_t aop, uint32_t success)
+{
+    unsigned k = lock[__builtin_ctz(mask)];
+    wr_event e = lf_acc(0, m->ep[x].launch, b, w, mask, op, lock_scope(p, k), 0, 0);
+    wr_access *a = &e.u.access;
+    a->atomic_op = aop;
+    a->cas_success = success;
+    unsigned lo = (unsigned)__builtin_ctz(mask);
+    bool one = true;
+    for (unsigned l = 0; l < LANES; l++)
+        if ((mask >> l) & 1u && lock[l] != lock[lo])
+            one = false;
+    if (one) {
+        a->base = LOCK_ADDR(lock[lo]);
+    } else {
+        a->addr_mode = WR_ADDR_VECTOR;
+        for (unsigned l = 0; l < LANES; l++)
+            p->lanes[p->n][l] = (mask >> l) & 1u ? LOCK_ADDR(lock[l]) : 0;
+        a->lane_addr = p->lanes[p->n];
+    }
+    emit_access(p, m, x, e);
+}
+
+static void acquire(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, gslot *s)
+{
+    uint8_t lock[LANES];
+    uint32_t mask, success;
+    unsigned k = rnd(NLOCKS);
+    memset(lock, k, sizeof lock);
+    switch (rnd(8)) {
+    case 4:   /* a few lanes, one lock */
+        mask = some_lanes();
+        success = rnd(2) ? mask & -mask : mask & random_mask();
+        break;
+    case 5:   /* a few lanes, each its own lock */
+        mask = some_lanes();
+        for (unsigned l = 0; l < LANES; l++)
+            lock[l] = (uint8_t)rnd(NLOCKS);
+        success = mask & random_mask();
+        break;
+    case 6:   /* the whole warp tries one lock, one lane wins (or none) */
+        mask = WR_FULL_MASK;
+        success = rnd(4) ? 1u << rnd(LANES) : 0;
+        break;
+    case 7:   /* the whole warp, a lock each (beyond MAX_HOLDS) */
+        mask = WR_FULL_MASK;
+        for (unsigned l = 0; l < LANES; l++)
+            lock[l] = (uint8_t)rnd(NLOCKS);
+        success = random_mask();
+        break;
+    default:  /* one lane: lane 0 or any; it may fail (spin) */
+        mask = 1u << (rnd(2) ? 0 : rnd(LANES));
+        success = rnd(5) ? mask : 0;
+        break;
+    }
+    if (p->profile[lock[__builtin_ctz(mask)]] == P_SLOPPY && !rnd(3))   /* a fence before the CAS */
+        emit_fence(p, m, x, b, w, rnd(2) ? mask : WR_FULL_MASK, pick_scope());
+    lock_access(p, m, x, b, w, mask, lock, WR_OP_ATOMIC_RMW, WR_AOP_CAS, success);
+    if (!success) {
+        if (!rnd(4))   /* a fence all the same */
+            emit_fence(p, m, x, b, w, mask, pick_scope());
+        return;
+    }
+    s->stage = 1;
+    s->lanes = success;
+    s->sloppy = false;
+    memcpy(s->lock, lock, sizeof lock);
+    for (unsigned l = 0; l < LANES; l++)
+        if ((success >> l) & 1u && p->profile[lock[l]] == P_SLOPPY)
+            s->sloppy = true;
+    if (rnd(s->sloppy ? 4 : 8)) {   /* the acquire fence, at once: of the holders, the warp or (sloppy) other lanes */
+        uint32_t r = rnd(6);
+        emit_fence(p, m, x, b, w, r < 4 ? success : r == 4 || !s->sloppy ? WR_FULL_MASK : random_mask(),
+                   lock_scope(p, lock[__builtin_ctz(success)]));
+        s->stage = 2;
+    }
+}
+
+/* Release the slot's locks; no_fence: without a release fence. */
+static void release(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, gslot *s, bool no_fence)
+{
+    unsigned k = s->lock[__builtin_ctz(s->lanes)];
+    uint32_t r = no_fence ? 0 : s->sloppy ? rnd(6) : 2;
+    if (r != 0)   /* the release fence (r == 0: none) */
+        emit_fence(p, m, x, b, w, rnd(4) ? s->lanes : WR_FULL_MASK, lock_scope(p, k));
+    if (r == 1)   /* a plain access after it: it was no release fence */
+        region_access(p, m, x, b, w, s->lanes, s->lock, true);
+    uint32_t mask = !s->sloppy || rnd(6) ? s->lanes : random_mask();
+    uint8_t lock[LANES];
+    for (unsigned l = 0; l < LANES; l++)
+        lock[l] = (s->lanes >> l) & 1u ? s->lock[l] : (uint8_t)rnd(NLOCKS);
+    if (rnd(3))
+        lock_access(p, m, x, b, w, mask, lock, WR_OP_ATOMIC_RMW, WR_AOP_EXCH, 0);
+    else
+        lock_access(p, m, x, b, w, mask, lock, WR_OP_ATOMIC_STORE, WR_AOP_NONE, 0);
+    s->stage = 0;
+}
+
+static void lock_step(prog *p, model *m, uint32_t x)
+{
+    uint32_t b = rnd(BLOCKS), w = rnd(WARPS);
+    gslot *sl = p->slot[x][b][w];
+    gslot *busy = NULL, *free_slot = NULL;
+    for (unsigned i = 0; i < SLOTS; i++) {
+        if (sl[i].stage && (!busy || rnd(2)))
+            busy = &sl[i];
+        if (!sl[i].stage)
+            free_slot = &sl[i];
+    }
+    if (busy && (!free_slot || rnd(4))) {
+        if (busy->stage == 1 && (!busy->sloppy || rnd(4))) {   /* the acquire fence, late */
+            emit_fence(p, m, x, b, w, !busy->sloppy || rnd(5) ? busy->lanes : random_mask(),
+                       lock_scope(p, busy->lock[__builtin_ctz(busy->lanes)]));
+            busy->stage = 2;
+        } else {   /* release (from stage 1, sloppy: maybe without any fence since the CAS) */
+            release(p, m, x, b, w, busy, busy->stage == 1 && rnd(2));
+        }
+    } else if (free_slot) {
+        acquire(p, m, x, b, w, free_slot);
+    }
+}
+
+/* A random access of a warp of a launch that may act: in a critical
+ * section of the warp's, mostly its lock's region by its holders. */
+static void random_access(prog *p, model *m, uint32_t x)
+{
+    uint32_t launch = m->ep[x].launch, b = rnd(BLOCKS), w = rnd(WARPS);
+    gslot *sl = p->slot[x][b][w];
+    for (unsigned i = 0; i < SLOTS; i++)
+        if (sl[i].stage && rnd(5)) {
+            uint32_t mask = rnd(16) ? sl[i].lanes : WR_FULL_MASK;
+            region_access(p, m, x, b, w, mask, sl[i].lock, false);
+            return;
+        }
+    static const uint8_t ops[] = {WR_OP_LOAD, WR_OP_LOAD, WR_OP_STORE, WR_OP_STORE,
+                                  WR_OP_ATOMIC_RMW, WR_OP_ATOMIC_LOAD, WR_OP_ATOMIC_STORE,
+                                  WR_OP_ATOMIC_RMW};
+    uint8_t op = ops[rnd(8)];
+    uint8_t scope = wr_op_is_atomic(op) ? pick_scope() : 0;
+    uint32_t mask = rnd(3) ? WR_FULL_MASK : random_mask();
+    bool shared = rnd(5) == 0;
+    uint64_t base0 = shared ? SHARED_BASE : BASE;
+    /* mostly the words no lock guards, so that guarded words stay guarded */
+    uint32_t lo = rnd(16) ? NLOCKS * REGION : 0;
+    wr_event e = lf_acc(0, launch, b, w, mask, op, scope, 0, 4);
+    e.u.access.space = shared ? WR_SPACE_SHARED : WR_SPACE_GLOBAL;
+    wr_access *a = &e.u.access;
+    if (op == WR_OP_ATOMIC_RMW && rnd(2))
+        a->atomic_op = WR_AOP_EXCH;   /* an exchange: a release only of a held lock word */
+    switch (rnd(6)) {
+    case 0:   /* a whole aligned line (packed lines) */
+        a->base = base0 + 128ull * (lo / 32 + rnd((WORDS - lo) / 32));
+        break;
+    case 1:   /* coalesced at any word, maybe across the page */
+        a->base = base0 + 4ull * (lo + rnd(WORDS - lo - 31));
+        break;
+    case 2:   /* one word for every lane; rarely a lock word */
+        a->addr_mode = WR_ADDR_UNIFORM;
+        a->stride = 0;
+        a->base = base0 + 4ull * (lo + rnd(WORDS - lo));
+        if (!shared && !rnd(8))
+            a->base = LOCK_ADDR(rnd(NLOCKS));
+        break;
+    case 3:   /* two words per lane (the general loop) */
+        a->size = 8;
+        a->stride = 8;
+        a->base = base0 + 4ull * (lo + rnd(WORDS - lo - 63));
+        break;
+    default: { /* a gather / scatter, lanes often sharing words, maybe lock words */
+        a->addr_mode = WR_ADDR_VECTOR;
+        uint32_t top = shared ? WORDS : ALL_WORDS;
+        uint32_t span = 1 + rnd(top - lo);
+        uint32_t at = lo + rnd(top - lo - span + 1);
+        for (unsigned l = 0; l < LANES; l++) {
+            uint32_t wd = at + rnd(span);
+            p->lanes[p->n][l] = (mask >> l) & 1u ? base0 + 4ull * wd : 0;
+        }
+        a->lane_addr = p->lanes[p->n];
+        break;
+    }
+    }
+    emit_access(p, m, x, e);
+}
+
+static void random_copy(prog *p, model *m)
+{
+    uint32_t stream = rnd(3);
+    /* the copy runs now: what it comes after must be over */
+    uint32_t x = new_epoch(m, 0, stream);
+    if (!may_act(m, x)) {   /* undo: not this time */
+        for (uint32_t a = 1; a < x; a++)
+            m->before[a][x] = false;
+        m->nep--;
+        return;
+    }
+    uint32_t first = rnd(WORDS), count = 1 + rnd(WORDS - first);
+    uint8_t kind = rnd(2) ? WR_COPY_H2D : WR_COPY_D2H;
+    uint64_t at = BASE + 4ull * first;
+    bool async = rnd(2);
+    wr_event *e = emit(p, lf_copy(kind, kind == WR_COPY_H2D ? at : 0, kind == WR_COPY_D2H ? at : 0,
+                                  4ull * count, stream, async));
+    e->site = SITE0 + (uint32_t)e->seq;
+    model_copy(m, e, x);
+    m->ep[x].finished = true;
+    if (!async)
+        host_waits(m, x);
+}
+
+static void finish_launch(prog *p, model *m, uint32_t x)
+{
+    m->ep[x].finished = true;
+    if (rnd(2))
+        for (uint32_t b = 0; b < BLOCKS; b++)
+            emit(p, lf_block_exit(m->ep[x].launch, b));
+    if (rnd(3)) {
+        emit(p, lf_kernel_end(m->ep[x].launch));
+        m->ep[x].ended = true;
+        host_waits(m, x);
+    }
+}
+
+static void barrier(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, uint32_t expected)
+{
+    wr_event *e = emit(p, lf_barrier(m->ep[x].launch, b, w, expected));
+    model_barrier(m, x, &e->u.barrier);
+}
+
+static void random_program(prog *p, model *m)
+{
+    p->n = 0;
+    memset(p->slot, 0, sizeof p->slot);
+    for (unsigned k = 0; k < NLOCKS; k++)
+        p->profile[k] = (uint8_t)rnd(3);
+    memset(m, 0, sizeof *m);
+    m->found = wr_findings_new();
+    for (unsigned step_no = 0; step_no < STEPS; step_no++) {
+        uint32_t what = rnd(100);
+        if (what < 5 && m->nlaunches < MAX_LAUNCHES && m->nep < MAX_EPOCHS) {
+            uint32_t launch = ++m->nlaunches, stream = rnd(4) ? 1 + rnd(2) : 0;
+            emit(p, lf_launch(launch, stream));
+            new_epoch(m, launch, stream);
+            continue;
+        }
+        if (what < 7 && m->nep < MAX_EPOCHS) {
+            random_copy(p, m);
+            continue;
+        }
+        /* the launches that may act now */
+        uint32_t can[MAX_EPOCHS], ncan = 0;
+        for (uint32_t x = 1; x <= m->nep; x++)
+            if (m->ep[x].launch && may_act(m, x))
+                can[ncan++] = x;
+        if (!ncan)
+            continue;
+        uint32_t x = can[rnd(ncan)];
+        if (what < 9) {
+            finish_launch(p, m, x);
+        } else if (what < 10) {   /* the host waits for everything */
+            for (uint32_t y = 1; y <= m->nep; y++)
+                if (!m->ep[y].finished)
+                    m->ep[y].finished = true;
+            emit(p, lf_simple(WR_EV_DEVICE_SYNC));
+            for (uint32_t y = 1; y <= m->nep; y++)
+                host_waits(m, y);
+        } else if (what < 14) {   /* a block barrier: both warps, one (expected 32), or one waiting */
+            uint32_t b = rnd(BLOCKS), r = rnd(6);
+            if (r < 3) {
+                barrier(p, m, x, b, 0, 64);
+                barrier(p, m, x, b, 1, 64);
+            } else {
+                barrier(p, m, x, b, rnd(WARPS), r < 5 ? 32 : 64);
+            }
+        } else if (what < 16) {   /* a warp sync (lockset ignores it) */
+            uint32_t b = rnd(BLOCKS), w = rnd(WARPS);
+            emit(p, lf_warp_sync(m->ep[x].launch, b, w, rnd(2) ? WR_FULL_MASK : random_mask()));
+        } else if (what < 30) {
+            lock_step(p, m, x);
+        } else if (what < 33) {   /* a stray fence */
+            emit_fence(p, m, x, rnd(BLOCKS), rnd(WARPS), rnd(2) ? WR_FULL_MASK : random_mask(),
+                       pick_scope());
+        } else {
+            random_access(p, m, x);
+        }
+    }
+    for (uint32_t x = 1; x <= m->nep; x++)
+        if (m->ep[x].launch && !m->ep[x].ended)
+            emit(p, lf_kernel_end(m->ep[x].launch));
+}
+
+static void free_model(model *m)
+{
+    for (uint32_t x = 0; x <= MAX_EPOCHS; x++)
+        for (unsigned b = 0; b < BLOCKS; b++)
+            for (unsigned w = 0; w < WARPS; w++)
+                free(m->ring[x][b][w].e);
+    free(m->host_ring.e);
+    wr_findings_free(m->found);
+}
+
+static void print_group(const char *who, const wr_race_group *g)
+{
+    const wr_race *r = &g->example;
+    fprintf(stderr,
+            "  %s: x%" PRIu64 " class %u | #%" PRIu64 " site %u kind %u L%u b%u w%u l%u"
+            " | #%" PRIu64 " site %u kind %u L%u b%u w%u l%u | space %u addr %#" PRIx64 "\n",
+            who, g->count, r->race_class, r->first.seq, r->first.site, r->first.kind,
+            r->first.launch, r->first.block, r->first.warp, r->first.lane, r->second.seq,
+            r->second.site, r->second.kind, r->second.launch, r->second.block, r->second.warp,
+            r->second.lane, r->space, r->addr);
+}
+
+static bool same_example(const wr_race *x, const wr_race *y)
+{
+    return x->engine == y->engine && x->race_class == y->race_class && x->verdict == y->verdict &&
+           x->potential == y->potential && x->space == y->space && x->addr == y->addr &&
+           !memcmp(&x->first, &y->first, sizeof x->first) &&
+           !memcmp(&x->second, &y->second, sizeof x->second);
+}
+
+static void dump_program(const prog *p)
+{
+    for (uint32_t i = 0; i < p->n; i++) {
+        const wr_event *e = &p->ev[i];
+        switch (e->kind) {
+        case WR_EV_ACCESS: {
+            const wr_access *a = &e->u.access;
+            fprintf(stderr, "  #%u access L%u b%u w%u site %u op %u aop %u cas %08x scope %u space %u"
+                    " mask %08x mode %u base %#" PRIx64 " size %u", i, a->launch, a->block, a->warp,
+                    e->site, a->op, a->atomic_op, a->cas_success, a->scope, a->space,
+                    a->active_mask, a->addr_mode, a->base, a->size);
+            if (a->addr_mode == WR_ADDR_VECTOR)
+                for (unsigned l = 0; l < LANES; l++)
+                    if ((a->active_mask >> l) & 1u)
+                        fprintf(stderr, " %u:%#" PRIx64, l, a->lane_addr[l]);
+            fprintf(stderr, "\n");
+            break;
+        }
+        case WR_EV_FENCE:
+            fprintf(stderr, "  #%u fence L%u b%u w%u mask %08x scope %u\n", i, e->u.fence.launch,
+                    e->u.fence.block, e->u.fence.warp, e->u.fence.active_mask, e->u.fence.scope);
+            break;
+        case WR_EV_BARRIER:
+            fprintf(stderr, "  #%u barrier L%u b%u w%u expected %u\n", i, e->u.barrier.launch,
+                    e->u.barrier.block, e->u.barrier.warp, e->u.barrier.expected);
+            break;
+        case WR_EV_KERNEL_LAUNCH:
+            fprintf(stderr, "  #%u launch L%u stream %u\n", i, e->u.launch.launch, e->u.launch.stream);
+            break;
+        case WR_EV_KERNEL_END:
+            fprintf(stderr, "  #%u kernel end L%u\n", i, e->u.kernel_end.launch);
+            break;
+        case WR_EV_BLOCK_EXIT:
+            fprintf(stderr, "  #%u block exit L%u b%u\n", i, e->u.block.launch, e->u.block.block);
+            break;
+        case WR_EV_HOST_COPY:
+            fprintf(stderr, "  #%u copy kind %u dst %#" PRIx64 " src %#" PRIx64 " bytes %" PRIu64
+                    " stream %u async %u\n", i, e->u.copy.kind, e->u.copy.dst, e->u.copy.src,
+                    e->u.copy.bytes, e->u.copy.stream, e->u.copy.async);
+            break;
+        default:
+            fprintf(stderr, "  #%u kind %u\n", i, e->kind);
+            break;
+        }
+    }
+}
+
+static unsigned races_seen, programs_racing, protected_by_lock, lock_not_valid, lock_lost,
+    ring_guesses;
+
+static void check_seed(uint64_t seed)
+{
+    static prog p;
+    static model m;
+    rnd_state = seed * 0x9E3779B97F4A7C15ull + 1;
+    random_program(&p, &m);
+    const wr_race_group *mg;
+    size_t mn = wr_findings_groups(m.found, &mg);
+    races_seen += (unsigned)mn;
+    programs_racing += mn > 0;
+    protected_by_lock += m.protected_by_lock;
+    lock_not_valid += m.lock_not_valid;
+    lock_lost += m.lock_lost;
+    ring_guesses += m.ring_guesses;
+    for (unsigned shards = 1; shards <= 3; shards += 2) {
+        lf_run r;
+        lf_start(&r, &wr_engine_lockset, shards);
+        for (uint32_t i = 0; i < p.n; i++)
+            lf_feed(&r, p.ev[i]);
+        wr_findings *got = lf_end(&r);
+        const wr_race_group *eg;
+        size_t en = wr_findings_groups(got, &eg);
+        bool same = en == mn;
+        for (size_t i = 0; same && i < en; i++)
+            same = eg[i].count == mg[i].count && same_example(&eg[i].example, &mg[i].example);
+        if (!same) {
+            fprintf(stderr, "seed %" PRIu64 ", %u shards: engine %zu groups, model %zu\n", seed,
+                    shards, en, mn);
+            for (size_t i = 0; i < en; i++)
+                print_group("engine", &eg[i]);
+            for (size_t i = 0; i < mn; i++)
+                print_group("model ", &mg[i]);
+            dump_program(&p);
+        }
+        wr_findings_free(got);
+        cr_assert(same, "seed %" PRIu64 ", %u shards: the engine's findings differ from the model's",
+                  seed, shards);
+    }
+    free_model(&m);
+}
+
+Test(lockset_oracle, random_programs_match_the_model, .timeout = 120)
+{
+    const char *one = getenv("WR_ORACLE_SEED");
+    if (one) {
+        check_seed(strtoull(one, NULL, 10));
+        return;
+    }
+    /* WR_ORACLE_SEEDS=N: a longer search than the suite's */
+    const char *many = getenv("WR_ORACLE_SEEDS");
+    uint64_t seeds = many ? strtoull(many, NULL, 10) : SEEDS;
+    for (uint64_t seed = 1; seed <= seeds; seed++)
+        check_seed(seed);
+    fprintf(stderr, "lockset oracle: %" PRIu64 " programs, %u racing, %u race groups; SHARED_MOD"
+            " kept silent by a lock %u times; warned with only invalid locks left %u, with a lock"
+            " lost by the meet %u; ring named another access %u times\n", seeds, programs_racing,
+            races_seen, protected_by_lock, lock_not_valid, lock_lost, ring_guesses);
+    /* the programs must race, and in many ways, for the comparison to mean
+     * anything; and locks must both protect and fail to */
+    cr_assert_gt(programs_racing, seeds / 2, "%u of %" PRIu64 " programs race", programs_racing, seeds);
+    cr_assert_gt(races_seen, 4 * seeds, "%u race groups", races_seen);
+    cr_assert_gt(protected_by_lock, seeds, "a lock kept a shared word silent %u times", protected_by_lock);
+    cr_assert_gt(lock_not_valid, seeds / 20, "%u warnings with only invalid locks", lock_not_valid);
+    cr_assert_gt(lock_lost, seeds / 5, "%u warnings where the meet lost a lock", lock_lost);
+}
