@@ -40,13 +40,13 @@
 
 #include "access_ring.h"
 #include "fsm25_table.h"
-#include "lf_events.h"
+#include "oracle.h"
 
 extern const wr_engine_ops wr_engine_fsm;
 
 enum {
     MAX_LAUNCHES = 3,
-    MAX_EPOCHS = 5,            /* <= WR_EPOCHS_KEEP + 1: no unsettled block is purged */
+    MAX_EPOCHS = ORACLE_MAX_EPOCHS,
     BLOCKS = 2,
     WARPS = 2,                 /* blocks of 64 threads */
     LANES = 32,
@@ -61,21 +61,9 @@ enum {
 #define SITE0 1000u                     /* an access's site: SITE0 + its event's seq */
 #define HOST UINT32_MAX
 
-static uint64_t rnd_state;
-static uint32_t rnd(uint32_t n)
-{
-    rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (uint32_t)(rnd_state >> 33) % n;
-}
 
 /* ---- epochs: a happens-before relation over launches and copies ---- */
 
-typedef struct mepoch {
-    uint32_t launch;            /* 0: a host copy */
-    uint32_t stream;
-    bool finished;              /* acts no more (launch) / done (copy) */
-    bool ended;                 /* KERNEL_END emitted */
-} mepoch;
 
 typedef struct mword {
     bool live;
@@ -85,22 +73,8 @@ typedef struct mword {
     uint64_t seq;               /* the access's trace position */
 } mword;
 
-typedef struct mring_ent {
-    uint64_t seq, lo, hi;
-    uint32_t site, mask;
-    uint8_t kind, space;
-} mring_ent;
-
-typedef struct mring {          /* every access of one warp (or the host, per copy epoch) */
-    mring_ent *e;
-    uint32_t n, cap;
-} mring;
-
 typedef struct model {
-    mepoch ep[MAX_EPOCHS + 1];  /* 1-based */
-    uint32_t nep;
-    bool before[MAX_EPOCHS + 1][MAX_EPOCHS + 1];   /* [a][b]: a happens before b */
-    bool host_waited[MAX_EPOCHS + 1];
+    oracle_epochs E;
     uint32_t launch_epoch[MAX_LAUNCHES + 1];
     uint32_t nlaunches;
     /* per epoch and block / warp / lane */
@@ -112,50 +86,6 @@ typedef struct model {
     mword shared[MAX_EPOCHS + 1][BLOCKS][WORDS];
     wr_findings *found;
 } model;
-
-static bool ordered(const model *m, uint32_t a, uint32_t b) { return m->before[a][b]; }
-
-/* A new epoch on `stream`: after the stream's previous work, the legacy
- * stream's (and, on stream 0, everyone's), and what the host waited for;
- * and after everything those come after. */
-static uint32_t new_epoch(model *m, uint32_t launch, uint32_t stream)
-{
-    uint32_t x = ++m->nep;
-    cr_assert(x <= MAX_EPOCHS);
-    m->ep[x] = (mepoch){.launch = launch, .stream = stream};
-    for (uint32_t a = 1; a < x; a++) {
-        bool direct = m->host_waited[a] || m->ep[a].stream == stream || stream == 0 ||
-                      m->ep[a].stream == 0;
-        if (direct) {
-            m->before[a][x] = true;
-            for (uint32_t b = 1; b < a; b++)
-                if (m->before[b][a])
-                    m->before[b][x] = true;
-        }
-    }
-    return x;
-}
-
-/* The host has waited for epoch x (and so for what x came after). */
-static void host_waits(model *m, uint32_t x)
-{
-    m->host_waited[x] = true;
-    for (uint32_t a = 1; a < x; a++)
-        if (m->before[a][x])
-            m->host_waited[a] = true;
-}
-
-/* May epoch x act now: every epoch before it is over (trace order is
- * consistent with the order of epochs)? */
-static bool may_act(const model *m, uint32_t x)
-{
-    if (m->ep[x].finished)
-        return false;
-    for (uint32_t a = 1; a < x; a++)
-        if (m->before[a][x] && !m->ep[a].finished)
-            return false;
-    return true;
-}
 
 /* ---- the FSM's labels ---- */
 
@@ -211,20 +141,11 @@ static mring *ring_of(model *m, uint32_t epoch, uint32_t block, uint32_t warp)
     return &m->ring[epoch][block == HOST ? BLOCKS : block][block == HOST ? 0 : warp];
 }
 
-static void ring_push(mring *r, mring_ent e)
-{
-    if (r->n == r->cap) {
-        r->cap = r->cap ? 2 * r->cap : 16;
-        r->e = realloc(r->e, r->cap * sizeof *r->e);
-    }
-    r->e[r->n++] = e;
-}
-
 static void fill_first(const model *m, wr_race_access *a, const mword *w, uint8_t space,
                        uint64_t addr, uint64_t cur_seq)
 {
     bool host = w->block == HOST;
-    a->launch = host ? 0 : m->ep[w->epoch].launch;
+    a->launch = host ? 0 : m->E.ep[w->epoch].launch;
     a->block = w->block;
     a->warp = host ? HOST : w->warp;
     a->lane = host ? HOST : w->lane;
@@ -253,7 +174,7 @@ static void step(model *m, const cur *c, mword *w, uint32_t lane, uint64_t addr)
     uint32_t wc = host ? 0 : m->wc[c->epoch][c->block][c->warp][lane];
     unsigned old_state = WR_FSM25_INIT, rel = WR_FSM_REL_S, sync = WR_FSM_SYNC_U;
     bool concurrent = false;
-    if (w->live && (w->epoch == c->epoch || !ordered(m, w->epoch, c->epoch))) {
+    if (w->live && (w->epoch == c->epoch || !oe_ordered(&m->E, w->epoch, c->epoch))) {
         old_state = w->state;
         if (w->epoch != c->epoch) {
             concurrent = true;
@@ -398,7 +319,7 @@ static wr_event *emit(prog *p, wr_event e)
 /* A random access of a warp of a launch that may act. */
 static void random_access(prog *p, model *m, uint32_t epoch)
 {
-    uint32_t launch = m->ep[epoch].launch, b = rnd(BLOCKS), w = rnd(WARPS);
+    uint32_t launch = m->E.ep[epoch].launch, b = rnd(BLOCKS), w = rnd(WARPS);
     static const uint8_t ops[] = {WR_OP_LOAD, WR_OP_LOAD, WR_OP_STORE, WR_OP_STORE,
                                   WR_OP_ATOMIC_RMW, WR_OP_ATOMIC_LOAD};
     uint8_t op = ops[rnd(6)];
@@ -445,11 +366,9 @@ static void random_copy(prog *p, model *m)
 {
     uint32_t stream = rnd(3);
     /* the copy runs now: what it comes after must be over */
-    uint32_t x = new_epoch(m, 0, stream);
-    if (!may_act(m, x)) {   /* undo: not this time */
-        for (uint32_t a = 1; a < x; a++)
-            m->before[a][x] = false;
-        m->nep--;
+    uint32_t x = oe_new(&m->E, 0, stream);
+    if (!oe_may_act(&m->E, x)) {   /* not this time */
+        oe_drop_newest(&m->E);
         return;
     }
     uint32_t first = rnd(WORDS), count = 1 + rnd(WORDS - first);
@@ -460,23 +379,23 @@ static void random_copy(prog *p, model *m)
                                   4ull * count, stream, async));
     e->site = SITE0 + (uint32_t)e->seq;
     model_copy(m, e, x);
-    m->ep[x].finished = true;
+    m->E.ep[x].finished = true;
     if (!async)
-        host_waits(m, x);
+        oe_host_waits(&m->E, x);
 }
 
 static void finish_launch(prog *p, model *m, uint32_t x)
 {
-    m->ep[x].finished = true;
+    m->E.ep[x].finished = true;
     if (rnd(2))
         for (uint32_t b = 0; b < BLOCKS; b++) {
-            emit(p, lf_block_exit(m->ep[x].launch, b));
+            emit(p, lf_block_exit(m->E.ep[x].launch, b));
             m->exited[x][b] = true;
         }
     if (rnd(3)) {
-        emit(p, lf_kernel_end(m->ep[x].launch));
-        m->ep[x].ended = true;
-        host_waits(m, x);
+        emit(p, lf_kernel_end(m->E.ep[x].launch));
+        m->E.ep[x].ended = true;
+        oe_host_waits(&m->E, x);
     }
 }
 
@@ -487,20 +406,20 @@ static void random_program(prog *p, model *m)
     m->found = wr_findings_new();
     for (unsigned step_no = 0; step_no < STEPS; step_no++) {
         uint32_t what = rnd(100);
-        if (what < 5 && m->nlaunches < MAX_LAUNCHES && m->nep < MAX_EPOCHS) {
+        if (what < 5 && m->nlaunches < MAX_LAUNCHES && m->E.nep < MAX_EPOCHS) {
             uint32_t launch = ++m->nlaunches, stream = rnd(4) ? 1 + rnd(2) : 0;
             emit(p, lf_launch(launch, stream));
-            m->launch_epoch[launch] = new_epoch(m, launch, stream);
+            m->launch_epoch[launch] = oe_new(&m->E, launch, stream);
             continue;
         }
-        if (what < 7 && m->nep < MAX_EPOCHS) {
+        if (what < 7 && m->E.nep < MAX_EPOCHS) {
             random_copy(p, m);
             continue;
         }
         /* the launches that may act now */
         uint32_t can[MAX_EPOCHS], ncan = 0;
-        for (uint32_t x = 1; x <= m->nep; x++)
-            if (m->ep[x].launch && may_act(m, x))
+        for (uint32_t x = 1; x <= m->E.nep; x++)
+            if (m->E.ep[x].launch && oe_may_act(&m->E, x))
                 can[ncan++] = x;
         if (!ncan)
             continue;
@@ -508,14 +427,14 @@ static void random_program(prog *p, model *m)
         if (what < 9) {
             finish_launch(p, m, x);
         } else if (what < 10) {   /* the host waits for everything */
-            for (uint32_t y = 1; y <= m->nep; y++)
-                if (!m->ep[y].finished)
-                    m->ep[y].finished = true;
+            for (uint32_t y = 1; y <= m->E.nep; y++)
+                if (!m->E.ep[y].finished)
+                    m->E.ep[y].finished = true;
             emit(p, lf_simple(WR_EV_DEVICE_SYNC));
-            for (uint32_t y = 1; y <= m->nep; y++)
-                host_waits(m, y);
+            for (uint32_t y = 1; y <= m->E.nep; y++)
+                oe_host_waits(&m->E, y);
         } else if (what < 15) {   /* a block barrier of both warps, or of one (expected 32) */
-            uint32_t launch = m->ep[x].launch, b = rnd(BLOCKS);
+            uint32_t launch = m->E.ep[x].launch, b = rnd(BLOCKS);
             if (rnd(3)) {
                 emit(p, lf_barrier(launch, b, 0, 64));
                 emit(p, lf_barrier(launch, b, 1, 64));
@@ -528,15 +447,15 @@ static void random_program(prog *p, model *m)
         } else if (what < 20) {   /* a warp sync, full or partial */
             uint32_t b = rnd(BLOCKS), w = rnd(WARPS);
             uint32_t mask = rnd(2) ? WR_FULL_MASK : rnd(2) ? 0x0000ffffu : (rnd(0xffffffffu) | 1u);
-            emit(p, lf_warp_sync(m->ep[x].launch, b, w, mask));
+            emit(p, lf_warp_sync(m->E.ep[x].launch, b, w, mask));
             model_warp_sync(m, x, b, w, mask);
         } else {
             random_access(p, m, x);
         }
     }
-    for (uint32_t x = 1; x <= m->nep; x++)
-        if (m->ep[x].launch && !m->ep[x].ended)
-            emit(p, lf_kernel_end(m->ep[x].launch));
+    for (uint32_t x = 1; x <= m->E.nep; x++)
+        if (m->E.ep[x].launch && !m->E.ep[x].ended)
+            emit(p, lf_kernel_end(m->E.ep[x].launch));
 }
 
 static void free_model(model *m)
@@ -546,41 +465,6 @@ static void free_model(model *m)
             for (unsigned w = 0; w < WARPS; w++)
                 free(m->ring[x][b][w].e);
     wr_findings_free(m->found);
-}
-
-static void print_group(const char *who, const wr_race_group *g)
-{
-    const wr_race *r = &g->example;
-    fprintf(stderr,
-            "  %s: x%" PRIu64 " class %u | #%" PRIu64 " site %u kind %u L%u b%u w%u l%u"
-            " | #%" PRIu64 " site %u kind %u L%u b%u w%u l%u | space %u addr %#" PRIx64 "\n",
-            who, g->count, r->race_class, r->first.seq, r->first.site, r->first.kind,
-            r->first.launch, r->first.block, r->first.warp, r->first.lane, r->second.seq,
-            r->second.site, r->second.kind, r->second.launch, r->second.block, r->second.warp,
-            r->second.lane, r->space, r->addr);
-}
-
-static bool same_example(const wr_race *x, const wr_race *y)
-{
-    return x->race_class == y->race_class && x->verdict == y->verdict &&
-           x->potential == y->potential && x->space == y->space && x->addr == y->addr &&
-           !memcmp(&x->first, &y->first, sizeof x->first) &&
-           !memcmp(&x->second, &y->second, sizeof x->second);
-}
-
-static void dump_program(const prog *p)
-{
-    for (uint32_t i = 0; i < p->n; i++) {
-        const wr_event *e = &p->ev[i];
-        if (e->kind == WR_EV_ACCESS) {
-            const wr_access *a = &e->u.access;
-            fprintf(stderr, "  #%u access L%u b%u w%u op %u scope %u space %u mask %08x mode %u base %#" PRIx64
-                    " size %u\n", i, a->launch, a->block, a->warp, a->op, a->scope, a->space,
-                    a->active_mask, a->addr_mode, a->base, a->size);
-        } else {
-            fprintf(stderr, "  #%u kind %u\n", i, e->kind);
-        }
-    }
 }
 
 static unsigned races_seen, programs_racing;
@@ -595,45 +479,18 @@ static void check_seed(uint64_t seed)
     size_t mn = wr_findings_groups(m.found, &mg);
     races_seen += (unsigned)mn;
     programs_racing += mn > 0;
-    for (unsigned shards = 1; shards <= 3; shards += 2) {
-        lf_run r;
-        lf_start(&r, &wr_engine_fsm, shards);
-        for (uint32_t i = 0; i < p.n; i++)
-            lf_feed(&r, p.ev[i]);
-        wr_findings *got = lf_end(&r);
-        const wr_race_group *eg;
-        size_t en = wr_findings_groups(got, &eg);
-        bool same = en == mn;
-        for (size_t i = 0; same && i < en; i++)
-            same = eg[i].count == mg[i].count && same_example(&eg[i].example, &mg[i].example);
-        if (!same) {
-            fprintf(stderr, "seed %" PRIu64 ", %u shards: engine %zu groups, model %zu\n", seed,
-                    shards, en, mn);
-            for (size_t i = 0; i < en; i++)
-                print_group("engine", &eg[i]);
-            for (size_t i = 0; i < mn; i++)
-                print_group("model ", &mg[i]);
-            dump_program(&p);
-        }
-        wr_findings_free(got);
-        cr_assert(same, "seed %" PRIu64 ", %u shards: the engine's findings differ from the model's",
-                  seed, shards);
-    }
+    oracle_compare(&wr_engine_fsm, p.ev, p.n, m.found, seed);
     free_model(&m);
 }
 
 Test(fsm_oracle, random_programs_match_the_model, .timeout = 120)
 {
-    const char *one = getenv("WR_ORACLE_SEED");
-    if (one) {
-        check_seed(strtoull(one, NULL, 10));
-        return;
-    }
-    /* WR_ORACLE_SEEDS=N: a longer search than the suite's */
-    const char *many = getenv("WR_ORACLE_SEEDS");
-    uint64_t seeds = many ? strtoull(many, NULL, 10) : SEEDS;
-    for (uint64_t seed = 1; seed <= seeds; seed++)
+    uint64_t first, last = oracle_seeds(SEEDS, &first);
+    for (uint64_t seed = first; seed <= last; seed++)
         check_seed(seed);
+    if (getenv("WR_ORACLE_SEED"))
+        return;   /* one seed alone: no totals to judge */
+    uint64_t seeds = last;
     /* the programs must race, and in many ways, for the comparison to mean anything */
     cr_assert_gt(programs_racing, seeds / 2, "%u of %" PRIu64 " programs race", programs_racing, seeds);
     cr_assert_gt(races_seen, 4 * seeds, "%u race groups", races_seen);

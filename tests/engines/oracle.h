@@ -1,0 +1,241 @@
+/*
+ * What the reference-model tests of fsm and lockset (test_fsm_oracle.c,
+ * test_lockset_oracle.c) share: the random source, the order of epochs
+ * (launches and host copies) as a transitively closed relation built from
+ * the host-side rules, a warp's accesses as the models' rings see them,
+ * and the comparison of an engine's findings with a model's, group for
+ * group, at 1 and 3 shards.
+ */
+#ifndef WR_TEST_ORACLE_H
+#define WR_TEST_ORACLE_H
+
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lf_events.h"
+
+/* <= WR_EPOCHS_KEEP + 1: no block of an unsettled epoch is purged */
+#define ORACLE_MAX_EPOCHS 5
+
+static uint64_t rnd_state;
+static uint32_t rnd(uint32_t n)
+{
+    rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(rnd_state >> 33) % n;
+}
+
+/* ---- epochs: a happens-before relation over launches and copies ---- */
+
+typedef struct mepoch {
+    uint32_t launch;            /* 0: a host copy */
+    uint32_t stream;
+    bool finished;              /* acts no more (launch) / done (copy) */
+    bool ended;                 /* KERNEL_END emitted */
+} mepoch;
+
+typedef struct oracle_epochs {
+    mepoch ep[ORACLE_MAX_EPOCHS + 1];   /* 1-based */
+    uint32_t nep;
+    bool before[ORACLE_MAX_EPOCHS + 1][ORACLE_MAX_EPOCHS + 1];   /* [a][b]: a happens before b */
+    bool host_waited[ORACLE_MAX_EPOCHS + 1];
+} oracle_epochs;
+
+static inline bool oe_ordered(const oracle_epochs *o, uint32_t a, uint32_t b)
+{
+    return o->before[a][b];
+}
+
+/* A new epoch on `stream`: after the stream's previous work, the legacy
+ * stream's (and, on stream 0, everyone's), and what the host waited for;
+ * and after everything those come after. */
+static inline uint32_t oe_new(oracle_epochs *o, uint32_t launch, uint32_t stream)
+{
+    uint32_t x = ++o->nep;
+    cr_assert(x <= ORACLE_MAX_EPOCHS);
+    o->ep[x] = (mepoch){.launch = launch, .stream = stream};
+    for (uint32_t a = 1; a < x; a++) {
+        bool direct = o->host_waited[a] || o->ep[a].stream == stream || stream == 0 ||
+                      o->ep[a].stream == 0;
+        if (direct) {
+            o->before[a][x] = true;
+            for (uint32_t b = 1; b < a; b++)
+                if (o->before[b][a])
+                    o->before[b][x] = true;
+        }
+    }
+    return x;
+}
+
+/* Takes back the newest epoch (a copy that may not run yet). */
+static inline void oe_drop_newest(oracle_epochs *o)
+{
+    for (uint32_t a = 1; a < o->nep; a++)
+        o->before[a][o->nep] = false;
+    o->nep--;
+}
+
+/* The host has waited for epoch x (and so for what x came after). */
+static inline void oe_host_waits(oracle_epochs *o, uint32_t x)
+{
+    o->host_waited[x] = true;
+    for (uint32_t a = 1; a < x; a++)
+        if (o->before[a][x])
+            o->host_waited[a] = true;
+}
+
+/* May epoch x act now: every epoch before it is over (trace order is
+ * consistent with the order of epochs)? */
+static inline bool oe_may_act(const oracle_epochs *o, uint32_t x)
+{
+    if (o->ep[x].finished)
+        return false;
+    for (uint32_t a = 1; a < x; a++)
+        if (o->before[a][x] && !o->ep[a].finished)
+            return false;
+    return true;
+}
+
+/* ---- a warp's accesses, as a report's first side looks for them ---- */
+
+typedef struct mring_ent {
+    uint64_t seq, lo, hi;       /* bytes [lo, hi] of all its lanes */
+    uint32_t site, mask;
+    uint8_t kind, space;
+} mring_ent;
+
+typedef struct mring {          /* every access of one warp (or of the host), oldest first */
+    mring_ent *e;
+    uint32_t n, cap;
+} mring;
+
+static inline void ring_push(mring *r, mring_ent e)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 16;
+        r->e = realloc(r->e, r->cap * sizeof *r->e);
+    }
+    r->e[r->n++] = e;
+}
+
+/* ---- the comparison ---- */
+
+static inline void oracle_print_group(const char *who, const wr_race_group *g)
+{
+    const wr_race *r = &g->example;
+    fprintf(stderr,
+            "  %s: x%" PRIu64 " class %u | #%" PRIu64 " site %u kind %u L%u b%u w%u l%u"
+            " | #%" PRIu64 " site %u kind %u L%u b%u w%u l%u | space %u addr %#" PRIx64 "\n",
+            who, g->count, r->race_class, r->first.seq, r->first.site, r->first.kind,
+            r->first.launch, r->first.block, r->first.warp, r->first.lane, r->second.seq,
+            r->second.site, r->second.kind, r->second.launch, r->second.block, r->second.warp,
+            r->second.lane, r->space, r->addr);
+}
+
+static inline bool oracle_same_example(const wr_race *x, const wr_race *y)
+{
+    return x->engine == y->engine && x->race_class == y->race_class && x->verdict == y->verdict &&
+           x->potential == y->potential && x->space == y->space && x->addr == y->addr &&
+           !memcmp(&x->first, &y->first, sizeof x->first) &&
+           !memcmp(&x->second, &y->second, sizeof x->second);
+}
+
+static inline void oracle_dump_program(const wr_event *ev, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const wr_event *e = &ev[i];
+        switch (e->kind) {
+        case WR_EV_ACCESS: {
+            const wr_access *a = &e->u.access;
+            fprintf(stderr, "  #%u access L%u b%u w%u site %u op %u aop %u cas %08x scope %u space %u"
+                    " mask %08x mode %u base %#" PRIx64 " size %u", i, a->launch, a->block, a->warp,
+                    e->site, a->op, a->atomic_op, a->cas_success, a->scope, a->space,
+                    a->active_mask, a->addr_mode, a->base, a->size);
+            if (a->addr_mode == WR_ADDR_VECTOR)
+                for (unsigned l = 0; l < WR_WARP_SIZE; l++)
+                    if ((a->active_mask >> l) & 1u)
+                        fprintf(stderr, " %u:%#" PRIx64, l, a->lane_addr[l]);
+            fprintf(stderr, "\n");
+            break;
+        }
+        case WR_EV_FENCE:
+            fprintf(stderr, "  #%u fence L%u b%u w%u mask %08x scope %u\n", i, e->u.fence.launch,
+                    e->u.fence.block, e->u.fence.warp, e->u.fence.active_mask, e->u.fence.scope);
+            break;
+        case WR_EV_BARRIER:
+            fprintf(stderr, "  #%u barrier L%u b%u w%u expected %u\n", i, e->u.barrier.launch,
+                    e->u.barrier.block, e->u.barrier.warp, e->u.barrier.expected);
+            break;
+        case WR_EV_WARP_SYNC:
+            fprintf(stderr, "  #%u warp sync L%u b%u w%u mask %08x\n", i, e->u.warp_sync.launch,
+                    e->u.warp_sync.block, e->u.warp_sync.warp, e->u.warp_sync.mask);
+            break;
+        case WR_EV_KERNEL_LAUNCH:
+            fprintf(stderr, "  #%u launch L%u stream %u\n", i, e->u.launch.launch, e->u.launch.stream);
+            break;
+        case WR_EV_KERNEL_END:
+            fprintf(stderr, "  #%u kernel end L%u\n", i, e->u.kernel_end.launch);
+            break;
+        case WR_EV_BLOCK_EXIT:
+            fprintf(stderr, "  #%u block exit L%u b%u\n", i, e->u.block.launch, e->u.block.block);
+            break;
+        case WR_EV_HOST_COPY:
+            fprintf(stderr, "  #%u copy kind %u dst %#" PRIx64 " src %#" PRIx64 " bytes %" PRIu64
+                    " stream %u async %u\n", i, e->u.copy.kind, e->u.copy.dst, e->u.copy.src,
+                    e->u.copy.bytes, e->u.copy.stream, e->u.copy.async);
+            break;
+        default:
+            fprintf(stderr, "  #%u kind %u\n", i, e->kind);
+            break;
+        }
+    }
+}
+
+/* Runs the program through the engine at 1 and at 3 shards; its groups
+ * (count and example) must be the model's. */
+static inline void oracle_compare(const wr_engine_ops *ops, const wr_event *ev, uint32_t n,
+                                  const wr_findings *model_found, uint64_t seed)
+{
+    const wr_race_group *mg;
+    size_t mn = wr_findings_groups(model_found, &mg);
+    for (unsigned shards = 1; shards <= 3; shards += 2) {
+        lf_run r;
+        lf_start(&r, ops, shards);
+        for (uint32_t i = 0; i < n; i++)
+            lf_feed(&r, ev[i]);
+        wr_findings *got = lf_end(&r);
+        const wr_race_group *eg;
+        size_t en = wr_findings_groups(got, &eg);
+        bool same = en == mn;
+        for (size_t i = 0; same && i < en; i++)
+            same = eg[i].count == mg[i].count && oracle_same_example(&eg[i].example, &mg[i].example);
+        if (!same) {
+            fprintf(stderr, "seed %" PRIu64 ", %u shards: engine %zu groups, model %zu\n", seed,
+                    shards, en, mn);
+            for (size_t i = 0; i < en; i++)
+                oracle_print_group("engine", &eg[i]);
+            for (size_t i = 0; i < mn; i++)
+                oracle_print_group("model ", &mg[i]);
+            oracle_dump_program(ev, n);
+        }
+        wr_findings_free(got);
+        cr_assert(same, "seed %" PRIu64 ", %u shards: the engine's findings differ from the model's",
+                  seed, shards);
+    }
+}
+
+/* How many seeds to run: WR_ORACLE_SEEDS=N searches longer than the
+ * suite's `fallback`; WR_ORACLE_SEED=S runs seed S alone (*first = S). */
+static inline uint64_t oracle_seeds(uint64_t fallback, uint64_t *first)
+{
+    const char *one = getenv("WR_ORACLE_SEED"), *many = getenv("WR_ORACLE_SEEDS");
+    *first = one ? strtoull(one, NULL, 10) : 1;
+    if (one)
+        return *first;
+    return many ? strtoull(many, NULL, 10) : fallback;
+}
+
+#endif
