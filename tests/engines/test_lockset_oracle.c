@@ -22,8 +22,8 @@
  *   - rings of every access of every warp (and of the host), searched
  *     over the newest WR_ACCESS_RING entries;
  *   - a happens-before relation over epochs (launches and copies), built
- *     from the host-side rules and closed transitively (as
- *     test_fsm_oracle.c).
+ *     from the host-side rules and closed transitively (oracle.h,
+ *     shared with test_fsm_oracle.c).
  * The lockset of a lane holds L@b for each lock it holds (b: its block),
  * plus L@dev when the hold's scope is device or system; an atomic adds
  * ATOM@b (and ATOM@dev at device / system scope); the host holds nothing.
