@@ -99,6 +99,73 @@ static inline bool oe_may_act(const oracle_epochs *o, uint32_t x)
     return true;
 }
 
+/* One of the launches that may act now, at random; 0 when none may. */
+static inline uint32_t oe_pick_acting(const oracle_epochs *o)
+{
+    uint32_t can[ORACLE_MAX_EPOCHS], ncan = 0;
+    for (uint32_t x = 1; x <= o->nep; x++)
+        if (o->ep[x].launch && oe_may_act(o, x))
+            can[ncan++] = x;
+    return ncan ? can[rnd(ncan)] : 0;
+}
+
+/* DEVICE_SYNC: every epoch so far is over, and the host waited for it. */
+static inline void oe_device_sync(oracle_epochs *o)
+{
+    for (uint32_t y = 1; y <= o->nep; y++) {
+        o->ep[y].finished = true;
+        oe_host_waits(o, y);
+    }
+}
+
+/* A random host copy of some of the `words` words at `base` (H2D or D2H,
+ * synchronous or not, on stream 0-2), as its HOST_COPY event in *out,
+ * with its new epoch; 0 (no epoch made) when what it comes after is not
+ * over yet, so that it cannot run now.  The caller feeds it to its model,
+ * then calls oe_copy_done. */
+static inline uint32_t oe_random_copy(oracle_epochs *o, uint64_t base, uint32_t words, wr_event *out)
+{
+    uint32_t stream = rnd(3);
+    uint32_t x = oe_new(o, 0, stream);
+    if (!oe_may_act(o, x)) {
+        oe_drop_newest(o);
+        return 0;
+    }
+    uint32_t first = rnd(words), count = 1 + rnd(words - first);
+    uint8_t kind = rnd(2) ? WR_COPY_H2D : WR_COPY_D2H;
+    uint64_t at = base + 4ull * first;
+    bool async = rnd(2);
+    *out = lf_copy(kind, kind == WR_COPY_H2D ? at : 0, kind == WR_COPY_D2H ? at : 0, 4ull * count,
+                   stream, async);
+    return x;
+}
+
+/* The copy of epoch x ran: a synchronous one was waited for. */
+static inline void oe_copy_done(oracle_epochs *o, uint32_t x, const wr_event *copy)
+{
+    o->ep[x].finished = true;
+    if (!copy->u.copy.async)
+        oe_host_waits(o, x);
+}
+
+/* Launch epoch x acts no more: the events that say so (maybe every one of
+ * its `blocks` blocks' BLOCK_EXIT, maybe its KERNEL_END, which the host
+ * waits for) into out[0 .. blocks], how many returned. */
+static inline unsigned oe_finish_launch(oracle_epochs *o, uint32_t x, uint32_t blocks, wr_event *out)
+{
+    unsigned n = 0;
+    o->ep[x].finished = true;
+    if (rnd(2))
+        for (uint32_t b = 0; b < blocks; b++)
+            out[n++] = lf_block_exit(o->ep[x].launch, b);
+    if (rnd(3)) {
+        out[n++] = lf_kernel_end(o->ep[x].launch);
+        o->ep[x].ended = true;
+        oe_host_waits(o, x);
+    }
+    return n;
+}
+
 /* ---- a warp's accesses, as a report's first side looks for them ---- */
 
 typedef struct mring_ent {

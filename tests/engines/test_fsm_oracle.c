@@ -75,12 +75,10 @@ typedef struct mword {
 
 typedef struct model {
     oracle_epochs E;
-    uint32_t launch_epoch[MAX_LAUNCHES + 1];
     uint32_t nlaunches;
     /* per epoch and block / warp / lane */
     uint32_t bc[MAX_EPOCHS + 1][BLOCKS][WARPS];
     uint32_t wc[MAX_EPOCHS + 1][BLOCKS][WARPS][LANES];
-    bool exited[MAX_EPOCHS + 1][BLOCKS];
     mring ring[MAX_EPOCHS + 1][BLOCKS + 1][WARPS];  /* [BLOCKS]: the host */
     mword global[WORDS];
     mword shared[MAX_EPOCHS + 1][BLOCKS][WORDS];
@@ -364,39 +362,22 @@ static void random_access(prog *p, model *m, uint32_t epoch)
 
 static void random_copy(prog *p, model *m)
 {
-    uint32_t stream = rnd(3);
-    /* the copy runs now: what it comes after must be over */
-    uint32_t x = oe_new(&m->E, 0, stream);
-    if (!oe_may_act(&m->E, x)) {   /* not this time */
-        oe_drop_newest(&m->E);
-        return;
-    }
-    uint32_t first = rnd(WORDS), count = 1 + rnd(WORDS - first);
-    uint8_t kind = rnd(2) ? WR_COPY_H2D : WR_COPY_D2H;
-    uint64_t at = BASE + 4ull * first;
-    bool async = rnd(2);
-    wr_event *e = emit(p, lf_copy(kind, kind == WR_COPY_H2D ? at : 0, kind == WR_COPY_D2H ? at : 0,
-                                  4ull * count, stream, async));
+    wr_event c;
+    uint32_t x = oe_random_copy(&m->E, BASE, WORDS, &c);
+    if (!x)
+        return;   /* not this time: what it comes after still runs */
+    wr_event *e = emit(p, c);
     e->site = SITE0 + (uint32_t)e->seq;
     model_copy(m, e, x);
-    m->E.ep[x].finished = true;
-    if (!async)
-        oe_host_waits(&m->E, x);
+    oe_copy_done(&m->E, x, e);
 }
 
 static void finish_launch(prog *p, model *m, uint32_t x)
 {
-    m->E.ep[x].finished = true;
-    if (rnd(2))
-        for (uint32_t b = 0; b < BLOCKS; b++) {
-            emit(p, lf_block_exit(m->E.ep[x].launch, b));
-            m->exited[x][b] = true;
-        }
-    if (rnd(3)) {
-        emit(p, lf_kernel_end(m->E.ep[x].launch));
-        m->E.ep[x].ended = true;
-        oe_host_waits(&m->E, x);
-    }
+    wr_event ends[BLOCKS + 1];
+    unsigned n = oe_finish_launch(&m->E, x, BLOCKS, ends);
+    for (unsigned i = 0; i < n; i++)
+        emit(p, ends[i]);
 }
 
 static void random_program(prog *p, model *m)
@@ -409,30 +390,21 @@ static void random_program(prog *p, model *m)
         if (what < 5 && m->nlaunches < MAX_LAUNCHES && m->E.nep < MAX_EPOCHS) {
             uint32_t launch = ++m->nlaunches, stream = rnd(4) ? 1 + rnd(2) : 0;
             emit(p, lf_launch(launch, stream));
-            m->launch_epoch[launch] = oe_new(&m->E, launch, stream);
+            oe_new(&m->E, launch, stream);
             continue;
         }
         if (what < 7 && m->E.nep < MAX_EPOCHS) {
             random_copy(p, m);
             continue;
         }
-        /* the launches that may act now */
-        uint32_t can[MAX_EPOCHS], ncan = 0;
-        for (uint32_t x = 1; x <= m->E.nep; x++)
-            if (m->E.ep[x].launch && oe_may_act(&m->E, x))
-                can[ncan++] = x;
-        if (!ncan)
+        uint32_t x = oe_pick_acting(&m->E);
+        if (!x)
             continue;
-        uint32_t x = can[rnd(ncan)];
         if (what < 9) {
             finish_launch(p, m, x);
         } else if (what < 10) {   /* the host waits for everything */
-            for (uint32_t y = 1; y <= m->E.nep; y++)
-                if (!m->E.ep[y].finished)
-                    m->E.ep[y].finished = true;
             emit(p, lf_simple(WR_EV_DEVICE_SYNC));
-            for (uint32_t y = 1; y <= m->E.nep; y++)
-                oe_host_waits(&m->E, y);
+            oe_device_sync(&m->E);
         } else if (what < 15) {   /* a block barrier of both warps, or of one (expected 32) */
             uint32_t launch = m->E.ep[x].launch, b = rnd(BLOCKS);
             if (rnd(3)) {

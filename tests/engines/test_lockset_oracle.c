@@ -891,37 +891,22 @@ static void random_access(prog *p, model *m, uint32_t x)
 
 static void random_copy(prog *p, model *m)
 {
-    uint32_t stream = rnd(3);
-    /* the copy runs now: what it comes after must be over */
-    uint32_t x = oe_new(&m->E, 0, stream);
-    if (!oe_may_act(&m->E, x)) {   /* not this time */
-        oe_drop_newest(&m->E);
-        return;
-    }
-    uint32_t first = rnd(WORDS), count = 1 + rnd(WORDS - first);
-    uint8_t kind = rnd(2) ? WR_COPY_H2D : WR_COPY_D2H;
-    uint64_t at = BASE + 4ull * first;
-    bool async = rnd(2);
-    wr_event *e = emit(p, lf_copy(kind, kind == WR_COPY_H2D ? at : 0, kind == WR_COPY_D2H ? at : 0,
-                                  4ull * count, stream, async));
+    wr_event c;
+    uint32_t x = oe_random_copy(&m->E, BASE, WORDS, &c);
+    if (!x)
+        return;   /* not this time: what it comes after still runs */
+    wr_event *e = emit(p, c);
     e->site = SITE0 + (uint32_t)e->seq;
     model_copy(m, e, x);
-    m->E.ep[x].finished = true;
-    if (!async)
-        oe_host_waits(&m->E, x);
+    oe_copy_done(&m->E, x, e);
 }
 
 static void finish_launch(prog *p, model *m, uint32_t x)
 {
-    m->E.ep[x].finished = true;
-    if (rnd(2))
-        for (uint32_t b = 0; b < BLOCKS; b++)
-            emit(p, lf_block_exit(m->E.ep[x].launch, b));
-    if (rnd(3)) {
-        emit(p, lf_kernel_end(m->E.ep[x].launch));
-        m->E.ep[x].ended = true;
-        oe_host_waits(&m->E, x);
-    }
+    wr_event ends[BLOCKS + 1];
+    unsigned n = oe_finish_launch(&m->E, x, BLOCKS, ends);
+    for (unsigned i = 0; i < n; i++)
+        emit(p, ends[i]);
 }
 
 static void barrier(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, uint32_t expected)
@@ -950,23 +935,14 @@ static void random_program(prog *p, model *m)
             random_copy(p, m);
             continue;
         }
-        /* the launches that may act now */
-        uint32_t can[MAX_EPOCHS], ncan = 0;
-        for (uint32_t x = 1; x <= m->E.nep; x++)
-            if (m->E.ep[x].launch && oe_may_act(&m->E, x))
-                can[ncan++] = x;
-        if (!ncan)
+        uint32_t x = oe_pick_acting(&m->E);
+        if (!x)
             continue;
-        uint32_t x = can[rnd(ncan)];
         if (what < 9) {
             finish_launch(p, m, x);
         } else if (what < 10) {   /* the host waits for everything */
-            for (uint32_t y = 1; y <= m->E.nep; y++)
-                if (!m->E.ep[y].finished)
-                    m->E.ep[y].finished = true;
             emit(p, lf_simple(WR_EV_DEVICE_SYNC));
-            for (uint32_t y = 1; y <= m->E.nep; y++)
-                oe_host_waits(&m->E, y);
+            oe_device_sync(&m->E);
         } else if (what < 14) {   /* a block barrier: both warps, one (expected 32), or one waiting */
             uint32_t b = rnd(BLOCKS), r = rnd(6);
             if (r < 3) {
