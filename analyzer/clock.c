@@ -230,6 +230,20 @@ void wr_vc_max_from(wr_vclock *c, uint32_t k0, uint32_t n, const uint32_t *in)
         wr_vc_set_max(c, k0 + i, in[i]);
 }
 
+bool wr_vc_next(const wr_vclock *c, uint32_t from, uint32_t *key, uint32_t *val)
+{
+    for (uint32_t i = dir_find(c, from >> WR_VC_CHUNK_SHIFT); i < c->n; i++) {
+        uint32_t k0 = c->s[i].idx << WR_VC_CHUNK_SHIFT;
+        for (uint32_t x = from > k0 ? from - k0 : 0; x < WR_VC_CHUNK; x++)
+            if (c->s[i].c->v[x]) {
+                *key = k0 + x;
+                *val = c->s[i].c->v[x];
+                return true;
+            }
+    }
+    return false;
+}
+
 uint64_t wr_vc_count(const wr_vclock *c)
 {
     uint64_t n = 0;

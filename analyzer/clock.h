@@ -67,6 +67,10 @@ bool wr_vc_max_into(const wr_vclock *c, uint32_t k0, uint32_t n, uint32_t *out);
 /* c[k0 + i] = max(c[k0 + i], in[i]) for i < n (zeros skipped). */
 void wr_vc_max_from(wr_vclock *c, uint32_t k0, uint32_t n, const uint32_t *in);
 
+/* The first key >= from that has a value: true, with *key and *val; false
+ * when there is none. */
+bool wr_vc_next(const wr_vclock *c, uint32_t from, uint32_t *key, uint32_t *val);
+
 /* Keys with a value (for tests and statistics). */
 uint64_t wr_vc_count(const wr_vclock *c);
 

@@ -116,6 +116,10 @@ typedef struct hb_launch {
     uint32_t id;
     uint32_t stream_slot, pos;
     uint8_t is_copy, ended;
+    /* started: its first block appeared; complete: over, its end knowledge
+     * handed to the clocks that know its position (complete_known) */
+    uint8_t started, complete;
+    uint32_t unstarted_at;   /* index in wr_hb.unstarted + 1; 0: started */
     uint32_t grid[3], bdim[3], cl[3];
     uint32_t nblocks, threads, nw, shared;
     hb_block **blocks;
@@ -126,6 +130,10 @@ typedef struct hb_launch {
 typedef struct hb_stream {
     uint32_t id, pos;
     wr_vclock tail[WR_HB_MAX_LAYERS];
+    /* its launches not complete, in issue order: q[qhead..qn); those of
+     * q[qhead..qdue) complete in the complete_known under way */
+    uint32_t *q;
+    uint32_t qhead, qdue, qn, qcap;
 } hb_stream;
 
 typedef struct hb_cuevent {
@@ -150,6 +158,13 @@ struct wr_hb {
     hb_cuevent *events;
     uint32_t nevents;
     wr_vclock host[WR_HB_MAX_LAYERS];
+    /* launches not yet complete, by internal index, ascending (issue order) */
+    /* launches not started yet (launch_pending) */
+    uint32_t *unstarted;
+    uint32_t nunstarted, capunstarted;
+    /* complete_known's work: the launches completing, their streams, keys */
+    uint32_t *batch, *due_slots, *keys;
+    uint32_t nbatch, capbatch, ndue_slots, capdue_slots, nkeys, capkeys;
     /* synchronizing words */
     hb_loc **locs;
     size_t nloc, caploc;
@@ -308,6 +323,200 @@ static void stream_item_done(wr_hb *hb, uint32_t slot, uint32_t pos, wr_vclock *
     }
 }
 
+/* ---- launches that are over before the host says so ----
+ *
+ * A clock that knows a launch whole (its stream position) must know what
+ * the launch's warps learned too (acquires from a kernel on another
+ * stream): work ordered after a launch is ordered after what the launch
+ * was ordered after.  But the clocks that learn the position are made when
+ * the host issues work, mostly before the launch has run: a later launch's
+ * start, the stream's tail, an event, the host's.  So when work that waits
+ * for a launch begins (a later item of its stream or of a stream that
+ * waited for an event after it, a legacy-stream item, a host wait), the
+ * launch is over: it is *completed*, and every clock that knows its
+ * position learns its end knowledge (endj: its exited blocks' warps, its
+ * live warps', its start).  Its blocks stay: a KERNEL_END or BLOCK_EXIT
+ * still folds them.
+ *
+ * The launches not complete wait in their stream's queue in issue order,
+ * and a clock that knows position p of a stream knows every item up to p:
+ * what completes at once is a prefix of each queue (marked up to qdue). */
+
+static void queue_push(uint32_t **v, uint32_t *n, uint32_t *cap, uint32_t x)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 16;
+        *v = xrealloc(*v, (size_t)*cap * sizeof **v);
+    }
+    (*v)[(*n)++] = x;
+}
+
+/* The launch is waiting in its stream's queue and not started. */
+static void launch_pending(wr_hb *hb, hb_launch *l, uint32_t idx)
+{
+    hb_stream *s = &hb->streams[l->stream_slot];
+    queue_push(&s->q, &s->qn, &s->qcap, idx);
+    queue_push(&hb->unstarted, &hb->nunstarted, &hb->capunstarted, idx);
+    l->unstarted_at = hb->nunstarted;
+}
+
+static void launch_started(wr_hb *hb, hb_launch *l)
+{
+    l->started = 1;
+    if (!l->unstarted_at)
+        return;
+    uint32_t moved = hb->unstarted[--hb->nunstarted];
+    hb->unstarted[l->unstarted_at - 1] = moved;
+    hb->launches[moved]->unstarted_at = l->unstarted_at;
+    l->unstarted_at = 0;
+}
+
+/* Marks due the queued launches of stream slot at positions <= pos. */
+static void mark_due(wr_hb *hb, uint32_t slot, uint32_t pos)
+{
+    if (slot >= hb->nstreams)
+        return;
+    hb_stream *s = &hb->streams[slot];
+    if (s->qdue < s->qhead)
+        s->qdue = s->qhead;
+    while (s->qdue < s->qn && hb->launches[s->q[s->qdue]]->pos <= pos) {
+        if (s->qdue == s->qhead)
+            queue_push(&hb->due_slots, &hb->ndue_slots, &hb->capdue_slots, slot);
+        queue_push(&hb->batch, &hb->nbatch, &hb->capbatch, s->q[s->qdue++]);
+    }
+}
+
+static void mark_known(wr_hb *hb, const wr_vclock *c)
+{
+    for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
+        uint32_t key = WR_HB_STREAM_KEY, v;
+        while (wr_vc_next(&c[k], key, &key, &v)) {
+            mark_due(hb, key & ~WR_HB_STREAM_KEY, v);
+            if (key == UINT32_MAX)
+                break;
+            key++;
+        }
+    }
+}
+
+/* Clock c learns the end knowledge of the completed launches of this
+ * batch whose position it knows, layer by layer: asked stream by stream of
+ * the batch when they are few, else key by key of c. */
+static void learn_ends(wr_hb *hb, wr_vclock *c)
+{
+    for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
+        hb->nkeys = 0;
+        if (hb->ndue_slots <= 8) {
+            for (uint32_t i = 0; i < hb->ndue_slots; i++) {
+                uint32_t slot = hb->due_slots[i];
+                uint32_t v = wr_vc_get(&c[k], WR_HB_STREAM_KEY | slot);
+                if (v) {
+                    queue_push(&hb->keys, &hb->nkeys, &hb->capkeys, slot);
+                    queue_push(&hb->keys, &hb->nkeys, &hb->capkeys, v);
+                }
+            }
+        } else {
+            uint32_t key = WR_HB_STREAM_KEY, v;
+            while (wr_vc_next(&c[k], key, &key, &v)) {
+                queue_push(&hb->keys, &hb->nkeys, &hb->capkeys, key & ~WR_HB_STREAM_KEY);
+                queue_push(&hb->keys, &hb->nkeys, &hb->capkeys, v);
+                if (key == UINT32_MAX)
+                    break;
+                key++;
+            }
+        }
+        for (uint32_t i = 0; i < hb->nkeys; i += 2) {
+            if (hb->keys[i] >= hb->nstreams)
+                continue;
+            const hb_stream *s = &hb->streams[hb->keys[i]];
+            for (uint32_t j = s->qhead; j < s->qdue; j++) {
+                const hb_launch *l = hb->launches[s->q[j]];
+                if (l->pos > hb->keys[i + 1])
+                    break;
+                if (l->complete)
+                    wr_vc_join(&c[k], &l->endj[k]);
+            }
+        }
+    }
+}
+
+static void launch_complete(wr_hb *hb, hb_launch *l)
+{
+    if (!l->started)   /* its start learns what it waited for, if that just ended */
+        learn_ends(hb, l->base);
+    for (uint32_t b = 0; l->blocks && b < l->nblocks; b++) {
+        const hb_block *bl = l->blocks[b];
+        for (uint32_t i = 0; bl && i < bl->nw; i++)
+            if (bl->live[i])
+                for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
+                    wr_vc_join(&l->endj[k], &bl->w[i].ext[k]);
+    }
+    /* (not its own position: whoever learns endj knows that already, and
+     * endj shares its start's chunks) */
+    for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
+        wr_vc_join(&l->endj[k], &l->base[k]);
+    l->complete = 1;
+    stream_item_done(hb, l->stream_slot, l->pos, l->endj);
+}
+
+/* Clock c learns completed launch l's end knowledge, in each layer that
+ * knows its position. */
+static void learn_end(const wr_hb *hb, wr_vclock *c, const hb_launch *l)
+{
+    uint32_t key = WR_HB_STREAM_KEY | l->stream_slot;
+    for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
+        if (wr_vc_get(&c[k], key) >= l->pos)
+            wr_vc_join(&c[k], &l->endj[k]);
+}
+
+static int idx_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every queued launch whose position clock c knows is over, and so is
+ * every one their starts know (an earlier launch of the stream, perhaps
+ * never started: an empty kernel).  Completes them oldest first (a start
+ * knows only launches issued before it), so that each end knowledge holds
+ * those it comes after, then hands their end knowledge to c and to the
+ * clocks made before they ended. */
+static void complete_known(wr_hb *hb, wr_vclock *c)
+{
+    hb->nbatch = 0;
+    hb->ndue_slots = 0;
+    mark_known(hb, c);
+    for (uint32_t i = 0; i < hb->nbatch; i++)
+        mark_known(hb, hb->launches[hb->batch[i]]->base);
+    if (!hb->nbatch)
+        return;
+    qsort(hb->batch, hb->nbatch, sizeof *hb->batch, idx_cmp);
+    for (uint32_t i = 0; i < hb->nbatch; i++)
+        launch_complete(hb, hb->launches[hb->batch[i]]);
+    learn_ends(hb, c);
+    learn_ends(hb, hb->host);
+    for (uint32_t i = 0; i < hb->nstreams; i++)
+        learn_ends(hb, hb->streams[i].tail);
+    for (uint32_t i = 0; i < hb->nevents; i++)
+        learn_ends(hb, hb->events[i].clk);
+    for (uint32_t i = 0; i < hb->nunstarted; i++) {
+        hb_launch *p = hb->launches[hb->unstarted[i]];
+        if (!p->complete)
+            learn_ends(hb, p->base);
+    }
+    for (uint32_t i = 0; i < hb->nbatch; i++) {
+        hb_launch *l = hb->launches[hb->batch[i]];
+        if (!l->started)
+            launch_started(hb, l);   /* never will: off the unstarted list */
+    }
+    for (uint32_t i = 0; i < hb->ndue_slots; i++) {
+        hb_stream *s = &hb->streams[hb->due_slots[i]];
+        s->qhead = s->qdue;
+        if (s->qhead == s->qn)
+            s->qhead = s->qdue = s->qn = 0;
+    }
+}
+
 static hb_launch *launch_of_id(wr_hb *hb, uint32_t id, bool create)
 {
     if (id < hb->capid && hb->id2idx[id])
@@ -343,6 +552,7 @@ static void launch_setup(wr_hb *hb, hb_launch *l, const wr_launch *d)
         l->shared = d->shared_bytes;
     }
     item_start(hb, d ? d->stream : 0, l->base, &l->stream_slot, &l->pos);
+    launch_pending(hb, l, hb->id2idx[l->id] - 1);
 }
 
 static hb_launch *launch_get(wr_hb *hb, uint32_t id)
@@ -435,6 +645,10 @@ static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t war
     }
     hb_block *b = l->blocks[block];
     if (!b) {
+        if (!l->started) {   /* what it waits for is over */
+            launch_started(hb, l);
+            complete_known(hb, l->base);
+        }
         b = xcalloc(1, sizeof *b);
         b->idx = block;
         b->nw = l->nw ? l->nw : 32;
@@ -1319,6 +1533,7 @@ wr_hb_warp *wr_hb_copy_begin(wr_hb *hb, const wr_host_copy *c)
     hb_launch *l = hb->launches[idx];
     l->is_copy = 1;
     item_start(hb, c->stream, l->base, &l->stream_slot, &l->pos);
+    complete_known(hb, l->base);   /* the copy runs now: what it waits for is over */
     wr_hb_warp *w = xcalloc(1, sizeof *w);
     w->unit = unit_add(hb, idx, 0, UINT32_MAX, UINT32_MAX);
     w->launch = idx;
@@ -1509,6 +1724,15 @@ static void do_kernel_end(wr_hb *hb, uint32_t id)
     hb_launch *l = launch_of_id(hb, id, false);
     if (!l || l->ended)
         return;
+    /* the recorder emits KERNEL_END when the host observed the completion:
+     * the host knows all of it, and what it knew (complete_known hands the
+     * end knowledge to the host, or did when the launch completed) */
+    for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
+        wr_vc_set_max(&hb->host[k], WR_HB_STREAM_KEY | l->stream_slot, l->pos);
+    bool was_complete = l->complete;
+    complete_known(hb, hb->host);
+    if (was_complete)
+        learn_end(hb, hb->host, l);
     for (uint32_t i = 0; l->blocks && i < l->nblocks; i++)
         if (l->blocks[i]) {
             block_fold(hb, l, l->blocks[i]);
@@ -1516,14 +1740,6 @@ static void do_kernel_end(wr_hb *hb, uint32_t id)
         }
     free(l->blocks);
     l->blocks = NULL;
-    for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
-        wr_vc_join(&l->endj[k], &l->base[k]);
-        wr_vc_set_max(&l->endj[k], WR_HB_STREAM_KEY | l->stream_slot, l->pos);
-    }
-    stream_item_done(hb, l->stream_slot, l->pos, l->endj);
-    /* the recorder emits KERNEL_END when the host observed the completion */
-    for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
-        wr_vc_join(&hb->host[k], &l->endj[k]);
     for (unsigned k = 0; k < hb->L; k++)
         wr_vc_free(&l->endj[k]);
     l->ended = 1;
@@ -1587,6 +1803,7 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
         hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event);
         for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
             wr_vc_join(&hb->host[k], &e->clk[k]);
+        complete_known(hb, hb->host);
         break;
     }
     case WR_EV_STREAM_SYNC: {
@@ -1596,6 +1813,7 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
             wr_vc_join(&hb->host[k], &s->tail[k]);
             wr_vc_set_max(&hb->host[k], WR_HB_STREAM_KEY | slot, s->pos);
         }
+        complete_known(hb, hb->host);
         break;
     }
     case WR_EV_DEVICE_SYNC:
@@ -1604,6 +1822,7 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
                 wr_vc_join(&hb->host[k], &hb->streams[i].tail[k]);
                 wr_vc_set_max(&hb->host[k], WR_HB_STREAM_KEY | i, hb->streams[i].pos);
             }
+        complete_known(hb, hb->host);
         break;
     default:
         break;
@@ -1636,12 +1855,18 @@ void wr_hb_free(wr_hb *hb)
         free(l);
     }
     free(hb->launches);
+    free(hb->unstarted);
+    free(hb->batch);
+    free(hb->due_slots);
+    free(hb->keys);
     free(hb->id2idx);
     free(hb->units);
     free(hb->unit_launch);
-    for (uint32_t i = 0; i < hb->nstreams; i++)
+    for (uint32_t i = 0; i < hb->nstreams; i++) {
         for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++)
             wr_vc_free(&hb->streams[i].tail[k]);
+        free(hb->streams[i].q);
+    }
     free(hb->streams);
     for (uint32_t i = 0; i < hb->nevents; i++)
         for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++)
