@@ -69,13 +69,15 @@ typedef struct wr_blockstate {
 /* A warp object of warp_size bytes holds its wr_access_ring at ring_offset. */
 void wr_blockstate_init(wr_blockstate *s, size_t block_size, size_t warp_size, size_t ring_offset);
 
-/* The epoch of a launch (wr_epochs_of_launch, through a one-launch memo). */
+/* The epoch of a launch whose block or warp has an event (wr_epochs_of_launch,
+ * through a one-launch memo; the epoch acts, wr_epochs_acts). */
 static inline uint32_t wr_blockstate_epoch_of(wr_blockstate *s, wr_epochs *ep, uint32_t launch)
 {
     if (launch == s->memo_launch && launch)
         return s->memo_epoch;
     s->memo_launch = launch;
     s->memo_epoch = wr_epochs_of_launch(ep, launch);
+    wr_epochs_acts(ep, s->memo_epoch);   /* asked for its blocks: it runs */
     return s->memo_epoch;
 }
 

@@ -15,6 +15,7 @@ typedef struct epoch_rec {
     uint32_t launch;  /* 0 = host copy */
     uint32_t stream;  /* stream index */
     bool ended;       /* the host saw this launch end (KERNEL_END) */
+    bool acted;       /* an event of it was seen (wr_epochs_acts; copies at once) */
     uint32_t active_at;  /* index in active + 1 while not ended (launches) */
     vc before;        /* what happens before this epoch */
 } epoch_rec;
@@ -34,6 +35,7 @@ struct wr_epochs {
     uint32_t *stream_ids;  /* index -> recorder stream id */
     vc *stream_vc;         /* per stream index: what its next work waits for */
     uint32_t *stream_last; /* newest epoch on the stream */
+    uint32_t *stream_over; /* newest epoch of the stream ordered before one that acted */
     uint32_t nstreams, capstreams;
     vc host;               /* what the host has waited for */
     u32map launches;       /* launch id -> epoch */
@@ -135,6 +137,7 @@ void wr_epochs_free(wr_epochs *e)
     free(e->stream_ids);
     free(e->stream_vc);
     free(e->stream_last);
+    free(e->stream_over);
     free(e->host.v);
     free(e->launches.slots);
     free(e->events.slots);
@@ -153,11 +156,13 @@ static uint32_t stream_index(wr_epochs *e, uint32_t stream)
         e->stream_ids = xrealloc(e->stream_ids, e->capstreams * sizeof *e->stream_ids);
         e->stream_vc = xrealloc(e->stream_vc, e->capstreams * sizeof *e->stream_vc);
         e->stream_last = xrealloc(e->stream_last, e->capstreams * sizeof *e->stream_last);
+        e->stream_over = xrealloc(e->stream_over, e->capstreams * sizeof *e->stream_over);
     }
     uint32_t i = e->nstreams++;
     e->stream_ids[i] = stream;
     e->stream_vc[i] = (vc){0, NULL};
     e->stream_last[i] = 0;
+    e->stream_over[i] = 0;
     return i;
 }
 
@@ -240,6 +245,7 @@ uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
     }
     case WR_EV_HOST_COPY: {
         uint32_t id = new_epoch(e, 0, ev->u.copy.stream);
+        wr_epochs_acts(e, id);   /* a copy runs at its event */
         if (!ev->u.copy.async)
             host_waits_epoch(e, id);
         return id;
@@ -301,6 +307,22 @@ uint32_t wr_epochs_of_launch(wr_epochs *e, uint32_t launch)
         map_put(&e->launches, launch, id);
     }
     return id;
+}
+
+void wr_epochs_acts(wr_epochs *e, uint32_t epoch)
+{
+    if (!epoch || epoch >= e->nep || e->ep[epoch].acted)
+        return;
+    epoch_rec *r = &e->ep[epoch];
+    r->acted = true;
+    for (uint32_t s = 0; s < r->before.n; s++)
+        if (e->stream_over[s] < r->before.v[s])
+            e->stream_over[s] = r->before.v[s];
+}
+
+bool wr_epochs_over(const wr_epochs *e, uint32_t epoch)
+{
+    return epoch && epoch < e->nep && epoch <= e->stream_over[e->ep[epoch].stream];
 }
 
 bool wr_epochs_ended(const wr_epochs *e, uint32_t epoch)
@@ -376,6 +398,6 @@ bool wr_epochs_purge_keeps(wr_epochs_purge *p, uint32_t epoch, bool finished)
     if (!p->window)
         return true;
     bool done = finished || wr_epochs_ordered(p->ep, epoch, p->newest) ||
-                wr_epochs_ended(p->ep, epoch);
+                wr_epochs_ended(p->ep, epoch) || wr_epochs_over(p->ep, epoch);
     return !(epoch + WR_EPOCHS_KEEP < p->newest && done);
 }

@@ -41,6 +41,15 @@ uint32_t wr_epochs_of_launch(wr_epochs *e, uint32_t launch);
 bool wr_epochs_ended(const wr_epochs *e, uint32_t epoch);
 /* The launch id of an epoch (0 for a host copy or an unknown epoch). */
 uint32_t wr_epochs_launch_of(const wr_epochs *e, uint32_t epoch);
+/* An event of epoch's was seen: it runs, so every epoch ordered before it
+ * is over (the trace order is the order in which things ran).  Engines
+ * call it for a launch's accesses and block events; a copy acts at its
+ * HOST_COPY.  Cheap once it has been said. */
+void wr_epochs_acts(wr_epochs *e, uint32_t epoch);
+/* Is epoch ordered before one that acted, so that none of its own events
+ * can come any more?  (Not settled: an epoch issued later on another
+ * stream may still be concurrent with it.) */
+bool wr_epochs_over(const wr_epochs *e, uint32_t epoch);
 /* Newest epoch so far. */
 uint32_t wr_epochs_count(const wr_epochs *e);
 /* True when epoch a (entirely) happens before epoch b. */
@@ -89,8 +98,8 @@ static inline bool wr_epochs_sweep_drops(wr_epochs_sweep *s, unsigned tag)
 
 /* Which per-block state an engine keeps (fsm and lockset share the rule)
  * when a new epoch `newest` begins: the blocks of settled epochs go; once
- * every WR_EPOCHS_KEEP epochs, so do those of epochs finished (ended, or
- * ordered before newest) more than WR_EPOCHS_KEEP epochs ago, so that a
+ * every WR_EPOCHS_KEEP epochs, so do those of epochs finished (ended,
+ * ordered before newest, or over) more than WR_EPOCHS_KEEP epochs ago, so that a
  * trace without KERNEL_ENDs still keeps bounded state (a race found later
  * against one of their accesses loses its first side's ring entry). */
 #define WR_EPOCHS_KEEP 4

@@ -133,6 +133,52 @@ Test(epochs, purge_rule_window_and_settled)
     wr_epochs_free(e);
 }
 
+/* An epoch is over once one ordered after it acts: its own events can no
+ * longer come.  Streams that never wait for each other are not over for
+ * each other, and a copy acts at its event. */
+Test(epochs, over_once_a_later_epoch_acts)
+{
+    wr_epochs *e = wr_epochs_new();
+    uint32_t a = feed(e, lf_launch(1, 1));
+    uint32_t b = feed(e, lf_launch(2, 2));
+    uint32_t c = feed(e, lf_launch(3, 1));
+    cr_assert(!wr_epochs_over(e, a) && !wr_epochs_over(e, b) && !wr_epochs_over(e, c));
+    wr_epochs_acts(e, a);
+    wr_epochs_acts(e, b);
+    cr_assert(!wr_epochs_over(e, a), "a acts, nothing after it does");
+    wr_epochs_acts(e, c);
+    cr_assert(wr_epochs_over(e, a), "c, behind a on stream 1, acts");
+    cr_assert(!wr_epochs_over(e, b), "stream 2 does not wait for stream 1");
+    cr_assert(!wr_epochs_settled(e, a), "over is not settled: b may still race with a");
+    uint32_t d = feed(e, lf_copy(WR_COPY_H2D, 0x1000, 0, 64, 2, true));
+    cr_assert(!wr_epochs_over(e, d));
+    cr_assert(wr_epochs_over(e, b), "the copy behind b on stream 2 ran");
+    cr_assert(!wr_epochs_over(e, 0) && !wr_epochs_over(e, 99));
+    wr_epochs_free(e);
+}
+
+/* Two streams that never wait for each other, launches alternating and
+ * never seen to end: the window drops each one once the next launch of its
+ * stream acts, whichever stream the newest epoch is on, so the engines'
+ * block state stays bounded (it once kept every launch of the stream the
+ * window never fell on). */
+Test(epochs, purge_window_drops_launches_over_on_another_stream)
+{
+    wr_epochs *e = wr_epochs_new();
+    uint32_t purged_at = 0, newest = 0;
+    for (uint32_t k = 1; k <= 9; k++) {
+        newest = feed(e, lf_launch(k, 1 + k % 2));
+        wr_epochs_acts(e, newest);
+    }
+    wr_epochs_purge p = wr_epochs_purge_begin(e, newest, &purged_at);
+    cr_assert(p.window);
+    cr_assert(!wr_epochs_purge_keeps(&p, 2, false), "stream 1: 4 and later acted");
+    cr_assert(!wr_epochs_purge_keeps(&p, 3, false), "stream 2: 5 and later acted");
+    cr_assert(wr_epochs_purge_keeps(&p, 8, false), "newest of stream 1: may still run");
+    cr_assert(wr_epochs_purge_keeps(&p, 5, false), "over but recent: kept");
+    wr_epochs_free(e);
+}
+
 /* The first side of a race names the earlier access's launch, site,
  * thread and trace position. */
 static void assert_first_side(const char *engine, const wr_race_access *w, uint32_t launch,
