@@ -1,7 +1,9 @@
 /* `warprace record` as a command: with and without a recorder in the build
  * (this file is compiled twice, WARPRACE_HAVE_RECORDER 0 and 1). */
+#define _XOPEN_SOURCE 700   /* nftw */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,18 @@ Test(record_cmd, no_recorder_in_this_build, .init = cr_redirect_stderr)
     cr_assert_neq(access("/tmp/never.wrt", F_OK), 0, "nothing written");
 }
 #else
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* A test's scratch directory goes when the test passes. */
+static void remove_tree(const char *dir)
+{
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 Test(record_cmd, missing_injection_library, .init = cr_redirect_stderr)
 {
     setenv("WARPRACE_INJECT", "/nonexistent/libwarprace_inject.so", 1);
@@ -93,6 +107,7 @@ Test(record_cmd, environment_contract_and_summary, .init = cr_redirect_stdout)
     cr_assert(strstr(env, "WARPRACE_COMMAND=sh -c"), "%s", env);
     cr_assert(strstr(env, "WARPRACE_OUT=/tmp/wr-rec-"), "%s", env);
     cr_assert_null(strstr(env, "WARPRACE_NVTX"), "%s", env);
+    remove_tree(dir);
 }
 
 Test(record_cmd, failing_program_is_reported, .init = cr_redirect_stderr)
@@ -115,6 +130,7 @@ Test(record_cmd, failing_program_is_reported, .init = cr_redirect_stderr)
     fflush(stderr);
     cr_assert(strstr(slurp(cr_get_redirected_stderr()), "nothing was recorded"));
     cr_assert_neq(access(out, F_OK), 0);
+    remove_tree(dir);
 }
 
 Test(record_cmd, unwritable_output, .init = cr_redirect_stderr)
