@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "finding.h"
 #include "warprace/event.h"
 #include "xalloc.h"
 
@@ -156,23 +157,26 @@ static inline const wr_ring_ent *wr_ring_newest(const wr_access_ring *r, unsigne
 }
 
 /* Whether entry e is an access of `lane` in `space` whose range holds the
- * 4-byte word at addr, not the access at skip_seq and, when site != 0,
- * made at that site (wr_ring_find). */
+ * 4-byte word at addr, not the access at skip_seq, when site != 0 made at
+ * that site, and when writes_only not a plain read (wr_ring_find). */
 static inline bool wr_ring_ent_matches(const wr_ring_ent *e, unsigned lane, uint8_t space,
-                                       uint64_t addr, uint64_t skip_seq, uint32_t site)
+                                       uint64_t addr, uint64_t skip_seq, uint32_t site,
+                                       bool writes_only)
 {
-    if (((e->tag ^ skip_seq) & WR_RING_SEQ_MASK) == 0 || (site && e->site != site))
+    if (((e->tag ^ skip_seq) & WR_RING_SEQ_MASK) == 0 || (site && e->site != site) ||
+        (writes_only && wr_ring_kind(e) == WR_KIND_READ))
         return false;
     return wr_ring_space(e) == space && ((e->mask >> lane) & 1u) && e->lo <= addr + 3 && addr <= e->hi;
 }
 
 /* The newest access of `lane` in `space` whose range holds the 4-byte word
  * at addr, other than the access at skip_seq (the current one, the newest
- * position: wr_ring_seq(e, skip_seq) is then the entry's) and, when site !=
- * 0, made at that site; NULL when the ring no longer holds it. */
+ * position: wr_ring_seq(e, skip_seq) is then the entry's), when site != 0
+ * made at that site, and when writes_only not a plain read (what a read
+ * races with writes); NULL when the ring no longer holds it. */
 static inline const wr_ring_ent *wr_ring_find(const wr_access_ring *r, unsigned lane,
                                               uint8_t space, uint64_t addr, uint64_t skip_seq,
-                                              uint32_t site)
+                                              uint32_t site, bool writes_only)
 {
     /* without big, the ring never wrapped: slots [0, pos) */
     unsigned n = r->big ? WR_ACCESS_RING : r->pos;
@@ -180,7 +184,7 @@ static inline const wr_ring_ent *wr_ring_find(const wr_access_ring *r, unsigned 
         const wr_ring_ent *e = wr_ring_newest(r, k);
         if (!e->mask)
             break;
-        if (wr_ring_ent_matches(e, lane, space, addr, skip_seq, site))
+        if (wr_ring_ent_matches(e, lane, space, addr, skip_seq, site, writes_only))
             return e;
     }
     return NULL;

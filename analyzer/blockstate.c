@@ -146,7 +146,8 @@ void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
 
 const wr_ring_ent *wr_blockstate_find_access(const wr_blockstate *s, uint32_t epoch, uint32_t block,
                                              uint32_t warp, unsigned lane, uint8_t space,
-                                             uint64_t addr, uint64_t skip_seq, uint32_t site)
+                                             uint64_t addr, uint64_t skip_seq, uint32_t site,
+                                             bool writes_only)
 {
     void **ref = wr_blocktab_ref(&s->tab, epoch, block);
     if (!ref)
@@ -154,7 +155,7 @@ const wr_ring_ent *wr_blockstate_find_access(const wr_blockstate *s, uint32_t ep
     warp &= 31u;
     if (!is_retired(*ref)) {
         const void *obj = wr_warp_slot(&((const wr_block_head *)*ref)->warps, warp);
-        return obj ? wr_ring_find(ring_of(s, obj), lane, space, addr, skip_seq, site) : NULL;
+        return obj ? wr_ring_find(ring_of(s, obj), lane, space, addr, skip_seq, site, writes_only) : NULL;
     }
     const retired *r = retired_of(*ref);
     const wr_ring_ent *e = retired_ents(r);
@@ -162,7 +163,7 @@ const wr_ring_ent *wr_blockstate_find_access(const wr_blockstate *s, uint32_t ep
         if (r->warp_counts[2 * k] != warp)
             continue;
         for (unsigned i = 0; i < r->warp_counts[2 * k + 1]; i++)
-            if (wr_ring_ent_matches(&e[i], lane, space, addr, skip_seq, site))
+            if (wr_ring_ent_matches(&e[i], lane, space, addr, skip_seq, site, writes_only))
                 return &e[i];
         return NULL;
     }

@@ -126,7 +126,8 @@ void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
  * still running or retired; NULL when none is recorded. */
 const wr_ring_ent *wr_blockstate_find_access(const wr_blockstate *s, uint32_t epoch, uint32_t block,
                                              uint32_t warp, unsigned lane, uint8_t space,
-                                             uint64_t addr, uint64_t skip_seq, uint32_t site);
+                                             uint64_t addr, uint64_t skip_seq, uint32_t site,
+                                             bool writes_only);
 
 /* Frees a block object and its warps; drop_warp(w, ctx) first frees what
  * an engine's warp object owns (NULL: nothing). */

@@ -285,7 +285,10 @@ typedef struct cur_ctx {
  * or an access its warp's ring still holds, or unknown (site 0, trace
  * position 0).  A load's own earlier lane would name a read/read pair,
  * no conflict: what the load conflicts with is in the state's history,
- * and the ring's entry for that lane is the better guess. */
+ * and the ring's entry for that lane is the better guess.  For a load the
+ * ring's reads are passed over for the same reason (a thread that wrote
+ * the word, then read it: the state is still WRITE, the read is not what
+ * the load races with). */
 static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epoch,
                        const cur_ctx *c, unsigned lane, uint64_t addr)
 {
@@ -309,7 +312,8 @@ static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epo
     }
     const wr_ring_ent *r =
         wr_blockstate_find_access(&f->bs, old_epoch, host ? UINT32_MAX : bf, host ? 0 : wr_fsm_warp(old),
-                                  host ? 0 : wr_fsm_lane(old), c->space, addr, c->seq, 0);
+                                  host ? 0 : wr_fsm_lane(old), c->space, addr, c->seq, 0,
+                                  c->acc == WR_FSM_ACC_R);
     if (r) {
         a->site = r->site;
         a->seq = wr_ring_seq(r, c->seq);

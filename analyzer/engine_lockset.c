@@ -643,9 +643,9 @@ static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch,
         r.first.seq = c->seq;
     } else {
         const wr_ring_ent *fe =
-            ohost ? wr_ring_find(&s->host_ring, 0, c->space, r.addr, c->seq, old->site)
+            ohost ? wr_ring_find(&s->host_ring, 0, c->space, r.addr, c->seq, old->site, false)
                   : wr_blockstate_find_access(&s->bs, old_epoch, ob, ow, ol, c->space, r.addr, c->seq,
-                                              old->site);
+                                              old->site, false);
         r.first.seq = fe ? wr_ring_seq(fe, c->seq) : 0;   /* 0: older than the ring */
     }
     r.second.site = c->site;

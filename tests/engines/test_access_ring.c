@@ -25,15 +25,15 @@ Test(access_ring, positions_beyond_48_bits_come_back_whole)
         uint64_t now = starts[s] + 30;
         for (unsigned i = 0; i < 6; i++) {
             const wr_ring_ent *e = wr_ring_find(&ring, 5, i & 1 ? WR_SPACE_SHARED : WR_SPACE_GLOBAL,
-                                                0x1000 + 64u * i, now, 0);
+                                                0x1000 + 64u * i, now, 0, false);
             cr_assert_not_null(e, "start %zu entry %u", s, i);
             cr_expect_eq(wr_ring_seq(e, now), starts[s] + 3u * i, "start %zu entry %u", s, i);
             cr_expect_eq(e->site, 100 + i);
             cr_expect_eq(wr_ring_kind(e), i % 3);
         }
         /* the wrong space, or a word no lane touched: not found */
-        cr_expect_null(wr_ring_find(&ring, 5, WR_SPACE_SHARED, 0x1000, now, 0));
-        cr_expect_null(wr_ring_find(&ring, 5, WR_SPACE_GLOBAL, 0x1000 + 64u * 6, now, 0));
+        cr_expect_null(wr_ring_find(&ring, 5, WR_SPACE_SHARED, 0x1000, now, 0, false));
+        cr_expect_null(wr_ring_find(&ring, 5, WR_SPACE_GLOBAL, 0x1000 + 64u * 6, now, 0, false));
         wr_pool_release(&pool);
     }
 }
@@ -49,12 +49,12 @@ Test(access_ring, skips_the_asking_access)
     uint64_t older = (UINT64_C(3) << 48) - 1, cur = (UINT64_C(3) << 48) + 10;
     wr_ring_push_access(&ring, &pool, &a, 4, older, 7, 0);
     wr_ring_push_access(&ring, &pool, &a, 4, cur, 8, 1);
-    const wr_ring_ent *e = wr_ring_find(&ring, 4, WR_SPACE_GLOBAL, 0x2000, cur, 0);
+    const wr_ring_ent *e = wr_ring_find(&ring, 4, WR_SPACE_GLOBAL, 0x2000, cur, 0, false);
     cr_assert_not_null(e);
     cr_expect_eq(e->site, 7);
     cr_expect_eq(wr_ring_seq(e, cur), older);
     /* another lane than the one that made it: not found */
-    cr_expect_null(wr_ring_find(&ring, 3, WR_SPACE_GLOBAL, 0x2000, cur, 0));
+    cr_expect_null(wr_ring_find(&ring, 3, WR_SPACE_GLOBAL, 0x2000, cur, 0, false));
     wr_pool_release(&pool);
 }
 
@@ -70,9 +70,9 @@ Test(access_ring, forgets_the_oldest_past_its_size)
         wr_ring_push_access(&ring, &pool, &a, 4, 10 + i, 50 + i, 0);
     }
     uint64_t now = 100;
-    cr_expect_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x3000, now, 0));
-    cr_expect_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x3004, now, 0));
-    const wr_ring_ent *e = wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x3008, now, 0);
+    cr_expect_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x3000, now, 0, false));
+    cr_expect_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x3004, now, 0, false));
+    const wr_ring_ent *e = wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x3008, now, 0, false);
     cr_assert_not_null(e);
     cr_expect_eq(e->site, 52);
     cr_expect_eq(wr_ring_seq(e, now), 12);

@@ -237,15 +237,15 @@ Test(blockstate, retired_blocks_keep_what_their_rings_held)
             for (unsigned i = 0; i < 12; i++) {
                 uint64_t addr = 0x100000 + (uint64_t)b * 4096 + w * 64 + i * 4;
                 const wr_ring_ent *got =
-                    wr_blockstate_find_access(&s, e1, b, w, w, WR_SPACE_GLOBAL, addr, seq, 0);
+                    wr_blockstate_find_access(&s, e1, b, w, w, WR_SPACE_GLOBAL, addr, seq, 0, false);
                 bool held = i < n && i + WR_ACCESS_RING >= n;   /* the ring keeps the last 8 */
                 cr_assert_eq(got != NULL, held, "block %u warp %u access %u of %u", b, w, i, n);
                 if (held) {
                     cr_assert_eq(got->site, b << 16 | w << 8 | i);
                     cr_assert_null(wr_blockstate_find_access(&s, e1, b, w, (w + 1) % 32, WR_SPACE_GLOBAL,
-                                                             addr, seq, 0), "another lane");
+                                                             addr, seq, 0, false), "another lane");
                     cr_assert_null(wr_blockstate_find_access(&s, e1, b, w, w, WR_SPACE_GLOBAL, addr, seq,
-                                                             got->site + 1), "another site");
+                                                             got->site + 1, false), "another site");
                 }
             }
         }
@@ -265,14 +265,14 @@ Test(blockstate, retired_blocks_keep_what_their_rings_held)
     cr_assert_eq(tw->ring.pos, 0, "new and empty");
     cr_assert_eq(tw->mark, 0);
     cr_assert_null(wr_blockstate_find_access(&s, e1, 2, 1, 1, WR_SPACE_GLOBAL, 0x100000 + 2 * 4096 + 64,
-                                             seq, 0), "the record made way for the new block");
+                                             seq, 0, false), "the record made way for the new block");
     /* launch 1 settles: a purge one block at a time frees records and objects */
     feed(ep, lf_kernel_end(1));
     feed(ep, lf_simple(WR_EV_DEVICE_SYNC));
     uint32_t e2 = feed(ep, lf_launch(2, 0));
     wr_blockstate_purge(&s, ep, e2, false, retire_block, &rc);
     cr_assert_eq(s.tab.count, 0);
-    cr_assert_null(wr_blockstate_find_access(&s, e1, 1, 0, 0, WR_SPACE_GLOBAL, 0x100000 + 4096, seq, 0));
+    cr_assert_null(wr_blockstate_find_access(&s, e1, 1, 0, 0, WR_SPACE_GLOBAL, 0x100000 + 4096, seq, 0, false));
     wr_blockstate_free(&s, NULL, NULL);
     wr_pool_release(&ring_pool);
     wr_epochs_free(ep);

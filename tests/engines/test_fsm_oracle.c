@@ -25,8 +25,9 @@
  * earlier lane of it and it writes (of a load, that would be a read/read
  * pair), else those of the newest of that warp's last
  * WR_ACCESS_RING accesses (the current one among them, but not asked)
- * that the thread made with a byte range holding the word (ENGINES.md),
- * else site 0 and the state's kind.
+ * that the thread made with a byte range holding the word, not a plain
+ * read when the current access is one (ENGINES.md), else site 0 and the
+ * state's kind.
  *
  * The model's reports go into a findings collector of their own; the
  * engine's groups (counts and examples) must equal the model's exactly,
@@ -140,7 +141,7 @@ static mring *ring_of(model *m, uint32_t epoch, uint32_t block, uint32_t warp)
 }
 
 static void fill_first(const model *m, wr_race_access *a, const mword *w, uint8_t space,
-                       uint64_t addr, uint64_t cur_seq)
+                       uint64_t addr, uint64_t cur_seq, bool writes_only)
 {
     bool host = w->block == HOST;
     a->launch = host ? 0 : m->E.ep[w->epoch].launch;
@@ -155,7 +156,7 @@ static void fill_first(const model *m, wr_race_access *a, const mword *w, uint8_
     for (uint32_t k = 0; k < WR_ACCESS_RING && k < r->n; k++) {
         const mring_ent *e = &r->e[r->n - 1 - k];
         if (e->seq == cur_seq || e->space != space || !((e->mask >> lane) & 1u) ||
-            e->lo > addr + 3 || addr > e->hi)
+            e->lo > addr + 3 || addr > e->hi || (writes_only && e->kind == WR_KIND_READ))
             continue;
         a->site = e->site;
         a->seq = e->seq;
@@ -208,7 +209,7 @@ static void step(model *m, const cur *c, mword *w, uint32_t lane, uint64_t addr)
                                        .launch = c->launch, .block = c->block, .warp = c->warp,
                                        .lane = w->lane, .seq = c->seq};
         } else {
-            fill_first(m, &r.first, w, c->space, addr, c->seq);
+            fill_first(m, &r.first, w, c->space, addr, c->seq, c->acc == WR_FSM_ACC_R);
         }
         r.second = (wr_race_access){.site = c->site, .kind = label_kind(c->acc),
                                     .launch = c->launch, .block = c->block, .warp = c->warp,
