@@ -158,7 +158,6 @@ struct wr_hb {
     hb_cuevent *events;
     uint32_t nevents;
     wr_vclock host[WR_HB_MAX_LAYERS];
-    /* launches not yet complete, by internal index, ascending (issue order) */
     /* launches not started yet (launch_pending) */
     uint32_t *unstarted;
     uint32_t nunstarted, capunstarted;
@@ -512,8 +511,11 @@ static void complete_known(wr_hb *hb, wr_vclock *c)
     for (uint32_t i = 0; i < hb->ndue_slots; i++) {
         hb_stream *s = &hb->streams[hb->due_slots[i]];
         s->qhead = s->qdue;
-        if (s->qhead == s->qn)
-            s->qhead = s->qdue = s->qn = 0;
+        if (s->qhead * 2 >= s->qn) {   /* the queue's front moves back */
+            memmove(s->q, s->q + s->qhead, (size_t)(s->qn - s->qhead) * sizeof *s->q);
+            s->qn -= s->qhead;
+            s->qhead = s->qdue = 0;
+        }
     }
 }
 
