@@ -166,6 +166,38 @@ static inline unsigned oe_finish_launch(oracle_epochs *o, uint32_t x, uint32_t b
     return n;
 }
 
+/* The host's part of a random program's step, `what` in [0, 100): a new
+ * launch on stream 0-2 (ORACLE_LAUNCH, its event in *ev), a host copy
+ * (ORACLE_COPY, the caller makes it), the end of the acting launch
+ * (ORACLE_FINISH, *x), a device sync (ORACLE_SYNC, *ev); else the launch
+ * that acts in the step, *x (ORACLE_DEVICE), or none may (ORACLE_NONE). */
+typedef enum { ORACLE_NONE, ORACLE_LAUNCH, ORACLE_COPY, ORACLE_FINISH, ORACLE_SYNC,
+               ORACLE_DEVICE } oracle_step;
+
+static inline oracle_step oracle_host_step(oracle_epochs *o, uint32_t what, uint32_t *nlaunches,
+                                           uint32_t max_launches, wr_event *ev, uint32_t *x)
+{
+    if (what < 5 && *nlaunches < max_launches && o->nep < ORACLE_MAX_EPOCHS) {
+        uint32_t launch = ++*nlaunches, stream = rnd(4) ? 1 + rnd(2) : 0;
+        *ev = lf_launch(launch, stream);
+        oe_new(o, launch, stream);
+        return ORACLE_LAUNCH;
+    }
+    if (what < 7 && o->nep < ORACLE_MAX_EPOCHS)
+        return ORACLE_COPY;
+    *x = oe_pick_acting(o);
+    if (!*x)
+        return ORACLE_NONE;
+    if (what < 9)
+        return ORACLE_FINISH;
+    if (what < 10) {   /* the host waits for everything */
+        *ev = lf_simple(WR_EV_DEVICE_SYNC);
+        oe_device_sync(o);
+        return ORACLE_SYNC;
+    }
+    return ORACLE_DEVICE;
+}
+
 /* ---- a warp's accesses, as a report's first side looks for them ---- */
 
 typedef struct mring_ent {

@@ -924,26 +924,16 @@ static void random_program(prog *p, model *m)
     memset(m, 0, sizeof *m);
     m->found = wr_findings_new();
     for (unsigned step_no = 0; step_no < STEPS; step_no++) {
-        uint32_t what = rnd(100);
-        if (what < 5 && m->nlaunches < MAX_LAUNCHES && m->E.nep < MAX_EPOCHS) {
-            uint32_t launch = ++m->nlaunches, stream = rnd(4) ? 1 + rnd(2) : 0;
-            emit(p, lf_launch(launch, stream));
-            oe_new(&m->E, launch, stream);
-            continue;
+        uint32_t what = rnd(100), x = 0;
+        wr_event host_ev;
+        switch (oracle_host_step(&m->E, what, &m->nlaunches, MAX_LAUNCHES, &host_ev, &x)) {
+        case ORACLE_NONE: continue;
+        case ORACLE_LAUNCH: case ORACLE_SYNC: emit(p, host_ev); continue;
+        case ORACLE_COPY: random_copy(p, m); continue;
+        case ORACLE_FINISH: finish_launch(p, m, x); continue;
+        case ORACLE_DEVICE: break;
         }
-        if (what < 7 && m->E.nep < MAX_EPOCHS) {
-            random_copy(p, m);
-            continue;
-        }
-        uint32_t x = oe_pick_acting(&m->E);
-        if (!x)
-            continue;
-        if (what < 9) {
-            finish_launch(p, m, x);
-        } else if (what < 10) {   /* the host waits for everything */
-            emit(p, lf_simple(WR_EV_DEVICE_SYNC));
-            oe_device_sync(&m->E);
-        } else if (what < 14) {   /* a block barrier: both warps, one (expected 32), or one waiting */
+        if (what < 14) {   /* a block barrier: both warps, one (expected 32), or one waiting */
             uint32_t b = rnd(BLOCKS), r = rnd(6);
             if (r < 3) {
                 barrier(p, m, x, b, 0, 64);
