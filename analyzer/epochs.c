@@ -261,8 +261,10 @@ uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
             host_waits_epoch(e, e->stream_last[i]);
         return 0;
     case WR_EV_STREAM_SYNC: {
+        /* everything the stream's next work would wait for: its own
+         * epochs and the events it waited for after the last of them */
         uint32_t s = stream_index(e, ev->u.stream_sync.stream);
-        host_waits_epoch(e, e->stream_last[s]);
+        vc_join(&e->host, &e->stream_vc[s]);
         return 0;
     }
     case WR_EV_EVENT_RECORD: {

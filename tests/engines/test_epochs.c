@@ -69,6 +69,20 @@ Test(epochs, event_wait_orders_the_running_kernel)
     wr_epochs_free(e);
 }
 
+/* cudaStreamSynchronize waits for all the stream's work, the waits on
+ * events among it, also when no epoch was issued to it after the wait. */
+Test(epochs, stream_sync_covers_the_events_the_stream_waited_for)
+{
+    wr_epochs *e = wr_epochs_new();
+    uint32_t a = feed(e, lf_launch(1, 2));
+    feed(e, lf_stream_event(WR_EV_EVENT_RECORD, 7, 2));
+    feed(e, lf_stream_event(WR_EV_STREAM_WAIT, 7, 1));
+    feed(e, stream_sync(1));
+    uint32_t c = feed(e, lf_copy(WR_COPY_D2H, 0, 0x1000, 64, 3, 0));
+    cr_assert(wr_epochs_ordered(e, a, c), "the host waited for stream 1, which waited for a");
+    wr_epochs_free(e);
+}
+
 Test(epochs, an_older_kernel_never_seen_to_end_keeps_later_ones)
 {
     wr_epochs *e = wr_epochs_new();
