@@ -20,6 +20,8 @@
 
 /* <= WR_EPOCHS_KEEP + 1: no block of an unsettled epoch is purged */
 #define ORACLE_MAX_EPOCHS 5
+#define ORACLE_STREAMS 4        /* streams 0 (legacy), 1, 2, 3 */
+#define ORACLE_EVENTS 2         /* CUDA events 1, 2 */
 
 static uint64_t rnd_state;
 static uint32_t rnd(uint32_t n)
@@ -42,6 +44,10 @@ typedef struct oracle_epochs {
     uint32_t nep;
     bool before[ORACLE_MAX_EPOCHS + 1][ORACLE_MAX_EPOCHS + 1];   /* [a][b]: a happens before b */
     bool host_waited[ORACLE_MAX_EPOCHS + 1];
+    /* [s][a]: the stream's next work waits for a through events it waited for */
+    bool stream_waits[ORACLE_STREAMS][ORACLE_MAX_EPOCHS + 1];
+    /* [e - 1][a]: what the event captured when last recorded */
+    bool captured[ORACLE_EVENTS][ORACLE_MAX_EPOCHS + 1];
 } oracle_epochs;
 
 static inline bool oe_ordered(const oracle_epochs *o, uint32_t a, uint32_t b)
@@ -50,8 +56,9 @@ static inline bool oe_ordered(const oracle_epochs *o, uint32_t a, uint32_t b)
 }
 
 /* A new epoch on `stream`: after the stream's previous work, the legacy
- * stream's (and, on stream 0, everyone's), and what the host waited for;
- * and after everything those come after. */
+ * stream's (and, on stream 0, everyone's), the events the stream (or the
+ * legacy stream) waited for, and what the host waited for; and after
+ * everything those come after. */
 static inline uint32_t oe_new(oracle_epochs *o, uint32_t launch, uint32_t stream)
 {
     uint32_t x = ++o->nep;
@@ -59,7 +66,8 @@ static inline uint32_t oe_new(oracle_epochs *o, uint32_t launch, uint32_t stream
     o->ep[x] = (mepoch){.launch = launch, .stream = stream};
     for (uint32_t a = 1; a < x; a++) {
         bool direct = o->host_waited[a] || o->ep[a].stream == stream || stream == 0 ||
-                      o->ep[a].stream == 0;
+                      o->ep[a].stream == 0 || o->stream_waits[stream][a] ||
+                      o->stream_waits[0][a];
         if (direct) {
             o->before[a][x] = true;
             for (uint32_t b = 1; b < a; b++)
@@ -109,6 +117,61 @@ static inline uint32_t oe_pick_acting(const oracle_epochs *o)
     return ncan ? can[rnd(ncan)] : 0;
 }
 
+/* What the stream's next work would wait for, into in[]: its own epochs,
+ * what they came after, the events it waited for. */
+static inline void oe_stream_reach(const oracle_epochs *o, uint32_t stream, bool *in)
+{
+    for (uint32_t a = 1; a <= o->nep; a++)
+        in[a] = o->stream_waits[stream][a];
+    for (uint32_t b = 1; b <= o->nep; b++)
+        if (o->ep[b].stream == stream) {
+            in[b] = true;
+            for (uint32_t a = 1; a < b; a++)
+                in[a] |= o->before[a][b];
+        }
+}
+
+/* The host waited for the epochs in in[]: they are over. */
+static inline void oe_host_waits_all(oracle_epochs *o, const bool *in)
+{
+    for (uint32_t a = 1; a <= o->nep; a++)
+        if (in[a]) {
+            o->ep[a].finished = true;
+            oe_host_waits(o, a);
+        }
+}
+
+/* A random host-side ordering event into *ev: cudaEventRecord or
+ * cudaStreamWaitEvent (events 1-2, streams 0-3), cudaStreamSynchronize or
+ * cudaEventSynchronize (the host waits: what they cover is over). */
+static inline void oe_random_order(oracle_epochs *o, wr_event *ev)
+{
+    uint32_t stream = rnd(ORACLE_STREAMS), event = 1 + rnd(ORACLE_EVENTS);
+    bool in[ORACLE_MAX_EPOCHS + 1];
+    switch (rnd(4)) {
+    case 0:
+        *ev = lf_stream_event(WR_EV_EVENT_RECORD, event, stream);
+        oe_stream_reach(o, stream, in);
+        memcpy(o->captured[event - 1], in, sizeof in);
+        break;
+    case 1:   /* an event never recorded captured nothing */
+        *ev = lf_stream_event(WR_EV_STREAM_WAIT, event, stream);
+        for (uint32_t a = 1; a <= o->nep; a++)
+            o->stream_waits[stream][a] |= o->captured[event - 1][a];
+        break;
+    case 2:
+        *ev = lf_simple(WR_EV_STREAM_SYNC);
+        ev->u.stream_sync.stream = stream;
+        oe_stream_reach(o, stream, in);
+        oe_host_waits_all(o, in);
+        break;
+    default:
+        *ev = lf_stream_event(WR_EV_EVENT_SYNC, event, 0);
+        oe_host_waits_all(o, o->captured[event - 1]);
+        break;
+    }
+}
+
 /* DEVICE_SYNC: every epoch so far is over, and the host waited for it. */
 static inline void oe_device_sync(oracle_epochs *o)
 {
@@ -119,13 +182,13 @@ static inline void oe_device_sync(oracle_epochs *o)
 }
 
 /* A random host copy of some of the `words` words at `base` (H2D or D2H,
- * synchronous or not, on stream 0-2), as its HOST_COPY event in *out,
+ * synchronous or not, on stream 0-3), as its HOST_COPY event in *out,
  * with its new epoch; 0 (no epoch made) when what it comes after is not
  * over yet, so that it cannot run now.  The caller feeds it to its model,
  * then calls oe_copy_done. */
 static inline uint32_t oe_random_copy(oracle_epochs *o, uint64_t base, uint32_t words, wr_event *out)
 {
-    uint32_t stream = rnd(3);
+    uint32_t stream = rnd(ORACLE_STREAMS);
     uint32_t x = oe_new(o, 0, stream);
     if (!oe_may_act(o, x)) {
         oe_drop_newest(o);
@@ -167,10 +230,11 @@ static inline unsigned oe_finish_launch(oracle_epochs *o, uint32_t x, uint32_t b
 }
 
 /* The host's part of a random program's step, `what` in [0, 100): a new
- * launch on stream 0-2 (ORACLE_LAUNCH, its event in *ev), a host copy
- * (ORACLE_COPY, the caller makes it), the end of the acting launch
- * (ORACLE_FINISH, *x), a device sync (ORACLE_SYNC, *ev); else the launch
- * that acts in the step, *x (ORACLE_DEVICE), or none may (ORACLE_NONE). */
+ * launch on stream 0-3 (ORACLE_LAUNCH, its event in *ev), a host copy
+ * (ORACLE_COPY, the caller makes it), an event record or wait, a stream,
+ * event or device sync (ORACLE_SYNC, *ev), the end of the acting launch
+ * (ORACLE_FINISH, *x); else the launch that acts in the step, *x
+ * (ORACLE_DEVICE), or none may (ORACLE_NONE). */
 typedef enum { ORACLE_NONE, ORACLE_LAUNCH, ORACLE_COPY, ORACLE_FINISH, ORACLE_SYNC,
                ORACLE_DEVICE } oracle_step;
 
@@ -178,19 +242,23 @@ static inline oracle_step oracle_host_step(oracle_epochs *o, uint32_t what, uint
                                            uint32_t max_launches, wr_event *ev, uint32_t *x)
 {
     if (what < 5 && *nlaunches < max_launches && o->nep < ORACLE_MAX_EPOCHS) {
-        uint32_t launch = ++*nlaunches, stream = rnd(4) ? 1 + rnd(2) : 0;
+        uint32_t launch = ++*nlaunches, stream = rnd(4) ? 1 + rnd(ORACLE_STREAMS - 1) : 0;
         *ev = lf_launch(launch, stream);
         oe_new(o, launch, stream);
         return ORACLE_LAUNCH;
     }
     if (what < 7 && o->nep < ORACLE_MAX_EPOCHS)
         return ORACLE_COPY;
+    if (what < 11) {
+        oe_random_order(o, ev);
+        return ORACLE_SYNC;
+    }
     *x = oe_pick_acting(o);
     if (!*x)
         return ORACLE_NONE;
-    if (what < 9)
+    if (what < 13)
         return ORACLE_FINISH;
-    if (what < 10) {   /* the host waits for everything */
+    if (what < 14) {   /* the host waits for everything */
         *ev = lf_simple(WR_EV_DEVICE_SYNC);
         oe_device_sync(o);
         return ORACLE_SYNC;

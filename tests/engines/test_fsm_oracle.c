@@ -396,7 +396,7 @@ static void random_program(prog *p, model *m)
         case ORACLE_FINISH: finish_launch(p, m, x); continue;
         case ORACLE_DEVICE: break;
         }
-        if (what < 15) {   /* a block barrier of both warps, or of one (expected 32) */
+        if (what < 19) {   /* a block barrier of both warps, or of one (expected 32) */
             uint32_t launch = m->E.ep[x].launch, b = rnd(BLOCKS);
             if (rnd(3)) {
                 emit(p, lf_barrier(launch, b, 0, 64));
@@ -407,7 +407,7 @@ static void random_program(prog *p, model *m)
                 emit(p, lf_barrier(launch, b, w, 32));
                 model_barrier(m, x, b, 1u << w);
             }
-        } else if (what < 20) {   /* a warp sync, full or partial */
+        } else if (what < 24) {   /* a warp sync, full or partial */
             uint32_t b = rnd(BLOCKS), w = rnd(WARPS);
             uint32_t mask = rnd(2) ? WR_FULL_MASK : rnd(2) ? 0x0000ffffu : (rnd(0xffffffffu) | 1u);
             emit(p, lf_warp_sync(m->E.ep[x].launch, b, w, mask));

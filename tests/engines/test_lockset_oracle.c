@@ -933,7 +933,7 @@ static void random_program(prog *p, model *m)
         case ORACLE_FINISH: finish_launch(p, m, x); continue;
         case ORACLE_DEVICE: break;
         }
-        if (what < 14) {   /* a block barrier: both warps, one (expected 32), or one waiting */
+        if (what < 18) {   /* a block barrier: both warps, one (expected 32), or one waiting */
             uint32_t b = rnd(BLOCKS), r = rnd(6);
             if (r < 3) {
                 barrier(p, m, x, b, 0, 64);
@@ -941,7 +941,7 @@ static void random_program(prog *p, model *m)
             } else {
                 barrier(p, m, x, b, rnd(WARPS), r < 5 ? 32 : 64);
             }
-        } else if (what < 16) {   /* a warp sync (lockset ignores it) */
+        } else if (what < 20) {   /* a warp sync (lockset ignores it) */
             uint32_t b = rnd(BLOCKS), w = rnd(WARPS);
             emit(p, lf_warp_sync(m->E.ep[x].launch, b, w, rnd(2) ? WR_FULL_MASK : random_mask()));
         } else if (what < 30) {
