@@ -18,8 +18,11 @@
 
 #include "lf_events.h"
 
-/* <= WR_EPOCHS_KEEP + 1: no block of an unsettled epoch is purged */
+/* <= WR_EPOCHS_KEEP + 1 for fsm and lockset: no block of an unsettled
+ * epoch is purged (vc has no such limit) */
+#ifndef ORACLE_MAX_EPOCHS
 #define ORACLE_MAX_EPOCHS 5
+#endif
 #define ORACLE_STREAMS 4        /* streams 0 (legacy), 1, 2, 3 */
 #define ORACLE_EVENTS 2         /* CUDA events 1, 2 */
 
@@ -147,7 +150,7 @@ static inline void oe_host_waits_all(oracle_epochs *o, const bool *in)
 static inline void oe_random_order(oracle_epochs *o, wr_event *ev)
 {
     uint32_t stream = rnd(ORACLE_STREAMS), event = 1 + rnd(ORACLE_EVENTS);
-    bool in[ORACLE_MAX_EPOCHS + 1];
+    bool in[ORACLE_MAX_EPOCHS + 1] = {false};   /* epochs issued later: not captured */
     switch (rnd(4)) {
     case 0:
         *ev = lf_stream_event(WR_EV_EVENT_RECORD, event, stream);

@@ -37,6 +37,17 @@
  *     the unordered reads only.)
  * Every instruction has its own site, so a race group names one pair of
  * instructions.
+ *
+ * Two kinds of program: two launches (the second on the first one's
+ * stream, concurrent on another, or after the host saw the first end),
+ * and the host side of oracle.h: up to four launches on streams 0-3, host
+ * copies, events, stream waits, stream, event and device syncs, launch
+ * ends.  There an epoch (launch or copy) starts, when it first acts, with
+ * what every epoch ordered before it knew at its end, its warps' whole
+ * knowledge: also what they learned by acquires from another stream after
+ * the host had issued the later work (ENGINES.md, vc, "Orders").  A copy
+ * is one instruction of a host thread of its own, a strong plain access
+ * to each word it reads or writes.
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -44,16 +55,18 @@
 #include <stdlib.h>
 
 #include "hbcore.h"
-#include "lf_events.h"
+#define ORACLE_MAX_EPOCHS 7   /* launches and copies of the host-side programs */
+#include "oracle.h"
 
 extern const wr_engine_ops wr_engine_vc, wr_engine_scoped;
 
 enum {
-    LAUNCHES = 2,
+    LAUNCHES = 4,              /* two in the programs of two launches */
     BLOCKS = 2,
     WARPS = 2,                 /* per block: blocks of 64 threads */
     LANES = 32,
-    WARPS_ALL = LAUNCHES * BLOCKS * WARPS,
+    LAUNCH_WARPS = LAUNCHES * BLOCKS * WARPS,
+    WARPS_ALL = LAUNCH_WARPS + ORACLE_MAX_EPOCHS,   /* a host copy: a warp of one lane */
     THREADS = WARPS_ALL * LANES,
     WORDS = 48,
     STEPS = 260,
@@ -68,9 +81,20 @@ typedef struct vclk {
     uint16_t v[THREADS];        /* ticks stay below STEPS */
 } vclk;
 
+/* Threads the current program may have: the programs of two launches
+ * (the first ones here) do not pay for the larger ones' clocks. */
+static unsigned prog_threads = THREADS;
+
+static void vclk_copy(vclk *dst, const vclk *src)
+{
+    memcpy(dst->v, src->v, prog_threads * sizeof *dst->v);
+}
+
+static void vclk_zero(vclk *v) { memset(v->v, 0, prog_threads * sizeof *v->v); }
+
 static void vclk_join(vclk *dst, const vclk *src)
 {
-    for (unsigned i = 0; i < THREADS; i++)
+    for (unsigned i = 0; i < prog_threads; i++)
         if (dst->v[i] < src->v[i])
             dst->v[i] = src->v[i];
 }
@@ -149,13 +173,6 @@ typedef struct model {
     uint64_t pair_pushed[2][MAX_SEQ];
 } model;
 
-static uint64_t rnd_state;
-static uint32_t rnd(uint32_t n)
-{
-    rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (uint32_t)(rnd_state >> 33) % n;
-}
-
 static unsigned warp_index(unsigned li, unsigned b, unsigned w) { return (li * BLOCKS + b) * WARPS + w; }
 static unsigned thread_of(unsigned wi, unsigned lane) { return wi * LANES + lane; }
 
@@ -164,7 +181,7 @@ static unsigned thread_of(unsigned wi, unsigned lane) { return wi * LANES + lane
 static void full_clock(const model *m, unsigned layer, unsigned t, vclk *out)
 {
     unsigned wi = t / LANES;
-    *out = m->w[wi].know[layer];
+    vclk_copy(out, &m->w[wi].know[layer]);
     for (unsigned l = 0; l < LANES; l++)
         out->v[thread_of(wi, l)] = m->lane[layer][t].v[thread_of(wi, l)];
 }
@@ -184,7 +201,7 @@ static void lanes_join(model *m, unsigned wi, uint32_t mask)
     for (unsigned layer = 0; layer < m->nlayers; layer++) {
         vclk *lane = m->lane[layer];
         vclk j;
-        memset(&j, 0, sizeof j);
+        vclk_zero(&j);
         for (unsigned l = 0; l < LANES; l++)
             if ((mask >> l) & 1u)
                 for (unsigned k = 0; k < LANES; k++) {
@@ -205,7 +222,7 @@ static void lanes_join(model *m, unsigned wi, uint32_t mask)
  * ticks). */
 static void warp_view(const model *m, unsigned layer, unsigned wi, vclk *out)
 {
-    *out = m->w[wi].know[layer];
+    vclk_copy(out, &m->w[wi].know[layer]);
     for (unsigned l = 0; l < LANES; l++)
         for (unsigned k = 0; k < LANES; k++) {
             unsigned u = thread_of(wi, k);
@@ -532,9 +549,11 @@ static unsigned model_lane_pair(const model *m, unsigned word, uint64_t s1, unsi
     const rec *a = NULL, *b = NULL;
     for (uint32_t i = 0; i < m->nhist[word]; i++) {
         const rec *r = &m->hist[word][i];
-        if (r->seq == s1 && r->t % LANES == l1)
+        /* a host copy's thread has no lane (UINT32_MAX in a report) */
+        unsigned lane = r->t / LANES >= LAUNCH_WARPS ? UINT32_MAX : r->t % LANES;
+        if (r->seq == s1 && lane == l1)
             a = r;
-        if (r->seq == s2 && r->t % LANES == l2)
+        if (r->seq == s2 && lane == l2)
             b = r;
     }
     return a && b ? pair_class(m, a, b) : PAIR_ORDERED;
@@ -563,9 +582,16 @@ typedef struct program {
     const wr_engine_ops *engine;
     bool scoped;                /* the model's rules (model.scoped) */
     bool strong_plain;          /* some plain accesses strong (volatile) */
+    bool host_side;             /* launches, copies and host orders from oracle.h */
     model *m;
     uint64_t lanes[STEPS][LANES];
     uint32_t launch_id[LAUNCHES];
+    /* the programs of the host side: epochs (launches and copies) in the
+     * order oracle.h makes of the host's events */
+    oracle_epochs E;
+    uint32_t nlaunches, ncopies;
+    bool primed[ORACLE_MAX_EPOCHS + 1];        /* its start knowledge set */
+    unsigned copy_warp[ORACLE_MAX_EPOCHS + 1];
 } program;
 
 static void print_sync(uint64_t seq, uint32_t launch, uint32_t block, uint32_t warp,
@@ -615,7 +641,15 @@ static void print_event(uint64_t seq, const wr_event *ev)
     case WR_EV_KERNEL_END:
         fprintf(stderr, "#%" PRIu64 " end L%u\n", seq, ev->u.kernel_end.launch);
         break;
+    case WR_EV_HOST_COPY:
+        fprintf(stderr, "#%" PRIu64 " copy %s %u words at word %u stream %u%s\n", seq,
+                ev->u.copy.kind == WR_COPY_H2D ? "h2d" : "d2h", (unsigned)(ev->u.copy.bytes / 4),
+                (unsigned)(((ev->u.copy.kind == WR_COPY_H2D ? ev->u.copy.dst : ev->u.copy.src) -
+                            BASE) / 4), ev->u.copy.stream, ev->u.copy.async ? " async" : "");
+        break;
     default:
+        fprintf(stderr, "#%" PRIu64 " host event kind %u event %u stream %u\n", seq, ev->kind,
+                ev->u.stream_event.event, ev->u.stream_event.stream);
         break;
     }
 }
@@ -652,7 +686,7 @@ static void launch(program *p, unsigned li, uint32_t stream)
         for (unsigned w = 0; w < WARPS; w++) {
             unsigned wi = warp_index(li, b, w);
             for (unsigned layer = 0; layer < m->nlayers; layer++) {
-                m->w[wi].know[layer] = m->host[layer];
+                vclk_copy(&m->w[wi].know[layer], &m->host[layer]);
                 for (unsigned pl = 0; pl < li; pl++)
                     if (m->started[pl] && m->stream[pl] == stream)
                         for (unsigned x = 0; x < BLOCKS * WARPS; x++) {
@@ -746,7 +780,7 @@ static void step_barrier(program *p, unsigned li, unsigned b)
     }
     for (unsigned layer = 0; layer < m->nlayers; layer++) {
         vclk j;
-        memset(&j, 0, sizeof j);
+        vclk_zero(&j);
         for (unsigned w = 0; w < WARPS; w++) {
             vclk v;
             warp_view(m, layer, warp_index(li, b, w), &v);
@@ -786,17 +820,134 @@ static void step_warp_sync(program *p, unsigned li, unsigned b, unsigned w)
     }
 }
 
-static void run_program(program *p, unsigned shards, uint64_t seed)
+/* A device step of launch li's warp (b, w): a barrier of its block, a
+ * warp sync, a fence or an access, by `what` in [0, 100). */
+static void device_step(program *p, unsigned step, unsigned li, unsigned b, unsigned w,
+                        unsigned what)
 {
-    rnd_state = seed * 0x9E3779B97F4A7C15ull + 7;
-    memset(p->m, 0, sizeof *p->m);
-    p->m->scoped = p->scoped;
-    p->m->nlayers = p->scoped ? NLAYERS : 1;
-    lf_start(&p->run, p->engine, shards);
+    if (what < 4)
+        step_barrier(p, li, b);
+    else if (what < 10)
+        step_warp_sync(p, li, b, w);
+    else if (what < 13) {
+        uint8_t scope = rnd(4) ? WR_SCOPE_DEVICE : WR_SCOPE_BLOCK;
+        fence(p->m, warp_index(li, b, w), scope);
+        feed(p, lf_fence(p->launch_id[li], b, w, WR_FULL_MASK, scope));
+    } else
+        step_access(p, step, li, b, w);
+}
+
+/* ---- the host side: several launches, copies, events and host waits ---- */
+
+/* What epoch x knew when it ended, in a layer: its warps' whole
+ * knowledge (a copy's one thread). */
+static void epoch_view(const program *p, uint32_t x, unsigned layer, vclk *out)
+{
+    const mepoch *e = &p->E.ep[x];
+    if (!e->launch) {
+        warp_view(p->m, layer, p->copy_warp[x], out);
+        return;
+    }
+    vclk_zero(out);
+    for (unsigned k = 0; k < BLOCKS * WARPS; k++) {
+        vclk v;
+        warp_view(p->m, layer, (e->launch - 1) * BLOCKS * WARPS + k, &v);
+        vclk_join(out, &v);
+    }
+}
+
+/* Epoch x acts for the first time: its warps start with what every epoch
+ * ordered before it knew at its end.  (Those are over now: an epoch acts
+ * only when all it comes after is done, and trace order is run order.
+ * The order is closed transitively, so an earlier epoch that never acted
+ * brings nothing the others do not.) */
+static void prime(program *p, uint32_t x, unsigned first_warp, unsigned nwarps)
+{
+    model *m = p->m;
+    for (unsigned layer = 0; layer < m->nlayers; layer++) {
+        vclk start;
+        vclk_zero(&start);
+        for (uint32_t a = 1; a < x; a++)
+            if (oe_ordered(&p->E, a, x)) {
+                vclk v;
+                epoch_view(p, a, layer, &v);
+                vclk_join(&start, &v);
+            }
+        for (unsigned k = 0; k < nwarps; k++)
+            vclk_copy(&m->w[first_warp + k].know[layer], &start);
+    }
+    p->primed[x] = true;
+}
+
+/* A host copy (oracle.h) when it may run now: one instruction of a host
+ * thread of its own, a strong plain access to each word. */
+static void step_copy(program *p, unsigned step)
+{
+    wr_event c;
+    uint32_t x = oe_random_copy(&p->E, BASE, WORDS, &c);
+    if (!x)
+        return;
+    model *m = p->m;
+    unsigned wi = LAUNCH_WARPS + p->ncopies++, t = thread_of(wi, 0);
+    p->copy_warp[x] = wi;
+    prime(p, x, wi, 1);
+    c.site = SITE0 + step;
+    uint64_t seq = p->run.seq;
+    feed(p, c);
+    bool write = c.u.copy.kind == WR_COPY_H2D;
+    uint64_t at = write ? c.u.copy.dst : c.u.copy.src;
+    for (unsigned layer = 0; layer < m->nlayers; layer++)
+        m->lane[layer][t].v[t]++;
+    for (uint64_t word = (at - BASE) / 4; word < (at - BASE + c.u.copy.bytes) / 4; word++)
+        lane_access(m, t, (unsigned)word, seq, SITE0 + step, write, false, true, false,
+                    WR_SCOPE_SYSTEM, 0);
+    oe_copy_done(&p->E, x, &c);
+}
+
+static void run_host_side_program(program *p)
+{
+    memset(&p->E, 0, sizeof p->E);
+    memset(p->primed, 0, sizeof p->primed);
+    p->nlaunches = p->ncopies = 0;
+    for (unsigned step = 0; step < STEPS; step++) {
+        uint32_t what = rnd(100), x = 0;
+        wr_event ev;
+        switch (oracle_host_step(&p->E, what, &p->nlaunches, LAUNCHES, &ev, &x)) {
+        case ORACLE_NONE: continue;
+        case ORACLE_LAUNCH:
+            ev.u.launch.grid[0] = BLOCKS;
+            ev.u.launch.block_dim[0] = WARPS * LANES;
+            p->launch_id[ev.u.launch.launch - 1] = ev.u.launch.launch;
+            feed(p, ev);
+            continue;
+        case ORACLE_SYNC: feed(p, ev); continue;
+        case ORACLE_COPY: step_copy(p, step); continue;
+        case ORACLE_FINISH: {
+            wr_event ends[BLOCKS + 1];
+            unsigned n = oe_finish_launch(&p->E, x, BLOCKS, ends);
+            for (unsigned i = 0; i < n; i++)
+                feed(p, ends[i]);
+            continue;
+        }
+        case ORACLE_DEVICE: break;
+        }
+        unsigned li = p->E.ep[x].launch - 1;
+        if (!p->primed[x])
+            prime(p, x, warp_index(li, 0, 0), BLOCKS * WARPS);
+        unsigned b = rnd(BLOCKS), w = rnd(WARPS);
+        device_step(p, step, li, b, w, rnd(100));
+    }
+    for (uint32_t x = 1; x <= p->E.nep; x++)
+        if (p->E.ep[x].launch && !p->E.ep[x].ended)
+            feed(p, lf_kernel_end(p->E.ep[x].launch));
+}
+
+/* Two launches: the second on the first one's stream, or another stream
+ * started while the first runs, or after the host saw the first end. */
+static void run_two_launch_program(program *p)
+{
     p->launch_id[0] = 1;
     p->launch_id[1] = 2;
-    /* the second kernel: on the first one's stream, or another stream
-     * started while the first runs, or after the host saw the first end */
     unsigned how = rnd(4);
     unsigned second_at = how == 0 ? STEPS : STEPS / 4 + rnd(STEPS / 2);
     launch(p, 0, 1);
@@ -814,21 +965,29 @@ static void run_program(program *p, unsigned shards, uint64_t seed)
         bool second = step >= second_at;
         unsigned li = second && (how != 2 || rnd(2)) ? 1 : 0;
         unsigned b = rnd(BLOCKS), w = rnd(WARPS);
-        unsigned what = rnd(100);
-        if (what < 4)
-            step_barrier(p, li, b);
-        else if (what < 10)
-            step_warp_sync(p, li, b, w);
-        else if (what < 13) {
-            uint8_t scope = rnd(4) ? WR_SCOPE_DEVICE : WR_SCOPE_BLOCK;
-            fence(p->m, warp_index(li, b, w), scope);
-            feed(p, lf_fence(p->launch_id[li], b, w, WR_FULL_MASK, scope));
-        } else
-            step_access(p, step, li, b, w);
+        device_step(p, step, li, b, w, rnd(100));
     }
     for (unsigned li = 0; li < LAUNCHES; li++)
         if (p->m->started[li] && !p->m->ended[li])
             kernel_end(p, li);
+}
+
+static void run_program(program *p, unsigned shards, uint64_t seed)
+{
+    rnd_state = seed * 0x9E3779B97F4A7C15ull + 7;
+    vclk *snaps = p->m->snaps;   /* kept from program to program: no page faults */
+    uint32_t capsnaps = p->m->capsnaps;
+    memset(p->m, 0, sizeof *p->m);
+    p->m->snaps = snaps;
+    p->m->capsnaps = capsnaps;
+    p->m->scoped = p->scoped;
+    p->m->nlayers = p->scoped ? NLAYERS : 1;
+    prog_threads = p->host_side ? THREADS : 2 * BLOCKS * WARPS * LANES;
+    lf_start(&p->run, p->engine, shards);
+    if (p->host_side)
+        run_host_side_program(p);
+    else
+        run_two_launch_program(p);
     if (p->m->npairs)   /* (qsort and bsearch take no null array, even empty) */
         qsort(p->m->pairs, p->m->npairs, sizeof *p->m->pairs, pair_cmp);
     if (p->m->nscope_pairs)
@@ -923,18 +1082,18 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
         free(m->first_partners[i]);
         free(m->srel[i]);
     }
-    free(m->snaps);
     free(m->pairs);
     free(m->scope_pairs);
 }
 
 static void check_all(const wr_engine_ops *engine, bool scoped, bool strong_plain,
-                      unsigned shards)
+                      unsigned shards, bool host_side)
 {
     program *p = calloc(1, sizeof *p);
     p->engine = engine;
     p->scoped = scoped;
     p->strong_plain = strong_plain;
+    p->host_side = host_side;
     p->m = calloc(1, sizeof *p->m);
     memset(class_seen, 0, sizeof class_seen);
     uint64_t groups = 0, first = 0, forgotten = 0;
@@ -962,17 +1121,18 @@ static void check_all(const wr_engine_ops *engine, bool scoped, bool strong_plai
                 " forgiven %" PRIu64 " classes %" PRIu64 "/%" PRIu64 "/%" PRIu64 "\n",
                 engine->name, scoped, strong_plain, shards, groups, first, forgotten,
                 class_seen[1], class_seen[2], class_seen[3]);
+    free(p->m->snaps);
     free(p->m);
     free(p);
 }
 
 Test(vc_oracle, reports_exactly_what_the_model_says_one_shard)
 {
-    check_all(&wr_engine_vc, false, false, 1);
+    check_all(&wr_engine_vc, false, false, 1, false);
 }
 Test(vc_oracle, reports_exactly_what_the_model_says_three_shards)
 {
-    check_all(&wr_engine_vc, false, false, 3);
+    check_all(&wr_engine_vc, false, false, 3, false);
 }
 
 /* The programs' plain accesses are weak, so the scoped engine reports a
@@ -982,11 +1142,11 @@ Test(vc_oracle, reports_exactly_what_the_model_says_three_shards)
  * hold both threads (model.scope_pairs). */
 Test(vc_oracle, scoped_reports_what_the_barrier_only_model_says_one_shard)
 {
-    check_all(&wr_engine_scoped, true, false, 1);
+    check_all(&wr_engine_scoped, true, false, 1, false);
 }
 Test(vc_oracle, scoped_reports_what_the_barrier_only_model_says_three_shards)
 {
-    check_all(&wr_engine_scoped, true, false, 3);
+    check_all(&wr_engine_scoped, true, false, 3, false);
 }
 
 /* Half the plain accesses strong (volatile): a pair of strong accesses is
@@ -996,9 +1156,31 @@ Test(vc_oracle, scoped_reports_what_the_barrier_only_model_says_three_shards)
  * weak-access). */
 Test(vc_oracle, scoped_reports_what_the_scoped_model_says_one_shard)
 {
-    check_all(&wr_engine_scoped, true, true, 1);
+    check_all(&wr_engine_scoped, true, true, 1, false);
 }
 Test(vc_oracle, scoped_reports_what_the_scoped_model_says_three_shards)
 {
-    check_all(&wr_engine_scoped, true, true, 3);
+    check_all(&wr_engine_scoped, true, true, 3, false);
+}
+
+/* Up to three launches on streams 0-3 and host copies, with events,
+ * stream waits, stream, event and device syncs and launch ends between
+ * them (oracle.h): a launch starts with what every epoch ordered before it
+ * knew at its end, also what its warps learned by acquires from a launch
+ * on another stream after the host issued the later work. */
+Test(vc_oracle, host_side_reports_exactly_what_the_model_says_one_shard)
+{
+    check_all(&wr_engine_vc, false, false, 1, true);
+}
+Test(vc_oracle, host_side_reports_exactly_what_the_model_says_three_shards)
+{
+    check_all(&wr_engine_vc, false, false, 3, true);
+}
+Test(vc_oracle, scoped_host_side_reports_what_the_scoped_model_says_one_shard)
+{
+    check_all(&wr_engine_scoped, true, true, 1, true);
+}
+Test(vc_oracle, scoped_host_side_reports_what_the_scoped_model_says_three_shards)
+{
+    check_all(&wr_engine_scoped, true, true, 3, true);
 }
