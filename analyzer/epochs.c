@@ -6,9 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What happens before something: every epoch up to `floor`, and per
+ * stream the epochs up to an entry's.  Sparse, so that a program with
+ * thousands of streams (one per task, say) keeps small clocks: the host's
+ * floor rises as it waits for everything up to an epoch, and the entries
+ * at or below the floor go. */
+typedef struct vc_ent {
+    uint32_t stream;  /* stream index */
+    uint32_t epoch;   /* newest epoch of that stream held; > floor */
+} vc_ent;
+
 typedef struct vc {
-    uint32_t n;
-    uint32_t *v;     /* v[stream index] = newest epoch of that stream ordered before */
+    uint32_t floor;
+    uint32_t n, cap;
+    vc_ent *v;        /* by stream index, ascending */
 } vc;
 
 typedef struct epoch_rec {
@@ -36,7 +47,9 @@ struct wr_epochs {
     vc *stream_vc;         /* per stream index: what its next work waits for */
     uint32_t *stream_last; /* newest epoch on the stream */
     uint32_t *stream_over; /* newest epoch of the stream ordered before one that acted */
+    uint32_t over_floor;   /* every epoch up to it is ordered before one that acted */
     uint32_t nstreams, capstreams;
+    u32map stream_map;     /* recorder stream id -> index + 1 */
     vc host;               /* what the host has waited for */
     u32map launches;       /* launch id -> epoch */
     u32map events;         /* event id -> index into event_vc + 1 */
@@ -85,34 +98,119 @@ static void map_put(u32map *m, uint32_t key, uint32_t val)
     m->slots[i].val = val;
 }
 
-static void vc_set(vc *a, uint32_t idx, uint32_t val)
+/* Entry index of stream s in a, or where it would go. */
+static uint32_t vc_find(const vc *a, uint32_t s)
 {
-    if (idx >= a->n) {
-        a->v = xrealloc(a->v, (idx + 1) * sizeof *a->v);
-        memset(a->v + a->n, 0, (idx + 1 - a->n) * sizeof *a->v);
-        a->n = idx + 1;
+    uint32_t lo = 0, hi = a->n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (a->v[mid].stream < s)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    if (a->v[idx] < val)
-        a->v[idx] = val;
+    return lo;
+}
+
+static uint32_t vc_get(const vc *a, uint32_t s)
+{
+    uint32_t i = vc_find(a, s);
+    return i < a->n && a->v[i].stream == s ? a->v[i].epoch : 0;
+}
+
+/* Does a hold epoch x of stream s? */
+static bool vc_holds(const vc *a, uint32_t s, uint32_t x)
+{
+    return x <= a->floor || vc_get(a, s) >= x;
+}
+
+static void vc_reserve(vc *a, uint32_t n)
+{
+    if (n <= a->cap)
+        return;
+    a->cap = n < 4 ? 4 : n > 2 * a->cap ? n : 2 * a->cap;
+    a->v = xrealloc(a->v, a->cap * sizeof *a->v);
+}
+
+static void vc_set(vc *a, uint32_t s, uint32_t x)
+{
+    if (x <= a->floor)
+        return;
+    uint32_t i = vc_find(a, s);
+    if (i < a->n && a->v[i].stream == s) {
+        if (a->v[i].epoch < x)
+            a->v[i].epoch = x;
+        return;
+    }
+    vc_reserve(a, a->n + 1);
+    memmove(a->v + i + 1, a->v + i, (a->n - i) * sizeof *a->v);
+    a->v[i] = (vc_ent){s, x};
+    a->n++;
+}
+
+/* Drops the entries a's floor holds. */
+static void vc_trim(vc *a)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < a->n; i++)
+        if (a->v[i].epoch > a->floor)
+            a->v[k++] = a->v[i];
+    a->n = k;
+}
+
+static void vc_raise_floor(vc *a, uint32_t floor)
+{
+    if (floor <= a->floor)
+        return;
+    a->floor = floor;
+    vc_trim(a);
 }
 
 static void vc_join(vc *a, const vc *b)
 {
-    for (uint32_t i = 0; i < b->n; i++)
-        if (b->v[i])
-            vc_set(a, i, b->v[i]);
+    if (b->floor > a->floor) {
+        a->floor = b->floor;
+        vc_trim(a);
+    }
+    if (!b->n)
+        return;
+    /* merge from the back, in place */
+    uint32_t extra = 0;
+    for (uint32_t i = 0, j = 0; j < b->n; j++) {
+        while (i < a->n && a->v[i].stream < b->v[j].stream)
+            i++;
+        extra += (i == a->n || a->v[i].stream != b->v[j].stream) && b->v[j].epoch > a->floor;
+    }
+    vc_reserve(a, a->n + extra);
+    uint32_t i = a->n, j = b->n, out = a->n + extra;
+    while (j > 0) {
+        const vc_ent *y = &b->v[j - 1];
+        if (i > 0 && a->v[i - 1].stream > y->stream) {
+            a->v[--out] = a->v[--i];
+        } else if (i > 0 && a->v[i - 1].stream == y->stream) {
+            vc_ent x = a->v[--i];
+            if (x.epoch < y->epoch)
+                x.epoch = y->epoch;
+            a->v[--out] = x;
+            j--;
+        } else {
+            if (y->epoch > a->floor)
+                a->v[--out] = *y;
+            j--;
+        }
+    }
+    a->n += extra;
 }
 
 static void vc_copy(vc *dst, const vc *src)
 {
-    free(dst->v);
-    dst->n = src->n;
-    dst->v = src->n ? xrealloc(NULL, src->n * sizeof *dst->v) : NULL;
+    dst->floor = src->floor;
+    dst->n = 0;
+    vc_reserve(dst, src->n);
     if (src->n)
         memcpy(dst->v, src->v, src->n * sizeof *dst->v);
+    dst->n = src->n;
 }
-
-static uint32_t vc_get(const vc *a, uint32_t idx) { return idx < a->n ? a->v[idx] : 0; }
 
 wr_epochs *wr_epochs_new(void)
 {
@@ -139,6 +237,7 @@ void wr_epochs_free(wr_epochs *e)
     free(e->stream_last);
     free(e->stream_over);
     free(e->host.v);
+    free(e->stream_map.slots);
     free(e->launches.slots);
     free(e->events.slots);
     free(e->event_vc);
@@ -148,9 +247,9 @@ void wr_epochs_free(wr_epochs *e)
 
 static uint32_t stream_index(wr_epochs *e, uint32_t stream)
 {
-    for (uint32_t i = 0; i < e->nstreams; i++)
-        if (e->stream_ids[i] == stream)
-            return i;
+    uint32_t known = map_get(&e->stream_map, stream);
+    if (known)
+        return known - 1;
     if (e->nstreams == e->capstreams) {
         e->capstreams = e->capstreams ? e->capstreams * 2 : 8;
         e->stream_ids = xrealloc(e->stream_ids, e->capstreams * sizeof *e->stream_ids);
@@ -160,9 +259,10 @@ static uint32_t stream_index(wr_epochs *e, uint32_t stream)
     }
     uint32_t i = e->nstreams++;
     e->stream_ids[i] = stream;
-    e->stream_vc[i] = (vc){0, NULL};
+    e->stream_vc[i] = (vc){0};
     e->stream_last[i] = 0;
     e->stream_over[i] = 0;
+    map_put(&e->stream_map, stream, i + 1);
     return i;
 }
 
@@ -171,17 +271,13 @@ static uint32_t new_epoch(wr_epochs *e, uint32_t launch, uint32_t stream)
 {
     uint32_t s = stream_index(e, stream);
     uint32_t s0 = stream_index(e, 0);
-    vc before = {0, NULL};
-    vc_copy(&before, &e->stream_vc[s]);
-    vc_join(&before, &e->host);
+    vc before = {0};
     if (s == s0) {
         /* legacy default stream: waits for all earlier work */
-        for (uint32_t i = 0; i < e->nstreams; i++) {
-            vc_join(&before, &e->stream_vc[i]);
-            if (e->stream_last[i])
-                vc_set(&before, i, e->stream_last[i]);
-        }
+        before.floor = e->nep - 1;
     } else {
+        vc_copy(&before, &e->stream_vc[s]);
+        vc_join(&before, &e->host);
         vc_join(&before, &e->stream_vc[s0]);
         if (e->stream_last[s0])
             vc_set(&before, s0, e->stream_last[s0]);
@@ -226,6 +322,17 @@ static void launch_ended(wr_epochs *e, uint32_t id)
     e->ep[id].active_at = 0;
 }
 
+/* The host's floor: every epoch up to the first it has not waited for
+ * (so that a program that waits for each task's stream keeps a small
+ * host clock, and small clocks for what it issues next). */
+static void host_raise_floor(wr_epochs *e)
+{
+    uint32_t f = e->host.floor;
+    while (f + 1 < e->nep && vc_get(&e->host, e->ep[f + 1].stream) >= f + 1)
+        f++;
+    vc_raise_floor(&e->host, f);
+}
+
 /* The host has observed epoch `id` complete. */
 static void host_waits_epoch(wr_epochs *e, uint32_t id)
 {
@@ -233,6 +340,7 @@ static void host_waits_epoch(wr_epochs *e, uint32_t id)
         return;
     vc_join(&e->host, &e->ep[id].before);
     vc_set(&e->host, e->ep[id].stream, id);
+    host_raise_floor(e);
 }
 
 uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
@@ -256,15 +364,15 @@ uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
         host_waits_epoch(e, id);
         return 0;
     }
-    case WR_EV_DEVICE_SYNC:
-        for (uint32_t i = 0; i < e->nstreams; i++)
-            host_waits_epoch(e, e->stream_last[i]);
+    case WR_EV_DEVICE_SYNC:   /* every epoch so far, on whatever stream */
+        vc_raise_floor(&e->host, e->nep - 1);
         return 0;
     case WR_EV_STREAM_SYNC: {
         /* everything the stream's next work would wait for: its own
          * epochs and the events it waited for after the last of them */
         uint32_t s = stream_index(e, ev->u.stream_sync.stream);
         vc_join(&e->host, &e->stream_vc[s]);
+        host_raise_floor(e);
         return 0;
     }
     case WR_EV_EVENT_RECORD: {
@@ -275,7 +383,7 @@ uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
                 e->capevents = e->capevents ? e->capevents * 2 : 8;
                 e->event_vc = xrealloc(e->event_vc, e->capevents * sizeof *e->event_vc);
             }
-            e->event_vc[e->nevents] = (vc){0, NULL};
+            e->event_vc[e->nevents] = (vc){0};
             idx = ++e->nevents;
             map_put(&e->events, ev->u.stream_event.event, idx);
         }
@@ -292,8 +400,10 @@ uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
     }
     case WR_EV_EVENT_SYNC: {
         uint32_t idx = map_get(&e->events, ev->u.stream_event.event);
-        if (idx)
+        if (idx) {
             vc_join(&e->host, &e->event_vc[idx - 1]);
+            host_raise_floor(e);
+        }
         return 0;
     }
     default:
@@ -317,14 +427,19 @@ void wr_epochs_acts(wr_epochs *e, uint32_t epoch)
         return;
     epoch_rec *r = &e->ep[epoch];
     r->acted = true;
-    for (uint32_t s = 0; s < r->before.n; s++)
-        if (e->stream_over[s] < r->before.v[s])
-            e->stream_over[s] = r->before.v[s];
+    if (e->over_floor < r->before.floor)
+        e->over_floor = r->before.floor;
+    for (uint32_t i = 0; i < r->before.n; i++) {
+        const vc_ent *x = &r->before.v[i];
+        if (e->stream_over[x->stream] < x->epoch)
+            e->stream_over[x->stream] = x->epoch;
+    }
 }
 
 bool wr_epochs_over(const wr_epochs *e, uint32_t epoch)
 {
-    return epoch && epoch < e->nep && epoch <= e->stream_over[e->ep[epoch].stream];
+    return epoch && epoch < e->nep &&
+           (epoch <= e->over_floor || epoch <= e->stream_over[e->ep[epoch].stream]);
 }
 
 bool wr_epochs_ended(const wr_epochs *e, uint32_t epoch)
@@ -343,7 +458,7 @@ bool wr_epochs_ordered(const wr_epochs *e, uint32_t a, uint32_t b)
 {
     if (!a || !b || a >= b || b >= e->nep)
         return false;
-    return vc_get(&e->ep[b].before, e->ep[a].stream) >= a;
+    return vc_holds(&e->ep[b].before, e->ep[a].stream, a);
 }
 
 bool wr_epochs_settled(const wr_epochs *e, uint32_t epoch)
@@ -354,7 +469,7 @@ bool wr_epochs_settled(const wr_epochs *e, uint32_t epoch)
     if (r->launch && !r->ended)
         return false;
     /* the host waited for it: every epoch issued from now on waits for it */
-    if (vc_get(&e->host, r->stream) < epoch)
+    if (!vc_holds(&e->host, r->stream, epoch))
         return false;
     /* and so does every launch that may still run */
     for (uint32_t i = 0; i < e->nactive; i++)
