@@ -1,5 +1,6 @@
 /* Host-side ordering of launches and copies: see epochs.h. */
 #include "epochs.h"
+#include "u32map.h"
 #include "xalloc.h"
 
 #include <stdio.h>
@@ -31,15 +32,6 @@ typedef struct epoch_rec {
     vc before;        /* what happens before this epoch */
 } epoch_rec;
 
-typedef struct kv {
-    uint32_t key, val;  /* val 0 = empty */
-} kv;
-
-typedef struct u32map {
-    kv *slots;
-    uint32_t cap, count;
-} u32map;
-
 struct wr_epochs {
     epoch_rec *ep;       /* ep[0] unused */
     uint32_t nep, capep;
@@ -49,54 +41,15 @@ struct wr_epochs {
     uint32_t *stream_over; /* newest epoch of the stream ordered before one that acted */
     uint32_t over_floor;   /* every epoch up to it is ordered before one that acted */
     uint32_t nstreams, capstreams;
-    u32map stream_map;     /* recorder stream id -> index + 1 */
+    wr_u32map stream_map;     /* recorder stream id -> index + 1 */
     vc host;               /* what the host has waited for */
-    u32map launches;       /* launch id -> epoch */
-    u32map events;         /* event id -> index into event_vc + 1 */
+    wr_u32map launches;       /* launch id -> epoch */
+    wr_u32map events;         /* event id -> index into event_vc + 1 */
     vc *event_vc;
     uint32_t nevents, capevents;
     uint32_t *active;      /* launch epochs the host has not seen end */
     uint32_t nactive, capactive;
 };
-
-static uint32_t map_get(const u32map *m, uint32_t key)
-{
-    if (!m->cap)
-        return 0;
-    uint32_t i = (key * 2654435761u) & (m->cap - 1);
-    while (m->slots[i].val) {
-        if (m->slots[i].key == key)
-            return m->slots[i].val;
-        i = (i + 1) & (m->cap - 1);
-    }
-    return 0;
-}
-
-static void map_put(u32map *m, uint32_t key, uint32_t val)
-{
-    if ((m->count + 1) * 2 > m->cap) {
-        uint32_t ncap = m->cap ? m->cap * 2 : 64;
-        kv *ns = xcalloc(ncap, sizeof *ns);
-        for (uint32_t i = 0; i < m->cap; i++) {
-            if (!m->slots[i].val)
-                continue;
-            uint32_t j = (m->slots[i].key * 2654435761u) & (ncap - 1);
-            while (ns[j].val)
-                j = (j + 1) & (ncap - 1);
-            ns[j] = m->slots[i];
-        }
-        free(m->slots);
-        m->slots = ns;
-        m->cap = ncap;
-    }
-    uint32_t i = (key * 2654435761u) & (m->cap - 1);
-    while (m->slots[i].val && m->slots[i].key != key)
-        i = (i + 1) & (m->cap - 1);
-    if (!m->slots[i].val)
-        m->count++;
-    m->slots[i].key = key;
-    m->slots[i].val = val;
-}
 
 /* Entry index of stream s in a, or where it would go. */
 static uint32_t vc_find(const vc *a, uint32_t s)
@@ -247,7 +200,7 @@ void wr_epochs_free(wr_epochs *e)
 
 static uint32_t stream_index(wr_epochs *e, uint32_t stream)
 {
-    uint32_t known = map_get(&e->stream_map, stream);
+    uint32_t known = wr_map_get(&e->stream_map, stream);
     if (known)
         return known - 1;
     if (e->nstreams == e->capstreams) {
@@ -262,7 +215,7 @@ static uint32_t stream_index(wr_epochs *e, uint32_t stream)
     e->stream_vc[i] = (vc){0};
     e->stream_last[i] = 0;
     e->stream_over[i] = 0;
-    map_put(&e->stream_map, stream, i + 1);
+    wr_map_put(&e->stream_map, stream, i + 1);
     return i;
 }
 
@@ -348,7 +301,7 @@ uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
     switch (ev->kind) {
     case WR_EV_KERNEL_LAUNCH: {
         uint32_t id = new_epoch(e, ev->u.launch.launch, ev->u.launch.stream);
-        map_put(&e->launches, ev->u.launch.launch, id);
+        wr_map_put(&e->launches, ev->u.launch.launch, id);
         return id;
     }
     case WR_EV_HOST_COPY: {
@@ -377,7 +330,7 @@ uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
     }
     case WR_EV_EVENT_RECORD: {
         uint32_t s = stream_index(e, ev->u.stream_event.stream);
-        uint32_t idx = map_get(&e->events, ev->u.stream_event.event);
+        uint32_t idx = wr_map_get(&e->events, ev->u.stream_event.event);
         if (!idx) {
             if (e->nevents == e->capevents) {
                 e->capevents = e->capevents ? e->capevents * 2 : 8;
@@ -385,7 +338,7 @@ uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
             }
             e->event_vc[e->nevents] = (vc){0};
             idx = ++e->nevents;
-            map_put(&e->events, ev->u.stream_event.event, idx);
+            wr_map_put(&e->events, ev->u.stream_event.event, idx);
         }
         /* the event captures everything issued to the stream so far */
         vc_copy(&e->event_vc[idx - 1], &e->stream_vc[s]);
@@ -393,13 +346,13 @@ uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
     }
     case WR_EV_STREAM_WAIT: {
         uint32_t s = stream_index(e, ev->u.stream_event.stream);
-        uint32_t idx = map_get(&e->events, ev->u.stream_event.event);
+        uint32_t idx = wr_map_get(&e->events, ev->u.stream_event.event);
         if (idx)
             vc_join(&e->stream_vc[s], &e->event_vc[idx - 1]);
         return 0;
     }
     case WR_EV_EVENT_SYNC: {
-        uint32_t idx = map_get(&e->events, ev->u.stream_event.event);
+        uint32_t idx = wr_map_get(&e->events, ev->u.stream_event.event);
         if (idx) {
             vc_join(&e->host, &e->event_vc[idx - 1]);
             host_raise_floor(e);
@@ -413,10 +366,10 @@ uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
 
 uint32_t wr_epochs_of_launch(wr_epochs *e, uint32_t launch)
 {
-    uint32_t id = map_get(&e->launches, launch);
+    uint32_t id = wr_map_get(&e->launches, launch);
     if (!id) {
         id = new_epoch(e, launch, 0);
-        map_put(&e->launches, launch, id);
+        wr_map_put(&e->launches, launch, id);
     }
     return id;
 }

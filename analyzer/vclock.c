@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "u32map.h"
 #include "xalloc.h"
 
 /* ------------------------------------------------------------------ */
@@ -134,6 +135,7 @@ typedef struct hb_stream {
      * q[qhead..qdue) complete in the complete_known under way */
     uint32_t *q;
     uint32_t qhead, qdue, qn, qcap;
+    uint32_t pending_at;     /* index in wr_hb.pending + 1 while q holds launches */
 } hb_stream;
 
 typedef struct hb_cuevent {
@@ -154,9 +156,19 @@ struct wr_hb {
     uint32_t *id2idx;        /* recorder launch id -> internal index + 1 */
     uint32_t capid;
     hb_stream *streams;
-    uint32_t nstreams;
+    uint32_t nstreams, capstreams;
     hb_cuevent *events;
-    uint32_t nevents;
+    uint32_t nevents, capevents;
+    wr_u32map stream_slots, event_slots;   /* recorder id -> index + 1 */
+    uint32_t legacy_slot;    /* stream 0's slot + 1; 0: none yet */
+    /* A tail's or event's clock can know a launch's position only if it
+     * changed after the launch was issued: the launch count then, so that
+     * complete_known skips the many that cannot learn a completed
+     * launch's end (a program with a stream per task) */
+    uint32_t *tail_stamp, *event_stamp;
+    /* stream slots whose queues hold launches not complete */
+    uint32_t *pending;
+    uint32_t npending, cappending;
     wr_vclock host[WR_HB_MAX_LAYERS];
     /* launches not started yet (launch_pending) */
     uint32_t *unstarted;
@@ -232,32 +244,49 @@ const wr_hb_unit *wr_hb_unit_of(const wr_hb *hb, uint32_t unit)
 
 static hb_stream *stream_get(wr_hb *hb, uint32_t id, uint32_t *slot)
 {
-    for (uint32_t i = 0; i < hb->nstreams; i++)
-        if (hb->streams[i].id == id) {
-            if (slot)
-                *slot = i;
-            return &hb->streams[i];
-        }
-    hb->streams = xrealloc(hb->streams, (size_t)(hb->nstreams + 1) * sizeof *hb->streams);
-    hb_stream *s = &hb->streams[hb->nstreams];
+    uint32_t i = wr_map_get(&hb->stream_slots, id);
+    if (i--) {
+        if (slot)
+            *slot = i;
+        return &hb->streams[i];
+    }
+    if (hb->nstreams == hb->capstreams) {
+        hb->capstreams = hb->capstreams ? 2 * hb->capstreams : 8;
+        hb->streams = xrealloc(hb->streams, (size_t)hb->capstreams * sizeof *hb->streams);
+        hb->tail_stamp = xrealloc(hb->tail_stamp, (size_t)hb->capstreams * sizeof *hb->tail_stamp);
+    }
+    i = hb->nstreams++;
+    hb_stream *s = &hb->streams[i];
     memset(s, 0, sizeof *s);
     s->id = id;
+    hb->tail_stamp[i] = 0;
+    wr_map_put(&hb->stream_slots, id, i + 1);
+    if (id == 0)
+        hb->legacy_slot = i + 1;
     if (slot)
-        *slot = hb->nstreams;
-    hb->nstreams++;
+        *slot = i;
     return s;
 }
 
-static hb_cuevent *cuevent_get(wr_hb *hb, uint32_t id)
+static hb_cuevent *cuevent_get(wr_hb *hb, uint32_t id, uint32_t *index)
 {
-    for (uint32_t i = 0; i < hb->nevents; i++)
-        if (hb->events[i].id == id)
-            return &hb->events[i];
-    hb->events = xrealloc(hb->events, (size_t)(hb->nevents + 1) * sizeof *hb->events);
-    hb_cuevent *e = &hb->events[hb->nevents++];
-    memset(e, 0, sizeof *e);
-    e->id = id;
-    return e;
+    uint32_t i = wr_map_get(&hb->event_slots, id);
+    if (!i--) {
+        if (hb->nevents == hb->capevents) {
+            hb->capevents = hb->capevents ? 2 * hb->capevents : 8;
+            hb->events = xrealloc(hb->events, (size_t)hb->capevents * sizeof *hb->events);
+            hb->event_stamp =
+                xrealloc(hb->event_stamp, (size_t)hb->capevents * sizeof *hb->event_stamp);
+        }
+        i = hb->nevents++;
+        memset(&hb->events[i], 0, sizeof hb->events[i]);
+        hb->events[i].id = id;
+        hb->event_stamp[i] = 0;
+        wr_map_put(&hb->event_slots, id, i + 1);
+    }
+    if (index)
+        *index = i;
+    return &hb->events[i];
 }
 
 static uint32_t launch_new(wr_hb *hb)
@@ -294,12 +323,9 @@ static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *
                 wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | i, o->pos);
             }
         }
-    } else {
-        uint32_t s0;
-        for (s0 = 0; s0 < hb->nstreams; s0++)
-            if (hb->streams[s0].id == 0)
-                break;
-        if (s0 < hb->nstreams) {
+    } else if (hb->legacy_slot) {
+        uint32_t s0 = hb->legacy_slot - 1;
+        {
             hb_stream *o = &hb->streams[s0];
             for (unsigned l = kept_from(hb, 0); l < hb->L; l = kept_from(hb, l + 1)) {
                 wr_vc_join(&out[l], &o->tail[l]);
@@ -320,6 +346,7 @@ static void stream_item_done(wr_hb *hb, uint32_t slot, uint32_t pos, wr_vclock *
         wr_vc_join(&s->tail[l], &knowledge[l]);
         wr_vc_set_max(&s->tail[l], WR_HB_STREAM_KEY | slot, pos);
     }
+    hb->tail_stamp[slot] = hb->nlaunches;
 }
 
 /* ---- launches that are over before the host says so ----
@@ -354,6 +381,10 @@ static void queue_push(uint32_t **v, uint32_t *n, uint32_t *cap, uint32_t x)
 static void launch_pending(wr_hb *hb, hb_launch *l, uint32_t idx)
 {
     hb_stream *s = &hb->streams[l->stream_slot];
+    if (!s->pending_at) {
+        queue_push(&hb->pending, &hb->npending, &hb->cappending, l->stream_slot);
+        s->pending_at = hb->npending;
+    }
     queue_push(&s->q, &s->qn, &s->qcap, idx);
     queue_push(&hb->unstarted, &hb->nunstarted, &hb->capunstarted, idx);
     l->unstarted_at = hb->nunstarted;
@@ -385,9 +416,19 @@ static void mark_due(wr_hb *hb, uint32_t slot, uint32_t pos)
     }
 }
 
+/* Few streams with launches waiting: ask c for those alone, not walk c's
+ * stream keys (the host's: every stream it waited for). */
 static void mark_known(wr_hb *hb, const wr_vclock *c)
 {
     for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
+        if (hb->npending <= 32) {
+            for (uint32_t i = 0; i < hb->npending; i++) {
+                uint32_t v = wr_vc_get(&c[k], WR_HB_STREAM_KEY | hb->pending[i]);
+                if (v)
+                    mark_due(hb, hb->pending[i], v);
+            }
+            continue;
+        }
         uint32_t key = WR_HB_STREAM_KEY, v;
         while (wr_vc_next(&c[k], key, &key, &v)) {
             mark_due(hb, key & ~WR_HB_STREAM_KEY, v);
@@ -494,10 +535,17 @@ static void complete_known(wr_hb *hb, wr_vclock *c)
         launch_complete(hb, hb->launches[hb->batch[i]]);
     learn_ends(hb, c);
     learn_ends(hb, hb->host);
+    uint32_t oldest = hb->batch[0];
     for (uint32_t i = 0; i < hb->nstreams; i++)
-        learn_ends(hb, hb->streams[i].tail);
+        if (hb->tail_stamp[i] > oldest) {
+            learn_ends(hb, hb->streams[i].tail);
+            hb->tail_stamp[i] = hb->nlaunches;
+        }
     for (uint32_t i = 0; i < hb->nevents; i++)
-        learn_ends(hb, hb->events[i].clk);
+        if (hb->event_stamp[i] > oldest) {
+            learn_ends(hb, hb->events[i].clk);
+            hb->event_stamp[i] = hb->nlaunches;
+        }
     for (uint32_t i = 0; i < hb->nunstarted; i++) {
         hb_launch *p = hb->launches[hb->unstarted[i]];
         if (!p->complete)
@@ -511,6 +559,12 @@ static void complete_known(wr_hb *hb, wr_vclock *c)
     for (uint32_t i = 0; i < hb->ndue_slots; i++) {
         hb_stream *s = &hb->streams[hb->due_slots[i]];
         s->qhead = s->qdue;
+        if (s->qhead == s->qn && s->pending_at) {   /* none left waiting */
+            uint32_t moved = hb->pending[--hb->npending];
+            hb->pending[s->pending_at - 1] = moved;
+            hb->streams[moved].pending_at = s->pending_at;
+            s->pending_at = 0;
+        }
         if (s->qhead * 2 >= s->qn) {   /* the queue's front moves back */
             memmove(s->q, s->q + s->qhead, (size_t)(s->qn - s->qhead) * sizeof *s->q);
             s->qn -= s->qhead;
@@ -1787,22 +1841,26 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
     case WR_EV_EVENT_RECORD: {
         uint32_t slot;
         hb_stream *s = stream_get(hb, ev->u.stream_event.stream, &slot);
-        hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event);
+        uint32_t at;
+        hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event, &at);
         for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
             wr_vc_copy(&e->clk[k], &s->tail[k]);
             wr_vc_set_max(&e->clk[k], WR_HB_STREAM_KEY | slot, s->pos);
         }
+        hb->event_stamp[at] = hb->nlaunches;
         break;
     }
     case WR_EV_STREAM_WAIT: {
-        hb_stream *s = stream_get(hb, ev->u.stream_event.stream, NULL);
-        hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event);
+        uint32_t slot;
+        hb_stream *s = stream_get(hb, ev->u.stream_event.stream, &slot);
+        hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event, NULL);
         for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
             wr_vc_join(&s->tail[k], &e->clk[k]);
+        hb->tail_stamp[slot] = hb->nlaunches;
         break;
     }
     case WR_EV_EVENT_SYNC: {
-        hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event);
+        hb_cuevent *e = cuevent_get(hb, ev->u.stream_event.event, NULL);
         for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
             wr_vc_join(&hb->host[k], &e->clk[k]);
         complete_known(hb, hb->host);
@@ -1870,6 +1928,11 @@ void wr_hb_free(wr_hb *hb)
         free(hb->streams[i].q);
     }
     free(hb->streams);
+    free(hb->tail_stamp);
+    free(hb->event_stamp);
+    free(hb->pending);
+    wr_map_free(&hb->stream_slots);
+    wr_map_free(&hb->event_slots);
     for (uint32_t i = 0; i < hb->nevents; i++)
         for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++)
             wr_vc_free(&hb->events[i].clk[k]);
