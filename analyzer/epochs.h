@@ -15,7 +15,9 @@
  *    and KERNEL_END, which the recorder emits when the host has observed the
  *    kernel's completion): work issued afterwards runs after what was waited
  *    for.
- * Implemented with small vector clocks over streams (streams are few).
+ * Implemented with sparse clocks over streams with a floor (every epoch up
+ * to it happens before), so that programs with thousands of streams keep
+ * small clocks while the host keeps waiting for what it issued.
  */
 #ifndef WARPRACE_EPOCHS_H
 #define WARPRACE_EPOCHS_H

@@ -83,6 +83,41 @@ Test(epochs, stream_sync_covers_the_events_the_stream_waited_for)
     wr_epochs_free(e);
 }
 
+/* A stream per task: the host's clock keeps a floor (every epoch up to
+ * the first it did not wait for) and entries above it; each must order
+ * exactly what the host waited for. */
+Test(epochs, host_waits_on_many_streams_order_exactly_what_was_waited_for)
+{
+    wr_epochs *e = wr_epochs_new();
+    uint32_t ep[101];
+    for (uint32_t i = 1; i <= 100; i++) {
+        ep[i] = feed(e, lf_launch(i, 1000 + i));
+        if (i % 2 || i > 60)   /* the even ones up to 60 are never waited for */
+            feed(e, stream_sync(1000 + i));
+    }
+    uint32_t later = feed(e, lf_launch(200, 5000));
+    for (uint32_t i = 1; i <= 100; i++)
+        cr_assert_eq(wr_epochs_ordered(e, ep[i], later), i % 2 || i > 60, "launch %u", i);
+    feed(e, stream_sync(1002));   /* the first gap closes: the floor rises to 3 */
+    uint32_t next = feed(e, lf_launch(201, 5001));
+    cr_assert(wr_epochs_ordered(e, ep[2], next));
+    cr_assert(!wr_epochs_ordered(e, ep[4], next));
+    cr_assert(!wr_epochs_ordered(e, later, next), "launch 200 was not waited for");
+    feed(e, lf_simple(WR_EV_DEVICE_SYNC));
+    uint32_t last = feed(e, lf_launch(202, 5002));
+    for (uint32_t i = 1; i <= 100; i++)
+        cr_assert(wr_epochs_ordered(e, ep[i], last), "launch %u", i);
+    cr_assert(wr_epochs_ordered(e, next, last));
+    /* the legacy stream waits for everything before it */
+    uint32_t more = feed(e, lf_launch(203, 5003));
+    uint32_t legacy = feed(e, lf_launch(204, 0));
+    cr_assert(wr_epochs_ordered(e, more, legacy));
+    uint32_t after = feed(e, lf_launch(205, 5004));
+    cr_assert(wr_epochs_ordered(e, legacy, after));
+    cr_assert(wr_epochs_ordered(e, more, after));
+    wr_epochs_free(e);
+}
+
 Test(epochs, an_older_kernel_never_seen_to_end_keeps_later_ones)
 {
     wr_epochs *e = wr_epochs_new();
