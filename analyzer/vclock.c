@@ -323,17 +323,14 @@ static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *
                 wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | i, o->pos);
             }
         }
-    } else if (hb->legacy_slot) {
+    } else if (hb->legacy_slot) {   /* a stream-0 item: later items of any stream wait for it */
         uint32_t s0 = hb->legacy_slot - 1;
-        {
-            hb_stream *o = &hb->streams[s0];
-            for (unsigned l = kept_from(hb, 0); l < hb->L; l = kept_from(hb, l + 1)) {
-                wr_vc_join(&out[l], &o->tail[l]);
-                wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | s0, o->pos);
-            }
+        const hb_stream *o = &hb->streams[s0];
+        for (unsigned l = kept_from(hb, 0); l < hb->L; l = kept_from(hb, l + 1)) {
+            wr_vc_join(&out[l], &o->tail[l]);
+            wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | s0, o->pos);
         }
     }
-    /* a stream-0 item: later items of any stream wait for it */
     *slot_out = slot;
     *pos_out = pos;
 }

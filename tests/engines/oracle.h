@@ -269,6 +269,53 @@ static inline oracle_step oracle_host_step(oracle_epochs *o, uint32_t what, uint
     return ORACLE_DEVICE;
 }
 
+/* ---- a random program's events ---- */
+
+#define ORACLE_MAX_EVENTS 4096
+#define ORACLE_MAX_BLOCKS 8      /* of a launch the programs finish */
+
+/* The events fed to the engine (event i at trace position i), with the
+ * per-lane addresses of vector accesses (lanes[i] for event i). */
+typedef struct oracle_prog {
+    wr_event ev[ORACLE_MAX_EVENTS];
+    uint64_t lanes[ORACLE_MAX_EVENTS][WR_WARP_SIZE];
+    uint32_t n;
+} oracle_prog;
+
+static inline wr_event *oracle_emit(oracle_prog *p, wr_event e)
+{
+    cr_assert(p->n < ORACLE_MAX_EVENTS);
+    e.seq = p->n;
+    p->ev[p->n] = e;
+    return &p->ev[p->n++];
+}
+
+/* Emits a random host copy that may run now (oe_random_copy), its site
+ * site0 + its position, its epoch in *x; NULL when none may run.  The
+ * caller feeds it to its model, then calls oe_copy_done. */
+static inline wr_event *oracle_emit_copy(oracle_prog *p, oracle_epochs *o, uint64_t base,
+                                         uint32_t words, uint32_t site0, uint32_t *x)
+{
+    wr_event c;
+    *x = oe_random_copy(o, base, words, &c);
+    if (!*x)
+        return NULL;   /* not this time: what it comes after still runs */
+    wr_event *e = oracle_emit(p, c);
+    e->site = site0 + (uint32_t)e->seq;
+    return e;
+}
+
+/* Launch epoch x of `blocks` blocks acts no more: emits what says so
+ * (oe_finish_launch). */
+static inline void oracle_emit_finish(oracle_prog *p, oracle_epochs *o, uint32_t x, uint32_t blocks)
+{
+    wr_event ends[ORACLE_MAX_BLOCKS + 1];
+    cr_assert(blocks <= ORACLE_MAX_BLOCKS);
+    unsigned n = oe_finish_launch(o, x, blocks, ends);
+    for (unsigned i = 0; i < n; i++)
+        oracle_emit(p, ends[i]);
+}
+
 /* ---- a warp's accesses, as a report's first side looks for them ---- */
 
 typedef struct mring_ent {

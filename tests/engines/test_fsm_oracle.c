@@ -54,7 +54,6 @@ enum {
     WORDS = 128,               /* four aligned lines, two on each side of a page */
     STEPS = 240,
     SEEDS = 2000,
-    MAX_EVENTS = 4096,
 };
 
 #define BASE (0x40000ull + 4096 - 256)   /* word i at BASE + 4 i: a page starts at word 64 */
@@ -301,19 +300,7 @@ static void model_warp_sync(model *m, uint32_t epoch, uint32_t block, uint32_t w
 
 /* ---- random programs ---- */
 
-typedef struct prog {
-    wr_event ev[MAX_EVENTS];
-    uint64_t lanes[MAX_EVENTS][LANES];
-    uint32_t n;
-} prog;
-
-static wr_event *emit(prog *p, wr_event e)
-{
-    cr_assert(p->n < MAX_EVENTS);
-    e.seq = p->n;
-    p->ev[p->n] = e;
-    return &p->ev[p->n++];
-}
+typedef oracle_prog prog;
 
 /* A random access of a warp of a launch that may act. */
 static void random_access(prog *p, model *m, uint32_t epoch)
@@ -356,29 +343,19 @@ static void random_access(prog *p, model *m, uint32_t epoch)
         break;
     }
     }
-    wr_event *at = emit(p, e);
+    wr_event *at = oracle_emit(p, e);
     at->site = SITE0 + (uint32_t)at->seq;
     model_access(m, at, epoch);
 }
 
 static void random_copy(prog *p, model *m)
 {
-    wr_event c;
-    uint32_t x = oe_random_copy(&m->E, BASE, WORDS, &c);
-    if (!x)
-        return;   /* not this time: what it comes after still runs */
-    wr_event *e = emit(p, c);
-    e->site = SITE0 + (uint32_t)e->seq;
-    model_copy(m, e, x);
-    oe_copy_done(&m->E, x, e);
-}
-
-static void finish_launch(prog *p, model *m, uint32_t x)
-{
-    wr_event ends[BLOCKS + 1];
-    unsigned n = oe_finish_launch(&m->E, x, BLOCKS, ends);
-    for (unsigned i = 0; i < n; i++)
-        emit(p, ends[i]);
+    uint32_t x;
+    wr_event *e = oracle_emit_copy(p, &m->E, BASE, WORDS, SITE0, &x);
+    if (e) {
+        model_copy(m, e, x);
+        oe_copy_done(&m->E, x, e);
+    }
 }
 
 static void random_program(prog *p, model *m)
@@ -391,26 +368,26 @@ static void random_program(prog *p, model *m)
         wr_event host_ev;
         switch (oracle_host_step(&m->E, what, &m->nlaunches, MAX_LAUNCHES, &host_ev, &x)) {
         case ORACLE_NONE: continue;
-        case ORACLE_LAUNCH: case ORACLE_SYNC: emit(p, host_ev); continue;
+        case ORACLE_LAUNCH: case ORACLE_SYNC: oracle_emit(p, host_ev); continue;
         case ORACLE_COPY: random_copy(p, m); continue;
-        case ORACLE_FINISH: finish_launch(p, m, x); continue;
+        case ORACLE_FINISH: oracle_emit_finish(p, &m->E, x, BLOCKS); continue;
         case ORACLE_DEVICE: break;
         }
         if (what < 19) {   /* a block barrier of both warps, or of one (expected 32) */
             uint32_t launch = m->E.ep[x].launch, b = rnd(BLOCKS);
             if (rnd(3)) {
-                emit(p, lf_barrier(launch, b, 0, 64));
-                emit(p, lf_barrier(launch, b, 1, 64));
+                oracle_emit(p, lf_barrier(launch, b, 0, 64));
+                oracle_emit(p, lf_barrier(launch, b, 1, 64));
                 model_barrier(m, x, b, 3u);
             } else {
                 uint32_t w = rnd(WARPS);
-                emit(p, lf_barrier(launch, b, w, 32));
+                oracle_emit(p, lf_barrier(launch, b, w, 32));
                 model_barrier(m, x, b, 1u << w);
             }
         } else if (what < 24) {   /* a warp sync, full or partial */
             uint32_t b = rnd(BLOCKS), w = rnd(WARPS);
             uint32_t mask = rnd(2) ? WR_FULL_MASK : rnd(2) ? 0x0000ffffu : (rnd(0xffffffffu) | 1u);
-            emit(p, lf_warp_sync(m->E.ep[x].launch, b, w, mask));
+            oracle_emit(p, lf_warp_sync(m->E.ep[x].launch, b, w, mask));
             model_warp_sync(m, x, b, w, mask);
         } else {
             random_access(p, m, x);
@@ -418,7 +395,7 @@ static void random_program(prog *p, model *m)
     }
     for (uint32_t x = 1; x <= m->E.nep; x++)
         if (m->E.ep[x].launch && !m->E.ep[x].ended)
-            emit(p, lf_kernel_end(m->E.ep[x].launch));
+            oracle_emit(p, lf_kernel_end(m->E.ep[x].launch));
 }
 
 static void free_model(model *m)

@@ -76,7 +76,6 @@ enum {
     REGION = 16,               /* by convention lock k guards words [k REGION, (k + 1) REGION) */
     STEPS = 240,
     SEEDS = 2000,
-    MAX_EVENTS = 4096,
     MAX_HOLDS = 16,            /* ENGINES.md, known limits: holds tracked per warp */
     SLOTS = 2,                 /* locks a generated warp means to hold at once */
 };
@@ -582,20 +581,12 @@ typedef struct gslot {          /* a lock a generated warp means to hold */
 } gslot;
 
 typedef struct prog {
-    wr_event ev[MAX_EVENTS];
-    uint64_t lanes[MAX_EVENTS][LANES];
-    uint32_t n;
+    oracle_prog ev;             /* the program's events */
     gslot slot[MAX_EPOCHS + 1][BLOCKS][WARPS][SLOTS];
     uint8_t profile[NLOCKS];
 } prog;
 
-static wr_event *emit(prog *p, wr_event e)
-{
-    cr_assert(p->n < MAX_EVENTS);
-    e.seq = p->n;
-    p->ev[p->n] = e;
-    return &p->ev[p->n++];
-}
+static wr_event *emit(prog *p, wr_event e) { return oracle_emit(&p->ev, e); }
 
 /* An access's site: mostly its own; sometimes one of a few shared by
  * accesses of its kind (the ring then has several entries at the site);
@@ -696,8 +687,8 @@ static void region_access(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w,
     default:  /* gather / scatter, each lane in its lock's region */
         a->addr_mode = WR_ADDR_VECTOR;
         for (unsigned l = 0; l < LANES; l++)
-            p->lanes[p->n][l] = (mask >> l) & 1u ? BASE + 4ull * (REGION * lock[l] + rnd(REGION)) : 0;
-        a->lane_addr = p->lanes[p->n];
+            p->ev.lanes[p->ev.n][l] = (mask >> l) & 1u ? BASE + 4ull * (REGION * lock[l] + rnd(REGION)) : 0;
+        a->lane_addr = p->ev.lanes[p->ev.n];
         break;
     }
     emit_access(p, m, x, e);
@@ -722,8 +713,8 @@ static void lock_access(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, u
     } else {
         a->addr_mode = WR_ADDR_VECTOR;
         for (unsigned l = 0; l < LANES; l++)
-            p->lanes[p->n][l] = (mask >> l) & 1u ? LOCK_ADDR(lock[l]) : 0;
-        a->lane_addr = p->lanes[p->n];
+            p->ev.lanes[p->ev.n][l] = (mask >> l) & 1u ? LOCK_ADDR(lock[l]) : 0;
+        a->lane_addr = p->ev.lanes[p->ev.n];
     }
     emit_access(p, m, x, e);
 }
@@ -880,9 +871,9 @@ static void random_access(prog *p, model *m, uint32_t x)
         uint32_t at = lo + rnd(top - lo - span + 1);
         for (unsigned l = 0; l < LANES; l++) {
             uint32_t wd = at + rnd(span);
-            p->lanes[p->n][l] = (mask >> l) & 1u ? base0 + 4ull * wd : 0;
+            p->ev.lanes[p->ev.n][l] = (mask >> l) & 1u ? base0 + 4ull * wd : 0;
         }
-        a->lane_addr = p->lanes[p->n];
+        a->lane_addr = p->ev.lanes[p->ev.n];
         break;
     }
     }
@@ -891,22 +882,12 @@ static void random_access(prog *p, model *m, uint32_t x)
 
 static void random_copy(prog *p, model *m)
 {
-    wr_event c;
-    uint32_t x = oe_random_copy(&m->E, BASE, WORDS, &c);
-    if (!x)
-        return;   /* not this time: what it comes after still runs */
-    wr_event *e = emit(p, c);
-    e->site = SITE0 + (uint32_t)e->seq;
-    model_copy(m, e, x);
-    oe_copy_done(&m->E, x, e);
-}
-
-static void finish_launch(prog *p, model *m, uint32_t x)
-{
-    wr_event ends[BLOCKS + 1];
-    unsigned n = oe_finish_launch(&m->E, x, BLOCKS, ends);
-    for (unsigned i = 0; i < n; i++)
-        emit(p, ends[i]);
+    uint32_t x;
+    wr_event *e = oracle_emit_copy(&p->ev, &m->E, BASE, WORDS, SITE0, &x);
+    if (e) {
+        model_copy(m, e, x);
+        oe_copy_done(&m->E, x, e);
+    }
 }
 
 static void barrier(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, uint32_t expected)
@@ -917,7 +898,7 @@ static void barrier(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, uint3
 
 static void random_program(prog *p, model *m)
 {
-    p->n = 0;
+    p->ev.n = 0;
     memset(p->slot, 0, sizeof p->slot);
     for (unsigned k = 0; k < NLOCKS; k++)
         p->profile[k] = (uint8_t)rnd(3);
@@ -930,7 +911,7 @@ static void random_program(prog *p, model *m)
         case ORACLE_NONE: continue;
         case ORACLE_LAUNCH: case ORACLE_SYNC: emit(p, host_ev); continue;
         case ORACLE_COPY: random_copy(p, m); continue;
-        case ORACLE_FINISH: finish_launch(p, m, x); continue;
+        case ORACLE_FINISH: oracle_emit_finish(&p->ev, &m->E, x, BLOCKS); continue;
         case ORACLE_DEVICE: break;
         }
         if (what < 18) {   /* a block barrier: both warps, one (expected 32), or one waiting */
@@ -985,7 +966,7 @@ static void check_seed(uint64_t seed)
     lock_not_valid += m.lock_not_valid;
     lock_lost += m.lock_lost;
     ring_guesses += m.ring_guesses;
-    oracle_compare(&wr_engine_lockset, p.ev, p.n, m.found, seed);
+    oracle_compare(&wr_engine_lockset, p.ev.ev, p.ev.n, m.found, seed);
     free_model(&m);
 }
 
