@@ -107,11 +107,16 @@ typedef struct hb_bar {
 
 typedef struct wr_hb_block {
     uint32_t idx, unit0, nw;
-    wr_hb_warp *w;           /* nw warps */
+    uint32_t made_nw;        /* the warps the object was made with (block_new) */
+    wr_hb_warp *w;           /* nw warps: made_nw of them right after the block */
     uint8_t *live;           /* warp touched */
     hb_bar *bar[16];
     uint8_t exited;
 } hb_block;
+
+/* Blocks of up to this many warps come from a pool per warp count
+ * (block_new). */
+#define HB_POOLED_WARPS 32
 
 typedef struct hb_launch {
     uint32_t id;
@@ -180,6 +185,10 @@ struct wr_hb {
     hb_loc **locs;
     size_t nloc, caploc;
     wr_vclock tmp;           /* a barrier's join */
+    /* blocks by warp count - 1: a grid of small blocks makes and drops one
+     * per block, three heap blocks each before, a quarter of vc's time in
+     * malloc and free (half of it with two shards, each repeating them) */
+    wr_pool block_pool[HB_POOLED_WARPS];
     /* a warp published an own stamp below one it had published before: its
      * later clocks no longer carry all it published, so "knows (u, s)" stops
      * implying "knows u's clock at s" (exact snapshots are not trusted) */
@@ -669,19 +678,65 @@ static void pend_free(hb_pend *p)
     p->n = 0;
 }
 
+/* Most warps of a grid of small blocks own nothing: the tests spare a
+ * dozen calls of free(NULL) per warp. */
 static void warp_fini(wr_hb_warp *w)
 {
     for (unsigned l = 0; l < WR_HB_MAX_LAYERS; l++) {
-        free(w->blk[l]);
-        wr_vc_free(&w->ext[l]);
+        if (w->blk[l])
+            free(w->blk[l]);
+        if (w->ext[l].s)
+            wr_vc_free(&w->ext[l]);
+        if (w->snap[l]) {
+            wr_snap_unref(w->snap[l]);
+            w->snap[l] = NULL;
+        }
     }
-    free(w->lane_ord);
-    free(w->pair);
-    hb_pend *p = w->pend;
-    for (uint32_t i = 0; i < w->npend; i++)
-        pend_free(&p[i]);
-    free(w->pend);
-    warp_drop_snaps(w);
+    if (w->lane_ord)
+        free(w->lane_ord);
+    if (w->pair)
+        free(w->pair);
+    if (w->pend) {
+        hb_pend *p = w->pend;
+        for (uint32_t i = 0; i < w->npend; i++)
+            pend_free(&p[i]);
+        free(w->pend);
+    }
+}
+
+/* A zeroed block with its nw warps and live flags in one object. */
+static size_t block_bytes(uint32_t nw)
+{
+    return sizeof(hb_block) + (size_t)nw * sizeof(wr_hb_warp) + ((nw + 7u) & ~7u);
+}
+
+static hb_block *block_new(wr_hb *hb, uint32_t nw)
+{
+    hb_block *b;
+    if (nw <= HB_POOLED_WARPS) {
+        wr_pool *pool = &hb->block_pool[nw - 1];
+        if (!pool->size)
+            pool->size = block_bytes(nw);
+        b = wr_pool_get(pool);
+    } else {
+        b = xcalloc(1, block_bytes(nw));
+    }
+    b->nw = b->made_nw = nw;
+    b->w = (wr_hb_warp *)(b + 1);
+    b->live = (uint8_t *)(b->w + nw);
+    return b;
+}
+
+static void block_delete(wr_hb *hb, hb_block *b)
+{
+    if (b->w != (wr_hb_warp *)(b + 1)) {   /* grown apart (a malformed warp index) */
+        free(b->w);
+        free(b->live);
+    }
+    if (b->made_nw <= HB_POOLED_WARPS)
+        wr_pool_put(&hb->block_pool[b->made_nw - 1], b);
+    else
+        free(b);
 }
 
 static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t warp)
@@ -702,13 +757,11 @@ static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t war
             launch_started(hb, l);
             complete_known(hb, l->base);
         }
-        b = xcalloc(1, sizeof *b);
+        uint32_t nw = l->nw ? l->nw : 32;
+        if (nw <= warp)
+            nw = warp + 1;
+        b = block_new(hb, nw);
         b->idx = block;
-        b->nw = l->nw ? l->nw : 32;
-        if (b->nw <= warp)
-            b->nw = warp + 1;
-        b->w = xcalloc(b->nw, sizeof *b->w);
-        b->live = xcalloc(b->nw, 1);
         uint32_t li = hb->id2idx[l->id] - 1;
         b->unit0 = hb->nunits;
         for (uint32_t i = 0; i < b->nw; i++) {
@@ -729,10 +782,14 @@ static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t war
                     nwarr[i].blk[k] = xrealloc(nwarr[i].blk[k], (size_t)nw * sizeof(uint32_t));
                     memset(nwarr[i].blk[k] + b->nw, 0, (size_t)(nw - b->nw) * sizeof(uint32_t));
                 }
-        free(b->w);
+        uint8_t *nlive = xcalloc(nw, 1);
+        memcpy(nlive, b->live, b->nw);
+        if (b->w != (wr_hb_warp *)(b + 1)) {
+            free(b->w);
+            free(b->live);
+        }
         b->w = nwarr;
-        b->live = xrealloc(b->live, nw);
-        memset(b->live + b->nw, 0, nw - b->nw);
+        b->live = nlive;
         /* new units are not contiguous with unit0: not supported, so they
          * stay apart (their blk slots are unused) */
         for (uint32_t i = b->nw; i < nw; i++) {
@@ -755,10 +812,9 @@ static void block_fold(wr_hb *hb, hb_launch *l, hb_block *b)
         warp_fini(w);
     }
     for (int i = 0; i < 16; i++)
-        free(b->bar[i]);
-    free(b->w);
-    free(b->live);
-    free(b);
+        if (b->bar[i])
+            free(b->bar[i]);
+    block_delete(hb, b);
 }
 
 static wr_hb_warp *warp_get(wr_hb *hb, uint32_t launch, uint32_t block, uint32_t warp)
@@ -1944,5 +2000,7 @@ void wr_hb_free(wr_hb *hb)
         }
     free(hb->locs);
     wr_vc_free(&hb->tmp);
+    for (unsigned i = 0; i < HB_POOLED_WARPS; i++)
+        wr_pool_release(&hb->block_pool[i]);
     free(hb);
 }
