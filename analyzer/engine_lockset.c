@@ -73,6 +73,7 @@ typedef struct lsets {
     uint32_t capslot;
     uint64_t *icache_key; /* (a, b) -> intersection id, direct-mapped */
     uint32_t *icache_val;
+    uint32_t last_a, last_b, last_r;   /* the last intersection (a, b > 0, a != b) */
 } lsets;
 
 #define ICACHE 4096
@@ -154,12 +155,9 @@ static uint32_t ls_intern(lsets *L, const uint64_t *e, uint32_t n)
     return id;
 }
 
-static uint32_t ls_intersect(lsets *L, uint32_t a, uint32_t b)
+/* The intersection through the direct-mapped cache, or computed. */
+static __attribute__((noinline)) uint32_t ls_intersect_slow(lsets *L, uint32_t a, uint32_t b)
 {
-    if (a == b)
-        return a;
-    if (!a || !b)
-        return 0;
     uint64_t key = a < b ? ((uint64_t)a << 32 | b) : ((uint64_t)b << 32 | a);
     uint32_t slot = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 52) & (ICACHE - 1);
     if (L->icache_key[slot] == key)
@@ -182,6 +180,24 @@ static uint32_t ls_intersect(lsets *L, uint32_t a, uint32_t b)
     uint32_t r = ls_intern(L, tmp, n);
     L->icache_key[slot] = key;
     L->icache_val[slot] = r;
+    return r;
+}
+
+/* Inline, with the last pair asked remembered: every lane of a histogram's
+ * atomics intersects its block's atomic set with a bin's set (the same
+ * two sets, lane after lane), and the word loops ask once per lane. */
+static inline uint32_t ls_intersect(lsets *L, uint32_t a, uint32_t b)
+{
+    if (a == b)
+        return a;
+    if (!a || !b)
+        return 0;
+    if (a == L->last_a && b == L->last_b)
+        return L->last_r;
+    uint32_t r = ls_intersect_slow(L, a, b);
+    L->last_a = a;
+    L->last_b = b;
+    L->last_r = r;
     return r;
 }
 
@@ -533,14 +549,15 @@ static inline uint32_t lane_lockset(lk *s, warp_st *w, uint32_t block, unsigned 
 {
     if (!atomic && ((w->lsid_valid >> lane) & 1u))
         return w->locks->lsid[lane];
+    if (atomic && !w->nholds &&
+        s->atom_key == (((uint64_t)fold_block(block) << 1 | (ascope >= WR_SCOPE_DEVICE)) + 1))
+        return s->atom_id;
     return lane_lockset_slow(s, w, block, lane, atomic, ascope);
 }
 
 /* Does the candidate set still hold a lock whose releases were sound? */
-static bool effective(lk *s, uint32_t id)
+static __attribute__((noinline)) bool effective_slow(lk *s, uint32_t id)
 {
-    if (!s->ls.len[id])
-        return false;   /* (and ls.ent may still be NULL: no offset on it) */
     const uint64_t *e = s->ls.ent + s->ls.off[id];
     for (uint32_t i = 0; i < s->ls.len[id]; i++) {
         uint64_t word = e[i] >> 21;
@@ -557,6 +574,17 @@ static bool effective(lk *s, uint32_t id)
             return true;
     }
     return false;
+}
+
+/* Inline for the sets of atomics: their implicit lock's entries sort
+ * first (its word is 0), and it is always effective. */
+static inline bool effective(lk *s, uint32_t id)
+{
+    if (!s->ls.len[id])
+        return false;   /* (and ls.ent may still be NULL: no offset on it) */
+    if ((s->ls.ent[s->ls.off[id]] >> 21) == ATOM_WORD)
+        return true;
+    return effective_slow(s, id);
 }
 
 /* ---- accesses ---- */
