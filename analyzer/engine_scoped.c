@@ -66,6 +66,7 @@ static const wr_hb_checker scoped_checker = {
     .layers = 3,
     .prune_layer = WR_HB_BAR,
     .intra_verdict = WR_VERDICT_MISSING_SYNC,
+    .atomic_pairs_free_from = WR_SCOPE_DEVICE,
     .decide = scoped_decide,
 };
 

@@ -24,6 +24,7 @@ static const wr_hb_checker vc_checker = {
     .layers = 1,
     .prune_layer = WR_HB_OBL,
     .intra_verdict = WR_VERDICT_NONE,
+    .atomic_pairs_free_from = WR_SCOPE_BLOCK,
     .decide = vc_decide,
 };
 

@@ -87,6 +87,8 @@ struct wr_hbe {
     wr_hb *hb;
     checker chk[WR_HBE_MAX_CHECKERS];
     unsigned nchk;
+    /* what the checkers' atomic_pairs_free_from allow together (0: none) */
+    uint8_t atomic_pairs_free_from;
     uint8_t all;             /* keep mask of every checker */
     wr_shadow_map *shadow;
     uint64_t words;
@@ -394,6 +396,9 @@ static void check_pair(wr_hbe *e, const cur_access *ca, uint32_t pctx, uint32_t 
                        unsigned lane, uint64_t addr, uint8_t keep)
 {
     const wr_hb_ctx *p = &e->ctx[pctx];
+    if (ca->atomic && p->kind == WR_KIND_ATOMIC && e->atomic_pairs_free_from &&
+        (p->scope < ca->c->scope ? p->scope : ca->c->scope) >= e->atomic_pairs_free_from)
+        return;   /* no checker would report the pair */
     for (unsigned k = 0; k < e->nchk; k++) {
         if (!(keep & (1u << k)))
             continue;
@@ -1121,6 +1126,9 @@ void *wr_hbe_create_pass(const wr_engine_config *cfg, const wr_pass_member *memb
         e->chk[k].engine_index = members[k].engine_index;
         if (e->chk[k].c.layers > layers)
             layers = e->chk[k].c.layers;
+        uint8_t from = e->chk[k].c.atomic_pairs_free_from;
+        if (k == 0 || !from || (e->atomic_pairs_free_from && from > e->atomic_pairs_free_from))
+            e->atomic_pairs_free_from = from;
     }
     e->nchk = n;
     e->all = (uint8_t)((1u << n) - 1u);

@@ -58,6 +58,11 @@ typedef struct wr_hb_checker {
     unsigned prune_layer;    /* a read ordered before a later read in this
                                 layer is superseded by it */
     uint8_t intra_verdict;   /* verdict of a same-instruction race */
+    /* 0: decide sees every pair of atomics.  Else decide would say "no
+     * race" for every pair of atomics whose narrower scope is at least this
+     * one (an atomic's scope is at least WR_SCOPE_BLOCK), and such pairs are
+     * not handed to it: a histogram's bins meet one per lane */
+    uint8_t atomic_pairs_free_from;
     wr_hbe_decide_fn decide;
 } wr_hb_checker;
 
