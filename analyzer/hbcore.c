@@ -396,9 +396,6 @@ static void check_pair(wr_hbe *e, const cur_access *ca, uint32_t pctx, uint32_t 
                        unsigned lane, uint64_t addr, uint8_t keep)
 {
     const wr_hb_ctx *p = &e->ctx[pctx];
-    if (ca->atomic && p->kind == WR_KIND_ATOMIC && e->atomic_pairs_free_from &&
-        (p->scope < ca->c->scope ? p->scope : ca->c->scope) >= e->atomic_pairs_free_from)
-        return;   /* no checker would report the pair */
     for (unsigned k = 0; k < e->nchk; k++) {
         if (!(keep & (1u << k)))
             continue;
@@ -413,6 +410,11 @@ static inline __attribute__((always_inline)) void check_prev(wr_hbe *e, const cu
                                                              unsigned lane, uint64_t addr,
                                                              uint8_t keep)
 {
+    if (ca->atomic && (e->ctx_class[pctx] & CTX_ATOMIC) && e->atomic_pairs_free_from) {
+        uint8_t ps = e->ctx[pctx].scope, cs = ca->c->scope;
+        if ((ps < cs ? ps : cs) >= e->atomic_pairs_free_from)
+            return;   /* no checker would report the pair */
+    }
     if (!own_ordered(e, ca, pctx, pep, lane))
         check_pair(e, ca, pctx, pep, lane, addr, keep);
 }
