@@ -580,3 +580,47 @@ Test(vc, second_release_under_one_fence_stamp_is_not_skipped)
     ev_ld(&T, 2, 2, 3, 0, 0, DATA);
     cr_assert_eq(hbt_count(&T), 0);
 }
+
+/* Blocks are recycled objects (vclock.c, block_new): a block made after
+ * another one exited starts knowing nothing.  Block 0's warps order their
+ * accesses by a barrier, then block 0 exits; block 1, in the recycled
+ * object, has no barrier, and its warps race. */
+Test(vc, block_after_an_exited_one_starts_knowing_nothing)
+{
+    ev_simple(&T, WR_EV_BLOCK_ENTER, 1, 0);
+    ev_st(&T, 1, 1, 0, 0, 0, DATA);
+    ev_bar(&T, 1, 0, 0, WR_FULL_MASK, 0, 64);
+    ev_bar(&T, 1, 0, 1, WR_FULL_MASK, 0, 64);
+    ev_ld(&T, 2, 1, 0, 1, 0, DATA);
+    ev_simple(&T, WR_EV_BLOCK_EXIT, 1, 0);
+    cr_assert_eq(hbt_count(&T), 0);
+    ev_simple(&T, WR_EV_BLOCK_ENTER, 1, 1);
+    ev_st(&T, 3, 1, 1, 0, 0, DATA + 64);
+    ev_ld(&T, 4, 1, 1, 1, 0, DATA + 64);
+    ev_simple(&T, WR_EV_BLOCK_EXIT, 1, 1);
+    cr_assert_eq(hbt_count(&T), 1);
+    const wr_race *r = hbt_find(&T, 3, 4);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTER_WARP);
+}
+
+/* A malformed trace names warp 5 of a 2-warp block: it is a warp of its
+ * own (its block's warps grow apart from the block object), unordered
+ * with warp 0 until a barrier; the block then exits and is dropped (ASan:
+ * no leak, no double free). */
+Test(vc, warp_beyond_the_block_size_is_a_warp_of_its_own)
+{
+    ev_simple(&T, WR_EV_BLOCK_ENTER, 1, 0);
+    ev_st(&T, 1, 1, 0, 0, 0, DATA);
+    ev_st(&T, 2, 1, 0, 5, 0, DATA);
+    cr_assert_not_null(hbt_find(&T, 1, 2));
+    ev_ld(&T, 3, 1, 0, 1, 0, DATA + 4);
+    ev_st(&T, 4, 1, 0, 5, 0, DATA + 4);
+    cr_assert_not_null(hbt_find(&T, 3, 4));
+    ev_simple(&T, WR_EV_BLOCK_EXIT, 1, 0);
+    ev_simple(&T, WR_EV_BLOCK_ENTER, 1, 1);   /* a block of the usual size again */
+    ev_st(&T, 5, 1, 1, 0, 0, DATA + 8);
+    ev_ld(&T, 6, 1, 1, 1, 0, DATA + 8);
+    cr_assert_not_null(hbt_find(&T, 5, 6));
+    cr_assert_eq(hbt_count(&T), 3);
+}
