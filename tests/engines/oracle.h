@@ -316,6 +316,15 @@ static inline void oracle_emit_finish(oracle_prog *p, oracle_epochs *o, uint32_t
         oracle_emit(p, ends[i]);
 }
 
+/* The program is over: every launch the host has not seen end ends now,
+ * as a recorder would say at exit. */
+static inline void oracle_emit_ends(oracle_prog *p, const oracle_epochs *o)
+{
+    for (uint32_t x = 1; x <= o->nep; x++)
+        if (o->ep[x].launch && !o->ep[x].ended)
+            oracle_emit(p, lf_kernel_end(o->ep[x].launch));
+}
+
 /* ---- a warp's accesses, as a report's first side looks for them ---- */
 
 typedef struct mring_ent {

@@ -393,9 +393,7 @@ static void random_program(prog *p, model *m)
             random_access(p, m, x);
         }
     }
-    for (uint32_t x = 1; x <= m->E.nep; x++)
-        if (m->E.ep[x].launch && !m->E.ep[x].ended)
-            oracle_emit(p, lf_kernel_end(m->E.ep[x].launch));
+    oracle_emit_ends(p, &m->E);
 }
 
 static void free_model(model *m)
