@@ -727,9 +727,12 @@ static hb_block *block_new(wr_hb *hb, uint32_t nw)
     return b;
 }
 
+/* Its warps moved out of the object (a malformed warp index grew them). */
+static bool block_grown_apart(const hb_block *b) { return b->w != (const wr_hb_warp *)(b + 1); }
+
 static void block_delete(wr_hb *hb, hb_block *b)
 {
-    if (b->w != (wr_hb_warp *)(b + 1)) {   /* grown apart (a malformed warp index) */
+    if (block_grown_apart(b)) {
         free(b->w);
         free(b->live);
     }
@@ -784,7 +787,7 @@ static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t war
                 }
         uint8_t *nlive = xcalloc(nw, 1);
         memcpy(nlive, b->live, b->nw);
-        if (b->w != (wr_hb_warp *)(b + 1)) {
+        if (block_grown_apart(b)) {
             free(b->w);
             free(b->live);
         }
