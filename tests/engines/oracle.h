@@ -464,4 +464,23 @@ static inline uint64_t oracle_seeds(uint64_t fallback, uint64_t *first)
     return many ? strtoull(many, NULL, 10) : fallback;
 }
 
+/* The model's findings of each program, counted: the programs must race,
+ * and in many ways, for a comparison to mean anything. */
+static unsigned oracle_races_seen, oracle_programs_racing;
+
+static inline void oracle_tally(const wr_findings *model_found)
+{
+    const wr_race_group *g;
+    size_t n = wr_findings_groups(model_found, &g);
+    oracle_races_seen += (unsigned)n;
+    oracle_programs_racing += n > 0;
+}
+
+static inline void oracle_assert_racing(uint64_t seeds)
+{
+    cr_assert_gt(oracle_programs_racing, seeds / 2, "%u of %" PRIu64 " programs race",
+                 oracle_programs_racing, seeds);
+    cr_assert_gt(oracle_races_seen, 4 * seeds, "%u race groups", oracle_races_seen);
+}
+
 #endif
