@@ -101,6 +101,8 @@ struct wr_hbe {
     uint32_t *ctx_unit;
     uint8_t *ctx_class;      /* CTX_ATOMIC | CTX_WRITES per context, densely too */
     uint32_t nctx, capctx;
+    uint32_t ctx_kept;       /* contexts the last collection kept (ctx_collect) */
+    uint32_t since_collect;  /* accesses since then, for wr_hbe_collect_every */
     uint32_t *cslots;
     uint32_t ncslots, hashed;   /* hash slots; contexts in the hash (ctx_intern) */
     /* read sets: set i is rchunk[i >> RCHUNK_SHIFT][i % RCHUNK] */
@@ -147,6 +149,15 @@ static uint32_t ctx_flags(const wr_hb_ctx *c)
            (uint32_t)c->writes << 24;
 }
 
+/* Open addressing, linear probing; n is a power of two. */
+static void hash_insert(uint32_t *slots, uint32_t n, const wr_hb_ctx *c, uint32_t id)
+{
+    uint32_t j = (uint32_t)ctx_hash(c->unit, c->site, ctx_flags(c)) & (n - 1);
+    while (slots[j])
+        j = (j + 1) & (n - 1);
+    slots[j] = id;
+}
+
 static uint32_t ctx_append(wr_hbe *e, const wr_hb_ctx *key)
 {
     if (e->nctx == e->capctx) {
@@ -191,11 +202,7 @@ static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind
             uint32_t i = e->cslots[k];
             if (!i)
                 continue;
-            const wr_hb_ctx *c = &e->ctx[i];
-            uint32_t j = (uint32_t)ctx_hash(c->unit, c->site, ctx_flags(c)) & (n - 1);
-            while (s[j])
-                j = (j + 1) & (n - 1);
-            s[j] = i;
+            hash_insert(s, n, &e->ctx[i], i);
         }
         free(e->cslots);
         e->cslots = s;
@@ -214,6 +221,172 @@ static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind
     e->hashed++;
     return e->cslots[j];
 }
+
+/* ---- collecting contexts ---- */
+
+/* A warp's context lives while some cell or read set names it or the warp
+ * still runs; the warps of a long trace come and go, and their contexts
+ * (about 35 bytes each, a few per warp) would otherwise be kept for the
+ * whole trace.  When the table is full, ctx_collect keeps the contexts
+ * still named and renumbers them densely, in their old order, everywhere
+ * they are named: cells, read sets, running warps' eng_ctx and the hash.
+ * Nothing reported changes: a report reads a context's unit, site, kind and
+ * seq, never its id, and an instruction still interning keeps its one
+ * context (its warp is running, so its listed contexts are kept, and a
+ * hashed one a cell no longer names is found again as a new context of the
+ * same key, whose seq is set anew as the old one's would have been). */
+
+static uint32_t collect_every;   /* tests: collect before every n-th access */
+
+void wr_hbe_collect_every(uint32_t accesses)
+{
+    collect_every = accesses;
+}
+
+/* Context ids named by one cell (not a read set's: those are walked apart). */
+static inline void cell_ids(hb_cell *c, uint32_t *to, bool rename)
+{
+    if (c->wctx) {
+        if (rename)
+            c->wctx = to[c->wctx];
+        else
+            to[c->wctx] = 1;
+    }
+    if (c->rctx && !(c->rctx & RSET)) {
+        if (rename)
+            c->rctx = to[c->rctx];
+        else
+            to[c->rctx] = 1;
+    }
+}
+
+typedef struct collect_walk {
+    wr_hbe *e;
+    uint32_t *to;           /* old id -> 1 (named) while marking, new id while renaming */
+    bool rename;
+} collect_walk;
+
+/* A packed line's cells are its rep (never a read set); an expanded line's
+ * are read, and only those: a packed line's cells were never written, and
+ * reading them would make them resident. */
+static void page_ids(wr_shadow_page *p, void *arg)
+{
+    collect_walk *cw = arg;
+    for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
+        if (wr_shadow_line_packed(p, l)) {
+            cell_ids(wr_shadow_line_rep(cw->e->shadow, p, l), cw->to, cw->rename);
+            continue;
+        }
+        hb_cell *c = wr_shadow_cells_at(cw->e->shadow, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
+        for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
+            cell_ids(&c[i], cw->to, cw->rename);
+    }
+}
+
+static void warp_ids(wr_hb_warp *w, void *arg)
+{
+    collect_walk *cw = arg;
+    for (unsigned k = 0; k < 4 && w->eng_ctx[k]; k++) {
+        if (cw->rename)
+            w->eng_ctx[k] = cw->to[w->eng_ctx[k]];
+        else
+            cw->to[w->eng_ctx[k]] = 1;
+    }
+}
+
+static inline rset *rset_at(const wr_hbe *e, uint32_t i);
+
+/* Every set in use, whichever cell holds it; a free set has no reads. */
+static void rset_ids(wr_hbe *e, uint32_t *to, bool rename)
+{
+    for (uint32_t i = 0; i < e->nrs; i++) {
+        rset *r = rset_at(e, i);
+        for (uint32_t j = 0; j < r->n; j++) {
+            uint32_t *id = r->heap_log2 ? &r->u.heap[j].ctx : &r->u.in[j].ctx;
+            if (rename)
+                *id = to[*id];
+            else
+                to[*id] = 1;
+        }
+    }
+}
+
+static void ids_walk(wr_hbe *e, uint32_t *to, bool rename)
+{
+    collect_walk cw = {e, to, rename};
+    wr_shadow_foreach(e->shadow, page_ids, &cw);
+    rset_ids(e, to, rename);
+    wr_hb_foreach_warp(e->hb, warp_ids, &cw);
+}
+
+static void ctx_collect(wr_hbe *e)
+{
+    uint32_t *to = xcalloc(e->nctx, sizeof *to);
+    ids_walk(e, to, false);
+    uint32_t n = 1;   /* id 0 stays unused */
+    for (uint32_t i = 1; i < e->nctx; i++) {
+        if (!to[i])
+            continue;
+        to[i] = n;
+        e->ctx[n] = e->ctx[i];
+        e->ctx_unit[n] = e->ctx_unit[i];
+        e->ctx_class[n] = e->ctx_class[i];
+        n++;
+    }
+    ids_walk(e, to, true);
+    /* the hash keeps the hashed contexts still named */
+    uint32_t hashed = 0;
+    for (uint32_t k = 0; k < e->ncslots; k++)
+        hashed += e->cslots[k] && to[e->cslots[k]];
+    uint32_t slots = 0;
+    if (hashed) {
+        slots = 1024;
+        while ((hashed + 1) * 2 > slots)
+            slots *= 2;
+    }
+    uint32_t *s = slots ? xcalloc(slots, sizeof *s) : NULL;
+    for (uint32_t k = 0; k < e->ncslots; k++) {
+        uint32_t i = e->cslots[k];
+        if (i && to[i])
+            hash_insert(s, slots, &e->ctx[to[i]], to[i]);
+    }
+    free(e->cslots);
+    e->cslots = s;
+    e->ncslots = slots;
+    e->hashed = hashed;
+    free(to);
+    e->nctx = n;
+    e->ctx_kept = n;
+    e->since_collect = 0;
+}
+
+/* Collect rather than grow a full table when at least half of it is new
+ * since the last collection and the walk is worth it: the cells walked
+ * (pages x words) are at most 16 per context made since, so a trace whose
+ * contexts stay named pays a bounded share, and one whose shadow is far
+ * larger than its contexts does not walk it for a few. */
+#define CTX_COLLECT_MIN (1u << 16)
+
+static __attribute__((noinline)) void ctx_collect_if_worth(wr_hbe *e)
+{
+    if (collect_every) {
+        if (++e->since_collect >= collect_every)
+            ctx_collect(e);
+        return;
+    }
+    if (e->capctx < CTX_COLLECT_MIN || e->capctx < 2ull * e->ctx_kept)
+        return;
+    uint64_t cells = (uint64_t)e->shadow->count * WR_SHADOW_PAGE_WORDS;
+    if ((uint64_t)e->capctx * 8 >= cells)
+        ctx_collect(e);
+}
+
+static inline void ctx_maybe_collect(wr_hbe *e)
+{
+    if (__builtin_expect(e->nctx == e->capctx || collect_every, 0))
+        ctx_collect_if_worth(e);
+}
+
 
 /* ---- read sets ---- */
 
@@ -990,6 +1163,7 @@ static void do_access(wr_hbe *e, const wr_event *ev)
     uint8_t scope = wr_op_is_atomic(a->op) ? (a->scope ? a->scope : WR_SCOPE_DEVICE) : 0;
     uint8_t weak = !wr_op_is_atomic(a->op) && a->order == WR_ORDER_WEAK;
     ca.w = w;
+    ctx_maybe_collect(e);
     /* interned on every shard: the context's seq (the latest access of that
      * instruction context, reported as the first access) must not depend on
      * the shard count */

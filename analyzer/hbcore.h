@@ -81,6 +81,11 @@ uint64_t wr_hbe_words(const wr_hbe *e);
 void wr_hbe_free(wr_hbe *e);
 wr_hb *wr_hbe_hb(wr_hbe *e);
 
+/* Tests: collect the contexts no cell names (hbcore.c, ctx_collect) before
+ * every n-th access of every engine made from now on, instead of when the
+ * table is full; 0 restores that. */
+void wr_hbe_collect_every(uint32_t accesses);
+
 /* Helper for decide functions: is prev ordered before w's lane now? */
 bool wr_hbe_ordered(wr_hbe *e, const wr_hb_warp *w, unsigned layer, const wr_hb_ctx *prev,
                     uint32_t prev_ep, unsigned lane);

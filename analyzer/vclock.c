@@ -251,6 +251,18 @@ const wr_hb_unit *wr_hb_unit_of(const wr_hb *hb, uint32_t unit)
     return &hb->units[unit];
 }
 
+void wr_hb_foreach_warp(wr_hb *hb, void (*fn)(wr_hb_warp *w, void *ctx), void *ctx)
+{
+    for (uint32_t i = 0; i < hb->nlaunches; i++) {
+        hb_launch *l = hb->launches[i];
+        for (uint32_t b = 0; l->blocks && b < l->nblocks; b++) {
+            hb_block *bl = l->blocks[b];
+            for (uint32_t j = 0; bl && j < bl->nw; j++)
+                fn(&bl->w[j], ctx);
+        }
+    }
+}
+
 static hb_stream *stream_get(wr_hb *hb, uint32_t id, uint32_t *slot)
 {
     uint32_t i = wr_map_get(&hb->stream_slots, id);

@@ -156,6 +156,10 @@ void wr_hb_copy_end(wr_hb *hb, wr_hb_warp *w, const wr_host_copy *c);
 
 const wr_hb_unit *wr_hb_unit_of(const wr_hb *hb, uint32_t unit);
 
+/* Calls fn for every warp of every block still running (not a host copy's
+ * pseudo-warp): the engine renumbers what it keeps in eng_ctx. */
+void wr_hb_foreach_warp(wr_hb *hb, void (*fn)(wr_hb_warp *w, void *ctx), void *ctx);
+
 /* Is an access (unit u, stamp s) of ANOTHER unit ordered before w's now? */
 bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t u,
                  uint32_t s);

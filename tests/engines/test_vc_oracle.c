@@ -1184,3 +1184,32 @@ Test(vc_oracle, scoped_host_side_reports_what_the_scoped_model_says_three_shards
 {
     check_all(&wr_engine_scoped, true, true, 3, true);
 }
+
+/* The same programs with every engine's contexts collected and renumbered
+ * before every third access (hbcore.c, ctx_collect), not only when the
+ * table is full: a context lost or renamed wrongly shows as a race with the
+ * wrong instruction, or none. */
+static void check_all_collecting(const wr_engine_ops *engine, bool scoped, bool strong_plain,
+                                 unsigned shards, bool host_side)
+{
+    wr_hbe_collect_every(3);
+    check_all(engine, scoped, strong_plain, shards, host_side);
+    wr_hbe_collect_every(0);
+}
+
+Test(vc_oracle, contexts_collected_often_one_shard)
+{
+    check_all_collecting(&wr_engine_vc, false, false, 1, false);
+}
+Test(vc_oracle, contexts_collected_often_host_side_three_shards)
+{
+    check_all_collecting(&wr_engine_vc, false, false, 3, true);
+}
+Test(vc_oracle, scoped_contexts_collected_often_one_shard)
+{
+    check_all_collecting(&wr_engine_scoped, true, true, 1, false);
+}
+Test(vc_oracle, scoped_contexts_collected_often_host_side_three_shards)
+{
+    check_all_collecting(&wr_engine_scoped, true, true, 3, true);
+}
