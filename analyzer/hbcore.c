@@ -226,8 +226,8 @@ static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind
 
 /* A warp's context lives while some cell or read set names it or the warp
  * still runs; the warps of a long trace come and go, and their contexts
- * (about 35 bytes each, a few per warp) would otherwise be kept for the
- * whole trace.  When the table is full, ctx_collect keeps the contexts
+ * (about 35 bytes each, a few per warp) and units (20 bytes, vclock.h)
+ * would otherwise be kept for the whole trace.  When the table is full, ctx_collect keeps the contexts
  * still named and renumbers them densely, in their old order, everywhere
  * they are named: cells, read sets, running warps' eng_ctx and the hash.
  * Nothing reported changes: a report reads a context's unit, site, kind and
@@ -358,6 +358,12 @@ static void ctx_collect(wr_hbe *e)
     e->nctx = n;
     e->ctx_kept = n;
     e->since_collect = 0;
+    /* the units no context names go too, a chunk of them at a time */
+    uint8_t *named = xcalloc(wr_hb_unit_chunks(e->hb), 1);
+    for (uint32_t i = 1; i < n; i++)
+        named[e->ctx_unit[i] >> WR_HB_UNIT_CHUNK_SHIFT] = 1;
+    wr_hb_forget_units(e->hb, named);
+    free(named);
 }
 
 /* Collect rather than grow a full table when at least half of it is new

@@ -148,14 +148,20 @@ typedef struct hb_cuevent {
     wr_vclock clk[WR_HB_MAX_LAYERS];
 } hb_cuevent;
 
+typedef struct hb_unit_chunk {
+    /* units' launches again, densely: wr_hb_knows asks them of earlier
+     * accesses' units all over the chunk (a gather's), 4 bytes here
+     * against 16 in u */
+    uint32_t launch[WR_HB_UNIT_CHUNK];
+    wr_hb_unit u[WR_HB_UNIT_CHUNK];
+} hb_unit_chunk;
+
 struct wr_hb {
     unsigned L;
-    wr_hb_unit *units;
-    /* units[u].launch again, densely: wr_hb_knows asks it of earlier
-     * accesses' units all over the table (a gather's), 4 bytes here
-     * against 16 there */
-    uint32_t *unit_launch;
-    uint32_t nunits, capunits;
+    /* unit u is uchunk[u / WR_HB_UNIT_CHUNK] at u % WR_HB_UNIT_CHUNK; a
+     * chunk whose units no engine names any more is freed (NULL here) */
+    hb_unit_chunk **uchunk;
+    uint32_t nunits, nuchunk, capuchunk;
     hb_launch **launches;    /* internal index */
     uint32_t nlaunches, caplaunches;
     uint32_t *id2idx;        /* recorder launch id -> internal index + 1 */
@@ -228,27 +234,63 @@ static unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
 
 /* ---- units / launches / streams ---- */
 
+static inline const wr_hb_unit *unit_rec(const wr_hb *hb, uint32_t u)
+{
+    return &hb->uchunk[u >> WR_HB_UNIT_CHUNK_SHIFT]->u[u & (WR_HB_UNIT_CHUNK - 1u)];
+}
+
+static inline uint32_t unit_launch(const wr_hb *hb, uint32_t u)
+{
+    return hb->uchunk[u >> WR_HB_UNIT_CHUNK_SHIFT]->launch[u & (WR_HB_UNIT_CHUNK - 1u)];
+}
+
 static uint32_t unit_add(wr_hb *hb, uint32_t launch, uint32_t launch_id, uint32_t block,
                          uint32_t warp)
 {
-    if (hb->nunits == hb->capunits) {
-        hb->capunits = hb->capunits ? hb->capunits * 2 : 1024;
-        hb->units = xrealloc(hb->units, (size_t)hb->capunits * sizeof *hb->units);
-        hb->unit_launch =
-            xrealloc(hb->unit_launch, (size_t)hb->capunits * sizeof *hb->unit_launch);
+    uint32_t c = hb->nunits >> WR_HB_UNIT_CHUNK_SHIFT, i = hb->nunits & (WR_HB_UNIT_CHUNK - 1u);
+    if (!i) {
+        if (c == hb->capuchunk) {
+            hb->capuchunk = hb->capuchunk ? hb->capuchunk * 2 : 16;
+            hb->uchunk = xrealloc(hb->uchunk, (size_t)hb->capuchunk * sizeof *hb->uchunk);
+        }
+        hb->uchunk[c] = xmalloc(sizeof(hb_unit_chunk));
+        hb->nuchunk = c + 1;
     }
-    hb->unit_launch[hb->nunits] = launch;
-    wr_hb_unit *u = &hb->units[hb->nunits];
-    u->launch = launch;
-    u->launch_id = launch_id;
-    u->block = block;
-    u->warp = warp;
+    hb_unit_chunk *ch = hb->uchunk[c];
+    ch->launch[i] = launch;
+    ch->u[i] = (wr_hb_unit){.launch = launch, .launch_id = launch_id, .block = block, .warp = warp};
     return hb->nunits++;
 }
 
 const wr_hb_unit *wr_hb_unit_of(const wr_hb *hb, uint32_t unit)
 {
-    return &hb->units[unit];
+    return unit_rec(hb, unit);
+}
+
+uint32_t wr_hb_unit_chunks(const wr_hb *hb)
+{
+    return hb->nuchunk;
+}
+
+bool wr_hb_unit_kept(const wr_hb *hb, uint32_t u)
+{
+    return u < hb->nunits && hb->uchunk[u >> WR_HB_UNIT_CHUNK_SHIFT];
+}
+
+static void name_warp_unit(wr_hb_warp *w, void *ctx)
+{
+    uint8_t *named = ctx;
+    named[w->unit >> WR_HB_UNIT_CHUNK_SHIFT] = 1;
+}
+
+void wr_hb_forget_units(wr_hb *hb, uint8_t *named)
+{
+    wr_hb_foreach_warp(hb, name_warp_unit, named);
+    for (uint32_t c = 0; c + 1 < hb->nuchunk; c++)   /* the newest is being filled */
+        if (hb->uchunk[c] && !named[c]) {
+            free(hb->uchunk[c]);
+            hb->uchunk[c] = NULL;
+        }
 }
 
 void wr_hb_foreach_warp(wr_hb *hb, void (*fn)(wr_hb_warp *w, void *ctx), void *ctx)
@@ -852,10 +894,10 @@ bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t 
                  uint32_t s)
 {
     layer = layer_read(hb, layer);
-    uint32_t ulaunch = hb->unit_launch[u];
+    uint32_t ulaunch = unit_launch(hb, u);
     const hb_block *b = w->blkp;
     if (ulaunch == w->launch && b && u - b->unit0 < b->nw && w->block != UINT32_MAX &&
-        hb->units[u].block == w->block)
+        unit_rec(hb, u)->block == w->block)
         return w->blk[layer] && w->blk[layer][u - b->unit0] >= s;
     const hb_launch *wl = warp_launch(hb, w);
     if (ulaunch != w->launch) {
@@ -875,7 +917,7 @@ bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t 
 
 unsigned wr_hb_relation(const wr_hb *hb, uint32_t u1, uint32_t u2)
 {
-    const wr_hb_unit *a = &hb->units[u1], *b = &hb->units[u2];
+    const wr_hb_unit *a = unit_rec(hb, u1), *b = unit_rec(hb, u2);
     if (a->block == UINT32_MAX || b->block == UINT32_MAX)
         return WR_SCOPE_SYSTEM;
     if (a->launch != b->launch)
@@ -891,7 +933,7 @@ unsigned wr_hb_relation(const wr_hb *hb, uint32_t u1, uint32_t u2)
 void wr_hb_race_side(const wr_hb *hb, wr_race_access *ra, uint32_t unit, uint32_t lane,
                      uint32_t site, uint8_t kind, uint64_t seq)
 {
-    const wr_hb_unit *u = &hb->units[unit];
+    const wr_hb_unit *u = unit_rec(hb, unit);
     ra->site = site;
     ra->kind = kind;
     ra->launch = u->launch_id;
@@ -903,7 +945,7 @@ void wr_hb_race_side(const wr_hb *hb, wr_race_access *ra, uint32_t unit, uint32_
 
 uint8_t wr_hb_race_class(const wr_hb *hb, uint32_t u1, uint32_t u2)
 {
-    const wr_hb_unit *a = &hb->units[u1], *b = &hb->units[u2];
+    const wr_hb_unit *a = unit_rec(hb, u1), *b = unit_rec(hb, u2);
     if (a->block == UINT32_MAX || b->block == UINT32_MAX || a->launch != b->launch)
         return WR_CLASS_INTER_KERNEL;
     if (a->block != b->block)
@@ -1494,7 +1536,7 @@ static bool snap_knows(const wr_hb *hb, const wr_vc_snap *s, uint32_t u, uint32_
 {
     if (wr_vc_get(&s->c, u) >= st)
         return true;
-    const hb_launch *ul = hb->launches[hb->unit_launch[u]];
+    const hb_launch *ul = hb->launches[unit_launch(hb, u)];
     return wr_vc_get(&s->c, WR_HB_STREAM_KEY | ul->stream_slot) >= ul->pos;
 }
 
@@ -1988,8 +2030,9 @@ void wr_hb_free(wr_hb *hb)
     free(hb->due_slots);
     free(hb->keys);
     free(hb->id2idx);
-    free(hb->units);
-    free(hb->unit_launch);
+    for (uint32_t c = 0; c < hb->nuchunk; c++)
+        free(hb->uchunk[c]);
+    free(hb->uchunk);
     for (uint32_t i = 0; i < hb->nstreams; i++) {
         for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++)
             wr_vc_free(&hb->streams[i].tail[k]);

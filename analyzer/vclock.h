@@ -156,6 +156,21 @@ void wr_hb_copy_end(wr_hb *hb, wr_hb_warp *w, const wr_host_copy *c);
 
 const wr_hb_unit *wr_hb_unit_of(const wr_hb *hb, uint32_t unit);
 
+/* Unit records are kept in chunks of WR_HB_UNIT_CHUNK consecutive units.
+ * What reads a unit's record (wr_hb_knows, wr_hb_release_knows,
+ * wr_hb_relation, wr_hb_race_side, wr_hb_race_class, wr_hb_unit_of) is
+ * asked only of units an engine still names (an earlier access it keeps)
+ * or of running warps.  wr_hb_forget_units frees every chunk but the
+ * newest that holds no unit with named[chunk] set and no running warp's;
+ * named has wr_hb_unit_chunks(hb) entries (it is written to).  Asking
+ * about a unit of a freed chunk afterwards is a bug. */
+#define WR_HB_UNIT_CHUNK_SHIFT 12
+#define WR_HB_UNIT_CHUNK (1u << WR_HB_UNIT_CHUNK_SHIFT)
+uint32_t wr_hb_unit_chunks(const wr_hb *hb);
+void wr_hb_forget_units(wr_hb *hb, uint8_t *named);
+/* Is unit u's record still kept (tests)? */
+bool wr_hb_unit_kept(const wr_hb *hb, uint32_t u);
+
 /* Calls fn for every warp of every block still running (not a host copy's
  * pseudo-warp): the engine renumbers what it keeps in eng_ctx. */
 void wr_hb_foreach_warp(wr_hb *hb, void (*fn)(wr_hb_warp *w, void *ctx), void *ctx);

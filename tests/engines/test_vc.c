@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 
 #include "hb_events.h"
+#include "hbcore.h"
 
 extern const wr_engine_ops wr_engine_vc;
 
@@ -623,4 +624,45 @@ Test(vc, warp_beyond_the_block_size_is_a_warp_of_its_own)
     ev_ld(&T, 6, 1, 1, 1, 0, DATA + 8);
     cr_assert_not_null(hbt_find(&T, 5, 6));
     cr_assert_eq(hbt_count(&T), 3);
+}
+
+/* A long trace: launch 2 on stream 1 writes KEEP once, 5,000 launches after
+ * it on stream 1 write DATA (a warp each of two-warp blocks: 10,002 units,
+ * three chunks), then a launch on stream 2, concurrent with all of them,
+ * reads both words.  With contexts collected as the trace goes, the units
+ * of the DATA writers overwritten since are forgotten a chunk at a time,
+ * and the races still name both writers whole. */
+Test(vc, units_no_access_names_are_forgotten_and_named_ones_kept)
+{
+    const uint64_t KEEP = DATA + 0x100;
+    const uint32_t writers = 5000, last = 2 + writers;
+    wr_hbe_collect_every(50);
+    ev_launch(&T, 2, 1, 1, 64);
+    ev_simple(&T, WR_EV_BLOCK_ENTER, 2, 0);
+    ev_st(&T, 1, 2, 0, 0, 0, KEEP);
+    ev_simple(&T, WR_EV_BLOCK_EXIT, 2, 0);
+    for (uint32_t l = 3; l <= last; l++) {
+        ev_launch(&T, l, 1, 1, 64);
+        ev_simple(&T, WR_EV_BLOCK_ENTER, l, 0);
+        ev_st(&T, 2, l, 0, 0, 0, DATA);
+        ev_simple(&T, WR_EV_BLOCK_EXIT, l, 0);
+    }
+    ev_launch(&T, last + 1, 2, 1, 64);
+    ev_simple(&T, WR_EV_BLOCK_ENTER, last + 1, 0);
+    ev_ld(&T, 3, last + 1, 0, 0, 0, KEEP);
+    ev_ld(&T, 4, last + 1, 0, 0, 0, DATA);
+    wr_hbe_collect_every(0);
+
+    const wr_hb *hb = wr_hbe_hb(T.eng);
+    cr_assert(wr_hb_unit_kept(hb, 0), "launch 2's warp wrote KEEP, which no one overwrote");
+    cr_assert_not(wr_hb_unit_kept(hb, WR_HB_UNIT_CHUNK), "a chunk of overwritten writers");
+    cr_assert(wr_hb_unit_kept(hb, 2 * writers + 1), "the last writer of DATA");
+    const wr_race *r = hbt_find(&T, 1, 3);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->first.launch, 2);
+    cr_assert_eq(r->race_class, WR_CLASS_INTER_KERNEL);
+    r = hbt_find(&T, 2, 4);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->first.launch, last);
+    cr_assert_eq(hbt_count(&T), 2);
 }
