@@ -103,6 +103,8 @@ struct wr_hbe {
     uint32_t nctx, capctx;
     uint32_t ctx_kept;       /* contexts the last collection kept (ctx_collect) */
     uint32_t since_collect;  /* accesses since then, for wr_hbe_collect_every */
+    uint32_t *collect_to;    /* ctx_collect's old id -> new id */
+    uint32_t capto;
     uint32_t *cslots;
     uint32_t ncslots, hashed;   /* hash slots; contexts in the hash (ctx_intern) */
     /* read sets: set i is rchunk[i >> RCHUNK_SHIFT][i % RCHUNK] */
@@ -321,7 +323,15 @@ static void ids_walk(wr_hbe *e, uint32_t *to, bool rename)
 
 static void ctx_collect(wr_hbe *e)
 {
-    uint32_t *to = xcalloc(e->nctx, sizeof *to);
+    /* kept between collections: a fresh one this large came from mmap,
+     * and its unmapping flushed every worker's TLB each time */
+    if (e->capto < e->nctx) {
+        free(e->collect_to);
+        e->capto = e->capctx;
+        e->collect_to = xmalloc((size_t)e->capto * sizeof *e->collect_to);
+    }
+    uint32_t *to = e->collect_to;
+    memset(to, 0, (size_t)e->nctx * sizeof *to);
     ids_walk(e, to, false);
     uint32_t n = 1;   /* id 0 stays unused */
     for (uint32_t i = 1; i < e->nctx; i++) {
@@ -354,7 +364,6 @@ static void ctx_collect(wr_hbe *e)
     e->cslots = s;
     e->ncslots = slots;
     e->hashed = hashed;
-    free(to);
     e->nctx = n;
     e->ctx_kept = n;
     e->since_collect = 0;
@@ -1346,6 +1355,7 @@ void wr_hbe_free(wr_hbe *e)
     free(e->ctx);
     free(e->ctx_unit);
     free(e->ctx_class);
+    free(e->collect_to);
     free(e->cslots);
     for (uint32_t i = 0; i < e->nrs; i++)
         if (rset_at(e, i)->heap_log2)

@@ -129,6 +129,8 @@ typedef struct hb_launch {
     uint32_t grid[3], bdim[3], cl[3];
     uint32_t nblocks, threads, nw, shared;
     hb_block **blocks;
+    uint32_t running_blocks; /* blocks entered and not exited */
+    uint32_t running_at;     /* index in wr_hb.running + 1; 0: no block running */
     wr_vclock base[WR_HB_MAX_LAYERS];
     wr_vclock endj[WR_HB_MAX_LAYERS];
 } hb_launch;
@@ -181,6 +183,10 @@ struct wr_hb {
     uint32_t *pending;
     uint32_t npending, cappending;
     wr_vclock host[WR_HB_MAX_LAYERS];
+    /* launches with blocks running (wr_hb_foreach_warp): a long trace
+     * keeps every launch it has seen */
+    uint32_t *running;
+    uint32_t nrunning, caprunning;
     /* launches not started yet (launch_pending) */
     uint32_t *unstarted;
     uint32_t nunstarted, capunstarted;
@@ -295,8 +301,8 @@ void wr_hb_forget_units(wr_hb *hb, uint8_t *named)
 
 void wr_hb_foreach_warp(wr_hb *hb, void (*fn)(wr_hb_warp *w, void *ctx), void *ctx)
 {
-    for (uint32_t i = 0; i < hb->nlaunches; i++) {
-        hb_launch *l = hb->launches[i];
+    for (uint32_t i = 0; i < hb->nrunning; i++) {
+        hb_launch *l = hb->launches[hb->running[i]];
         for (uint32_t b = 0; l->blocks && b < l->nblocks; b++) {
             hb_block *bl = l->blocks[b];
             for (uint32_t j = 0; bl && j < bl->nw; j++)
@@ -796,6 +802,24 @@ static void block_delete(wr_hb *hb, hb_block *b)
         free(b);
 }
 
+static void running_add(wr_hb *hb, hb_launch *l, uint32_t li)
+{
+    if (hb->nrunning == hb->caprunning) {
+        hb->caprunning = hb->caprunning ? hb->caprunning * 2 : 16;
+        hb->running = xrealloc(hb->running, (size_t)hb->caprunning * sizeof *hb->running);
+    }
+    hb->running[hb->nrunning++] = li;
+    l->running_at = hb->nrunning;
+}
+
+static void running_remove(wr_hb *hb, hb_launch *l)
+{
+    uint32_t at = l->running_at - 1, moved = hb->running[--hb->nrunning];
+    hb->running[at] = moved;
+    hb->launches[moved]->running_at = at + 1;
+    l->running_at = 0;
+}
+
 static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t warp)
 {
     if (block >= l->nblocks) {
@@ -820,6 +844,8 @@ static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t war
         b = block_new(hb, nw);
         b->idx = block;
         uint32_t li = hb->id2idx[l->id] - 1;
+        if (!l->running_blocks++)
+            running_add(hb, l, li);
         b->unit0 = hb->nunits;
         for (uint32_t i = 0; i < b->nw; i++) {
             unit_add(hb, li, l->id, block, i);
@@ -861,6 +887,8 @@ static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t war
 
 static void block_fold(wr_hb *hb, hb_launch *l, hb_block *b)
 {
+    if (!--l->running_blocks)
+        running_remove(hb, l);
     for (uint32_t i = 0; i < b->nw; i++) {
         wr_hb_warp *w = &b->w[i];
         if (b->live[i])
@@ -1934,6 +1962,10 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
         if (l->blocks && b < l->nblocks && l->blocks[b]) {
             block_fold(hb, l, l->blocks[b]);
             l->blocks[b] = NULL;
+            if (!l->running_blocks) {   /* (a trace without kernel ends) */
+                free(l->blocks);
+                l->blocks = NULL;
+            }
         }
         break;
     }
@@ -2025,6 +2057,7 @@ void wr_hb_free(wr_hb *hb)
         free(l);
     }
     free(hb->launches);
+    free(hb->running);
     free(hb->unstarted);
     free(hb->batch);
     free(hb->due_slots);
