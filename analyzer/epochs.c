@@ -243,6 +243,7 @@ static uint32_t new_epoch(wr_epochs *e, uint32_t launch, uint32_t stream)
     e->ep[id].launch = launch;
     e->ep[id].stream = s;
     e->ep[id].ended = false;
+    e->ep[id].acted = false;
     e->ep[id].active_at = 0;
     e->ep[id].before = before;
     /* the stream's next work waits for this one (and what it waited for) */

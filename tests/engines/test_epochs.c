@@ -206,6 +206,25 @@ Test(epochs, over_once_a_later_epoch_acts)
     wr_epochs_free(e);
 }
 
+/* Past the first 64 epochs the record array has grown: every record there
+ * must start as not acted (the flag was left uninitialized, and under ASan's
+ * malloc fill an epoch acting never made the one before it over). */
+Test(epochs, over_holds_past_the_records_first_grown)
+{
+    wr_epochs *e = wr_epochs_new();
+    uint32_t prev = 0;
+    for (uint32_t l = 1; l <= 150; l++) {
+        uint32_t ep = feed(e, lf_launch(l, 1));
+        wr_epochs_acts(e, ep);
+        if (prev)
+            cr_assert(wr_epochs_over(e, prev), "epoch %u acts, %u before it on stream 1", ep,
+                      prev);
+        cr_assert(!wr_epochs_over(e, ep));
+        prev = ep;
+    }
+    wr_epochs_free(e);
+}
+
 /* Two streams that never wait for each other, launches alternating and
  * never seen to end: the window drops each one once the next launch of its
  * stream acts, whichever stream the newest epoch is on, so the engines'
