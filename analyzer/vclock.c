@@ -546,6 +546,17 @@ static void learn_ends(wr_hb *hb, wr_vclock *c)
     }
 }
 
+/* A launch that is over and has no block running gives back its block
+ * array: no block of it can come any more (the trace order is the order
+ * things ran), and a long trace keeps every launch record.  Not earlier:
+ * a grid whose blocks run one after another would make the array anew
+ * for each. */
+static void launch_drop_blocks(hb_launch *l)
+{
+    free(l->blocks);
+    l->blocks = NULL;
+}
+
 static void launch_complete(wr_hb *hb, hb_launch *l)
 {
     if (!l->started)   /* its start learns what it waited for, if that just ended */
@@ -562,6 +573,8 @@ static void launch_complete(wr_hb *hb, hb_launch *l)
     for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
         wr_vc_join(&l->endj[k], &l->base[k]);
     l->complete = 1;
+    if (!l->running_blocks)
+        launch_drop_blocks(l);
     stream_item_done(hb, l->stream_slot, l->pos, l->endj);
 }
 
@@ -1962,10 +1975,8 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
         if (l->blocks && b < l->nblocks && l->blocks[b]) {
             block_fold(hb, l, l->blocks[b]);
             l->blocks[b] = NULL;
-            if (!l->running_blocks) {   /* (a trace without kernel ends) */
-                free(l->blocks);
-                l->blocks = NULL;
-            }
+            if (!l->running_blocks && l->complete)   /* (a trace without kernel ends) */
+                launch_drop_blocks(l);
         }
         break;
     }
