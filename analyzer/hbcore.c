@@ -224,6 +224,70 @@ static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind
     return e->cslots[j];
 }
 
+/* ---- read sets ---- */
+
+static inline rset *rset_at(const wr_hbe *e, uint32_t i)
+{
+    return &e->rchunk[i >> RCHUNK_SHIFT][i & (RCHUNK - 1u)];
+}
+
+static uint32_t rset_new(wr_hbe *e)
+{
+    uint32_t i;
+    if (e->nfree) {
+        i = e->rfree[--e->nfree];
+    } else {
+        if (e->nrs == e->nrchunk * RCHUNK) {
+            if (e->nrchunk == RSET >> RCHUNK_SHIFT)
+                wr_out_of_memory((size_t)RSET * sizeof(rset));   /* 2^31 sets */
+            e->rchunk = xrealloc(e->rchunk, (size_t)(e->nrchunk + 1) * sizeof *e->rchunk);
+            /* cache-line aligned, so no set straddles two lines */
+            rset *c = aligned_alloc(64, RCHUNK * sizeof *c);
+            if (!c)
+                wr_out_of_memory(RCHUNK * sizeof *c);
+            e->rchunk[e->nrchunk++] = c;
+        }
+        i = e->nrs++;
+        memset(rset_at(e, i), 0, sizeof(rset));
+    }
+    return i;
+}
+
+static void rset_release(wr_hbe *e, uint32_t i)
+{
+    rset *r = rset_at(e, i);
+    if (r->heap_log2) {   /* rare: give the heap entries back */
+        free(r->u.heap);
+        r->heap_log2 = 0;
+    }
+    r->n = 0;
+    r->keep_in = 0;
+    r->for_atomics = 0;
+    if (e->nfree == e->capfree) {
+        e->capfree = e->capfree ? e->capfree * 2 : 64;
+        e->rfree = xrealloc(e->rfree, (size_t)e->capfree * sizeof *e->rfree);
+    }
+    e->rfree[e->nfree++] = i;
+}
+
+static void rset_push(rset *r, uint32_t ctx, uint32_t ep, uint8_t keep)
+{
+    uint32_t cap = r->heap_log2 ? 1u << r->heap_log2 : RSET_INLINE;
+    if (r->n == cap) {
+        if (!r->heap_log2) {
+            rset_ent *h = xmalloc(8 * sizeof *h);
+            for (uint32_t i = 0; i < RSET_INLINE; i++)
+                h[i] = rset_get(r, i);
+            r->u.heap = h;
+            r->heap_log2 = 3;
+        } else {
+            r->u.heap = xrealloc(r->u.heap, (size_t)cap * 2 * sizeof *r->u.heap);
+            r->heap_log2++;
+        }
+    }
+    rset_put(r, r->n++, (rset_ent){ctx, ep, keep});
+}
+
 /* ---- collecting contexts ---- */
 
 /* A warp's context lives while some cell or read set names it or the warp
@@ -295,8 +359,6 @@ static void warp_ids(wr_hb_warp *w, void *arg)
             cw->to[w->eng_ctx[k]] = 1;
     }
 }
-
-static inline rset *rset_at(const wr_hbe *e, uint32_t i);
 
 /* Every set in use, whichever cell holds it; a free set has no reads. */
 static void rset_ids(wr_hbe *e, uint32_t *to, bool rename)
@@ -402,70 +464,6 @@ static inline void ctx_maybe_collect(wr_hbe *e)
         ctx_collect_if_worth(e);
 }
 
-
-/* ---- read sets ---- */
-
-static inline rset *rset_at(const wr_hbe *e, uint32_t i)
-{
-    return &e->rchunk[i >> RCHUNK_SHIFT][i & (RCHUNK - 1u)];
-}
-
-static uint32_t rset_new(wr_hbe *e)
-{
-    uint32_t i;
-    if (e->nfree) {
-        i = e->rfree[--e->nfree];
-    } else {
-        if (e->nrs == e->nrchunk * RCHUNK) {
-            if (e->nrchunk == RSET >> RCHUNK_SHIFT)
-                wr_out_of_memory((size_t)RSET * sizeof(rset));   /* 2^31 sets */
-            e->rchunk = xrealloc(e->rchunk, (size_t)(e->nrchunk + 1) * sizeof *e->rchunk);
-            /* cache-line aligned, so no set straddles two lines */
-            rset *c = aligned_alloc(64, RCHUNK * sizeof *c);
-            if (!c)
-                wr_out_of_memory(RCHUNK * sizeof *c);
-            e->rchunk[e->nrchunk++] = c;
-        }
-        i = e->nrs++;
-        memset(rset_at(e, i), 0, sizeof(rset));
-    }
-    return i;
-}
-
-static void rset_release(wr_hbe *e, uint32_t i)
-{
-    rset *r = rset_at(e, i);
-    if (r->heap_log2) {   /* rare: give the heap entries back */
-        free(r->u.heap);
-        r->heap_log2 = 0;
-    }
-    r->n = 0;
-    r->keep_in = 0;
-    r->for_atomics = 0;
-    if (e->nfree == e->capfree) {
-        e->capfree = e->capfree ? e->capfree * 2 : 64;
-        e->rfree = xrealloc(e->rfree, (size_t)e->capfree * sizeof *e->rfree);
-    }
-    e->rfree[e->nfree++] = i;
-}
-
-static void rset_push(rset *r, uint32_t ctx, uint32_t ep, uint8_t keep)
-{
-    uint32_t cap = r->heap_log2 ? 1u << r->heap_log2 : RSET_INLINE;
-    if (r->n == cap) {
-        if (!r->heap_log2) {
-            rset_ent *h = xmalloc(8 * sizeof *h);
-            for (uint32_t i = 0; i < RSET_INLINE; i++)
-                h[i] = rset_get(r, i);
-            r->u.heap = h;
-            r->heap_log2 = 3;
-        } else {
-            r->u.heap = xrealloc(r->u.heap, (size_t)cap * 2 * sizeof *r->u.heap);
-            r->heap_log2++;
-        }
-    }
-    rset_put(r, r->n++, (rset_ent){ctx, ep, keep});
-}
 
 /* ---- checks ---- */
 
