@@ -293,8 +293,8 @@ static void rset_push(rset *r, uint32_t ctx, uint32_t ep, uint8_t keep)
 /* A warp's context lives while some cell or read set names it or the warp
  * still runs; the warps of a long trace come and go, and their contexts
  * (about 35 bytes each, a few per warp) and units (20 bytes, vclock.h)
- * would otherwise be kept for the whole trace.  When the table is full, ctx_collect keeps the contexts
- * still named and renumbers them densely, in their old order, everywhere
+ * would otherwise be kept for the whole trace.  When the table is full,
+ * ctx_collect keeps the contexts still named and renumbers them densely, in their old order, everywhere
  * they are named: cells, read sets, running warps' eng_ctx and the hash.
  * Nothing reported changes: a report reads a context's unit, site, kind and
  * seq, never its id, and an instruction still interning keeps its one
@@ -309,21 +309,22 @@ void wr_hbe_collect_every(uint32_t accesses)
     collect_every = accesses;
 }
 
+/* One place naming context *id: mark it, or give it its new id. */
+static inline void id_visit(uint32_t *id, uint32_t *to, bool rename)
+{
+    if (rename)
+        *id = to[*id];
+    else
+        to[*id] = 1;
+}
+
 /* Context ids named by one cell (not a read set's: those are walked apart). */
 static inline void cell_ids(hb_cell *c, uint32_t *to, bool rename)
 {
-    if (c->wctx) {
-        if (rename)
-            c->wctx = to[c->wctx];
-        else
-            to[c->wctx] = 1;
-    }
-    if (c->rctx && !(c->rctx & RSET)) {
-        if (rename)
-            c->rctx = to[c->rctx];
-        else
-            to[c->rctx] = 1;
-    }
+    if (c->wctx)
+        id_visit(&c->wctx, to, rename);
+    if (c->rctx && !(c->rctx & RSET))
+        id_visit(&c->rctx, to, rename);
 }
 
 typedef struct collect_walk {
@@ -352,12 +353,8 @@ static void page_ids(wr_shadow_page *p, void *arg)
 static void warp_ids(wr_hb_warp *w, void *arg)
 {
     collect_walk *cw = arg;
-    for (unsigned k = 0; k < 4 && w->eng_ctx[k]; k++) {
-        if (cw->rename)
-            w->eng_ctx[k] = cw->to[w->eng_ctx[k]];
-        else
-            cw->to[w->eng_ctx[k]] = 1;
-    }
+    for (unsigned k = 0; k < 4 && w->eng_ctx[k]; k++)
+        id_visit(&w->eng_ctx[k], cw->to, cw->rename);
 }
 
 /* Every set in use, whichever cell holds it; a free set has no reads. */
@@ -365,13 +362,8 @@ static void rset_ids(wr_hbe *e, uint32_t *to, bool rename)
 {
     for (uint32_t i = 0; i < e->nrs; i++) {
         rset *r = rset_at(e, i);
-        for (uint32_t j = 0; j < r->n; j++) {
-            uint32_t *id = r->heap_log2 ? &r->u.heap[j].ctx : &r->u.in[j].ctx;
-            if (rename)
-                *id = to[*id];
-            else
-                to[*id] = 1;
-        }
+        for (uint32_t j = 0; j < r->n; j++)
+            id_visit(r->heap_log2 ? &r->u.heap[j].ctx : &r->u.in[j].ctx, to, rename);
     }
 }
 
