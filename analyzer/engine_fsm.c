@@ -79,22 +79,6 @@ static void expand_line(void *cells, const void *rep)
         c[l] = rest | ((uint64_t)((lane0 + l) & 31u) << WR_FSM_LANE_SHIFT);
 }
 
-/* Non-zero words of a page (a live rep: 32 of them). */
-static uint64_t live_words(const fsm *f, wr_shadow_page *p)
-{
-    uint64_t n = 0;
-    for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
-        if (wr_shadow_line_packed(p, l)) {
-            n += *(const uint64_t *)wr_shadow_line_rep(f->map, p, l) ? WR_SHADOW_LINE_WORDS : 0;
-            continue;
-        }
-        const uint64_t *cells = wr_shadow_cells_at(f->map, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
-        for (unsigned k = 0; k < WR_SHADOW_LINE_WORDS; k++)
-            n += cells[k] != 0;
-    }
-    return n;
-}
-
 /* ---- block / warp state (blockstate.h) ---- */
 
 static block_st *block_find(fsm *f, uint32_t epoch, uint32_t block, bool create)
@@ -114,7 +98,7 @@ static void drop_shared_pages(fsm *f, block_st *b)
     for (uint32_t i = 0; i < b->nshared; i++) {
         wr_shadow_page *p = wr_shadow_lookup_slow(f->map, b->shared_keys[i], false);
         if (p)
-            f->live -= live_words(f, p);
+            f->live -= wr_shadow_nonzero_cells(f->map, p);
         wr_shadow_remove(f->map, b->shared_keys[i]);
     }
     free(b->shared_keys);
@@ -355,11 +339,18 @@ static void report(fsm *f, const cur_ctx *c, uint64_t old, uint32_t old_epoch, u
 /* ---- pages and epochs ---- */
 
 /* A newer epoch touches the page: the words wr_epochs_sweep_drops names
- * become INIT (epochs.h: settled, or more than 255 epochs old). */
+ * become INIT (epochs.h: settled, or more than 255 epochs old).  A page's
+ * user3 bounds the epochs of its words from below (page_for), so a page
+ * whose epochs all drop is cleared whole. */
 static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
 {
     wr_epochs_sweep sw;
     wr_epochs_sweep_begin(&sw, f->ep, (uint32_t)p->user, epoch);
+    if (wr_epochs_sweep_drops_all(&sw, p->user3)) {
+        f->live -= wr_shadow_clear_page(f->map, p);
+        p->user = p->user3 = epoch;
+        return;
+    }
     for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
         if (wr_shadow_line_packed(p, l)) {
             uint64_t *rep = wr_shadow_line_rep(f->map, p, l);
@@ -377,6 +368,7 @@ static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
             }
     }
     p->user = epoch;
+    p->user3 = wr_epochs_sweep_oldest_kept(&sw);
 }
 
 /* Lists a block's shared page, once, for dropping at the block's end. */
@@ -403,7 +395,9 @@ page_for(fsm *f, uint8_t space, uint32_t launch, block_st *b, uint64_t word, uin
         if (p->user)
             sweep(f, p, epoch);
         else
-            p->user = epoch;
+            p->user = p->user3 = epoch;
+    } else if (epoch < p->user3) {
+        p->user3 = epoch;   /* an older launch still running writes here */
     }
     if (space == WR_SPACE_SHARED && !p->user2 && b)
         note_shared_page(f, b, p, key);

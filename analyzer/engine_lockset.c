@@ -419,6 +419,7 @@ static void mark_lock_words(lk *s, const wr_access *a, uint32_t epoch)
             wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, wd, epoch, false);
             cell *c = (cell *)wr_shadow_cell(s->map, p, wd);
             if (!(c->meta & M_LOCKWORD)) {
+                p->user2 = 1;   /* sweep: a page with a lock word is not cleared whole */
                 s->live += !c->meta;
                 memset(c, 0, sizeof *c);
                 c->meta = M_LIVE | M_LOCKWORD | (epoch & 0xffu);
@@ -613,6 +614,13 @@ static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
 {
     wr_epochs_sweep sw;
     wr_epochs_sweep_begin(&sw, s->ep, (uint32_t)p->user, epoch);
+    /* user3 bounds the page's epochs from below (page_for); user2 marks a
+     * page holding a lock word, which every sweep keeps */
+    if (!p->user2 && wr_epochs_sweep_drops_all(&sw, p->user3)) {
+        s->live -= wr_shadow_clear_page(s->map, p);
+        p->user = p->user3 = epoch;
+        return;
+    }
     for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
         if (wr_shadow_line_packed(p, l)) {
             cell *rep = wr_shadow_line_rep(s->map, p, l);
@@ -630,6 +638,7 @@ static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
             }
     }
     p->user = epoch;
+    p->user3 = wr_epochs_sweep_oldest_kept(&sw);
 }
 
 static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch, unsigned lane,
@@ -773,7 +782,9 @@ page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block, uint64_t word, u
         if (p->user)
             sweep(s, p, epoch);
         else
-            p->user = epoch;
+            p->user = p->user3 = epoch;
+    } else if (epoch < p->user3) {
+        p->user3 = epoch;   /* an older launch still running writes here */
     }
     return p;
 }

@@ -449,6 +449,28 @@ bool wr_epochs_sweep_ask(wr_epochs_sweep *s, unsigned tag)
     return drop;
 }
 
+bool wr_epochs_sweep_drops_all(wr_epochs_sweep *s, uint32_t oldest)
+{
+    if (!oldest || oldest > s->newest || s->newest - oldest >= WR_EPOCHS_SWEEP_SPAN)
+        return false;
+    for (uint32_t e = oldest; e <= s->newest; e++)
+        if (!wr_epochs_sweep_drops(s, e & 0xffu))
+            return false;
+    return true;
+}
+
+uint32_t wr_epochs_sweep_oldest_kept(const wr_epochs_sweep *s)
+{
+    uint32_t oldest = s->epoch;
+    for (unsigned tag = 0; tag < 256; tag++)
+        if (s->verdict[tag] == 1) {
+            uint32_t e = wr_epochs_of_tag(s->newest, tag);
+            if (e < oldest)
+                oldest = e;
+        }
+    return oldest;
+}
+
 wr_epochs_purge wr_epochs_purge_begin(const wr_epochs *e, uint32_t newest, uint32_t *purged_at)
 {
     wr_epochs_purge p = {.ep = e, .newest = newest,

@@ -98,6 +98,20 @@ static inline bool wr_epochs_sweep_drops(wr_epochs_sweep *s, unsigned tag)
     return v ? v == 2 : wr_epochs_sweep_ask(s, tag);
 }
 
+/* A page whose words all carry epochs from `oldest` to the page's newest
+ * (an engine keeps that bound per page) is dropped whole when each of
+ * those epochs drops: asked here, one epoch at a time, for at most
+ * WR_EPOCHS_SWEEP_SPAN epochs (a wider span, or oldest 0 = unknown,
+ * answers false and leaves the word-by-word sweep to decide).  Iterative
+ * kernels touch every page once per launch: the word-by-word sweep was a
+ * seventh of fsm's and of lockset's time on the gather trace. */
+#define WR_EPOCHS_SWEEP_SPAN 8u
+bool wr_epochs_sweep_drops_all(wr_epochs_sweep *s, uint32_t oldest);
+/* After a word-by-word sweep: the oldest epoch among those the sweep asked
+ * about and kept (a bound on the epochs of the words it kept), or the
+ * sweeping epoch where it kept none. */
+uint32_t wr_epochs_sweep_oldest_kept(const wr_epochs_sweep *s);
+
 /* Which per-block state an engine keeps (fsm and lockset share the rule)
  * when a new epoch `newest` begins: the blocks of settled epochs go; once
  * every WR_EPOCHS_KEEP epochs, so do those of epochs finished (ended,

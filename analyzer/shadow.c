@@ -311,3 +311,63 @@ void wr_shadow_expand_line(const wr_shadow_map *m, wr_shadow_page *p, unsigned l
     memset(p->reps + (size_t)line * cb, 0, cb);
     p->expanded |= 1u << line;
 }
+
+/* Counts the cells of one line that are not all zero; zeroes them when
+ * `clear`. */
+static size_t line_nonzero(unsigned char *cells, size_t cell_bytes, bool clear)
+{
+    size_t live = 0;
+    if (cell_bytes % sizeof(uint64_t) == 0) {
+        /* word loads (the compiler vectorizes them) rather than bytes */
+        size_t words = cell_bytes / sizeof(uint64_t);
+        const uint64_t *w = (const uint64_t *)(const void *)cells;
+        for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++) {
+            uint64_t any = 0;
+            for (size_t k = 0; k < words; k++)
+                any |= w[i * words + k];
+            live += any != 0;
+        }
+    } else {
+        for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++) {
+            unsigned char any = 0;
+            for (size_t k = 0; k < cell_bytes; k++)
+                any |= cells[i * cell_bytes + k];
+            live += any != 0;
+        }
+    }
+    if (clear)
+        memset(cells, 0, WR_SHADOW_LINE_WORDS * cell_bytes);
+    return live;
+}
+
+static size_t page_nonzero(const wr_shadow_map *m, wr_shadow_page *p, bool clear)
+{
+    size_t live = 0;
+    for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
+        if (wr_shadow_line_packed(p, l)) {
+            unsigned char *rep = wr_shadow_line_rep(m, p, l);
+            unsigned char any = 0;
+            for (size_t k = 0; k < m->cell_bytes; k++)
+                any |= rep[k];
+            if (any) {
+                if (clear)
+                    memset(rep, 0, m->cell_bytes);
+                live += WR_SHADOW_LINE_WORDS;
+            }
+            continue;
+        }
+        live += line_nonzero(wr_shadow_cells_at(m, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT),
+                             m->cell_bytes, clear);
+    }
+    return live;
+}
+
+size_t wr_shadow_nonzero_cells(const wr_shadow_map *m, wr_shadow_page *p)
+{
+    return page_nonzero(m, p, false);
+}
+
+size_t wr_shadow_clear_page(const wr_shadow_map *m, wr_shadow_page *p)
+{
+    return page_nonzero(m, p, true);
+}

@@ -58,7 +58,7 @@ _Static_assert(WR_SHADOW_LINES == 32, "one bit per line in a uint32_t");
 typedef struct wr_shadow_page {
     unsigned char *cells; /* WR_SHADOW_PAGE_WORDS * cell_bytes */
     uint32_t expanded;   /* bit l: line l lives in its cells, not in reps */
-    uint32_t pad;
+    uint32_t user3;      /* engine-owned, 0 on creation */
     uint64_t user;       /* engine-owned, 0 on creation */
     uint64_t user2;      /* engine-owned, 0 on creation */
     uint64_t key;
@@ -202,6 +202,16 @@ static inline wr_shadow_page *wr_shadow_get(wr_shadow_map *m, uint64_t key)
         }
     return wr_shadow_lookup_slow(m, key, true);
 }
+
+/* Makes every cell of p zero again (its packed lines' reps and its
+ * expanded lines' cells; which lines are expanded does not change) and
+ * returns how many cells were not all zero: an engine whose cells are zero
+ * exactly when they are untracked counts the words it stopped tracking.
+ * A whole page dropped at once by a sweep costs this, not a step per cell. */
+size_t wr_shadow_clear_page(const wr_shadow_map *m, wr_shadow_page *p);
+/* How many cells of p are not all zero (a packed line's rep counts for its
+ * 32 cells), changing nothing. */
+size_t wr_shadow_nonzero_cells(const wr_shadow_map *m, wr_shadow_page *p);
 
 /* Unpacks line `line` of p into its cells (it must be packed). */
 void wr_shadow_expand_line(const wr_shadow_map *m, wr_shadow_page *p, unsigned line);

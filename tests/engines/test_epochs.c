@@ -247,6 +247,56 @@ Test(epochs, purge_window_drops_launches_over_on_another_stream)
     wr_epochs_free(e);
 }
 
+/* A page whose words' epochs lie between a bound and its newest epoch is
+ * dropped whole only when every one of them drops; the word-by-word sweep
+ * reports the oldest epoch it kept. */
+Test(epochs, sweep_drops_a_page_whole_only_when_every_epoch_of_it_drops)
+{
+    wr_epochs *e = wr_epochs_new();
+    uint32_t a = feed(e, lf_launch(1, 1));
+    uint32_t b = feed(e, lf_launch(2, 2));
+    feed(e, lf_kernel_end(2));
+    feed(e, stream_sync(2));
+    uint32_t c = feed(e, lf_launch(3, 3));   /* issued before the host sees a end */
+    feed(e, lf_kernel_end(1));
+    cr_assert(wr_epochs_settled(e, b), "c waits for b");
+    cr_assert(!wr_epochs_settled(e, a), "c does not wait for a");
+
+    wr_epochs_sweep sw;
+    wr_epochs_sweep_begin(&sw, e, b, c);
+    cr_assert(wr_epochs_sweep_drops_all(&sw, b), "only b's words");
+    cr_assert(!wr_epochs_sweep_drops_all(&sw, a), "a's words may be there");
+    cr_assert(!wr_epochs_sweep_drops_all(&sw, 0), "no bound known");
+    cr_assert(!wr_epochs_sweep_drops_all(&sw, b + 1), "a bound above the newest epoch");
+
+    wr_epochs_sweep_begin(&sw, e, b, c);
+    cr_assert_eq(wr_epochs_sweep_oldest_kept(&sw), c, "nothing kept");
+    cr_assert(wr_epochs_sweep_drops(&sw, b & 0xffu));
+    cr_assert_eq(wr_epochs_sweep_oldest_kept(&sw), c, "b dropped");
+    cr_assert(!wr_epochs_sweep_drops(&sw, a & 0xffu));
+    cr_assert_eq(wr_epochs_sweep_oldest_kept(&sw), a, "a kept");
+    wr_epochs_free(e);
+}
+
+Test(epochs, sweep_asks_no_wider_span_than_its_limit)
+{
+    wr_epochs *e = wr_epochs_new();
+    uint32_t last = 0;
+    for (uint32_t k = 1; k <= WR_EPOCHS_SWEEP_SPAN + 2; k++) {
+        last = feed(e, lf_launch(k, 0));
+        feed(e, lf_kernel_end(k));
+    }
+    uint32_t next = feed(e, lf_launch(100, 0));
+    for (uint32_t k = 1; k <= last; k++)
+        cr_assert(wr_epochs_settled(e, k));
+    wr_epochs_sweep sw;
+    wr_epochs_sweep_begin(&sw, e, last, next);
+    cr_assert(wr_epochs_sweep_drops_all(&sw, last - WR_EPOCHS_SWEEP_SPAN + 1));
+    cr_assert(!wr_epochs_sweep_drops_all(&sw, last - WR_EPOCHS_SWEEP_SPAN),
+              "a wider span is left to the word-by-word sweep");
+    wr_epochs_free(e);
+}
+
 /* The first side of a race names the earlier access's launch, site,
  * thread and trace position. */
 static void assert_first_side(const char *engine, const wr_race_access *w, uint32_t launch,

@@ -1,0 +1,86 @@
+/*
+ * A shadow page cleared whole (wr_shadow_clear_page), as fsm's and
+ * lockset's sweeps do when every epoch a page may hold drops: every cell
+ * and every packed line's rep becomes zero, the count returned is the
+ * cells that were not (a live rep counting for its 32 words), and which
+ * lines are expanded does not change.  wr_shadow_nonzero_cells counts the
+ * same without clearing.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "shadow.h"
+
+/* 16-byte cells whose rep expands to the same cell in every word */
+typedef struct cell16 {
+    uint64_t a, b;
+} cell16;
+
+static void expand16(void *cells, const void *rep)
+{
+    for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
+        memcpy((cell16 *)cells + i, rep, sizeof(cell16));
+}
+
+static void expand8(void *cells, const void *rep)
+{
+    for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
+        memcpy((uint64_t *)cells + i, rep, sizeof(uint64_t));
+}
+
+static bool page_all_zero(const wr_shadow_map *m, wr_shadow_page *p)
+{
+    for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
+        const unsigned char *bytes = wr_shadow_line_packed(p, l)
+            ? wr_shadow_line_rep(m, p, l)
+            : wr_shadow_cells_at(m, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
+        size_t n = wr_shadow_line_packed(p, l) ? m->cell_bytes
+                                               : WR_SHADOW_LINE_WORDS * m->cell_bytes;
+        for (size_t k = 0; k < n; k++)
+            if (bytes[k])
+                return false;
+    }
+    return true;
+}
+
+Test(shadow_pages, clear_counts_cells_and_live_reps_then_zeroes_them)
+{
+    wr_shadow_map *m = wr_shadow_new(8, expand8);
+    wr_shadow_page *p = wr_shadow_get(m, wr_shadow_key(WR_SPACE_GLOBAL, 1, 0, 0));
+    /* line 0: packed, live rep (32 words); line 1: packed, zero rep */
+    *(uint64_t *)wr_shadow_line_rep(m, p, 0) = 0x1234;
+    /* line 2: expanded with three live words; line 31: expanded from a live rep */
+    uint64_t *c2 = wr_shadow_cell(m, p, 2 * 32 + 0);
+    c2[0] = 1;
+    c2[5] = 1ull << 63;
+    c2[31] = 7;
+    *(uint64_t *)wr_shadow_line_rep(m, p, 31) = 0x99;
+    (void)wr_shadow_cell(m, p, 31 * 32);
+    uint32_t expanded = p->expanded;
+    cr_assert_eq(expanded, (1u << 2) | (1u << 31));
+    cr_assert_eq(wr_shadow_nonzero_cells(m, p), 32 + 3 + 32);
+    cr_assert(!page_all_zero(m, p), "counting changes nothing");
+    cr_assert_eq(wr_shadow_clear_page(m, p), 32 + 3 + 32);
+    cr_assert(page_all_zero(m, p));
+    cr_assert_eq(p->expanded, expanded, "lines stay as they were");
+    cr_assert_eq(wr_shadow_nonzero_cells(m, p), 0);
+    cr_assert_eq(wr_shadow_clear_page(m, p), 0);
+    wr_shadow_free(m);
+}
+
+Test(shadow_pages, a_wide_cell_is_live_when_any_of_its_bytes_is)
+{
+    wr_shadow_map *m = wr_shadow_new(sizeof(cell16), expand16);
+    wr_shadow_page *p = wr_shadow_get(m, wr_shadow_key(WR_SPACE_SHARED, 3, 9, 0));
+    cell16 *cells = wr_shadow_cell(m, p, 40);   /* line 1 */
+    cells -= 40 % WR_SHADOW_LINE_WORDS;
+    cells[0].b = 1;           /* only the second half */
+    cells[1].a = 1;           /* only the first half */
+    cells[2] = (cell16){0, 0};
+    cells[31] = (cell16){5, 5};
+    cell16 rep = {0, 2};
+    memcpy(wr_shadow_line_rep(m, p, 7), &rep, sizeof rep);
+    cr_assert_eq(wr_shadow_clear_page(m, p), 3 + 32);
+    cr_assert(page_all_zero(m, p));
+    wr_shadow_free(m);
+}
