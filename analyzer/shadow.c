@@ -317,16 +317,14 @@ void wr_shadow_expand_line(const wr_shadow_map *m, wr_shadow_page *p, unsigned l
 static size_t line_nonzero(unsigned char *cells, size_t cell_bytes, bool clear)
 {
     size_t live = 0;
-    if (cell_bytes % sizeof(uint64_t) == 0) {
-        /* word loads (the compiler vectorizes them) rather than bytes */
-        size_t words = cell_bytes / sizeof(uint64_t);
-        const uint64_t *w = (const uint64_t *)(const void *)cells;
-        for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++) {
-            uint64_t any = 0;
-            for (size_t k = 0; k < words; k++)
-                any |= w[i * words + k];
-            live += any != 0;
-        }
+    const uint64_t *w = (const uint64_t *)(const void *)cells;
+    /* the engines' cell sizes, as fixed loops the compiler unrolls */
+    if (cell_bytes == 8) {
+        for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
+            live += w[i] != 0;
+    } else if (cell_bytes == 16) {
+        for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
+            live += (w[2 * i] | w[2 * i + 1]) != 0;
     } else {
         for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++) {
             unsigned char any = 0;
