@@ -338,16 +338,28 @@ static size_t line_nonzero(unsigned char *cells, size_t cell_bytes, bool clear)
     return live;
 }
 
+/* Whether a rep (16-byte aligned) is not all zero: coalesced kernels leave
+ * most lines packed, and a sweep asks each line's rep. */
+static inline bool rep_nonzero(const unsigned char *rep, size_t cell_bytes)
+{
+    const uint64_t *w = (const uint64_t *)(const void *)rep;
+    if (cell_bytes == 8)
+        return w[0] != 0;
+    if (cell_bytes == 16)
+        return (w[0] | w[1]) != 0;
+    unsigned char any = 0;
+    for (size_t k = 0; k < cell_bytes; k++)
+        any |= rep[k];
+    return any != 0;
+}
+
 static size_t page_nonzero(const wr_shadow_map *m, wr_shadow_page *p, bool clear)
 {
     size_t live = 0;
     for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
         if (wr_shadow_line_packed(p, l)) {
             unsigned char *rep = wr_shadow_line_rep(m, p, l);
-            unsigned char any = 0;
-            for (size_t k = 0; k < m->cell_bytes; k++)
-                any |= rep[k];
-            if (any) {
+            if (rep_nonzero(rep, m->cell_bytes)) {
                 if (clear)
                     memset(rep, 0, m->cell_bytes);
                 live += WR_SHADOW_LINE_WORDS;
