@@ -391,16 +391,8 @@ page_for(fsm *f, uint8_t space, uint32_t launch, block_st *b, uint64_t word, uin
 {
     uint64_t key = wr_shadow_key(space, launch, b ? b->head.block : 0, word);
     wr_shadow_page *p = scattered ? wr_shadow_get_scattered(f->map, key) : wr_shadow_get(f->map, key);
-    if (__builtin_expect(p->user != epoch, 0)) {   /* one compare for the page's own epoch */
-        if (p->user < epoch) {
-            if (p->user)
-                sweep(f, p, epoch);
-            else
-                p->user = p->user3 = epoch;
-        } else if (epoch < p->user3) {
-            p->user3 = epoch;   /* an older launch still running writes here */
-        }
-    }
+    if (wr_epochs_page_enter(&p->user, &p->user3, epoch))
+        sweep(f, p, epoch);
     if (space == WR_SPACE_SHARED && !p->user2 && b)
         note_shared_page(f, b, p, key);
     return p;

@@ -778,16 +778,8 @@ page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block, uint64_t word, u
 {
     uint64_t key = wr_shadow_key(space, launch, block, word);
     wr_shadow_page *p = scattered ? wr_shadow_get_scattered(s->map, key) : wr_shadow_get(s->map, key);
-    if (__builtin_expect(p->user != epoch, 0)) {   /* one compare for the page's own epoch */
-        if (p->user < epoch) {
-            if (p->user)
-                sweep(s, p, epoch);
-            else
-                p->user = p->user3 = epoch;
-        } else if (epoch < p->user3) {
-            p->user3 = epoch;   /* an older launch still running writes here */
-        }
-    }
+    if (wr_epochs_page_enter(&p->user, &p->user3, epoch))
+        sweep(s, p, epoch);
     return p;
 }
 

@@ -98,6 +98,26 @@ static inline bool wr_epochs_sweep_drops(wr_epochs_sweep *s, unsigned tag)
     return v ? v == 2 : wr_epochs_sweep_ask(s, tag);
 }
 
+/* An access of `epoch` reaches a page whose newest epoch is *newest (0: a
+ * new page) and whose words' epochs are at least *oldest (fsm and lockset
+ * keep both in the page header).  Returns true when the page must be swept
+ * first (a newer epoch; the caller's sweep then sets both); otherwise
+ * keeps the two bounds true: an older launch that still runs lowers
+ * *oldest.  The page's own epoch, the usual case, costs one compare. */
+static inline bool wr_epochs_page_enter(uint64_t *newest, uint32_t *oldest, uint32_t epoch)
+{
+    if (__builtin_expect(*newest == epoch, 1))
+        return false;
+    if (*newest < epoch) {
+        if (*newest)
+            return true;
+        *newest = *oldest = epoch;
+    } else if (epoch < *oldest) {
+        *oldest = epoch;
+    }
+    return false;
+}
+
 /* A page whose words all carry epochs from `oldest` to the page's newest
  * (an engine keeps that bound per page) is dropped whole when each of
  * those epochs drops: asked here, one epoch at a time, for at most

@@ -353,6 +353,20 @@ typedef struct wr_shadow_lanes {
     wr_shadow_lane l[WR_WARP_SIZE];
 } wr_shadow_lanes;
 
+/* wr_shadow_vector_lanes: does lane `lane` of a stay in one word?  Then
+ * *word is that word and [*lo, *hi] grows to hold the lane's address. */
+static inline bool wr_shadow_lane_word(const wr_access *a, unsigned lane, unsigned size,
+                                       uint64_t *lo, uint64_t *hi, uint64_t *word)
+{
+    uint64_t addr = a->lane_addr[lane];
+    if ((addr & 3u) + size > 4u)
+        return false;
+    *lo = addr < *lo ? addr : *lo;
+    *hi = addr > *hi ? addr : *hi;
+    *word = addr >> WR_WORD_SHIFT;
+    return true;
+}
+
 /* wr_shadow_vector_lanes: lane `lane` (on `word`; `same`: on its previous
  * active lane's word) becomes out->l[n], its page asked when it differs
  * from the previous resolved lane's, its cell asked of the cache; returns
@@ -400,12 +414,9 @@ static inline bool wr_shadow_vector_lanes(const wr_access *a, unsigned size,
         /* one pass: the lanes' loads and lookups overlap */
         for (uint32_t x = a->active_mask; x; x &= x - 1) {
             unsigned lane = (unsigned)__builtin_ctz(x);
-            uint64_t addr = a->lane_addr[lane];
-            if ((addr & 3u) + size > 4u)
+            uint64_t word;
+            if (!wr_shadow_lane_word(a, lane, size, &lo, &hi, &word))
                 return false;
-            lo = addr < lo ? addr : lo;
-            hi = addr > hi ? addr : hi;
-            uint64_t word = addr >> WR_WORD_SHIFT;
             n = wr_shadow_lane_resolve(m, page, ctx, out, n, lane, word, word == prev, &last_pn,
                                        &p);
             prev = word;
@@ -420,17 +431,14 @@ static inline bool wr_shadow_vector_lanes(const wr_access *a, unsigned size,
         uint32_t same = 0, owned = a->active_mask;
         for (uint32_t x = a->active_mask; x; x &= x - 1) {
             unsigned lane = (unsigned)__builtin_ctz(x);
-            uint64_t addr = a->lane_addr[lane];
-            if ((addr & 3u) + size > 4u)
+            uint64_t word;
+            if (!wr_shadow_lane_word(a, lane, size, &lo, &hi, &word))
                 return false;
-            lo = addr < lo ? addr : lo;
-            hi = addr > hi ? addr : hi;
-            uint64_t word = addr >> WR_WORD_SHIFT;
             words[lane] = word;
             same |= (uint32_t)(word == prev) << lane;
             prev = word;
-            owned &= ~((uint32_t)(wr_shard_of(a->space, a->launch, a->block, addr, shards) !=
-                                  shard) << lane);
+            owned &= ~((uint32_t)(wr_shard_of(a->space, a->launch, a->block,
+                                              word << WR_WORD_SHIFT, shards) != shard) << lane);
         }
         for (uint32_t x = owned; x; x &= x - 1) {
             unsigned lane = (unsigned)__builtin_ctz(x);
