@@ -1947,8 +1947,17 @@ static void do_kernel_end(wr_hb *hb, uint32_t id)
         }
     free(l->blocks);
     l->blocks = NULL;
-    for (unsigned k = 0; k < hb->L; k++)
+    /* Its start clock goes too, once it is complete: only its own warps
+     * and its completion read it (wr_hb_knows, acquires, mark_known), and
+     * none of them comes any more.  The record stays (a kept access's unit
+     * still names it: wr_hb_knows asks its stream position).  Long traces
+     * kept every launch's start, about 350 bytes each (chunks and
+     * directory). */
+    for (unsigned k = 0; k < hb->L; k++) {
         wr_vc_free(&l->endj[k]);
+        if (l->complete)
+            wr_vc_free(&l->base[k]);
+    }
     l->ended = 1;
 }
 
