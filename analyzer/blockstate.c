@@ -6,23 +6,24 @@
 /* ---- retired records ----
  * A retired block's table value is its record's address + 1 (records, like
  * block objects, are at least 8-byte aligned).  A record: a header, then
- * (warp, count) for each warp with entries, padded to 8 bytes, then those
- * warps' entries in the same order, each warp's newest first. */
+ * (warp, ring entries, older entries) for each warp with entries, padded
+ * to 8 bytes, then those warps' entries in the same order, each warp's
+ * ring newest first, then its older entries (access_ring.h). */
 typedef struct retired {
     uint16_t nwarps, nents;
     uint8_t cls;
     uint8_t pad[3];
-    uint8_t warp_counts[];      /* 2 x nwarps: warp, count */
+    uint8_t warp_counts[];      /* 3 x nwarps: warp, ring count, older count */
 } retired;
 
-_Static_assert(sizeof(retired) + 2 * 32 + 32 * WR_ACCESS_RING * sizeof(wr_ring_ent) <=
+_Static_assert(sizeof(retired) + 3 * 32 + 32 * (WR_ACCESS_RING + WR_RING_OLDER) * sizeof(wr_ring_ent) <=
                    (size_t)1024 << (WR_RETIRED_CLASSES - 1 - 16),
-               "the largest record (32 warps, full rings) fits the largest class");
+               "the largest record (32 warps, full rings and older entries) fits the largest class");
 
 static bool is_retired(const void *val) { return (uintptr_t)val & 1u; }
 static retired *retired_of(void *val) { return (retired *)((uintptr_t)val - 1u); }
 
-static size_t counts_bytes(unsigned nwarps) { return (2u * nwarps + 7u) & ~(size_t)7u; }
+static size_t counts_bytes(unsigned nwarps) { return (3u * nwarps + 7u) & ~(size_t)7u; }
 
 static wr_ring_ent *retired_ents(const retired *r)
 {
@@ -107,7 +108,7 @@ void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
     wr_block_head *b = *ref;
     /* the warps that have objects: warp 0 inline, the others in the array */
     const void *objs[32];
-    uint8_t warps[32], counts[32];
+    uint8_t warps[32], counts[32], older[32];
     unsigned nobjs = 0, nwarps = 0, nents = 0;
     if (b->warps.first)
         objs[nobjs] = b->warps.first, warps[nobjs++] = 0;
@@ -117,8 +118,9 @@ void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
     for (unsigned k = 0; k < nobjs; k++) {
         forget_recent_of(s, b, warps[k]);
         counts[k] = (uint8_t)wr_ring_count(ring_of(s, objs[k]));
-        nwarps += counts[k] != 0;
-        nents += counts[k];
+        older[k] = ring_of(s, objs[k])->nolder;
+        nwarps += counts[k] + older[k] != 0;
+        nents += counts[k] + older[k];
     }
     if (!nents) {   /* nothing a report could ask for */
         drop_block(b, ctx);
@@ -132,13 +134,16 @@ void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
     wr_ring_ent *e = retired_ents(r);
     uint8_t *wc = r->warp_counts;
     for (unsigned k = 0; k < nobjs; k++) {
-        if (!counts[k])
+        if (!counts[k] && !older[k])
             continue;
         *wc++ = warps[k];
         *wc++ = counts[k];
+        *wc++ = older[k];
         const wr_access_ring *ring = ring_of(s, objs[k]);
         for (unsigned i = 0; i < counts[k]; i++)
             *e++ = *wr_ring_newest(ring, i);
+        memcpy(e, ring->older, older[k] * sizeof *e);
+        e += older[k];
     }
     drop_block(b, ctx);
     *ref = (void *)((uintptr_t)r + 1u);
@@ -159,13 +164,15 @@ const wr_ring_ent *wr_blockstate_find_access(const wr_blockstate *s, uint32_t ep
     }
     const retired *r = retired_of(*ref);
     const wr_ring_ent *e = retired_ents(r);
-    for (unsigned k = 0; k < r->nwarps; e += r->warp_counts[2 * k + 1], k++) {
-        if (r->warp_counts[2 * k] != warp)
+    for (unsigned k = 0; k < r->nwarps; e += r->warp_counts[3 * k + 1] + r->warp_counts[3 * k + 2], k++) {
+        if (r->warp_counts[3 * k] != warp)
             continue;
-        for (unsigned i = 0; i < r->warp_counts[2 * k + 1]; i++)
+        unsigned nring = r->warp_counts[3 * k + 1];
+        for (unsigned i = 0; i < nring; i++)
             if (wr_ring_ent_matches(&e[i], lane, space, addr, skip_seq, site, writes_only))
                 return &e[i];
-        return NULL;
+        return wr_ring_older_find(e + nring, r->warp_counts[3 * k + 2], lane, space, addr, skip_seq,
+                                  site, writes_only);
     }
     return NULL;
 }

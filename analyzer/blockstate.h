@@ -12,10 +12,11 @@
  * visiting a million blocks and their warps.
  *
  * A block that exited is retired (wr_blockstate_retire): of its state only
- * its warps' recent accesses are needed any more (a report's first side
- * may be one of them), so they are copied into a retired record of 8 + 2 x
- * warps + 32 x accesses bytes, and its block and warp objects go back to
- * the pools for the blocks that start next.  A grid of a million small
+ * its warps' rings (recent and older accesses, access_ring.h) are needed
+ * any more (a report's first side may be one of them), so their entries
+ * are copied into a retired record of 8 + 3 x warps + 32 x entries
+ * bytes, and its block and warp objects go back to the pools for the
+ * blocks that start next.  A grid of a million small
  * blocks then holds the objects of its resident blocks and a record per
  * exited one, not a block and its warps (~190 bytes for one warp) per
  * block it ever ran.
@@ -52,8 +53,8 @@ typedef struct wr_blockstate_recent {
 #define WR_BLOCKSTATE_RECENT 64
 
 /* Retired records come from pools by size: 32-byte steps to 512 bytes,
- * then powers of two to the largest (32 warps of WR_ACCESS_RING). */
-#define WR_RETIRED_CLASSES 21
+ * then powers of two to the largest (32 warps of WR_ACCESS_RING + WR_RING_OLDER). */
+#define WR_RETIRED_CLASSES 22
 
 typedef struct wr_blockstate {
     wr_blocktab tab;

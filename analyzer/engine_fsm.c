@@ -59,7 +59,8 @@ typedef struct fsm {
     /* What blocks and warps own comes from these pools (the shared page
      * lists excepted), so that a purge dropping every block releases them
      * whole; blocks_with_shared counts the blocks holding a list. */
-    wr_pool bar_pool, ring_pool, lanes_pool;
+    wr_pool bar_pool, lanes_pool;
+    wr_ring_pool ring_pool;
     uint64_t blocks_with_shared;
 } fsm;
 
@@ -128,7 +129,7 @@ static void drop_block(wr_block_head *head, void *ctx)
 static void release_owned_pools(fsm *f)
 {
     wr_pool_release(&f->bar_pool);
-    wr_pool_release(&f->ring_pool);
+    wr_ring_pool_release(&f->ring_pool);
     wr_pool_release(&f->lanes_pool);
 }
 
@@ -266,7 +267,8 @@ typedef struct cur_ctx {
  * by `lane`: an earlier lane of the current instruction (the word keeps
  * the last accessor, so if that lane touched the word in this instruction,
  * this instruction is what the word keeps) when the instruction writes,
- * or an access its warp's ring still holds, or unknown (site 0, trace
+ * or an access its warp's ring still holds, or failing that an older
+ * instruction of the warp (access_ring.h), or unknown (site 0, trace
  * position 0).  A load's own earlier lane would name a read/read pair,
  * no conflict: what the load conflicts with is in the state's history,
  * and the ring's entry for that lane is the better guess.  For a load the

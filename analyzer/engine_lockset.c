@@ -264,7 +264,8 @@ typedef struct lk {
     /* What blocks and warps own comes from these pools, so that a purge
      * dropping every block releases them whole; the host's ring outlives
      * the blocks and has a pool of its own. */
-    wr_pool bar_pool, locks_pool, fences_pool, ring_pool, host_ring_pool;
+    wr_pool bar_pool, locks_pool, fences_pool;
+    wr_ring_pool ring_pool, host_ring_pool;
     lockrec *locks;
     uint32_t lcap, lcount;
     wr_blockstate bs;       /* (epoch, block) -> block_st, warp -> warp_st */
@@ -332,7 +333,7 @@ static void release_owned_pools(lk *s)
     wr_pool_release(&s->bar_pool);
     wr_pool_release(&s->locks_pool);
     wr_pool_release(&s->fences_pool);
-    wr_pool_release(&s->ring_pool);
+    wr_ring_pool_release(&s->ring_pool);
 }
 
 /* Drops the per-block state the epochs' rule lets go (blockstate.h).
@@ -683,7 +684,7 @@ static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch,
             ohost ? wr_ring_find(&s->host_ring, 0, c->space, r.addr, c->seq, old->site, false)
                   : wr_blockstate_find_access(&s->bs, old_epoch, ob, ow, ol, c->space, r.addr, c->seq,
                                               old->site, false);
-        r.first.seq = fe ? wr_ring_seq(fe, c->seq) : 0;   /* 0: older than the ring */
+        r.first.seq = fe ? wr_ring_seq(fe, c->seq) : 0;   /* 0: neither the ring nor its older entries */
     }
     r.second.site = c->site;
     r.second.kind = c->kind;
@@ -1171,7 +1172,7 @@ static void lk_destroy(void *self)
     wr_blockstate_free(&s->bs, NULL, NULL);   /* the pools hold the blocks */
     release_owned_pools(s);
     wr_ring_release(&s->host_ring, &s->host_ring_pool);
-    wr_pool_release(&s->host_ring_pool);
+    wr_ring_pool_release(&s->host_ring_pool);
     free(s->locks);
     ls_free(&s->ls);
     wr_shadow_free(s->map);

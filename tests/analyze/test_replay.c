@@ -684,14 +684,17 @@ Test(replay, cli_report_shows_races_lost_events_and_truncation)
 }
 
 /* fsm finds a first side's site and position among the warp's last few
- * accesses; an older one is printed as unknown, not as event #0. */
+ * accesses, or its site and its instruction's newest position among the
+ * last WR_RING_OLDER instructions of the older ones; one older still
+ * (16 accesses at 16 other sites since) is printed as unknown, not as
+ * event #0. */
 Test(replay, cli_report_says_when_a_first_side_is_not_kept)
 {
     char text[4096];
     int n = snprintf(text, sizeof text,
-                     "alloc buf global 256\nlaunch L1 k grid=2 block=32\n"
+                     "alloc buf global 512\nlaunch L1 k grid=2 block=32\n"
                      "st b0 w0 lane=0 buf[0] @old.cu:1\n");
-    for (int i = 1; i <= 12; i++)
+    for (int i = 1; i <= 16; i++)
         n += snprintf(text + n, sizeof text - (size_t)n, "ld b0 w0 lane=0 buf[%d] @old.cu:%d\n",
                       4 * i, 10 + i);
     snprintf(text + n, sizeof text - (size_t)n,
@@ -714,6 +717,34 @@ Test(replay, cli_report_says_when_a_first_side_is_not_kept)
         out = analyze_capture((const char *[]){p, "--no-db", "--engines", "vc", NULL}, &rc);
         cr_assert(strstr(out, "write  at old.cu:1\n"), "%s", out);
         cr_assert_null(strstr(out, "trace position unknown"), "%s", out);
+        free(out);
+    }
+}
+
+/* A loop: 20 loads at one site since the write.  The write is no longer in
+ * the ring, but its instruction is among the older ones: fsm names its site
+ * and its position (the instruction's only access), as vc does. */
+Test(replay, cli_report_names_a_first_side_older_than_the_ring_by_its_instruction)
+{
+    char text[4096];
+    int n = snprintf(text, sizeof text,
+                     "alloc buf global 256\nlaunch L1 k grid=2 block=32\n"
+                     "st b0 w0 lane=0 buf[0] @loop.cu:1\n");
+    for (int i = 1; i <= 20; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "ld b0 w0 lane=0 buf[%d] @loop.cu:5\n", 2 * i);
+    snprintf(text + n, sizeof text - (size_t)n,
+             "ld b1 w0 lane=0 buf[0] @loop.cu:30\nkernel_end L1\n");
+    const char *p = assemble_text("loop", text);
+    int rc;
+    for (int e = 0; e < 2; e++) {
+        const char *engine = e ? "vc" : "fsm";
+        if (wr_engine_find(engine) < 0)
+            continue;
+        char *out = analyze_capture((const char *[]){p, "--no-db", "--engines", engine, NULL}, &rc);
+        cr_assert_eq(rc, 1, "%s", out);
+        cr_assert(strstr(out, "write  at loop.cu:1\n"
+                              "         by kernel k (launch 1) block 0 warp 0 lane 0, event #2\n"),
+                  "%s: %s", engine, out);
         free(out);
     }
 }

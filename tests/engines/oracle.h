@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access_ring.h"
 #include "lf_events.h"
 
 /* <= WR_EPOCHS_KEEP + 1 for fsm and lockset: no block of an unsettled
@@ -345,6 +346,39 @@ static inline void ring_push(mring *r, mring_ent e)
         r->e = realloc(r->e, r->cap * sizeof *r->e);
     }
     r->e[r->n++] = e;
+}
+
+/* The older instructions of a warp, as access_ring.h keeps them: the
+ * accesses before its last WR_ACCESS_RING, in order, one entry per (site,
+ * kind, space) with the union of their lanes and bytes and the newest
+ * position, at most WR_RING_OLDER, the one whose newest access is the
+ * oldest making way for a new one.  Returns how many, in out. */
+static inline unsigned ring_older(const mring *r, mring_ent out[WR_RING_OLDER])
+{
+    unsigned n = 0;
+    for (uint32_t i = 0; i + WR_ACCESS_RING < r->n; i++) {
+        const mring_ent *e = &r->e[i];
+        if (!e->mask)
+            continue;
+        unsigned k = 0;
+        while (k < n && !(out[k].site == e->site && out[k].kind == e->kind && out[k].space == e->space))
+            k++;
+        if (k < n) {
+            out[k].lo = e->lo < out[k].lo ? e->lo : out[k].lo;
+            out[k].hi = e->hi > out[k].hi ? e->hi : out[k].hi;
+            out[k].mask |= e->mask;
+            out[k].seq = e->seq;
+        } else if (n < WR_RING_OLDER) {
+            out[n++] = *e;
+        } else {
+            unsigned oldest = 0;
+            for (k = 1; k < n; k++)
+                if (out[k].seq < out[oldest].seq)
+                    oldest = k;
+            out[oldest] = *e;
+        }
+    }
+    return n;
 }
 
 /* ---- the comparison ---- */

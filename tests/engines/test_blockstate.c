@@ -161,7 +161,7 @@ Test(blockstate, purge_drops_blocks_one_by_one)
 
 /* A warp access of lane mask `mask` to the word at addr, recorded in the
  * warp's ring as the engines record theirs. */
-static void record(wr_pool *ring_pool, test_warp *tw, uint64_t seq, uint32_t site, uint32_t mask,
+static void record(wr_ring_pool *ring_pool, test_warp *tw, uint64_t seq, uint32_t site, uint32_t mask,
                    uint64_t addr)
 {
     wr_access a = lf_uniform_access(addr, mask, WR_SPACE_GLOBAL);
@@ -170,7 +170,7 @@ static void record(wr_pool *ring_pool, test_warp *tw, uint64_t seq, uint32_t sit
 
 typedef struct retire_ctx {
     wr_blockstate *s;
-    wr_pool *ring_pool;
+    wr_ring_pool *ring_pool;
     unsigned blocks;
 } retire_ctx;
 
@@ -186,10 +186,11 @@ static void retire_block(wr_block_head *b, void *ctx)
     wr_blockstate_drop(rc->s, b, drop_retiring, rc);
 }
 
-/* Blocks of 1 to 32 warps with 0 to 11 accesses each (rings that wrapped,
- * records of every size class up to 32 full rings) are retired: every
- * access a ring still held is found as before, by warp, lane and site; the
- * older ones and the warps with none are not; the objects went back
+/* Blocks of 1 to 32 warps with 0 to 11 accesses each (rings that wrapped
+ * and folded older accesses, records of every size class up to 32 full
+ * rings) are retired: every access a ring or its older entries still held
+ * is found as before, by warp, lane and site; the warps with none are
+ * not; the objects went back
  * (a retired block has no object, and a locate makes a new, zeroed one);
  * and a purge one block at a time frees the records. */
 Test(blockstate, retired_blocks_keep_what_their_rings_held)
@@ -197,7 +198,7 @@ Test(blockstate, retired_blocks_keep_what_their_rings_held)
     wr_epochs *ep = wr_epochs_new();
     wr_blockstate s;
     wr_blockstate_init(&s, sizeof(test_block), sizeof(test_warp), offsetof(test_warp, ring));
-    wr_pool ring_pool = {0};
+    wr_ring_pool ring_pool;
     wr_ring_pool_init(&ring_pool);
     retire_ctx rc = {&s, &ring_pool, 0};
     uint32_t e1 = feed(ep, lf_launch(1, 0));
@@ -238,7 +239,9 @@ Test(blockstate, retired_blocks_keep_what_their_rings_held)
                 uint64_t addr = 0x100000 + (uint64_t)b * 4096 + w * 64 + i * 4;
                 const wr_ring_ent *got =
                     wr_blockstate_find_access(&s, e1, b, w, w, WR_SPACE_GLOBAL, addr, seq, 0, false);
-                bool held = i < n && i + WR_ACCESS_RING >= n;   /* the ring keeps the last 8 */
+                /* the ring keeps the last 8, the older ones the rest (at
+                 * most 3, each its own instruction) */
+                bool held = i < n;
                 cr_assert_eq(got != NULL, held, "block %u warp %u access %u of %u", b, w, i, n);
                 if (held) {
                     cr_assert_eq(got->site, b << 16 | w << 8 | i);
@@ -274,6 +277,64 @@ Test(blockstate, retired_blocks_keep_what_their_rings_held)
     cr_assert_eq(s.tab.count, 0);
     cr_assert_null(wr_blockstate_find_access(&s, e1, 1, 0, 0, WR_SPACE_GLOBAL, 0x100000 + 4096, seq, 0, false));
     wr_blockstate_free(&s, NULL, NULL);
-    wr_pool_release(&ring_pool);
+    wr_ring_pool_release(&ring_pool);
     wr_epochs_free(ep);
+}
+
+/* The largest record: 32 warps whose rings are full and whose older
+ * entries are full too.  40 accesses per warp, each on its own word, at
+ * `sites` sites in turn: with 12, each instruction that left the ring
+ * makes way again (8 entries, the 12 in a cycle) before it comes back, so
+ * the older entries hold accesses 24..31 alone; with 4 (a loop), each
+ * entry holds its instruction's accesses 0..31 and names the newest.
+ * Retired, every access is found as before the retirement. */
+static void full_record(unsigned sites)
+{
+    wr_epochs *ep = wr_epochs_new();
+    wr_blockstate s;
+    wr_blockstate_init(&s, sizeof(test_block), sizeof(test_warp), offsetof(test_warp, ring));
+    wr_ring_pool ring_pool;
+    wr_ring_pool_init(&ring_pool);
+    retire_ctx rc = {&s, &ring_pool, 0};
+    uint32_t e1 = feed(ep, lf_launch(1, 0));
+    uint64_t seq = 1;
+    enum { PER_WARP = 40 };
+    for (unsigned i = 0; i < PER_WARP; i++)
+        for (uint32_t w = 0; w < 32; w++) {
+            uint32_t e;
+            test_block *tb;
+            test_warp *tw;
+            locate(&s, ep, 1, 0, w, &e, &tb, &tw);
+            record(&ring_pool, tw, seq++, 1000 + i % sites, 1u << w, 0x200000 + w * 4096 + i * 4);
+        }
+    for (int retired = 0; retired < 2; retired++) {
+        if (retired)
+            wr_blockstate_retire(&s, e1, 0, retire_block, &rc);
+        cr_assert_eq(wr_blockstate_block(&s, e1, 0, false) == NULL, retired);
+        for (uint32_t w = 0; w < 32; w++)
+            for (unsigned i = 0; i < PER_WARP; i++) {
+                uint64_t addr = 0x200000 + w * 4096 + i * 4;
+                const wr_ring_ent *got = wr_blockstate_find_access(&s, e1, 0, w, w, WR_SPACE_GLOBAL,
+                                                                   addr, seq, 1000 + i % sites, false);
+                bool in_ring = i + WR_ACCESS_RING >= PER_WARP;
+                bool kept = in_ring || sites <= WR_RING_OLDER || i >= 24;
+                cr_assert_eq(got != NULL, kept, "sites %u retired %d warp %u access %u", sites, retired,
+                             w, i);
+                if (!got)
+                    continue;
+                /* the instruction's newest access that left the ring */
+                uint64_t want = in_ring || sites > WR_RING_OLDER ? i : 32 - sites + i % sites;
+                cr_assert_eq(wr_ring_seq(got, seq), 1 + want * 32 + w,
+                             "sites %u retired %d warp %u access %u", sites, retired, w, i);
+            }
+    }
+    wr_blockstate_free(&s, NULL, NULL);
+    wr_ring_pool_release(&ring_pool);
+    wr_epochs_free(ep);
+}
+
+Test(blockstate, retired_record_keeps_full_rings_and_older_entries)
+{
+    full_record(12);
+    full_record(4);
 }

@@ -2,6 +2,7 @@
  * atomics, barrier and kernel-boundary resets. */
 #include <criterion/criterion.h>
 
+#include "access_ring.h"
 #include "lf_events.h"
 
 extern const wr_engine_ops wr_engine_lockset;
@@ -375,8 +376,12 @@ Test(lockset, report_names_the_first_access_position)
 /* The first WR_ACCESS_RING_INLINE slots of a warp's ring live in the warp,
  * the others in a pooled block taken when the ring reaches them: an access
  * in a pooled slot, and one that is exactly WR_ACCESS_RING accesses back
- * after the ring wrapped, are still found; one further back is not. */
-static uint64_t first_seq_after_exit(unsigned before, unsigned after, bool exit_first)
+ * after the ring wrapped, are still found; one further back is found by
+ * its instruction among the older ones, until WR_RING_OLDER newer
+ * instructions pushed it out.  `after` loads at sites after_site,
+ * after_site + after_step, ... follow the first side. */
+static uint64_t first_seq_after_exit_sites(unsigned before, unsigned after, bool exit_first,
+                                           uint32_t after_site, uint32_t after_step)
 {
     lf_start(&R, &wr_engine_lockset, 1);
     lf_feed(&R, lf_launch(L, 0));                                          /* seq 0 */
@@ -386,7 +391,7 @@ static uint64_t first_seq_after_exit(unsigned before, unsigned after, bool exit_
     uint64_t first = seq++;
     lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_STORE, 0, DATA, 0));
     for (unsigned i = 0; i < after; i++)
-        lf_feed(&R, lf_acc(S_DATA, L, 0, 0, 1u, WR_OP_LOAD, 0, DATA + 512 + 4 * i, 0));
+        lf_feed(&R, lf_acc(after_site + i * after_step, L, 0, 0, 1u, WR_OP_LOAD, 0, DATA + 512 + 4 * i, 0));
     if (exit_first)   /* block 0 is retired: its accesses stay findable */
         lf_feed(&R, lf_block_exit(L, 0));
     lf_feed(&R, lf_acc(S_DATA_B, L, 1, 0, 1u, WR_OP_STORE, 0, DATA, 0));
@@ -398,6 +403,11 @@ static uint64_t first_seq_after_exit(unsigned before, unsigned after, bool exit_
     return got == first ? first : got ? UINT64_MAX : 0;
 }
 
+static uint64_t first_seq_after_exit(unsigned before, unsigned after, bool exit_first)
+{
+    return first_seq_after_exit_sites(before, after, exit_first, S_DATA, 0);
+}
+
 Test(lockset, report_finds_the_first_access_in_a_grown_ring)
 {
     for (int exit_first = 0; exit_first < 2; exit_first++) {
@@ -405,8 +415,15 @@ Test(lockset, report_finds_the_first_access_in_a_grown_ring)
         cr_assert_eq(first_seq_after_exit(4, 0, exit_first), 5, "pooled slot (exit %d)", exit_first);
         cr_assert_eq(first_seq_after_exit(9, 7, exit_first), 10, "8 accesses back, after a wrap (exit %d)",
                      exit_first);
-        cr_assert_eq(first_seq_after_exit(9, 8, exit_first), 0,
-                     "9 accesses back: gone, said as unknown (exit %d)", exit_first);
+        cr_assert_eq(first_seq_after_exit(9, 8, exit_first), 10,
+                     "9 accesses back: its instruction's newest access (exit %d)", exit_first);
+        cr_assert_eq(first_seq_after_exit(9, 40, exit_first), 10,
+                     "41 back, a loop of one load since (exit %d)", exit_first);
+        cr_assert_eq(first_seq_after_exit_sites(9, 8 + WR_RING_OLDER - 1, exit_first, 900, 1), 10,
+                     "WR_RING_OLDER - 1 other instructions folded since (exit %d)", exit_first);
+        cr_assert_eq(first_seq_after_exit_sites(9, 8 + WR_RING_OLDER, exit_first, 900, 1), 0,
+                     "WR_RING_OLDER other instructions folded since: gone, said as unknown (exit %d)",
+                     exit_first);
         cr_assert_eq(first_seq_after_exit(1, 7, exit_first), 2, "8 back in a ring that wrapped once (exit %d)",
                      exit_first);
     }
