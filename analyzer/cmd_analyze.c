@@ -88,13 +88,14 @@ static void print_race(const wr_resolved_race *r)
     const wr_race_access *side[2] = {&r->example.first, &r->example.second};
     for (int s = 0; s < 2; s++) {
         /* fsm and lockset find a first side's site and trace position in
-         * the warp's last few accesses; of an older one fsm knows neither
-         * (site 0, position 0), lockset the site only (its cell keeps it).
-         * Position 0 is the trace's first event, never an access of a
-         * launch (its launch comes first); a host copy there would read
-         * as unknown. */
+         * the warp's ring (access_ring.h); of an access it no longer holds
+         * fsm knows neither (site 0, position 0), lockset the site only
+         * (its cell keeps it).  The sides are in canonical order, so that
+         * access may be printed second.  Position 0 is the trace's first
+         * event, never an access of a launch (its launch comes first); a
+         * host copy there would read as unknown. */
         bool no_site = side[s]->site == 0 && side[s]->seq == 0;
-        bool no_position = s == 0 && side[s]->seq == 0;
+        bool no_position = side[s]->seq == 0;
         printf("  %-6s at %s\n", wr_access_kind_name(r->kind[s]),
                no_site ? "? (not kept: older than the warp's recent accesses)" : r->site[s]);
         printf("         by %s, ", thread_str(t[s], sizeof t[s], side[s], r->kernel[s]));

@@ -8,8 +8,10 @@
 -- copy).  example is the first occurrence (lowest trace position): address
 -- space, address, allocation+offset; thread_a/thread_b are the two threads:
 -- L launch B block W warp, lane, @ trace position ('@?' where fsm or
--- lockset no longer had the first side's access: site '?', position
--- unknown).  This report is the one --format sarif is made for.
+-- lockset no longer had the first side's access: position 0, which is
+-- never an access; fsm's site is then '?' too; the sides are in canonical
+-- order, so that may be thread_b).  This report is the one --format
+-- sarif is made for.
 SELECT x.engine,
        x.race_class,
        CASE WHEN x.kernel_a = x.kernel_b THEN x.kernel_a
@@ -21,14 +23,14 @@ SELECT x.engine,
        x.ex_space || ' ' || printf('0x%x', x.ex_address)
          || CASE WHEN x.ex_alloc <> '' THEN ' (' || x.ex_alloc || '+' || coalesce(x.ex_offset, '?') || ')'
                  ELSE '' END AS example,
-       CASE WHEN x.ex_a_block IS NULL THEN 'host @' || x.ex_a_seq
-            ELSE printf('L%d B%d W%d lane %d @%s', x.ex_a_launch, x.ex_a_block,
-                        x.ex_a_warp, x.ex_a_lane,
-                        CASE WHEN x.ex_a_seq = 0 AND x.site_a = '?' THEN '?'
-                             ELSE x.ex_a_seq END) END AS thread_a,
-       CASE WHEN x.ex_b_block IS NULL THEN 'host @' || x.ex_b_seq
-            ELSE printf('L%d B%d W%d lane %d @%d', x.ex_b_launch, x.ex_b_block,
-                        x.ex_b_warp, x.ex_b_lane, x.ex_b_seq) END AS thread_b
+       CASE WHEN x.ex_a_block IS NULL THEN 'host @'
+            ELSE printf('L%d B%d W%d lane %d @', x.ex_a_launch, x.ex_a_block,
+                        x.ex_a_warp, x.ex_a_lane) END
+         || CASE WHEN x.ex_a_seq = 0 THEN '?' ELSE x.ex_a_seq END AS thread_a,
+       CASE WHEN x.ex_b_block IS NULL THEN 'host @'
+            ELSE printf('L%d B%d W%d lane %d @', x.ex_b_launch, x.ex_b_block,
+                        x.ex_b_warp, x.ex_b_lane) END
+         || CASE WHEN x.ex_b_seq = 0 THEN '?' ELSE x.ex_b_seq END AS thread_b
 FROM races x JOIN complete_runs r ON r.id = x.run_id
 WHERE r.id = :run AND (:engine IS NULL OR x.engine = :engine)
 ORDER BY instr(',' || r.engines || ',', ',' || x.engine || ','), x.engine,

@@ -721,6 +721,37 @@ Test(replay, cli_report_says_when_a_first_side_is_not_kept)
     }
 }
 
+/* lockset keeps the site of an access it no longer holds, not its trace
+ * position; when that side is printed second (canonical order: its site
+ * old.cu:40 is the higher), it still reads "trace position unknown", not
+ * event #0. */
+Test(replay, cli_report_says_when_a_second_side_is_not_kept)
+{
+    char text[4096];
+    int n = snprintf(text, sizeof text,
+                     "alloc buf global 512\nlaunch L1 k grid=2 block=32\n"
+                     "st b0 w0 lane=0 buf[0] @old.cu:40\n");
+    for (int i = 1; i <= 16; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "ld b0 w0 lane=0 buf[%d] @old.cu:%d\n",
+                      4 * i, 10 + i);
+    snprintf(text + n, sizeof text - (size_t)n,
+             "ld b1 w0 lane=0 buf[0] @old.cu:30\nkernel_end L1\n");
+    const char *p = assemble_text("old2", text);
+    if (wr_engine_find("lockset") < 0)
+        cr_skip("lockset not built");
+    int rc;
+    char *out = analyze_capture((const char *[]){p, "--no-db", "--engines", "lockset", NULL}, &rc);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "  read   at old.cu:30\n"
+                          "         by kernel k (launch 1) block 1 warp 0 lane 0, event #19\n"
+                          "  write  at old.cu:40\n"
+                          "         by kernel k (launch 1) block 0 warp 0 lane 0, "
+                          "trace position unknown\n"),
+              "%s", out);
+    cr_assert_null(strstr(out, "event #0\n"), "%s", out);
+    free(out);
+}
+
 /* A loop: 20 loads at one site since the write.  The write is no longer in
  * the ring, but its instruction is among the older ones: fsm names its site
  * and its position (the instruction's only access), as vc does. */

@@ -721,4 +721,29 @@ Test(raceq, races_report_an_unknown_first_side_as_such)
               r.out);
     cr_assert_null(strstr(r.out, "@?"), "%s", r.out);
     run_free(&r);
+    /* lockset keeps the site, not the position: '@?' beside the site */
+    r = RQ(db, "races", "-p", "engine=lockset", "-f", "csv");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "lockset,inter-block,old,old.cu:1:old,write,old.cu:30:old,read,"), "%s",
+              r.out);
+    cr_assert(strstr(r.out, ",L1 B0 W0 lane 0 @?,L1 B1 W0 lane 0 @"), "%s", r.out);
+    run_free(&r);
+}
+
+/* The unknown side in second place (canonical order: its site is the
+ * higher): thread_b is '@?', never '@0'. */
+Test(raceq, races_report_an_unknown_second_side_as_such)
+{
+    char db[700];
+    snprintf(db, sizeof db, "%s/old2.db", g_dir);
+    analyze(db, "old_second_side", "old2");
+    run r = RQ(db, "races", "-p", "engine=lockset", "-f", "csv");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "lockset,inter-block,old,old.cu:30:old,read,old.cu:40:old,write,"), "%s",
+              r.out);
+    cr_assert(strstr(r.out, ",L1 B1 W0 lane 0 @"), "%s", r.out);
+    cr_assert(strstr(r.out, ",L1 B0 W0 lane 0 @?\n") || strstr(r.out, ",L1 B0 W0 lane 0 @?\r\n"),
+              "%s", r.out);
+    cr_assert_null(strstr(r.out, "@0"), "%s", r.out);
+    run_free(&r);
 }
