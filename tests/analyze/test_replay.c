@@ -683,23 +683,31 @@ Test(replay, cli_report_shows_races_lost_events_and_truncation)
     free(out);
 }
 
-/* fsm finds a first side's site and position among the warp's last few
- * accesses, or its site and its instruction's newest position among the
- * last WR_RING_OLDER instructions of the older ones; one older still
- * (16 accesses at 16 other sites since) is printed as unknown, not as
- * event #0. */
-Test(replay, cli_report_says_when_a_first_side_is_not_kept)
+/* A trace where b0 w0 stores buf[0] at old.cu:LINE, then makes 16 loads
+ * at 16 other sites (old.cu:11..26), more than its ring and its older
+ * instructions keep; then b1 w0 loads buf[0] at old.cu:30: a race whose
+ * earlier side the ring no longer holds. */
+static const char *store_then_forgotten(const char *name, int store_line)
 {
     char text[4096];
     int n = snprintf(text, sizeof text,
                      "alloc buf global 512\nlaunch L1 k grid=2 block=32\n"
-                     "st b0 w0 lane=0 buf[0] @old.cu:1\n");
+                     "st b0 w0 lane=0 buf[0] @old.cu:%d\n", store_line);
     for (int i = 1; i <= 16; i++)
         n += snprintf(text + n, sizeof text - (size_t)n, "ld b0 w0 lane=0 buf[%d] @old.cu:%d\n",
                       4 * i, 10 + i);
     snprintf(text + n, sizeof text - (size_t)n,
              "ld b1 w0 lane=0 buf[0] @old.cu:30\nkernel_end L1\n");
-    const char *p = assemble_text("old", text);
+    return assemble_text(name, text);
+}
+
+/* fsm finds a first side's site and position among the warp's last few
+ * accesses, or its site and its instruction's newest position among the
+ * last WR_RING_OLDER instructions of the older ones; one older still is
+ * printed as unknown, not as event #0. */
+Test(replay, cli_report_says_when_a_first_side_is_not_kept)
+{
+    const char *p = store_then_forgotten("old", 1);
     if (wr_engine_find("fsm") < 0)
         cr_skip("fsm not built");
     int rc;
@@ -727,16 +735,7 @@ Test(replay, cli_report_says_when_a_first_side_is_not_kept)
  * event #0. */
 Test(replay, cli_report_says_when_a_second_side_is_not_kept)
 {
-    char text[4096];
-    int n = snprintf(text, sizeof text,
-                     "alloc buf global 512\nlaunch L1 k grid=2 block=32\n"
-                     "st b0 w0 lane=0 buf[0] @old.cu:40\n");
-    for (int i = 1; i <= 16; i++)
-        n += snprintf(text + n, sizeof text - (size_t)n, "ld b0 w0 lane=0 buf[%d] @old.cu:%d\n",
-                      4 * i, 10 + i);
-    snprintf(text + n, sizeof text - (size_t)n,
-             "ld b1 w0 lane=0 buf[0] @old.cu:30\nkernel_end L1\n");
-    const char *p = assemble_text("old2", text);
+    const char *p = store_then_forgotten("old2", 40);
     if (wr_engine_find("lockset") < 0)
         cr_skip("lockset not built");
     int rc;
