@@ -142,8 +142,10 @@ void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
         const wr_access_ring *ring = ring_of(s, objs[k]);
         for (unsigned i = 0; i < counts[k]; i++)
             *e++ = *wr_ring_newest(ring, i);
-        memcpy(e, ring->older, older[k] * sizeof *e);
-        e += older[k];
+        if (older[k]) {   /* else ring->older may be NULL */
+            memcpy(e, ring->older, older[k] * sizeof *e);
+            e += older[k];
+        }
     }
     drop_block(b, ctx);
     *ref = (void *)((uintptr_t)r + 1u);
