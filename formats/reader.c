@@ -732,7 +732,10 @@ static int read_chunk(wr_reader *r, wrf_chunk_header *h, uint64_t *at_out, const
                         "LZ4 payload does not decompress to %u bytes", h->raw_size);
         payload = r->raw;
     }
-    *payload_out = payload;
+    /* an empty payload before any buffer grew: a pointer all the same, so
+     * that its parsers may step through it (p + 0 of NULL is undefined) */
+    static const uint8_t no_payload[1];
+    *payload_out = payload ? payload : no_payload;
     return 1;
 }
 
