@@ -86,9 +86,10 @@ static void canonicalise(keyed *k)
             c = side_rest_cmp(&r->first, &r->second);
     }
     if (c > 0) {
-        wr_race_access t = r->first;
-        r->first = r->second;
-        r->second = t;
+        wr_race_access t;
+        memcpy(&t, &r->first, sizeof t);
+        memcpy(&r->first, &r->second, sizeof t);
+        memcpy(&r->second, &t, sizeof t);
         uint64_t w = k->who[0];
         k->who[0] = k->who[1];
         k->who[1] = w;
@@ -258,7 +259,7 @@ static void add_group(wr_findings *f, const keyed *k, uint64_t count)
         if (identity_cmp(&g->g.example, g->who, &k->r, k->who) == 0) {
             g->g.count += count;
             if (example_cmp(&k->r, &g->g.example) < 0)
-                g->g.example = k->r;
+                memcpy(&g->g.example, &k->r, sizeof k->r);
             f->sorted_valid = false;
             return;
         }
@@ -269,7 +270,7 @@ static void add_group(wr_findings *f, const keyed *k, uint64_t count)
         f->groups = xrealloc(f->groups, f->cap * sizeof *f->groups);
     }
     group *g = &f->groups[f->count];
-    g->g.example = k->r;
+    memcpy(&g->g.example, &k->r, sizeof k->r);
     g->g.count = count;
     g->who[0] = k->who[0];
     g->who[1] = k->who[1];
@@ -277,10 +278,41 @@ static void add_group(wr_findings *f, const keyed *k, uint64_t count)
     f->sorted_valid = false;
 }
 
+/* A side, field by field, into zeroed bytes. */
+static void side_bytes(wr_race_access *dst, const wr_race_access *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->site = src->site;
+    dst->kind = src->kind;
+    dst->launch = src->launch;
+    dst->block = src->block;
+    dst->warp = src->warp;
+    dst->lane = src->lane;
+    dst->seq = src->seq;
+}
+
+/* The race with its padding zeroed: a reporter's padding is whatever its
+ * stack held, and examples are compared and copied as bytes (memcmp in the
+ * tests, memcpy here, where a field-wise struct copy may leave the
+ * destination's padding as it was), so that equal examples have equal
+ * bytes for any compiler. */
+static void race_bytes(wr_race *dst, const wr_race *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->engine = src->engine;
+    dst->race_class = src->race_class;
+    dst->verdict = src->verdict;
+    dst->potential = src->potential;
+    side_bytes(&dst->first, &src->first);
+    side_bytes(&dst->second, &src->second);
+    dst->space = src->space;
+    dst->addr = src->addr;
+}
+
 void wr_findings_report(wr_findings *f, const wr_race *race)
 {
     keyed k;
-    k.r = *race;
+    race_bytes(&k.r, race);
     k.who[0] = who_of(f, race->first.launch);
     k.who[1] = who_of(f, race->second.launch);
     canonicalise(&k);
@@ -292,8 +324,10 @@ void wr_findings_merge(wr_findings *dst, const wr_findings *src)
     if (!src || src == dst)
         return;
     for (size_t i = 0; i < src->count; i++) {
-        keyed k = {.r = src->groups[i].g.example,
-                   .who = {src->groups[i].who[0], src->groups[i].who[1]}};
+        keyed k;
+        memcpy(&k.r, &src->groups[i].g.example, sizeof k.r);   /* its bytes: race_bytes */
+        k.who[0] = src->groups[i].who[0];
+        k.who[1] = src->groups[i].who[1];
         add_group(dst, &k, src->groups[i].g.count);
     }
 }
@@ -317,7 +351,7 @@ size_t wr_findings_groups(const wr_findings *cf, const wr_race_group **out)
         free(f->sorted);
         f->sorted = xrealloc(NULL, f->count * sizeof *f->sorted);
         for (size_t i = 0; i < f->count; i++)
-            f->sorted[i] = tmp[i].g;
+            memcpy(&f->sorted[i], &tmp[i].g, sizeof tmp[i].g);
         free(tmp);
         f->sorted_valid = true;
     }

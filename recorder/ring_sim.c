@@ -38,7 +38,7 @@ static uint64_t fresh_tail(wrr_sim *s)
 {
     uint64_t t = __atomic_load_n(&s->ring.ctl->tail, __ATOMIC_ACQUIRE);
     /* atomicMax(&dev.tail_cache, t) */
-    uint64_t c = __atomic_load_n(&s->dev.tail_cache, __ATOMIC_RELAXED);
+    unsigned long long c = __atomic_load_n(&s->dev.tail_cache, __ATOMIC_RELAXED);
     while (c < t && !__atomic_compare_exchange_n(&s->dev.tail_cache, &c, t, 0,
                                                  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         ;
@@ -70,7 +70,7 @@ int wrr_sim_write(wrr_sim *s, const uint64_t *words, unsigned lanes, uint64_t sp
     uint64_t pos;
     if (s->dev.flags & WRR_F_DROP) {
         /* CAS loop: reserve only if the record fits now */
-        uint64_t h = __atomic_load_n(&s->dev.head, __ATOMIC_RELAXED);
+        unsigned long long h = __atomic_load_n(&s->dev.head, __ATOMIC_RELAXED);
         for (;;) {
             uint64_t t = __atomic_load_n(&s->dev.tail_cache, __ATOMIC_RELAXED);
             if (h + n - t > cap) {
