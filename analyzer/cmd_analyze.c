@@ -21,6 +21,7 @@
 #include "engine.h"
 #include "replay.h"
 #include "store_sqlite.h"
+#include "suppress.h"
 
 static void usage(FILE *out)
 {
@@ -45,6 +46,9 @@ static void usage(FILE *out)
         "  --name RUN       name of the run in the database (default: the trace file name)\n"
         "  --kernels REGEX  analyse only launches whose kernel name matches (POSIX ERE);\n"
         "                   other launches stay in their streams as empty kernels\n"
+        "  --suppressions FILE  races a rule of FILE matches (kernel:GLOB, site:GLOB,\n"
+        "                   race:GLOB; ANALYZE.md) are not printed and not counted in the\n"
+        "                   exit status; the database keeps them\n"
         "  --exit-code N    exit status when races are found (default 1)\n"
         "  --allow-incomplete  exit 0, not 3, when no race is reported in a truncated\n"
         "                   trace or one whose recorder lost events\n"
@@ -139,6 +143,7 @@ int wr_cmd_analyze(int argc, char **argv)
         {"name", required_argument, NULL, 'n'},
         {"kernels", required_argument, NULL, 'k'},
         {"exit-code", required_argument, NULL, 'x'},
+        {"suppressions", required_argument, NULL, 'u'},
         {"allow-incomplete", no_argument, NULL, 'I'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
@@ -146,7 +151,7 @@ int wr_cmd_analyze(int argc, char **argv)
     };
     wr_replay_options ro;
     memset(&ro, 0, sizeof ro);
-    const char *db_path = NULL, *run_name = NULL;
+    const char *db_path = NULL, *run_name = NULL, *suppressions_path = NULL;
     int exit_code = 1, quiet = 0, no_db = 0, allow_incomplete = 0;
     char options[1024] = "";
     optind = 0;
@@ -221,6 +226,7 @@ int wr_cmd_analyze(int argc, char **argv)
             break;
         }
         case 'q': quiet = 1; break;
+        case 'u': suppressions_path = optarg; break;
         case 'I': allow_incomplete = 1; break;
         case 'h': usage(stdout); return 0;
         default:
@@ -248,7 +254,16 @@ int wr_cmd_analyze(int argc, char **argv)
         return 2;
     }
 
-    /* the database is opened first: a refused database costs no analysis */
+    /* the suppressions and the database first: a bad file costs no analysis */
+    wr_suppressions *supp = NULL;
+    if (suppressions_path) {
+        char msg[512];
+        supp = wr_suppressions_load(suppressions_path, msg, sizeof msg);
+        if (!supp) {
+            fprintf(stderr, "warprace analyze: %s\n", msg);
+            return 2;
+        }
+    }
     char *default_db = NULL;
     if (!db_path && !no_db) {
         char *copy = strdup(trace);
@@ -264,6 +279,7 @@ int wr_cmd_analyze(int argc, char **argv)
         store = wr_store_open(db_path, &err);
         if (!store) {
             fprintf(stderr, "warprace analyze: %s\n", err.msg);
+            wr_suppressions_free(supp);
             free(default_db);
             return 2;
         }
@@ -273,12 +289,26 @@ int wr_cmd_analyze(int argc, char **argv)
     if (!rp) {
         fprintf(stderr, "warprace analyze: %s\n", err.msg);
         wr_store_close(store);
+        wr_suppressions_free(supp);
         free(default_db);
         return 2;
     }
     const wr_replay_stats *st = wr_replay_get_stats(rp);
     wr_resolved_race *races;
     size_t nraces = wr_replay_resolve(rp, &races);
+    /* rule index + 1 per race, 0: not suppressed */
+    int *suppressed_by = calloc(nraces ? nraces : 1, sizeof *suppressed_by);
+    size_t nrules = wr_suppressions_count(supp), shown = 0;
+    uint64_t *rule_races = calloc(nrules ? nrules : 1, sizeof *rule_races);
+    if (!suppressed_by || !rule_races)
+        abort();
+    for (size_t i = 0; i < nraces && supp; i++) {
+        int r = wr_suppressions_match(supp, races[i].kernel[0], races[i].kernel[1], races[i].site[0],
+                                      races[i].site[1]);
+        suppressed_by[i] = r + 1;
+        if (r >= 0)
+            rule_races[r]++;
+    }
 
     /* report */
     uint64_t total = 0;
@@ -286,25 +316,39 @@ int wr_cmd_analyze(int argc, char **argv)
         for (unsigned e = 0; e < st->engine_count; e++) {
             unsigned idx = st->engine_index[e];
             for (size_t i = 0; i < nraces; i++)
-                if (races[i].engine == idx)
+                if (races[i].engine == idx && !suppressed_by[i]) {
                     print_race(&races[i]);
+                    shown++;
+                }
         }
-        if (nraces)
+        if (shown)
             printf("==================\n");
     }
     for (unsigned e = 0; e < st->engine_count; e++) {
         unsigned idx = st->engine_index[e];
-        uint64_t n = 0, occ = 0, pot = 0;
+        uint64_t n = 0, occ = 0, pot = 0, supn = 0;
         for (size_t i = 0; i < nraces; i++)
             if (races[i].engine == idx) {
+                if (suppressed_by[i]) {
+                    supn++;
+                    continue;
+                }
                 n++;
                 occ += races[i].count;
                 pot += races[i].potential;
             }
         total += n;
         printf("SUMMARY: %-8s %" PRIu64 " race%s", wr_engines[idx]->name, n, n == 1 ? "" : "s");
-        if (pot)
-            printf(" (%" PRIu64 " potential)", pot);
+        if (pot || supn) {
+            const char *sep = " (";
+            if (pot) {
+                printf("%s%" PRIu64 " potential", sep, pot);
+                sep = ", ";
+            }
+            if (supn)
+                printf("%s%" PRIu64 " more suppressed", sep, supn);
+            printf(")");
+        }
         printf(", %" PRIu64 " occurrence%s, %.3f s CPU", occ, occ == 1 ? "" : "s",
                st->engine_seconds[e]);
         const char *sep = " (one pass with ";
@@ -342,6 +386,13 @@ int wr_cmd_analyze(int argc, char **argv)
         if (nl > 10 && !quiet)
             printf("  ... and %zu more markers\n", (size_t)(st->lost_markers - 10));
     }
+    for (size_t r = 0; r < nrules && !quiet; r++)
+        if (rule_races[r]) {
+            unsigned line;
+            const char *text = wr_suppressions_rule(supp, r, &line);
+            printf("suppressed: %" PRIu64 " race%s by %s:%u (%s)\n", rule_races[r],
+                   rule_races[r] == 1 ? "" : "s", suppressions_path, line, text);
+        }
     if (st->truncated)
         printf("WARNING: %s is truncated at offset %" PRIu64 " (%" PRIu64
                " bytes of incomplete tail ignored): analysed up to the last complete chunk\n",
@@ -381,6 +432,9 @@ int wr_cmd_analyze(int argc, char **argv)
         wr_store_close(store);
     }
     wr_resolved_free(races, nraces);
+    free(suppressed_by);
+    free(rule_races);
+    wr_suppressions_free(supp);
     wr_replay_free(rp);
     free(default_db);
     return status;

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "rq.h"
+#include "suppress.h"
 #include "warprace_version.h"
 
 #define DEFAULT_DB "warprace.db"
@@ -45,6 +46,8 @@ static void usage(FILE *out)
 "  -f, --format FMT      table (default), csv, json, markdown, sarif\n"
 "                        (sarif: race rows, i.e. `report races`, `diff`)\n"
 "  --queries DIR         add the .sql reports in DIR (same name replaces a shipped one)\n"
+"  --suppressions FILE   leave out the races a rule of FILE matches, in every report\n"
+"                        (kernel:GLOB, site:GLOB, race:GLOB, as warprace analyze)\n"
 "  --fail-on-races       exit 1 when summary finds races in the run, or diff finds\n"
 "                        new races (lockset's potential races do not count)\n"
 "  -h, --help            this text\n"
@@ -52,6 +55,36 @@ static void usage(FILE *out)
 "\n"
 "exit status: 0 the report ran, 1 races found (--fail-on-races), 2 usage or input error\n",
             WARPRACE_VERSION);
+}
+
+/* wr_suppressed(kernel_a, kernel_b, site_a, site_b): 1 when a rule matches. */
+static void sql_suppressed(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *v[4] = {0};
+    for (int i = 0; i < argc && i < 4; i++)
+        v[i] = (const char *)sqlite3_value_text(argv[i]);
+    sqlite3_result_int(ctx, wr_suppressions_match(sqlite3_user_data(ctx), v[0], v[1], v[2], v[3]) >= 0);
+}
+
+/* Every report reads `races` unqualified: a TEMP view of that name, which
+ * SQLite looks up before main's table, leaves the suppressed rows out of
+ * all of them (and of `sql`); the file itself is never written. */
+static int hide_suppressed(sqlite3 *db, wr_suppressions *supp)
+{
+    char *msg = NULL;
+    if (sqlite3_create_function(db, "wr_suppressed", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, supp,
+                                sql_suppressed, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db,
+                     "PRAGMA query_only = 0;"
+                     "CREATE TEMP VIEW races AS SELECT * FROM main.races"
+                     " WHERE NOT wr_suppressed(kernel_a, kernel_b, site_a, site_b);"
+                     "PRAGMA query_only = 1;",
+                     NULL, NULL, &msg) != SQLITE_OK) {
+        fprintf(stderr, "raceq: cannot apply the suppressions: %s\n", msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
 }
 
 static int is_command(const char *s)
@@ -230,6 +263,7 @@ typedef struct opts {
     rq_format format;
     int fail_on_races;
     const char *queries_dir;
+    const char *suppressions;
     rq_kv *kv;
     int nkv;
 } opts;
@@ -449,7 +483,8 @@ int main(int argc, char **argv)
             continue;
         }
         /* options with a value: --opt VALUE or --opt=VALUE */
-        static const char *const valued[] = {"--run", "--param", "-p", "--format", "-f", "--queries"};
+        static const char *const valued[] = {"--run",     "--param",  "-p",          "--format",
+                                             "-f",        "--queries", "--suppressions"};
         const char *opt = NULL, *val = NULL;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) {
             size_t n = strlen(valued[k]);
@@ -489,6 +524,8 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(opt, "--queries")) {
             o.queries_dir = val;
+        } else if (!strcmp(opt, "--suppressions")) {
+            o.suppressions = val;
         }
     }
 
@@ -520,6 +557,7 @@ int main(int argc, char **argv)
     }
 
     sqlite3 *db = NULL;
+    wr_suppressions *supp = NULL;
     if (!strcmp(cmd, "list")) {
         if (nargs) {
             fputs("raceq: list takes no arguments\n", stderr);
@@ -576,8 +614,16 @@ int main(int argc, char **argv)
         goto close;
     }
 
+    if (o.suppressions) {
+        char msg[512];
+        supp = wr_suppressions_load(o.suppressions, msg, sizeof msg);
+        if (!supp) {
+            fprintf(stderr, "raceq: %s\n", msg);
+            goto close;
+        }
+    }
     db = open_db(dbpath);
-    if (!db)
+    if (!db || (supp && hide_suppressed(db, supp) != 0))
         goto close;
     if (report)
         status = cmd_report(db, dbpath, &cat, report, &o);
@@ -586,6 +632,7 @@ int main(int argc, char **argv)
 
 close:
     sqlite3_close(db);
+    wr_suppressions_free(supp);
     rq_catalog_free(&cat);
 done:
     for (int i = 0; i < o.nkv; i++)

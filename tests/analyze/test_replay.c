@@ -751,6 +751,60 @@ Test(replay, cli_report_says_when_a_second_side_is_not_kept)
     free(out);
 }
 
+/* --suppressions: a suppressed race is neither printed nor counted in the
+ * exit status, the SUMMARY lines and a line per rule say how many were
+ * suppressed, the others are reported as before; a bad file stops the
+ * analysis (status 2) before it starts. */
+Test(replay, cli_suppressions_hide_races_and_exit_status)
+{
+    const char *p = assemble_text("supp",
+                                  "alloc a global 64\nalloc b global 64\n"
+                                  "launch L1 k grid=2 block=32\n"
+                                  "st b0 w0 lane=0 a[0] @one.cu:1\nld b1 w0 lane=0 a[0] @one.cu:2\n"
+                                  "st b0 w0 lane=0 b[0] @lib/two.cu:3\nld b1 w0 lane=0 b[0] @lib/two.cu:4\n"
+                                  "kernel_end L1\n");
+    const char *rules = tpath("rules.supp");
+    FILE *f = fopen(rules, "w");
+    cr_assert_not_null(f);
+    fputs("# library code\nsite:lib/*\n", f);
+    fclose(f);
+    int rc;
+    char *out = analyze_capture((const char *[]){p, "--no-db", "--engines", "vc,fsm", "--suppressions",
+                                                 rules, NULL}, &rc);
+    cr_assert_eq(rc, 1, "one.cu's race is still there:\n%s", out);
+    cr_assert(strstr(out, "at one.cu:1\n"), "%s", out);
+    cr_assert_null(strstr(out, "two.cu"), "%s", out);
+    cr_assert(strstr(out, "SUMMARY: vc       1 race (1 more suppressed), 1 occurrence"), "%s", out);
+    cr_assert(strstr(out, "SUMMARY: fsm      1 race (1 more suppressed), 1 occurrence"), "%s", out);
+    char want[600];
+    snprintf(want, sizeof want, "suppressed: 2 races by %s:2 (site:lib/*)\n", rules);
+    cr_assert(strstr(out, want), "%s", out);
+    free(out);
+    /* every race suppressed: status 0 */
+    f = fopen(rules, "w");
+    cr_assert_not_null(f);
+    fputs("race:*.cu:*\n", f);
+    fclose(f);
+    out = analyze_capture((const char *[]){p, "--no-db", "--engines", "vc", "--suppressions", rules, NULL},
+                          &rc);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_null(strstr(out, "WARNING"), "%s", out);
+    cr_assert(strstr(out, "SUMMARY: vc       0 races (2 more suppressed), 0 occurrences"), "%s", out);
+    free(out);
+    /* a line that is not a rule, a missing file: status 2, nothing analysed */
+    f = fopen(rules, "w");
+    cr_assert_not_null(f);
+    fputs("site:ok\nsite\n", f);
+    fclose(f);
+    out = analyze_capture((const char *[]){p, "--no-db", "--suppressions", rules, NULL}, &rc);
+    cr_assert_eq(rc, 2);
+    cr_assert_null(strstr(out, "SUMMARY"), "%s", out);
+    free(out);
+    out = analyze_capture((const char *[]){p, "--no-db", "--suppressions", tpath("none.supp"), NULL}, &rc);
+    cr_assert_eq(rc, 2);
+    free(out);
+}
+
 /* A loop: 20 loads at one site since the write.  The write is no longer in
  * the ring, but its instruction is among the older ones: fsm names its site
  * and its position (the instruction's only access), as vc does. */

@@ -747,3 +747,47 @@ Test(raceq, races_report_an_unknown_second_side_as_such)
     cr_assert_null(strstr(r.out, "@0"), "%s", r.out);
     run_free(&r);
 }
+
+/* --suppressions: the rows a rule matches are left out of every report
+ * (races, summary), the others stay; a bad file is a usage error. */
+Test(raceq, suppressions_leave_races_out_of_reports)
+{
+    char db[700], rules[700];
+    snprintf(db, sizeof db, "%s/supp.db", g_dir);
+    snprintf(rules, sizeof rules, "%s/rules.supp", g_dir);
+    analyze(db, "racy", "racy");
+    FILE *f = fopen(rules, "w");
+    cr_assert_not_null(f);
+    fputs("# the atomics are known\nsite:racy.cu:30:*\n", f);
+    fclose(f);
+    run all = RQ(db, "races", "-f", "csv");
+    cr_assert_eq(all.status, 0, "%s", all.err);
+    cr_assert(strstr(all.out, "racy.cu:30:racy"), "%s", all.out);
+    cr_assert(strstr(all.out, "racy.cu:10:racy"), "%s", all.out);
+    run some = RQ(db, "races", "-f", "csv", "--suppressions", rules);
+    cr_assert_eq(some.status, 0, "%s", some.err);
+    cr_assert_null(strstr(some.out, "racy.cu:30:racy"), "%s", some.out);
+    cr_assert(strstr(some.out, "racy.cu:10:racy"), "%s", some.out);
+    run_free(&all);
+    run_free(&some);
+    /* every race suppressed: summary finds none, --fail-on-races passes */
+    f = fopen(rules, "w");
+    cr_assert_not_null(f);
+    fputs("kernel:racy\n", f);
+    fclose(f);
+    run r = RQ(db, "summary", "--fail-on-races", "--suppressions", rules);
+    cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
+    run_free(&r);
+    r = RQ(db, "summary", "--fail-on-races");
+    cr_assert_eq(r.status, 1, "%s\n%s", r.out, r.err);
+    run_free(&r);
+    /* a bad file */
+    f = fopen(rules, "w");
+    cr_assert_not_null(f);
+    fputs("kernel:racy\nracy\n", f);
+    fclose(f);
+    r = RQ(db, "races", "--suppressions", rules);
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "rules.supp:2: 'racy' is not a rule"), "%s", r.err);
+    run_free(&r);
+}
