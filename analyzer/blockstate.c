@@ -117,8 +117,9 @@ void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
             objs[nobjs] = b->warps.more[i], warps[nobjs++] = (uint8_t)(i + 1);
     for (unsigned k = 0; k < nobjs; k++) {
         forget_recent_of(s, b, warps[k]);
-        counts[k] = (uint8_t)wr_ring_count(ring_of(s, objs[k]));
-        older[k] = ring_of(s, objs[k])->nolder;
+        const wr_access_ring *ring = ring_of(s, objs[k]);
+        counts[k] = (uint8_t)wr_ring_count(ring);
+        older[k] = ring->nolder;
         nwarps += counts[k] + older[k] != 0;
         nents += counts[k] + older[k];
     }

@@ -22,6 +22,7 @@
 #include "replay.h"
 #include "store_sqlite.h"
 #include "suppress.h"
+#include "xalloc.h"
 
 static void usage(FILE *out)
 {
@@ -297,11 +298,9 @@ int wr_cmd_analyze(int argc, char **argv)
     wr_resolved_race *races;
     size_t nraces = wr_replay_resolve(rp, &races);
     /* rule index + 1 per race, 0: not suppressed */
-    int *suppressed_by = calloc(nraces ? nraces : 1, sizeof *suppressed_by);
+    int *suppressed_by = xcalloc(nraces, sizeof *suppressed_by);
     size_t nrules = wr_suppressions_count(supp), shown = 0;
-    uint64_t *rule_races = calloc(nrules ? nrules : 1, sizeof *rule_races);
-    if (!suppressed_by || !rule_races)
-        abort();
+    uint64_t *rule_races = xcalloc(nrules, sizeof *rule_races);
     for (size_t i = 0; i < nraces && supp; i++) {
         int r = wr_suppressions_match(supp, races[i].kernel[0], races[i].kernel[1], races[i].site[0],
                                       races[i].site[1]);

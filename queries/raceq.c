@@ -60,8 +60,9 @@ static void usage(FILE *out)
 /* wr_suppressed(kernel_a, kernel_b, site_a, site_b): 1 when a rule matches. */
 static void sql_suppressed(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-    const char *v[4] = {0};
-    for (int i = 0; i < argc && i < 4; i++)
+    (void)argc;   /* registered with 4 */
+    const char *v[4];
+    for (int i = 0; i < 4; i++)
         v[i] = (const char *)sqlite3_value_text(argv[i]);
     sqlite3_result_int(ctx, wr_suppressions_match(sqlite3_user_data(ctx), v[0], v[1], v[2], v[3]) >= 0);
 }
