@@ -1165,8 +1165,13 @@ static void do_access(wr_hbe *e, const wr_event *ev)
     unsigned size = a->size ? a->size : 4;
     cur_access ca;
     uint8_t kind = access_kind(a->op);
-    uint8_t scope = wr_op_is_atomic(a->op) ? (a->scope ? a->scope : WR_SCOPE_DEVICE) : 0;
-    uint8_t weak = !wr_op_is_atomic(a->op) && a->order == WR_ORDER_WEAK;
+    uint8_t weak = !wr_hb_strong(a);
+    /* a strong access's scope (a volatile one: system), at which it
+     * acquires; 0 for weak ones */
+    uint8_t scope = weak ? 0
+                         : a->scope                  ? a->scope
+                         : wr_op_is_atomic(a->op)    ? WR_SCOPE_DEVICE
+                                                     : WR_SCOPE_SYSTEM;
     ca.w = w;
     ctx_maybe_collect(e);
     /* interned on every shard: the context's seq (the latest access of that

@@ -28,7 +28,7 @@
 typedef struct wr_hb_ctx {
     uint32_t unit, site;
     uint8_t kind;        /* wr_access_kind */
-    uint8_t scope;       /* atomics: wr_scope */
+    uint8_t scope;       /* strong accesses: wr_scope; 0: weak, or a host copy */
     uint8_t weak;        /* plain weak access */
     uint8_t writes;      /* a store, or an atomic that writes (not a load) */
     uint64_t seq;        /* latest trace position of this context */

@@ -1640,26 +1640,40 @@ static bool order_releases(unsigned o)
     return o == WR_ORDER_RELEASE || o == WR_ORDER_ACQ_REL || o == WR_ORDER_SC;
 }
 
+bool wr_hb_strong(const wr_access *a)
+{
+    return wr_op_is_atomic(a->op) || a->order != WR_ORDER_WEAK;
+}
+
 bool wr_hb_acquires_at_once(const wr_access *a)
 {
     bool is_cas = a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS;
-    return wr_op_is_atomic(a->op) && wr_op_reads(a->op) && (order_acquires(a->order) || !is_cas);
+    return wr_hb_strong(a) && wr_op_reads(a->op) && (order_acquires(a->order) || !is_cas);
+}
+
+/* A strong access's scope: an atomic's defaults to device, a strong plain
+ * access's to system (volatile is relaxed at system scope). */
+static unsigned strong_scope(const wr_access *a)
+{
+    if (a->scope)
+        return a->scope;
+    return wr_op_is_atomic(a->op) ? WR_SCOPE_DEVICE : WR_SCOPE_SYSTEM;
 }
 
 void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
 {
-    if (!wr_op_is_atomic(a->op) || a->space == WR_SPACE_LOCAL)
+    if (!wr_hb_strong(a) || a->space == WR_SPACE_LOCAL)
         return;
     bool reads = wr_op_reads(a->op), writes = wr_op_writes(a->op);
     bool is_cas = a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS;
     bool is_exch = a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_EXCH;
     /* No location exists yet (so none published anything, and no CAS ever
-     * took a lock that an exchange could release) and this atomic publishes
+     * took a lock that an exchange could release) and this access publishes
      * nothing: the lane loop below would only look its words up and find
      * nothing (a histogram's relaxed atomics, before any other sync). */
     if (!hb->nloc && !is_cas && !order_releases(a->order) && !w->has_fence)
         return;
-    unsigned scope = a->scope ? a->scope : WR_SCOPE_DEVICE;
+    unsigned scope = strong_scope(a);
     uint64_t k1 = a->space == WR_SPACE_SHARED
                       ? (0x8000000000000000ull | ((uint64_t)a->launch << 32) | a->block)
                       : 0;
@@ -1710,7 +1724,7 @@ void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
                     unlock = true;
                 }
         }
-        bool is_store = a->op == WR_OP_ATOMIC_STORE;
+        bool is_store = a->op == WR_OP_ATOMIC_STORE || a->op == WR_OP_STORE;
         if (order_releases(a->order)) {
             hb_loc *p = loc_find(hb, k1, word, true);
             bool cleared = false;

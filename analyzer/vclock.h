@@ -140,10 +140,14 @@ void wr_hb_free(wr_hb *hb);
 void wr_hb_event(wr_hb *hb, const wr_event *ev);
 
 /* Access events: begin stamps the instruction and returns the warp (never
- * NULL); the engine checks its words; end applies the atomics' release /
- * acquire semantics for every word (all shards). */
+ * NULL); the engine checks its words; end applies the release / acquire
+ * semantics of strong accesses (atomics, and plain accesses with a
+ * non-weak order: volatile = relaxed at system scope, PTX's release and
+ * acquire patterns) for every word (all shards). */
 wr_hb_warp *wr_hb_access_begin(wr_hb *hb, const wr_access *a);
-/* Does atomic access a acquire at its words when it ends?  An atomic read
+/* Is a strong: an atomic, or a plain access whose order is not weak? */
+bool wr_hb_strong(const wr_access *a);
+/* Does strong access a acquire at its words when it ends?  A strong read
  * does, unless it is a relaxed CAS (which acquires at the next fence: the
  * lock idiom). */
 bool wr_hb_acquires_at_once(const wr_access *a);

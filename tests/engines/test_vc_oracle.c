@@ -449,8 +449,11 @@ static void model_access(model *m, unsigned wi, uint32_t mask, const unsigned *w
     bool conv = !w->diverged;
     bool write = wr_op_writes(op), atomic = wr_op_is_atomic(op);
     bool strong = atomic || order != WR_ORDER_WEAK;
-    bool reads = atomic && op != WR_OP_ATOMIC_STORE, is_store = op == WR_OP_ATOMIC_STORE;
-    uint8_t eff_scope = scope ? scope : WR_SCOPE_DEVICE;
+    /* strong accesses synchronize: atomics, and plain ones that are
+     * volatile (relaxed at system scope) */
+    bool reads = strong && wr_op_reads(op);
+    bool is_store = op == WR_OP_ATOMIC_STORE || (strong && op == WR_OP_STORE);
+    uint8_t eff_scope = scope ? scope : atomic ? WR_SCOPE_DEVICE : WR_SCOPE_SYSTEM;
     for (unsigned l = 0; l < LANES; l++)
         if ((mask >> l) & 1u)
             for (unsigned layer = 0; layer < m->nlayers; layer++)
@@ -459,7 +462,7 @@ static void model_access(model *m, unsigned wi, uint32_t mask, const unsigned *w
         if ((mask >> l) & 1u)
             lane_access(m, thread_of(wi, l), word_of[l], seq, site, write, atomic, strong, reads,
                         eff_scope, l);
-    if (atomic) {
+    if (strong) {
         /* per run of lanes on one word, in lane order: each lane reads the
          * word (a relaxed RMW or load acquires: every release of the
          * sequence in the scope-oblivious layer, those whose scope and the
@@ -735,8 +738,10 @@ static void step_access(program *p, unsigned step, unsigned li, unsigned b, unsi
     wr_event e = lf_acc(SITE0 + step, p->launch_id[li], b, w, mask, op, scope, 0, 0);
     if (wr_op_writes(op) && wr_op_is_atomic(op) && rnd(4) == 0)
         e.u.access.order = WR_ORDER_RELEASE;   /* releases without a fence */
+    /* volatile (strong: synchronizes as a relaxed atomic load or store at
+     * system scope does), now and then a plain store with release order */
     if (!wr_op_is_atomic(op) && p->strong_plain && rnd(2))
-        e.u.access.order = WR_ORDER_RELAXED;   /* volatile: strong, never synchronizes */
+        e.u.access.order = op == WR_OP_STORE && rnd(6) == 0 ? WR_ORDER_RELEASE : WR_ORDER_RELAXED;
     switch (rnd(4)) {
     case 0: {   /* uniform: every lane one word */
         unsigned x = rnd(WORDS);
@@ -1147,6 +1152,18 @@ Test(vc_oracle, scoped_reports_what_the_barrier_only_model_says_one_shard)
 Test(vc_oracle, scoped_reports_what_the_barrier_only_model_says_three_shards)
 {
     check_all(&wr_engine_scoped, true, false, 3, false);
+}
+
+/* Half the plain accesses strong (volatile, a few stores with release
+ * order): they release and acquire as atomic loads and stores do, and
+ * still race as plain accesses. */
+Test(vc_oracle, reports_what_the_model_says_with_volatile_one_shard)
+{
+    check_all(&wr_engine_vc, false, true, 1, false);
+}
+Test(vc_oracle, reports_what_the_model_says_with_volatile_three_shards)
+{
+    check_all(&wr_engine_vc, false, true, 3, false);
 }
 
 /* Half the plain accesses strong (volatile): a pair of strong accesses is
