@@ -5,7 +5,8 @@
  * Lock inference, per lane:
  *   acquire = a successful atomicCAS on L (cas_success bit) followed by a
  *             fence of the same lane; the hold's scope = min(CAS, fence);
- *   release = a fence, then an atomic exchange (or atomic store) on a held L
+ *   release = a fence, then an atomic exchange (or atomic store, or
+ *             volatile store) on a held L
  *             with no plain access of that lane between the fence and the
  *             exchange; release scope = min(fence, exchange).  A release
  *             without such a fence marks L "broken": its protection no
@@ -429,10 +430,20 @@ static void mark_lock_words(lk *s, const wr_access *a, uint32_t epoch)
     }
 }
 
-static void lock_events(lk *s, warp_st *w, const wr_event *ev, uint32_t epoch)
+/* A volatile store (strong, plain) to a held lock word releases it as an
+ * atomic store does: `__threadfence(); *(volatile int *)&lock = 0;`. */
+static bool strong_plain_store(const wr_access *a)
+{
+    return a->op == WR_OP_STORE && a->order != WR_ORDER_WEAK;
+}
+
+/* The lock idioms' part of an atomic access, or of a strong plain store
+ * while the warp holds a lock; returns the lanes that released a lock. */
+static uint32_t lock_events(lk *s, warp_st *w, const wr_event *ev, uint32_t epoch)
 {
     const wr_access *a = &ev->u.access;
-    uint8_t as = norm_scope(a->scope);
+    /* a strong plain store's scope defaults to system (volatile) */
+    uint8_t as = wr_op_is_atomic(a->op) || a->scope ? norm_scope(a->scope) : WR_SCOPE_SYSTEM;
     if (a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS) {
         mark_lock_words(s, a, epoch);
         if ((a->active_mask & a->cas_success) && !w->locks)
@@ -449,12 +460,13 @@ static void lock_events(lk *s, warp_st *w, const wr_event *ev, uint32_t epoch)
             w->locks->holds[w->nholds++] =
                 (hold){.word = word, .acq_seq = 0, .lane = (uint8_t)lane, .scope = as};
         }
-        return;
+        return 0;
     }
     bool release_op = (a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_EXCH) ||
-                      a->op == WR_OP_ATOMIC_STORE;
+                      a->op == WR_OP_ATOMIC_STORE || strong_plain_store(a);
     if (!release_op || !w->nholds)
-        return;
+        return 0;
+    uint32_t released = 0;
     for (uint32_t x = a->active_mask; x; x &= x - 1) {
         unsigned lane = (unsigned)__builtin_ctz(x);
         uint64_t word = wr_access_lane_addr(a, lane) >> WR_WORD_SHIFT;
@@ -479,9 +491,11 @@ static void lock_events(lk *s, warp_st *w, const wr_event *ev, uint32_t epoch)
             }
             w->locks->holds[i] = w->locks->holds[--w->nholds];
             w->lsid_valid &= ~(1u << lane);
+            released |= 1u << lane;
             break;
         }
     }
+    return released;
 }
 
 static int cmp_u64(const void *x, const void *y)
@@ -995,11 +1009,17 @@ static void on_access(lk *s, const wr_event *ev)
     uint8_t ascope = atomic ? norm_scope(a->scope) : 0;
     if (atomic) {
         lock_events(s, w, ev, epoch);
-    } else if (a->active_mask == UINT32_MAX) {
-        w->data_seq_all = ev->seq + 1;
-    } else if (w->fences) {
-        for (uint32_t x = a->active_mask; x; x &= x - 1)
-            w->fences->last_data_seq[__builtin_ctz(x)] = ev->seq + 1;
+    } else {
+        /* the lanes whose volatile store released a lock made no data access */
+        uint32_t data_lanes = a->active_mask;
+        if (w->nholds && strong_plain_store(a))
+            data_lanes &= ~lock_events(s, w, ev, epoch);
+        if (data_lanes == UINT32_MAX) {
+            w->data_seq_all = ev->seq + 1;
+        } else if (w->fences) {
+            for (uint32_t x = data_lanes; x; x &= x - 1)
+                w->fences->last_data_seq[__builtin_ctz(x)] = ev->seq + 1;
+        }
     }
 
     unsigned size = a->size ? a->size : 4;

@@ -457,11 +457,18 @@ static int lock_of(uint64_t addr)
     return (int)((addr - LOCK_ADDR(0)) / 4);
 }
 
-/* CAS: acquires (pending); exchange / atomic store: releases. */
-static void lock_events(model *m, mwarp *W, const wr_event *ev)
+static bool strong_plain_store(const wr_access *a)
+{
+    return a->op == WR_OP_STORE && a->order != WR_ORDER_WEAK;
+}
+
+/* CAS: acquires (pending); exchange / atomic store / volatile store:
+ * releases.  Returns the lanes that released a lock. */
+static uint32_t lock_events(model *m, mwarp *W, const wr_event *ev)
 {
     const wr_access *a = &ev->u.access;
-    uint8_t as = norm_scope(a->scope);
+    /* a volatile store is relaxed at system scope */
+    uint8_t as = wr_op_is_atomic(a->op) || a->scope ? norm_scope(a->scope) : WR_SCOPE_SYSTEM;
     if (a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS) {
         /* every word a CAS names is a lock word from then on (rule from the
          * code: not before; the data state it had is dropped) */
@@ -485,10 +492,12 @@ static void lock_events(model *m, mwarp *W, const wr_event *ev)
             W->lane[l].hold_scope[k] = as;
             W->nholds++;
         }
-        return;
+        return 0;
     }
-    if (!((a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_EXCH) || a->op == WR_OP_ATOMIC_STORE))
-        return;
+    if (!((a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_EXCH) ||
+          a->op == WR_OP_ATOMIC_STORE || strong_plain_store(a)))
+        return 0;
+    uint32_t released = 0;
     for (unsigned l = 0; l < LANES; l++) {
         if (!((a->active_mask >> l) & 1u))
             continue;
@@ -519,7 +528,9 @@ static void lock_events(model *m, mwarp *W, const wr_event *ev)
         }
         L->hold[k] = H_NONE;
         W->nholds--;
+        released |= 1u << l;
     }
+    return released;
 }
 
 static void model_access(model *m, const wr_event *ev, uint32_t epoch)
@@ -533,8 +544,10 @@ static void model_access(model *m, const wr_event *ev, uint32_t epoch)
     if (atomic) {
         lock_events(m, W, ev);
     } else {
+        /* a lane whose volatile store released a lock made no data access */
+        uint32_t released = strong_plain_store(a) ? lock_events(m, W, ev) : 0;
         for (unsigned l = 0; l < LANES; l++)
-            if ((a->active_mask >> l) & 1u)
+            if ((a->active_mask & ~released) >> l & 1u)
                 W->lane[l].last_data = ev->seq + 1;
     }
     cur c = {.a = a, .epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
@@ -711,13 +724,18 @@ static void region_access(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w,
     emit_access(p, m, x, e);
 }
 
-/* A CAS or exchange / store of the lanes in mask on their locks. */
+/* A CAS or exchange / atomic or volatile store of the lanes in mask on
+ * their locks. */
 static void lock_access(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, uint32_t mask,
                         const uint8_t lock[LANES], uint8_t op, uint8_t aop, uint32_t success)
 {
     unsigned k = lock[__builtin_ctz(mask)];
     wr_event e = lf_acc(0, m->E.ep[x].launch, b, w, mask, op, lock_scope(p, k), 0, 0);
     wr_access *a = &e.u.access;
+    if (op == WR_OP_STORE) {   /* volatile: strong, plain, no scope */
+        a->scope = WR_SCOPE_NONE;
+        a->order = WR_ORDER_RELAXED;
+    }
     a->atomic_op = aop;
     a->cas_success = success;
     unsigned lo = (unsigned)__builtin_ctz(mask);
@@ -804,10 +822,11 @@ static void release(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, gslot
     uint8_t lock[LANES];
     for (unsigned l = 0; l < LANES; l++)
         lock[l] = (s->lanes >> l) & 1u ? s->lock[l] : (uint8_t)rnd(NLOCKS);
-    if (rnd(3))
-        lock_access(p, m, x, b, w, mask, lock, WR_OP_ATOMIC_RMW, WR_AOP_EXCH, 0);
-    else
-        lock_access(p, m, x, b, w, mask, lock, WR_OP_ATOMIC_STORE, WR_AOP_NONE, 0);
+    switch (rnd(4)) {
+    case 0: lock_access(p, m, x, b, w, mask, lock, WR_OP_ATOMIC_STORE, WR_AOP_NONE, 0); break;
+    case 1: lock_access(p, m, x, b, w, mask, lock, WR_OP_STORE, WR_AOP_NONE, 0); break;   /* volatile */
+    default: lock_access(p, m, x, b, w, mask, lock, WR_OP_ATOMIC_RMW, WR_AOP_EXCH, 0); break;
+    }
     s->stage = 0;
 }
 
