@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,9 @@ static void usage(FILE *out)
         "                   (same findings; more time and memory)\n"
         "  --keep-all-layers  keep scoped's clock layers apart even while they equal the\n"
         "                   scope-oblivious one (same findings; more time and memory)\n"
-        "  --db FILE        database (default: warprace.db beside the trace)\n"
+        "  --db FILE        database (default: warprace.db beside the trace; TRACE \"-\":\n"
+        "                   standard input, read as a stream, the database in the\n"
+        "                   current directory)\n"
         "  --no-db          do not write a database\n"
         "  --name RUN       name of the run in the database (default: the trace file name)\n"
         "  --kernels REGEX  analyse only launches whose kernel name matches (POSIX ERE);\n"
@@ -249,8 +252,10 @@ int wr_cmd_analyze(int argc, char **argv)
         return 2;
     }
     const char *trace = argv[optind];
+    bool from_stdin = !strcmp(trace, "-");   /* a stream: read once, hashed on the way */
+    const char *trace_shown = from_stdin ? WR_STDIN_NAME : trace;   /* in messages */
     struct stat sb;
-    if (stat(trace, &sb) != 0) {
+    if (!from_stdin && stat(trace, &sb) != 0) {
         fprintf(stderr, "warprace analyze: %s: %s\n", trace, strerror(errno));
         return 2;
     }
@@ -362,7 +367,7 @@ int wr_cmd_analyze(int argc, char **argv)
         printf("trace: %s: %" PRIu64 " events, %" PRIu64 " warp accesses, %" PRIu64
                " thread accesses, %" PRIu64 " launches (%" PRIu64 " analysed); %u thread%s,"
                " %u shard%s, decode %.3f s, wall %.3f s, peak RSS %.1f MiB\n",
-               trace, st->events, st->accesses, st->thread_accesses, st->launches,
+               trace_shown, st->events, st->accesses, st->thread_accesses, st->launches,
                st->launches_selected, st->threads, st->threads == 1 ? "" : "s", st->shards,
                st->shards == 1 ? "" : "s",
                st->decode_seconds, st->wall_seconds, (double)st->peak_rss_bytes / 1048576.0);
@@ -395,7 +400,7 @@ int wr_cmd_analyze(int argc, char **argv)
     if (st->truncated)
         printf("WARNING: %s is truncated at offset %" PRIu64 " (%" PRIu64
                " bytes of incomplete tail ignored): analysed up to the last complete chunk\n",
-               trace, st->truncated_at, st->truncated_bytes);
+               trace_shown, st->truncated_at, st->truncated_bytes);
 
     int status = total ? exit_code : 0;
     if (status == 0 && !allow_incomplete &&
@@ -403,7 +408,7 @@ int wr_cmd_analyze(int argc, char **argv)
         fprintf(stderr,
                 "warprace analyze: %s: incomplete trace (%s%s%s): no race reported in what was "
                 "recorded; exit status 3 (--allow-incomplete: 0)\n",
-                trace, st->truncated ? "truncated tail" : "",
+                trace_shown, st->truncated ? "truncated tail" : "",
                 st->truncated && (st->lost_events || st->lost_markers) ? ", " : "",
                 st->lost_events || st->lost_markers ? "the recorder lost events" : "");
         status = 3;
@@ -414,9 +419,10 @@ int wr_cmd_analyze(int argc, char **argv)
             abort();
         wr_store_run run;
         memset(&run, 0, sizeof run);
-        char *abs = realpath(trace, NULL); /* the run row names the file absolutely */
+        /* the run row names the file absolutely */
+        char *abs = from_stdin ? strdup(WR_STDIN_NAME) : realpath(trace, NULL);
         wr_store_run_from_replay(&run, rp, abs ? abs : trace, races, nraces);
-        run.name = run_name ? run_name : basename(base_copy);
+        run.name = run_name ? run_name : from_stdin ? "stdin" : basename(base_copy);
         run.options = options;
         int64_t id = wr_store_write_run(store, &run, &err);
         wr_store_run_release(&run);

@@ -446,13 +446,10 @@ uint64_t wr_file_fnv1a64(const char *path, uint64_t *bytes)
         return 0;
     static const size_t BUF = 1 << 16;
     unsigned char *buf = xmalloc(BUF);
-    uint64_t h = 0xcbf29ce484222325ull, total = 0;
+    uint64_t h = WR_FNV1A64_INIT, total = 0;
     size_t n;
     while ((n = fread(buf, 1, BUF, f)) > 0) {
-        for (size_t i = 0; i < n; i++) {
-            h ^= buf[i];
-            h *= 0x100000001b3ull;
-        }
+        h = wr_fnv1a64(h, buf, n);
         total += n;
     }
     int bad = ferror(f);
@@ -621,8 +618,15 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
     pthread_cond_broadcast(&r->not_empty);
     pthread_mutex_unlock(&r->mu);
 
-    if (rc == 0 && !o.no_hash)
-        rp->stats.trace_hash = wr_file_fnv1a64(path, &rp->stats.trace_bytes);
+    const wr_reader_stats *rs = wr_reader_stats_get(rp->reader);
+    if (rc == 0 && !o.no_hash) {
+        if (rs->streamed) {   /* read once, hashed on the way */
+            rp->stats.trace_hash = rs->stream_hash;
+            rp->stats.trace_bytes = rs->file_bytes;
+        } else {
+            rp->stats.trace_hash = wr_file_fnv1a64(path, &rp->stats.trace_bytes);
+        }
+    }
 
     for (unsigned t = 0; t < started; t++)
         pthread_join(rp->workers[t].thread, NULL);
@@ -663,7 +667,6 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
         wr_replay_free(rp);
         return NULL;
     }
-    const wr_reader_stats *rs = wr_reader_stats_get(rp->reader);
     rp->stats.truncated = rs->truncated != 0;
     rp->stats.truncated_at = rs->truncated_at;
     rp->stats.truncated_bytes = rs->truncated_bytes;

@@ -67,7 +67,10 @@ int wr_cmd_info(int argc, char **argv)
         return 2;
     }
     const wr_header *h = wr_reader_header(r);
-    printf("file          %s (%" PRIu64 " bytes)\n", path, wr_reader_stats_get(r)->file_bytes);
+    if (wr_reader_stats_get(r)->streamed)   /* its size is known at its end (below) */
+        printf("file          %s (a stream)\n", wr_reader_path(r));
+    else
+        printf("file          %s (%" PRIu64 " bytes)\n", path, wr_reader_stats_get(r)->file_bytes);
     printf("format        %u.%u\n", h->version_major, h->version_minor);
     printf("producer      %s %s\n", h->producer, h->producer_version);
     printf("device        %s (sm_%u, warp %u, %u kHz)\n", h->device, h->sm_arch, h->warp_size,
@@ -109,6 +112,8 @@ int wr_cmd_info(int argc, char **argv)
     if (d.other_chunks)
         printf(", %" PRIu64 " of unknown types skipped", d.other_chunks);
     printf(")\n");
+    if (st->streamed && rc == 0)
+        printf("stream bytes  %" PRIu64 "\n", st->file_bytes);
     printf("events        %" PRIu64 "\n", st->events);
     for (unsigned k = 1; k <= WR_EV_KIND_MAX; k++)
         if (d.kind_counts[k])

@@ -42,12 +42,12 @@ int wr_cmd_verify(int argc, char **argv)
         switch (rc) {
         case 0:
             if (!quiet)
-                printf("%s: ok\n", argv[i]);
+                printf("%s: ok\n", strcmp(argv[i], "-") ? argv[i] : WR_STDIN_NAME);
             break;
         case 1: /* truncated */
         case 2: /* corrupt */
             printf("%s\n", err.msg);
-            if (rc == 2)
+            if (rc == 2 && strcmp(argv[i], "-"))   /* a stream is read once: no second look */
                 wr_verify_after_fault(argv[i], err.offset, stdout);
             if (status < 1)
                 status = 1;

@@ -18,6 +18,10 @@ struct wr_reader {
     FILE *file;
     char *path;
     uint64_t pos;               /* offset of the next unread byte */
+    /* A stream (a pipe): its size is known only at its end, so the checks
+     * of a length against the bytes left become reads that may end short
+     * (read_exact: 1), and every byte read is hashed on the way. */
+    int stream;
     wr_header header;
     char *header_strings[5];
     wr_catalog *catalog;
@@ -41,6 +45,16 @@ struct wr_reader {
     uint64_t kind_counts[WR_EV_KIND_MAX + 1];
 };
 
+uint64_t wr_fnv1a64(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
 /* ---- errors ---- */
 
 static int fail(wr_reader *r, wr_error *err, uint64_t offset, const char *fmt, ...)
@@ -60,12 +74,40 @@ static int fail(wr_reader *r, wr_error *err, uint64_t offset, const char *fmt, .
     return -1;
 }
 
+/* 0: read; -1: a read error, or a file shorter than its size said;
+ * 1 (streams only): the stream ended first, and its size is now known. */
 static int read_exact(wr_reader *r, void *buf, size_t len)
 {
-    if (len && fread(buf, 1, len, r->file) != len)
+    size_t got = len ? fread(buf, 1, len, r->file) : 0;
+    if (r->stream) {
+        r->stats.stream_hash = wr_fnv1a64(r->stats.stream_hash, buf, got);
+        r->pos += got;
+        if (got == len)
+            return 0;
+        if (ferror(r->file))
+            return -1;
+        r->stats.file_bytes = r->pos;
+        return 1;
+    }
+    if (got != len)
         return -1;
     r->pos += len;
     return 0;
+}
+
+/* A stream after its footer: 0 when it ends there, else the bytes that
+ * follow (read to the end, so that the writer of a pipe is not cut off). */
+static uint64_t stream_rest(wr_reader *r)
+{
+    uint8_t buf[4096];
+    uint64_t extra = 0;
+    int rc;
+    do {
+        uint64_t at = r->pos;
+        rc = read_exact(r, buf, sizeof buf);
+        extra += r->pos - at;
+    } while (rc == 0);
+    return extra;
 }
 
 /* ---- header ---- */
@@ -73,7 +115,10 @@ static int read_exact(wr_reader *r, void *buf, size_t len)
 static int parse_header(wr_reader *r, wr_error *err)
 {
     uint8_t fixed[16];
-    if (r->stats.file_bytes < 16 || read_exact(r, fixed, 16))
+    int got = r->stats.file_bytes < 16 ? 1 : read_exact(r, fixed, 16);
+    if (got < 0)
+        return fail(r, err, 0, "read error in header");
+    if (got)
         return fail(r, err, 0, "too short for a warprace trace (%llu bytes)",
                     (unsigned long long)r->stats.file_bytes);
     if (memcmp(fixed, wrf_file_magic, WRF_MAGIC_LEN))
@@ -88,8 +133,11 @@ static int parse_header(wr_reader *r, wr_error *err)
     if (!h)
         return fail(r, err, 0, "out of memory");
     memcpy(h, fixed, 16);
-    if (read_exact(r, h + 16, size - 16)) {
+    got = read_exact(r, h + 16, size - 16);
+    if (got) {
         free(h);
+        if (got > 0)
+            return fail(r, err, r->stats.file_bytes, "file ends inside the %u-byte header", size);
         return fail(r, err, 16, "read error in header");
     }
     if (wrf_get32(h + size - 4) != wrf_crc32c(0, h, size - 4)) {
@@ -146,7 +194,7 @@ static int parse_header(wr_reader *r, wr_error *err)
     return 0;
 }
 
-static wr_reader *reader_new(FILE *f, const char *name, uint64_t size, wr_error *err)
+static wr_reader *reader_new(FILE *f, const char *name, uint64_t size, int stream, wr_error *err)
 {
     wr_reader *r = calloc(1, sizeof *r);
     if (!r || !(r->path = strdup(name)) || !(r->catalog = wrf_catalog_new())) {
@@ -158,7 +206,10 @@ static wr_reader *reader_new(FILE *f, const char *name, uint64_t size, wr_error 
         return NULL;
     }
     r->file = f;
-    r->stats.file_bytes = size;
+    r->stream = stream;
+    r->stats.streamed = stream;
+    r->stats.stream_hash = WR_FNV1A64_INIT;
+    r->stats.file_bytes = stream ? UINT64_MAX : size;   /* a stream's: at its end */
     if (parse_header(r, err)) {
         wr_reader_close(r);
         return NULL;
@@ -170,6 +221,8 @@ wr_reader *wrf_reader_open_file(const char *path, wr_error *err, int *io_failure
 {
     if (io_failure)
         *io_failure = 0;
+    if (!strcmp(path, "-"))
+        return wr_reader_open_stream(stdin, WR_STDIN_NAME, err);
     FILE *f = fopen(path, "rb");
     struct stat st;
     int fstat_failed = f && fstat(fileno(f), &st) != 0;
@@ -185,7 +238,7 @@ wr_reader *wrf_reader_open_file(const char *path, wr_error *err, int *io_failure
             *io_failure = 1;
         return NULL;
     }
-    return reader_new(f, path, (uint64_t)st.st_size, err);
+    return reader_new(f, path, (uint64_t)st.st_size, 0, err);
 }
 
 wr_reader *wr_reader_open(const char *path, wr_error *err)
@@ -210,7 +263,18 @@ wr_reader *wr_reader_open_memory(const void *data, size_t size, const char *name
         wr_error_at(err, name, 0, "cannot open in memory: %s", strerror(errno));
         return NULL;
     }
-    return reader_new(f, name, size, err);
+    return reader_new(f, name, size, 0, err);
+}
+
+wr_reader *wr_reader_open_stream(FILE *f, const char *name, wr_error *err)
+{
+    if (!name)
+        name = "(stream)";
+    if (!f) {
+        wr_error_at(err, name, 0, "no stream");
+        return NULL;
+    }
+    return reader_new(f, name, 0, 1, err);
 }
 
 const wr_header *wr_reader_header(const wr_reader *r) { return &r->header; }
@@ -598,6 +662,14 @@ void wr_batch_release(wr_batch *b)
 
 /* ---- footer ---- */
 
+static void mark_truncated(wr_reader *r, uint64_t at)
+{
+    r->stats.truncated = 1;
+    r->stats.truncated_at = at;
+    r->stats.truncated_bytes = r->stats.file_bytes - at;
+    r->state = AT_END;
+}
+
 static int read_footer(wr_reader *r, const wrf_chunk_header *h, uint64_t chunk_at,
                        const uint8_t *p, wr_error *err)
 {
@@ -622,38 +694,29 @@ static int read_footer(wr_reader *r, const wrf_chunk_header *h, uint64_t chunk_a
                     "index entries do not match the chunks of the file");
 trailer:;
     uint64_t left = r->stats.file_bytes - r->pos;
-    if (left < WRF_TRAILER_SIZE) {
-        r->stats.truncated = 1;
-        r->stats.truncated_at = chunk_at;
-        r->stats.truncated_bytes = r->stats.file_bytes - chunk_at;
-        r->state = AT_END;
-        return 0;
-    }
     uint8_t t[WRF_TRAILER_SIZE];
     uint64_t trailer_at = r->pos;
-    if (read_exact(r, t, sizeof t))
+    int got = left < WRF_TRAILER_SIZE ? 1 : read_exact(r, t, sizeof t);
+    if (got > 0) {
+        mark_truncated(r, chunk_at);
+        return 0;
+    }
+    if (got < 0)
         return fail(r, err, trailer_at, "read error in the footer trailer");
     if (wrf_get32(t + 12) != wrf_crc32c(0, t, 12))
         return fail(r, err, trailer_at + 12, "footer trailer checksum mismatch");
     if (wrf_get32(t + 8) != WRF_TRAILER_MAGIC || wrf_get64(t) != chunk_at)
         return fail(r, err, trailer_at, "footer trailer does not point at the index chunk");
-    if (left > WRF_TRAILER_SIZE)
-        return fail(r, err, r->pos, "%llu unexpected bytes after the footer",
-                    (unsigned long long)(left - WRF_TRAILER_SIZE));
+    uint64_t after = r->stream ? stream_rest(r) : left - WRF_TRAILER_SIZE;
+    if (after)
+        return fail(r, err, r->pos - (r->stream ? after : 0),
+                    "%llu unexpected bytes after the footer", (unsigned long long)after);
     r->stats.has_footer = 1;
     r->state = AT_END;
     return 0;
 }
 
 /* ---- the chunk loop ---- */
-
-static void mark_truncated(wr_reader *r, uint64_t at)
-{
-    r->stats.truncated = 1;
-    r->stats.truncated_at = at;
-    r->stats.truncated_bytes = r->stats.file_bytes - at;
-    r->state = AT_END;
-}
 
 static int grow(uint8_t **buf, size_t *cap, size_t need)
 {
@@ -678,14 +741,15 @@ static int read_chunk(wr_reader *r, wrf_chunk_header *h, uint64_t *at_out, const
 {
     const uint64_t at = r->pos;
     *at_out = at;
-    const uint64_t left = r->stats.file_bytes - at;
-    if (left < WRF_CHUNK_HEADER_SIZE) {
+    const uint64_t left = r->stats.file_bytes - at;   /* a stream: unknown, "all" */
+    uint8_t hb[WRF_CHUNK_HEADER_SIZE];
+    int got = left < WRF_CHUNK_HEADER_SIZE ? 1 : read_exact(r, hb, sizeof hb);
+    if (got > 0) {
         /* Includes left == 0: a complete chunk sequence without footer. */
         mark_truncated(r, at);
         return 0;
     }
-    uint8_t hb[WRF_CHUNK_HEADER_SIZE];
-    if (read_exact(r, hb, sizeof hb))
+    if (got < 0)
         return fail(r, err, at, "read error in chunk header");
     if (wrf_get32(hb) != WRF_CHUNK_MAGIC)
         return fail(r, err, at, "no chunk header here (bad chunk magic)");
@@ -717,7 +781,12 @@ static int read_chunk(wr_reader *r, wrf_chunk_header *h, uint64_t *at_out, const
     }
     if (grow(&r->stored, &r->stored_cap, h->stored_size))
         return fail(r, err, at, "out of memory");
-    if (read_exact(r, r->stored, h->stored_size))
+    got = read_exact(r, r->stored, h->stored_size);
+    if (got > 0) {   /* a stream that stopped mid-chunk */
+        mark_truncated(r, at);
+        return 0;
+    }
+    if (got < 0)
         return fail(r, err, at + WRF_CHUNK_HEADER_SIZE, "read error in chunk payload");
     if (wrf_crc32c(0, r->stored, h->stored_size) != h->payload_crc)
         return fail(r, err, at + WRF_CHUNK_HEADER_SIZE, "chunk payload checksum mismatch");
@@ -816,6 +885,8 @@ int wr_reader_seek(wr_reader *r, uint64_t seq, wr_error *err)
         return -1;
     if (r->state != READING || r->stats.chunks)
         return fail(r, err, r->pos, "seek is only possible before the first chunk is read");
+    if (r->stream)
+        return 0;   /* no index to read ahead of: read forward */
     const uint64_t start = r->pos, size = r->stats.file_bytes;
     if (size < start + WRF_CHUNK_HEADER_SIZE + WRF_TRAILER_SIZE)
         return 0;

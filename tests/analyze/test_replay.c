@@ -869,3 +869,52 @@ Test(replay, cli_incomplete_trace_without_races_exits_3)
     cr_assert(strstr(out, "is truncated at offset"), "%s", out);
     free(out);
 }
+
+/* "-": the trace read once from standard input (a pipe: no size, no
+ * seeking, hashed on the way): the same findings as from the file, a run
+ * row that names <stdin> with the file's hash and size, and a truncated
+ * stream exits 3 as a truncated file does. */
+Test(replay, cli_analyzes_standard_input_as_a_stream)
+{
+    const char *p = tpath("s.wrt");
+    gen_opts o = default_opts(5);
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    char trace[512];
+    snprintf(trace, sizeof trace, "%s", p);
+    char db[512];
+    snprintf(db, sizeof db, "%s", tpath("s.db"));
+    int rc_file = analyze((const char *[]){trace, "--db", db, "--quiet", NULL});
+    cr_assert_not_null(freopen(trace, "rb", stdin));
+    int rc_stream = analyze((const char *[]){"-", "--db", db, "--quiet", NULL});
+    cr_assert_eq(rc_stream, rc_file);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM complete_runs"), 2);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM runs WHERE id = 2 AND trace_path = '<stdin>' AND"
+                           " name = 'stdin'"), 1);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM runs a JOIN runs b ON a.trace_hash ="
+                           " b.trace_hash AND a.trace_bytes = b.trace_bytes AND a.events ="
+                           " b.events WHERE a.id = 1 AND b.id = 2"), 1,
+                 "the stream's hash and size are the file's");
+    int64_t races = q_int(db, "SELECT count(*) FROM races WHERE run_id = 1");
+    cr_assert_gt(races, 0);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM races a JOIN races b ON a.identity ="
+                           " b.identity AND a.engine = b.engine AND a.count = b.count AND"
+                           " a.ex_address = b.ex_address WHERE a.run_id = 1 AND b.run_id = 2"),
+                 races, "the same races from the stream");
+
+    /* a race-free trace cut before its footer, through standard input */
+    const char *wrt = assemble_text("sc", "alloc buf global 256\nlaunch L1 k grid=2 block=32\n"
+                                          "st b0 w0 lane=0 buf[0] @c.cu:1\n"
+                                          "st b1 w0 lane=0 buf[32] @c.cu:2\nkernel_end L1\n");
+    char cut[512];
+    snprintf(cut, sizeof cut, "%s", wrt);
+    struct stat sb;
+    cr_assert_eq(stat(cut, &sb), 0);
+    cr_assert_eq(truncate(cut, sb.st_size - 8), 0);
+    cr_assert_not_null(freopen(cut, "rb", stdin));
+    int rc;
+    char *out = analyze_capture((const char *[]){"-", "--no-db", NULL}, &rc);
+    cr_assert_eq(rc, 3);
+    cr_assert(strstr(out, "WARNING: <stdin> is truncated at offset"), "%s", out);
+    free(out);
+}

@@ -4,8 +4,11 @@
  * also runs a second time with every checksum it can locate recomputed:
  * that lets mutations reach the decompressor, the metadata parsers and the
  * event decoder.  Each input is also read through wr_reader_seek (trailer,
- * footer index, the metadata chunks before the target). */
+ * footer index, the metadata chunks before the target), and as a stream,
+ * which must agree with the memory reader. */
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,9 +16,64 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+typedef struct outcome {
+    int rc;
+    uint64_t events;
+    wr_error err;
+    wr_reader_stats st;
+} outcome;
+
+static outcome read_counting(wr_reader *r, const wr_error *open_err)
+{
+    outcome o;
+    memset(&o, 0, sizeof o);
+    if (!r) {
+        o.rc = -2;
+        o.err = *open_err;
+        return o;
+    }
+    wr_batch b;
+    while ((o.rc = wr_reader_next(r, &b, &o.err)) == 1) {
+        o.events += b.count;
+        wr_batch_release(&b);
+    }
+    o.st = *wr_reader_stats_get(r);
+    wr_reader_close(r);
+    return o;
+}
+
+/* The same bytes read as a stream (no size known beforehand) must give the
+ * same events and the same verdict as read from memory. */
+static void stream_agrees(const uint8_t *data, size_t size)
+{
+    if (!size)
+        return;   /* fmemopen wants a buffer */
+    wr_error e1, e2;
+    outcome m = read_counting(wr_reader_open_memory(data, size, "fuzz.wrt", &e1), &e1);
+    FILE *f = fmemopen((void *)data, size, "rb");
+    if (!f)
+        return;
+    outcome s = read_counting(wr_reader_open_stream(f, "fuzz.wrt", &e2), &e2);
+    bool same = s.rc == m.rc && s.events == m.events;
+    if (same && m.rc < 0)
+        same = s.err.offset == m.err.offset && !strcmp(s.err.msg, m.err.msg);
+    else if (same)
+        same = s.st.truncated == m.st.truncated && s.st.truncated_at == m.st.truncated_at &&
+               s.st.truncated_bytes == m.st.truncated_bytes && s.st.has_footer == m.st.has_footer &&
+               s.st.file_bytes == size &&
+               s.st.stream_hash == wr_fnv1a64(WR_FNV1A64_INIT, data, size);
+    if (!same) {
+        fprintf(stderr, "stream and memory disagree: %d/%d, %llu/%llu events, '%s' / '%s'\n", s.rc,
+                m.rc, (unsigned long long)s.events, (unsigned long long)m.events, s.err.msg,
+                m.err.msg);
+        abort();
+    }
+}
+
 static void read_everything(const uint8_t *data, size_t size)
 {
     wr_error err;
+    stream_agrees(data, size);
     wr_reader *r = wr_reader_open_memory(data, size, "fuzz.wrt", &err);
     if (r) {
         const wr_catalog *c = wr_reader_catalog(r);

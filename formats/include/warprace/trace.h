@@ -156,13 +156,28 @@ typedef struct wr_reader_stats {
                                     its footer (known after end) */
     uint64_t truncated_at;       /* offset of the incomplete tail */
     uint64_t truncated_bytes;    /* bytes of the incomplete tail */
+    int streamed;                /* read from a stream (wr_reader_open_stream):
+                                    file_bytes is known only at its end */
+    uint64_t stream_hash;        /* a stream's: FNV-1a 64 of the bytes read so
+                                    far (wr_fnv1a64), of all of it at its end */
 } wr_reader_stats;
 
-/* Opens and checks the header.  NULL with err set on failure. */
+/* The name of standard input in messages (path "-"). */
+#define WR_STDIN_NAME "<stdin>"
+
+/* Opens and checks the header.  NULL with err set on failure.  The path
+ * "-" reads standard input as a stream (wr_reader_open_stream). */
 wr_reader *wr_reader_open(const char *path, wr_error *err);
 /* The same over a trace held in memory (fuzzing, tests); `name` stands for
  * the file in error messages.  data must outlive the reader. */
 wr_reader *wr_reader_open_memory(const void *data, size_t size, const char *name, wr_error *err);
+/* The same over a stream read once from start to end (a pipe: no size, no
+ * seeking); the reader owns f and closes it.  What a file's size decides
+ * beforehand is decided by where the stream ends: it may end inside a chunk
+ * or before the footer (truncated, not an error), and bytes after the
+ * footer are read to the end and are an error.  No length is trusted
+ * further than the format's fixed limits allow (FORMAT.md, "Limits"). */
+wr_reader *wr_reader_open_stream(FILE *f, const char *name, wr_error *err);
 const wr_header *wr_reader_header(const wr_reader *r);
 /* The catalog grows as metadata chunks are read; every id used by a batch is
  * defined by the time the batch is returned.  Pointers into the catalog stay
@@ -189,6 +204,11 @@ void wr_batch_release(wr_batch *b);
 int wr_reader_seek(wr_reader *r, uint64_t seq, wr_error *err);
 
 const wr_reader_stats *wr_reader_stats_get(const wr_reader *r);
+
+/* FNV-1a 64 (offset basis WR_FNV1A64_INIT) of n more bytes after h: the
+ * hash that names a trace's bytes in the analyzer's run rows. */
+#define WR_FNV1A64_INIT 0xcbf29ce484222325ull
+uint64_t wr_fnv1a64(uint64_t h, const void *data, size_t n);
 void wr_reader_close(wr_reader *r);
 
 /* Checks every byte of the file: header, every chunk's checksum and

@@ -1,0 +1,227 @@
+/* Streams (wr_reader_open_stream, the path "-"): a trace read once from a
+ * pipe, whose size is known only at its end, reads exactly as the same
+ * bytes read from a file: the same events, the same verdict (sound,
+ * truncated where, or corrupt at which offset with which message), at every
+ * cut, after every damage tried, with bytes after the footer; its hash is
+ * the FNV-1a of every byte. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format_internal.h"
+#include "sample_trace.h"
+
+#define NAME "sample.wrt"
+
+static unsigned char *sample;
+static size_t sample_size;
+static char tmp_path[256];
+
+static void make_sample(void)
+{
+    snprintf(tmp_path, sizeof tmp_path, "/tmp/wr-format-stream-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(tmp_path);
+    cr_assert(fd >= 0);
+    close(fd);
+    wr_error err = {0};
+    cr_assert_eq(sample_write(tmp_path, 150, 700, &err), 0, "%s", err.msg);
+    sample = sample_read_file(tmp_path, &sample_size);
+    cr_assert(sample);
+}
+
+static void drop_sample(void)
+{
+    free(sample);
+    unlink(tmp_path);
+}
+
+TestSuite(stream, .init = make_sample, .fini = drop_sample);
+
+typedef struct outcome {
+    int rc;             /* -2: refused at open; else the last wr_reader_next */
+    uint64_t events;
+    wr_error err;
+    wr_reader_stats st;
+} outcome;
+
+static outcome read_all(wr_reader *r, const wr_error *open_err)
+{
+    outcome o;
+    memset(&o, 0, sizeof o);
+    if (!r) {
+        o.rc = -2;
+        o.err = *open_err;
+        return o;
+    }
+    wr_batch b;
+    while ((o.rc = wr_reader_next(r, &b, &o.err)) == 1) {
+        o.events += b.count;
+        wr_batch_release(&b);
+    }
+    o.st = *wr_reader_stats_get(r);
+    wr_reader_close(r);
+    return o;
+}
+
+/* The bytes as a stream: a temporary file read through a FILE that the
+ * reader is not told the size of. */
+static FILE *stream_of(const unsigned char *data, size_t size)
+{
+    FILE *f = tmpfile();
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(data, 1, size, f), size);
+    rewind(f);
+    return f;
+}
+
+static void assert_same(const unsigned char *data, size_t size, const char *what)
+{
+    wr_error e1 = {0}, e2 = {0};
+    outcome want = read_all(wr_reader_open_memory(data, size, NAME, &e1), &e1);
+    outcome got = read_all(wr_reader_open_stream(stream_of(data, size), NAME, &e2), &e2);
+    cr_assert_eq(got.rc, want.rc, "%s: status %d, the file's %d (%s | %s)", what, got.rc, want.rc,
+                 got.err.msg, want.err.msg);
+    cr_assert_eq(got.events, want.events, "%s: %llu events, the file's %llu", what,
+                 (unsigned long long)got.events, (unsigned long long)want.events);
+    if (want.rc < 0) {
+        cr_assert_str_eq(got.err.msg, want.err.msg, "%s", what);
+        cr_assert_eq(got.err.offset, want.err.offset, "%s", what);
+        return;
+    }
+    cr_assert(got.st.streamed && !want.st.streamed);
+    cr_assert_eq(got.st.truncated, want.st.truncated, "%s", what);
+    cr_assert_eq(got.st.truncated_at, want.st.truncated_at, "%s", what);
+    cr_assert_eq(got.st.truncated_bytes, want.st.truncated_bytes, "%s", what);
+    cr_assert_eq(got.st.has_footer, want.st.has_footer, "%s", what);
+    cr_assert_eq(got.st.chunks, want.st.chunks, "%s", what);
+    /* read to its end: its size and the hash of all of it */
+    cr_assert_eq(got.st.file_bytes, size, "%s", what);
+    cr_assert_eq(got.st.stream_hash, wr_fnv1a64(WR_FNV1A64_INIT, data, size), "%s", what);
+}
+
+Test(stream, the_whole_sample_reads_as_the_file_does)
+{
+    assert_same(sample, sample_size, "whole");
+    wr_error err = {0};
+    outcome o = read_all(wr_reader_open_stream(stream_of(sample, sample_size), NAME, &err), &err);
+    cr_assert_eq(o.rc, 0, "%s", err.msg);
+    cr_assert_eq(o.events, 150);
+    cr_assert(o.st.has_footer && !o.st.truncated);
+}
+
+Test(stream, every_cut_reads_as_the_file_does, .timeout = 300)
+{
+    for (size_t cut = 0; cut < sample_size; cut++) {
+        char what[64];
+        snprintf(what, sizeof what, "cut at %zu", cut);
+        assert_same(sample, cut, what);
+    }
+}
+
+Test(stream, damage_fails_as_the_file_does, .timeout = 300)
+{
+    unsigned char *d = malloc(sample_size);
+    cr_assert_not_null(d);
+    for (size_t bit = 0; bit < sample_size * 8; bit += 7) {
+        memcpy(d, sample, sample_size);
+        d[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+        char what[64];
+        snprintf(what, sizeof what, "bit %zu flipped", bit);
+        assert_same(d, sample_size, what);
+    }
+    free(d);
+}
+
+Test(stream, bytes_after_the_footer_fail_as_the_file_does)
+{
+    for (size_t extra = 1; extra < 9000; extra = extra * 3 + 1) {   /* past the drain's buffer */
+        unsigned char *d = malloc(sample_size + extra);
+        cr_assert_not_null(d);
+        memcpy(d, sample, sample_size);
+        memset(d + sample_size, 0x5a, extra);
+        char what[64];
+        snprintf(what, sizeof what, "%zu bytes after the footer", extra);
+        assert_same(d, sample_size + extra, what);
+        wr_error err = {0};
+        outcome o = read_all(wr_reader_open_stream(stream_of(d, sample_size + extra), NAME, &err),
+                             &err);
+        cr_assert_eq(o.rc, -1);
+        cr_assert(strstr(o.err.msg, "unexpected bytes after the footer"), "%s", o.err.msg);
+        free(d);
+    }
+}
+
+Test(stream, a_stream_cannot_seek_and_reads_forward)
+{
+    wr_error err = {0};
+    wr_reader *r = wr_reader_open_stream(stream_of(sample, sample_size), NAME, &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    cr_assert_eq(wr_reader_seek(r, 100, &err), 0, "no index to read ahead of");
+    outcome o = read_all(r, &err);
+    cr_assert_eq(o.rc, 0, "%s", o.err.msg);
+    cr_assert_eq(o.events, 150);
+}
+
+typedef struct feeder {
+    int fd;
+    const unsigned char *data;
+    size_t size, piece;
+} feeder;
+
+static void *feed(void *arg)
+{
+    feeder *f = arg;
+    for (size_t at = 0; at < f->size;) {
+        size_t n = f->size - at < f->piece ? f->size - at : f->piece;
+        ssize_t w = write(f->fd, f->data + at, n);
+        if (w <= 0)
+            break;
+        at += (size_t)w;
+    }
+    close(f->fd);
+    return NULL;
+}
+
+/* A real pipe, written in small pieces while the reader reads. */
+Test(stream, a_pipe_written_in_pieces)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    feeder fe = {fds[1], sample, sample_size, 13};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, feed, &fe), 0);
+    wr_error err = {0};
+    outcome o = read_all(wr_reader_open_stream(fdopen(fds[0], "rb"), "pipe", &err), &err);
+    pthread_join(t, NULL);
+    cr_assert_eq(o.rc, 0, "%s", o.err.msg);
+    cr_assert_eq(o.events, 150);
+    cr_assert_eq(o.st.file_bytes, sample_size);
+    cr_assert_eq(o.st.stream_hash, wr_fnv1a64(WR_FNV1A64_INIT, sample, sample_size));
+}
+
+/* "-" is standard input, named <stdin> in messages. */
+Test(stream, dash_reads_standard_input)
+{
+    cr_assert_not_null(freopen(tmp_path, "rb", stdin));
+    wr_error err = {0};
+    outcome o = read_all(wr_reader_open("-", &err), &err);
+    cr_assert_eq(o.rc, 0, "%s", o.err.msg);
+    cr_assert_eq(o.events, 150);
+    cr_assert(o.st.streamed);
+
+    char short_path[300];
+    snprintf(short_path, sizeof short_path, "%s.short", tmp_path);
+    FILE *f = fopen(short_path, "wb");
+    cr_assert_not_null(f);
+    fwrite(sample, 1, 20, f);
+    fclose(f);
+    cr_assert_not_null(freopen(short_path, "rb", stdin));
+    wr_reader *r = wr_reader_open("-", &err);
+    unlink(short_path);
+    cr_assert_null(r);
+    cr_assert(!strncmp(err.msg, WR_STDIN_NAME ": offset 20: file ends inside the", 40), "%s",
+              err.msg);
+}
