@@ -1168,10 +1168,7 @@ static void do_access(wr_hbe *e, const wr_event *ev)
     uint8_t weak = !wr_hb_strong(a);
     /* a strong access's scope (a volatile one: system), at which it
      * acquires; 0 for weak ones */
-    uint8_t scope = weak ? 0
-                         : a->scope                  ? a->scope
-                         : wr_op_is_atomic(a->op)    ? WR_SCOPE_DEVICE
-                                                     : WR_SCOPE_SYSTEM;
+    uint8_t scope = weak ? 0 : wr_hb_strong_scope(a);
     ca.w = w;
     ctx_maybe_collect(e);
     /* interned on every shard: the context's seq (the latest access of that

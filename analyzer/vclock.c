@@ -1651,9 +1651,7 @@ bool wr_hb_acquires_at_once(const wr_access *a)
     return wr_hb_strong(a) && wr_op_reads(a->op) && (order_acquires(a->order) || !is_cas);
 }
 
-/* A strong access's scope: an atomic's defaults to device, a strong plain
- * access's to system (volatile is relaxed at system scope). */
-static unsigned strong_scope(const wr_access *a)
+uint8_t wr_hb_strong_scope(const wr_access *a)
 {
     if (a->scope)
         return a->scope;
@@ -1673,7 +1671,7 @@ void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
      * nothing (a histogram's relaxed atomics, before any other sync). */
     if (!hb->nloc && !is_cas && !order_releases(a->order) && !w->has_fence)
         return;
-    unsigned scope = strong_scope(a);
+    unsigned scope = wr_hb_strong_scope(a);
     uint64_t k1 = a->space == WR_SPACE_SHARED
                       ? (0x8000000000000000ull | ((uint64_t)a->launch << 32) | a->block)
                       : 0;

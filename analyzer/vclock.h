@@ -147,6 +147,9 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev);
 wr_hb_warp *wr_hb_access_begin(wr_hb *hb, const wr_access *a);
 /* Is a strong: an atomic, or a plain access whose order is not weak? */
 bool wr_hb_strong(const wr_access *a);
+/* A strong access's scope: its own, else an atomic's device and a strong
+ * plain access's system (volatile is relaxed at system scope). */
+uint8_t wr_hb_strong_scope(const wr_access *a);
 /* Does strong access a acquire at its words when it ends?  A strong read
  * does, unless it is a relaxed CAS (which acquires at the next fence: the
  * lock idiom). */
