@@ -740,8 +740,11 @@ static void step_access(program *p, unsigned step, unsigned li, unsigned b, unsi
         e.u.access.order = WR_ORDER_RELEASE;   /* releases without a fence */
     /* volatile (strong: synchronizes as a relaxed atomic load or store at
      * system scope does), now and then a plain store with release order */
-    if (!wr_op_is_atomic(op) && p->strong_plain && rnd(2))
+    if (!wr_op_is_atomic(op) && p->strong_plain && rnd(2)) {
         e.u.access.order = op == WR_OP_STORE && rnd(6) == 0 ? WR_ORDER_RELEASE : WR_ORDER_RELAXED;
+        if (rnd(4) == 0)   /* ld/st.relaxed.cta or .gpu: a scope of its own */
+            e.u.access.scope = rnd(2) ? WR_SCOPE_BLOCK : WR_SCOPE_DEVICE;
+    }
     switch (rnd(4)) {
     case 0: {   /* uniform: every lane one word */
         unsigned x = rnd(WORDS);
@@ -772,7 +775,7 @@ static void step_access(program *p, unsigned step, unsigned li, unsigned b, unsi
     }
     uint64_t seq = p->run.seq;
     feed(p, e);
-    model_access(m, wi, mask, word_of, op, scope, e.u.access.order, seq, SITE0 + step);
+    model_access(m, wi, mask, word_of, op, e.u.access.scope, e.u.access.order, seq, SITE0 + step);
 }
 
 static void step_barrier(program *p, unsigned li, unsigned b)
