@@ -293,12 +293,15 @@ static bool scopes_hold(unsigned t1, uint8_t s1, unsigned t2, uint8_t s2)
     return narrower >= WR_SCOPE_DEVICE || t1 / LANES / WARPS == t2 / LANES / WARPS;
 }
 
-/* Is hist[word][i], an access of t's own warp, superseded by a later plain
- * write of another warp that is ordered after it and before t?  Then t
- * knows that write through its warp's knowledge (ENGINES.md, vc, "Known
+/* Is hist[word][i], an access of t's own warp, superseded by a later
+ * access of another warp that is ordered after it and before t: a plain
+ * write (the last write), or for a read a later read that prunes it from
+ * the read set (a plain one, or an atomic one for an atomic read)?  Then t
+ * knows that access through its warp's knowledge (ENGINES.md, vc, "Known
  * limits": knowledge from other warps is the warp's), while the model,
  * per lane inside a warp, need not order t after the access itself; vc
- * keeps the last write only, so it cannot report that pair. */
+ * keeps the last write and the unordered reads only, so it cannot report
+ * that pair. */
 static bool round_trip(const model *m, unsigned layer, unsigned t, unsigned word, uint32_t i)
 {
     const rec *r = &m->hist[word][i];
@@ -307,7 +310,8 @@ static bool round_trip(const model *m, unsigned layer, unsigned t, unsigned word
     uint32_t tick = m->snaps[r->snap * NLAYERS + layer].v[r->t];
     for (uint32_t j = i + 1; j < m->nhist[word]; j++) {
         const rec *q = &m->hist[word][j];
-        if (q->write && !q->atomic && q->t / LANES != t / LANES &&
+        bool supersedes = q->write ? !q->atomic : !r->write && (!q->atomic || r->atomic);
+        if (supersedes && q->t / LANES != t / LANES &&
             m->snaps[q->snap * NLAYERS + layer].v[r->t] >= tick &&
             knows(m, layer, t, q->t, m->snaps[q->snap * NLAYERS + layer].v[q->t]))
             return true;
