@@ -46,6 +46,8 @@ void *rq_xmalloc(size_t n);
 void *rq_xrealloc(void *p, size_t n);
 char *rq_xstrdup(const char *s);
 char *rq_xstrndup(const char *s, size_t n);
+/* A copy of s[0..n) without leading blanks and trailing blanks or CR. */
+char *rq_trimmed(const char *s, size_t n);
 
 rq_table *rq_table_new(const char *title, int ncols, const char *const *cols);
 rq_cell *rq_table_add_row(rq_table *t);           /* ncols NULL cells */
@@ -89,8 +91,14 @@ typedef struct rq_kv {
 
 /* Parses the header of a report; name_hint is used when there is no
  * "-- name:" line.  Returns 0, or -1 with a message in err. */
+/* Parses a report's header (the leading `--` comment lines: `name:`,
+ * `description:`, `param:`) and keeps the text.  name_hint names a report
+ * without `-- name:`.  0, or -1 with err set to "ORIGIN:LINE: what" (a bad
+ * parameter line, a bad name) or "ORIGIN: what" (a bad name taken from
+ * name_hint); r is then empty. */
 int rq_report_parse(rq_report *r, const char *name_hint, const char *origin,
                     const char *text, char *err, size_t errsize);
+void rq_report_free(rq_report *r);
 void rq_catalog_load_builtin(rq_catalog *c);
 /* Adds (or replaces, by name) the *.sql files of dir.  -1 on error (printed). */
 int rq_catalog_load_dir(rq_catalog *c, const char *dir);

@@ -1,7 +1,7 @@
 /*
  * raceq reports: the catalog (the shipped .sql files embedded at build time,
- * plus the user's --queries DIR), their header comments, and running one
- * with bound parameters.
+ * plus the user's --queries DIR) and their header comments; running one
+ * with bound parameters is rq_run.c.
  *
  * A report is a .sql file of one or more read-only statements.  Its header
  * (the leading comment lines) documents it:
@@ -39,7 +39,7 @@ static const char *skip_ws(const char *s)
     return s;
 }
 
-static char *trimmed(const char *s, size_t n)
+char *rq_trimmed(const char *s, size_t n)
 {
     while (n && (*s == ' ' || *s == '\t')) {
         s++;
@@ -65,7 +65,9 @@ int rq_report_parse(rq_report *r, const char *name_hint, const char *origin,
 {
     memset(r, 0, sizeof *r);
     const char *p = text;
+    unsigned line_no = 0, name_line = 0;   /* 0: the name comes from name_hint */
     while (*p) {
+        line_no++;
         const char *eol = strchr(p, '\n');
         size_t len = eol ? (size_t)(eol - p) : strlen(p);
         const char *s = skip_ws(p);
@@ -79,12 +81,13 @@ int rq_report_parse(rq_report *r, const char *name_hint, const char *origin,
         size_t rest = len - (size_t)(s - p);
         if (rest >= 5 && !strncmp(s, "name:", 5)) {
             free(r->name);
-            r->name = trimmed(s + 5, rest - 5);
+            r->name = rq_trimmed(s + 5, rest - 5);
+            name_line = line_no;
         } else if (rest >= 12 && !strncmp(s, "description:", 12)) {
             free(r->desc);
-            r->desc = trimmed(s + 12, rest - 12);
+            r->desc = rq_trimmed(s + 12, rest - 12);
         } else if (rest >= 6 && !strncmp(s, "param:", 6)) {
-            char *line = trimmed(s + 6, rest - 6);
+            char *line = rq_trimmed(s + 6, rest - 6);
             size_t nlen = strcspn(line, " \t");
             rq_param pm = {0};
             char *word = rq_xstrndup(line, nlen);
@@ -102,7 +105,10 @@ int rq_report_parse(rq_report *r, const char *name_hint, const char *origin,
             pm.desc = rq_xstrdup(d);
             free(line);
             if (!valid_name(pm.name)) {
-                snprintf(err, errsize, "bad parameter line in %s: '-- param: NAME[=DEFAULT] [required] DESCRIPTION'", origin);
+                snprintf(err, errsize,
+                         "%s:%u: bad parameter line: '-- param: NAME[=DEFAULT] [required] "
+                         "DESCRIPTION' (NAME: letters, digits, _ and -)",
+                         origin, line_no);
                 free(pm.name);
                 free(pm.def);
                 free(pm.desc);
@@ -116,7 +122,13 @@ int rq_report_parse(rq_report *r, const char *name_hint, const char *origin,
     if (!r->name)
         r->name = rq_xstrdup(name_hint);
     if (!valid_name(r->name)) {
-        snprintf(err, errsize, "bad report name '%s' in %s", r->name, origin);
+        if (name_line)
+            snprintf(err, errsize, "%s:%u: bad report name '%s' (letters, digits, _ and -)",
+                     origin, name_line, r->name);
+        else
+            snprintf(err, errsize,
+                     "%s: bad report name '%s' (from the file name: give one with '-- name:')",
+                     origin, r->name);
         goto fail;
     }
     if (!r->desc)
@@ -125,19 +137,11 @@ int rq_report_parse(rq_report *r, const char *name_hint, const char *origin,
     r->text = rq_xstrdup(text);
     return 0;
 fail:
-    free(r->name);
-    free(r->desc);
-    for (int i = 0; i < r->nparams; i++) {
-        free(r->params[i].name);
-        free(r->params[i].def);
-        free(r->params[i].desc);
-    }
-    free(r->params);
-    memset(r, 0, sizeof *r);
+    rq_report_free(r);
     return -1;
 }
 
-static void report_free(rq_report *r)
+void rq_report_free(rq_report *r)
 {
     free(r->name);
     free(r->desc);
@@ -149,13 +153,14 @@ static void report_free(rq_report *r)
         free(r->params[i].desc);
     }
     free(r->params);
+    memset(r, 0, sizeof *r);
 }
 
 static void catalog_put(rq_catalog *c, rq_report *r)
 {
     for (size_t i = 0; i < c->n; i++)
         if (!strcmp(c->reports[i].name, r->name)) {
-            report_free(&c->reports[i]);
+            rq_report_free(&c->reports[i]);
             c->reports[i] = *r;
             return;
         }
@@ -227,6 +232,11 @@ int rq_catalog_load_dir(rq_catalog *c, const char *dir)
         if (!text) {
             fprintf(stderr, "raceq: %s: %s\n", path, strerror(errno));
             status = -1;
+        } else if (memchr(text, '\0', tlen)) {
+            /* the SQL would end there unseen */
+            fprintf(stderr, "raceq: %s: offset %zu: a NUL byte in a report file\n", path,
+                    (size_t)((char *)memchr(text, '\0', tlen) - text));
+            status = -1;
         } else {
             text[tlen] = '\0';
             char hint[256];
@@ -259,185 +269,8 @@ const rq_report *rq_catalog_find(const rq_catalog *c, const char *name)
 void rq_catalog_free(rq_catalog *c)
 {
     for (size_t i = 0; i < c->n; i++)
-        report_free(&c->reports[i]);
+        rq_report_free(&c->reports[i]);
     free(c->reports);
     c->reports = NULL;
     c->n = 0;
-}
-
-/* The "-- section: TITLE" comment in the text before a statement. */
-static char *section_title(const char *from, const char *to)
-{
-    static const char key[] = "-- section:";
-    for (const char *p = from; p < to; p++) {
-        if ((size_t)(to - p) >= sizeof key - 1 && !strncmp(p, key, sizeof key - 1)) {
-            const char *s = p + sizeof key - 1;
-            const char *e = s;
-            while (e < to && *e != '\n')
-                e++;
-            return trimmed(s, (size_t)(e - s));
-        }
-    }
-    return NULL;
-}
-
-/* Binds a value: integers and reals as numbers, anything else as text. */
-static int bind_value(sqlite3_stmt *st, int i, const char *v)
-{
-    char *end;
-    if (*v && !isspace((unsigned char)*v)) {
-        errno = 0;
-        long long ll = strtoll(v, &end, 10);
-        if (!*end && !errno)
-            return sqlite3_bind_int64(st, i, ll);
-        double d = strtod(v, &end);
-        if (!*end && !errno)
-            return sqlite3_bind_double(st, i, d);
-    }
-    return sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-}
-
-static const char *lookup(const rq_report *report, const rq_kv *kv, int nkv,
-                          const char *name, int *required)
-{
-    *required = 0;
-    for (int i = nkv - 1; i >= 0; i--)      /* the last one given wins */
-        if (!strcmp(kv[i].name, name))
-            return kv[i].value;
-    if (report)
-        for (int i = 0; i < report->nparams; i++)
-            if (!strcmp(report->params[i].name, name)) {
-                *required = report->params[i].required;
-                return report->params[i].def;
-            }
-    return NULL;
-}
-
-static void store_cell(rq_cell *c, sqlite3_stmt *st, int col)
-{
-    c->type = sqlite3_column_type(st, col);
-    switch (c->type) {
-    case SQLITE_INTEGER:
-        c->i = sqlite3_column_int64(st, col);
-        break;
-    case SQLITE_FLOAT:
-        c->d = sqlite3_column_double(st, col);
-        break;
-    case SQLITE_TEXT: {
-        const unsigned char *t = sqlite3_column_text(st, col);
-        c->s = rq_xstrndup((const char *)t, (size_t)sqlite3_column_bytes(st, col));
-        break;
-    }
-    case SQLITE_BLOB: {
-        const unsigned char *b = sqlite3_column_blob(st, col);
-        size_t n = (size_t)sqlite3_column_bytes(st, col);
-        c->s = rq_xmalloc(2 * n + 1);
-        for (size_t k = 0; k < n; k++)
-            snprintf(c->s + 2 * k, 3, "%02x", b[k]);
-        c->s[2 * n] = '\0';
-        break;
-    }
-    default:
-        c->type = SQLITE_NULL;
-        break;
-    }
-}
-
-int rq_run_sql(sqlite3 *db, const char *dbpath, const rq_report *report,
-               const char *sql, const rq_kv *kv, int nkv, rq_result *out)
-{
-    const char *what = report ? report->name : "sql";
-    const char *p = sql;
-    while (*p) {
-        sqlite3_stmt *st = NULL;
-        const char *tail = NULL;
-        if (sqlite3_prepare_v2(db, p, -1, &st, &tail) != SQLITE_OK) {
-            fprintf(stderr, "raceq: %s: SQL error: %s\n", what, sqlite3_errmsg(db));
-            return RQ_USAGE;
-        }
-        if (!st) {                          /* only comments or blanks left */
-            if (!tail || tail == p)
-                break;
-            p = tail;
-            continue;
-        }
-        if (!sqlite3_stmt_readonly(st)) {
-            fprintf(stderr, "raceq: %s: refusing a statement that writes (the database is "
-                            "opened read-only; raceq only reads): %.60s\n",
-                    what, sqlite3_sql(st));
-            sqlite3_finalize(st);
-            return RQ_USAGE;
-        }
-        int np = sqlite3_bind_parameter_count(st);
-        for (int i = 1; i <= np; i++) {
-            const char *pname = sqlite3_bind_parameter_name(st, i);
-            if (!pname) {
-                fprintf(stderr, "raceq: %s: positional parameters (?) are not supported; "
-                                "use :name and --param name=value\n", what);
-                sqlite3_finalize(st);
-                return RQ_USAGE;
-            }
-            const char *name = pname + 1;
-            int required;
-            const char *v = lookup(report, kv, nkv, name, &required);
-            int rc = SQLITE_OK;
-            if (!v) {
-                if (required) {
-                    fprintf(stderr, "raceq: report '%s' needs the parameter %s (--param %s=VALUE)\n",
-                            what, name, name);
-                    sqlite3_finalize(st);
-                    return RQ_USAGE;
-                }
-                continue;                   /* stays NULL */
-            }
-            if (rq_param_is_run(name)) {
-                long long id;
-                if (rq_resolve_run(db, dbpath, v, &id) != 0) {
-                    sqlite3_finalize(st);
-                    return RQ_USAGE;
-                }
-                rc = sqlite3_bind_int64(st, i, id);
-            } else {
-                rc = bind_value(st, i, v);
-            }
-            if (rc != SQLITE_OK) {
-                fprintf(stderr, "raceq: %s: cannot bind %s: %s\n", what, name, sqlite3_errmsg(db));
-                sqlite3_finalize(st);
-                return RQ_USAGE;
-            }
-        }
-        int ncols = sqlite3_column_count(st);
-        rq_table *t = NULL;
-        if (ncols > 0) {
-            const char **cols = rq_xmalloc(sizeof(char *) * (size_t)ncols);
-            for (int c = 0; c < ncols; c++) {
-                cols[c] = sqlite3_column_name(st, c);
-                if (!cols[c])
-                    cols[c] = "?";
-            }
-            char *title = section_title(p, tail);
-            t = rq_table_new(title, ncols, cols);
-            free(title);
-            free(cols);
-        }
-        int rc;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            if (!t)
-                continue;
-            rq_cell *row = rq_table_add_row(t);
-            for (int c = 0; c < ncols; c++)
-                store_cell(&row[c], st, c);
-        }
-        if (rc != SQLITE_DONE) {
-            fprintf(stderr, "raceq: %s: %s\n", what, sqlite3_errmsg(db));
-            sqlite3_finalize(st);
-            rq_table_free(t);
-            return RQ_USAGE;
-        }
-        sqlite3_finalize(st);
-        if (t)
-            rq_result_add(out, t);
-        p = tail;
-    }
-    return RQ_OK;
 }

@@ -614,6 +614,39 @@ Test(raceq, user_queries_directory)
     run_free(&r);
 }
 
+/* A bad report file is refused, naming the file and the line (or the
+ * offset of a NUL byte, which would end the SQL unseen). */
+Test(raceq, bad_user_reports_name_the_file_and_line)
+{
+    static const struct {
+        const char *file, *text;
+        size_t len;
+        const char *want;
+    } bad[] = {
+        {"p.sql", "-- name: p\n-- description: d\n-- param: =3 no name\nSELECT 1;\n", 0,
+         "/p.sql:3: bad parameter line"},
+        {"n.sql", "\n-- name: two words\nSELECT 1;\n", 0, "/n.sql:2: bad report name 'two words'"},
+        {"has space.sql", "SELECT 1;\n", 0, "/has space.sql: bad report name 'has space' (from the file name"},
+        {"z.sql", "-- name: z\nSELECT 1;\0 DROP TABLE runs;\n", 32, "/z.sql: offset 20: a NUL byte"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char dir[700], path[900];
+        snprintf(dir, sizeof dir, "%s/badq%zu", g_dir, i);
+        cr_assert_eq(mkdir(dir, 0755), 0);
+        snprintf(path, sizeof path, "%s/%s", dir, bad[i].file);
+        FILE *f = fopen(path, "wb");
+        cr_assert_not_null(f);
+        size_t len = bad[i].len ? bad[i].len : strlen(bad[i].text);
+        cr_assert_eq(fwrite(bad[i].text, 1, len, f), len);
+        fclose(f);
+        run r = RQ(g_db, "list", "--queries", dir);
+        cr_assert_eq(r.status, 2, "%s: %s", bad[i].file, r.err);
+        cr_assert(strstr(r.err, bad[i].want), "%s: want '%s' in: %s", bad[i].file, bad[i].want,
+                  r.err);
+        run_free(&r);
+    }
+}
+
 /* ---- end to end: databases written by `warprace analyze` ---- */
 
 /* Runs a program (argv[0] = path) in the test directory; returns its exit status. */

@@ -1,0 +1,2 @@
+-- name: x y
+SELECT 1;

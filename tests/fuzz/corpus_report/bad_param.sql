@@ -1,0 +1,3 @@
+-- name: p
+-- param: =3 nothing
+SELECT :x;

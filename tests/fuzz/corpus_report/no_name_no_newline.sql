@@ -1,0 +1,3 @@
+-- param: n=1 required count
+-- param: m
+SELECT :n, :m;
