@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "format_internal.h"
+#include "read_outcome.h"
 #include "sample_trace.h"
 
 #define NAME "sample.wrt"
@@ -40,32 +41,6 @@ static void drop_sample(void)
 
 TestSuite(stream, .init = make_sample, .fini = drop_sample);
 
-typedef struct outcome {
-    int rc;             /* -2: refused at open; else the last wr_reader_next */
-    uint64_t events;
-    wr_error err;
-    wr_reader_stats st;
-} outcome;
-
-static outcome read_all(wr_reader *r, const wr_error *open_err)
-{
-    outcome o;
-    memset(&o, 0, sizeof o);
-    if (!r) {
-        o.rc = -2;
-        o.err = *open_err;
-        return o;
-    }
-    wr_batch b;
-    while ((o.rc = wr_reader_next(r, &b, &o.err)) == 1) {
-        o.events += b.count;
-        wr_batch_release(&b);
-    }
-    o.st = *wr_reader_stats_get(r);
-    wr_reader_close(r);
-    return o;
-}
-
 /* The bytes as a stream: a temporary file read through a FILE that the
  * reader is not told the size of. */
 static FILE *stream_of(const unsigned char *data, size_t size)
@@ -80,8 +55,8 @@ static FILE *stream_of(const unsigned char *data, size_t size)
 static void assert_same(const unsigned char *data, size_t size, const char *what)
 {
     wr_error e1 = {0}, e2 = {0};
-    outcome want = read_all(wr_reader_open_memory(data, size, NAME, &e1), &e1);
-    outcome got = read_all(wr_reader_open_stream(stream_of(data, size), NAME, &e2), &e2);
+    read_outcome want = read_to_end(wr_reader_open_memory(data, size, NAME, &e1), &e1);
+    read_outcome got = read_to_end(wr_reader_open_stream(stream_of(data, size), NAME, &e2), &e2);
     cr_assert_eq(got.rc, want.rc, "%s: status %d, the file's %d (%s | %s)", what, got.rc, want.rc,
                  got.err.msg, want.err.msg);
     cr_assert_eq(got.events, want.events, "%s: %llu events, the file's %llu", what,
@@ -106,7 +81,7 @@ Test(stream, the_whole_sample_reads_as_the_file_does)
 {
     assert_same(sample, sample_size, "whole");
     wr_error err = {0};
-    outcome o = read_all(wr_reader_open_stream(stream_of(sample, sample_size), NAME, &err), &err);
+    read_outcome o = read_to_end(wr_reader_open_stream(stream_of(sample, sample_size), NAME, &err), &err);
     cr_assert_eq(o.rc, 0, "%s", err.msg);
     cr_assert_eq(o.events, 150);
     cr_assert(o.st.has_footer && !o.st.truncated);
@@ -146,7 +121,7 @@ Test(stream, bytes_after_the_footer_fail_as_the_file_does)
         snprintf(what, sizeof what, "%zu bytes after the footer", extra);
         assert_same(d, sample_size + extra, what);
         wr_error err = {0};
-        outcome o = read_all(wr_reader_open_stream(stream_of(d, sample_size + extra), NAME, &err),
+        read_outcome o = read_to_end(wr_reader_open_stream(stream_of(d, sample_size + extra), NAME, &err),
                              &err);
         cr_assert_eq(o.rc, -1);
         cr_assert(strstr(o.err.msg, "unexpected bytes after the footer"), "%s", o.err.msg);
@@ -160,7 +135,7 @@ Test(stream, a_stream_cannot_seek_and_reads_forward)
     wr_reader *r = wr_reader_open_stream(stream_of(sample, sample_size), NAME, &err);
     cr_assert_not_null(r, "%s", err.msg);
     cr_assert_eq(wr_reader_seek(r, 100, &err), 0, "no index to read ahead of");
-    outcome o = read_all(r, &err);
+    read_outcome o = read_to_end(r, &err);
     cr_assert_eq(o.rc, 0, "%s", o.err.msg);
     cr_assert_eq(o.events, 150);
 }
@@ -194,7 +169,7 @@ Test(stream, a_pipe_written_in_pieces)
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, feed, &fe), 0);
     wr_error err = {0};
-    outcome o = read_all(wr_reader_open_stream(fdopen(fds[0], "rb"), "pipe", &err), &err);
+    read_outcome o = read_to_end(wr_reader_open_stream(fdopen(fds[0], "rb"), "pipe", &err), &err);
     pthread_join(t, NULL);
     cr_assert_eq(o.rc, 0, "%s", o.err.msg);
     cr_assert_eq(o.events, 150);
@@ -207,7 +182,7 @@ Test(stream, dash_reads_standard_input)
 {
     cr_assert_not_null(freopen(tmp_path, "rb", stdin));
     wr_error err = {0};
-    outcome o = read_all(wr_reader_open("-", &err), &err);
+    read_outcome o = read_to_end(wr_reader_open("-", &err), &err);
     cr_assert_eq(o.rc, 0, "%s", o.err.msg);
     cr_assert_eq(o.events, 150);
     cr_assert(o.st.streamed);

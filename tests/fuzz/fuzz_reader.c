@@ -13,34 +13,9 @@
 #include <string.h>
 
 #include "format_internal.h"
+#include "../format/read_outcome.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-typedef struct outcome {
-    int rc;
-    uint64_t events;
-    wr_error err;
-    wr_reader_stats st;
-} outcome;
-
-static outcome read_counting(wr_reader *r, const wr_error *open_err)
-{
-    outcome o;
-    memset(&o, 0, sizeof o);
-    if (!r) {
-        o.rc = -2;
-        o.err = *open_err;
-        return o;
-    }
-    wr_batch b;
-    while ((o.rc = wr_reader_next(r, &b, &o.err)) == 1) {
-        o.events += b.count;
-        wr_batch_release(&b);
-    }
-    o.st = *wr_reader_stats_get(r);
-    wr_reader_close(r);
-    return o;
-}
 
 /* The same bytes read as a stream (no size known beforehand) must give the
  * same events and the same verdict as read from memory. */
@@ -49,11 +24,11 @@ static void stream_agrees(const uint8_t *data, size_t size)
     if (!size)
         return;   /* fmemopen wants a buffer */
     wr_error e1, e2;
-    outcome m = read_counting(wr_reader_open_memory(data, size, "fuzz.wrt", &e1), &e1);
+    read_outcome m = read_to_end(wr_reader_open_memory(data, size, "fuzz.wrt", &e1), &e1);
     FILE *f = fmemopen((void *)data, size, "rb");
     if (!f)
         return;
-    outcome s = read_counting(wr_reader_open_stream(f, "fuzz.wrt", &e2), &e2);
+    read_outcome s = read_to_end(wr_reader_open_stream(f, "fuzz.wrt", &e2), &e2);
     bool same = s.rc == m.rc && s.events == m.events;
     if (same && m.rc < 0)
         same = s.err.offset == m.err.offset && !strcmp(s.err.msg, m.err.msg);
