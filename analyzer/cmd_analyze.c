@@ -43,9 +43,9 @@ static void usage(FILE *out)
         "                   (same findings; more time and memory)\n"
         "  --keep-all-layers  keep scoped's clock layers apart even while they equal the\n"
         "                   scope-oblivious one (same findings; more time and memory)\n"
-        "  --db FILE        database (default: warprace.db beside the trace; TRACE \"-\":\n"
-        "                   standard input, read as a stream, the database in the\n"
-        "                   current directory)\n"
+        "  --db FILE        database (default: warprace.db beside the trace; TRACE \"-\"\n"
+        "                   (standard input) or a named pipe is read as a stream, and\n"
+        "                   the database is in the current directory)\n"
         "  --no-db          do not write a database\n"
         "  --name RUN       name of the run in the database (default: the trace file name)\n"
         "  --kernels REGEX  analyse only launches whose kernel name matches (POSIX ERE);\n"
@@ -259,6 +259,9 @@ int wr_cmd_analyze(int argc, char **argv)
         fprintf(stderr, "warprace analyze: %s: %s\n", trace, strerror(errno));
         return 2;
     }
+    /* standard input, a named pipe, <(...): no directory to put the
+     * database beside */
+    bool streamed = from_stdin || !(S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode));
 
     /* the suppressions and the database first: a bad file costs no analysis */
     wr_suppressions *supp = NULL;
@@ -272,7 +275,7 @@ int wr_cmd_analyze(int argc, char **argv)
     }
     char *default_db = NULL;
     if (!db_path && !no_db) {
-        char *copy = strdup(trace);
+        char *copy = strdup(streamed ? "./-" : trace);
         if (!copy || asprintf(&default_db, "%s/warprace.db", dirname(copy)) < 0)
             abort();
         free(copy);

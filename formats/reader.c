@@ -226,6 +226,8 @@ wr_reader *wrf_reader_open_file(const char *path, wr_error *err, int *io_failure
     FILE *f = fopen(path, "rb");
     struct stat st;
     int fstat_failed = f && fstat(fileno(f), &st) != 0;
+    if (f && !fstat_failed && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)))
+        return wr_reader_open_stream(f, path, err);   /* a named pipe, <(...), a device */
     if (!f || fstat_failed || !S_ISREG(st.st_mode)) {
         /* errno speaks only for a failed call: fopen opens a directory */
         const char *why = !f || fstat_failed ? strerror(errno)

@@ -1790,7 +1790,7 @@ static int assemble(P *p)
         wr_writer_abandon(p->w);
         p->w = NULL;
     }
-    if (r)
+    if (r && strcmp(p->out_path, "-"))   /* standard output: the reader sees it end early */
         remove(p->out_path);
     free(p->h_producer);
     free(p->h_producer_version);
@@ -1855,18 +1855,21 @@ int wr_text_assemble_buf(const char *name, const char *data, size_t len, const c
 int wr_text_assemble(const char *in_path, const char *out_path, wr_error *err)
 {
     memset(err, 0, sizeof(*err));
-    FILE *f = fopen(in_path, "rb");
+    bool from_stdin = !strcmp(in_path, "-");
+    FILE *f = from_stdin ? stdin : fopen(in_path, "rb");
     if (!f) {
         snprintf(err->msg, sizeof(err->msg), "%s: %s", in_path, strerror(errno));
         return -1;
     }
-    P *p = new_parser(in_path, out_path, err);
+    P *p = new_parser(from_stdin ? "<stdin>" : in_path, out_path, err);
     if (!p) {
-        fclose(f);
+        if (!from_stdin)
+            fclose(f);
         return -1;
     }
     p->in.f = f;
     int r = assemble(p);
-    fclose(f);
+    if (!from_stdin)
+        fclose(f);
     return r;
 }

@@ -662,7 +662,10 @@ wr_writer *wr_writer_open(const char *path, const wr_header *hdr, const wr_write
     wrf_put32(c, crc);
 
     wr_writer *w = calloc(1, sizeof *w);
-    if (!w || !(w->path = strdup(path))) {
+    /* "-": standard output (the format is written front to back, never
+     * seeking), named so in messages */
+    bool to_stdout = !strcmp(path, "-");
+    if (!w || !(w->path = strdup(to_stdout ? "<stdout>" : path))) {
         free(w);
         goto oom;
     }
@@ -671,7 +674,7 @@ wr_writer *wr_writer_open(const char *path, const wr_header *hdr, const wr_write
     w->chunk_bytes = chunk > WRF_EVENT_CHUNK_RAW_MAX - WRF_RECORD_MAX ? WRF_EVENT_CHUNK_RAW_MAX - WRF_RECORD_MAX : chunk;
     w->strings.next_id = w->kernels.next_id = w->allocs.next_id = w->sites.next_id = 1;
     w->next_module_id = 1;
-    w->file = fopen(path, "wb");
+    w->file = to_stdout ? stdout : fopen(path, "wb");
     if (!w->file) {
         wr_error_at(err, path, 0, "cannot create: %s", strerror(errno));
         free(w->path);

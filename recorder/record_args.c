@@ -156,6 +156,10 @@ int wrr_record_parse(int argc, char **argv, wrr_record_opts *o, char *err, size_
         case 0:
             if (!*val)
                 return ERR("record: the output file name is empty");
+            if (!strcmp(val, "-"))   /* the recorded program writes there too */
+                return ERR("record: -o -: the trace cannot go to standard output, which the "
+                           "program writes to; give a file (or a named pipe that "
+                           "'warprace analyze' reads)");
             o->out = val;
             break;
         case 1: {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format_internal.h"
@@ -199,4 +200,59 @@ Test(stream, dash_reads_standard_input)
     cr_assert_null(r);
     cr_assert(!strncmp(err.msg, WR_STDIN_NAME ": offset 20: file ends inside the", 40), "%s",
               err.msg);
+}
+
+typedef struct fifo_feeder {
+    const char *path;
+    const unsigned char *data;
+    size_t size;
+} fifo_feeder;
+
+static void *feed_fifo(void *arg)
+{
+    fifo_feeder *f = arg;
+    FILE *out = fopen(f->path, "wb");   /* blocks until the reader opens it */
+    if (out) {
+        fwrite(f->data, 1, f->size, out);
+        fclose(out);
+    }
+    return NULL;
+}
+
+/* A named pipe given as a path (also what a shell's <(...) gives) is read
+ * as a stream. */
+Test(stream, a_named_pipe_by_its_path)
+{
+    char fifo[300];
+    snprintf(fifo, sizeof fifo, "%s.fifo", tmp_path);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    fifo_feeder fe = {fifo, sample, sample_size};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, feed_fifo, &fe), 0);
+    wr_error err = {0};
+    read_outcome o = read_to_end(wr_reader_open(fifo, &err), &err);
+    pthread_join(t, NULL);
+    unlink(fifo);
+    cr_assert_eq(o.rc, 0, "%s", o.err.msg);
+    cr_assert(o.st.streamed);
+    cr_assert_eq(o.events, 150);
+    cr_assert_eq(o.st.stream_hash, wr_fnv1a64(WR_FNV1A64_INIT, sample, sample_size));
+}
+
+/* A writer given "-" writes standard output, byte for byte the file. */
+Test(stream, a_writer_to_standard_output)
+{
+    char out[300];
+    snprintf(out, sizeof out, "%s.stdout", tmp_path);
+    fflush(stdout);
+    cr_assert_not_null(freopen(out, "wb", stdout));
+    wr_error err = {0};
+    cr_assert_eq(sample_write("-", 150, 700, &err), 0, "%s", err.msg);
+    size_t size = 0;
+    unsigned char *got = sample_read_file(out, &size);
+    unlink(out);
+    cr_assert_not_null(got);
+    cr_assert_eq(size, sample_size);
+    cr_assert_eq(memcmp(got, sample, size), 0, "the bytes differ from the file's");
+    free(got);
 }

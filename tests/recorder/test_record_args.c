@@ -76,6 +76,8 @@ Test(record_args, errors_name_the_problem)
     cr_assert(strstr(err, "--buffer '12Q'"), "%s", err);
     cr_assert_eq(PARSE("-o", "", "--", "a"), -1);
     cr_assert(strstr(err, "empty"), "%s", err);
+    cr_assert_eq(PARSE("-o", "-", "--", "a"), -1);
+    cr_assert(strstr(err, "cannot go to standard output"), "%s", err);
     cr_assert_eq(PARSE("-o", "x", "--nvtx=", "--", "a"), -1);
     cr_assert(strstr(err, "--nvtx range name is empty"), "%s", err);
 }

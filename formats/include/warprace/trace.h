@@ -106,7 +106,10 @@ typedef struct wr_writer_options {
                                     0 = default (256 KiB) */
 } wr_writer_options;
 
-/* Creates/truncates path and writes the header.  opts may be NULL. */
+/* Creates/truncates path and writes the header.  opts may be NULL.  The
+ * path "-" writes to standard output (closed by wr_writer_close): the
+ * format is written front to back, so a pipe can take it
+ * (`warprace asm t.txt -o - | warprace analyze -`). */
 wr_writer *wr_writer_open(const char *path, const wr_header *hdr,
                           const wr_writer_options *opts, wr_error *err);
 
@@ -166,7 +169,9 @@ typedef struct wr_reader_stats {
 #define WR_STDIN_NAME "<stdin>"
 
 /* Opens and checks the header.  NULL with err set on failure.  The path
- * "-" reads standard input as a stream (wr_reader_open_stream). */
+ * "-" reads standard input as a stream (wr_reader_open_stream), and so is
+ * a path that names a named pipe, a socket or a character device (a
+ * shell's <(...)); a directory or other non-file is refused. */
 wr_reader *wr_reader_open(const char *path, wr_error *err);
 /* The same over a trace held in memory (fuzzing, tests); `name` stands for
  * the file in error messages.  data must outlive the reader. */
