@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 wr_header sample_header(void)
 {
@@ -269,4 +270,22 @@ unsigned char *sample_read_file(const char *path, size_t *size)
     fclose(f);
     *size = (size_t)n;
     return buf;
+}
+
+unsigned char *sample_make_temp(const char *tag, uint64_t events, uint32_t chunk_bytes,
+                                char *path, size_t path_len, size_t *size, wr_error *why)
+{
+    snprintf(path, path_len, "/tmp/wr-format-%s-%d-XXXXXX", tag, (int)getpid());
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        snprintf(why->msg, sizeof why->msg, "mkstemp %s failed", path);
+        return NULL;
+    }
+    close(fd);
+    if (sample_write(path, events, chunk_bytes, why))
+        return NULL;
+    unsigned char *data = sample_read_file(path, size);
+    if (!data)
+        snprintf(why->msg, sizeof why->msg, "cannot read back %s", path);
+    return data;
 }

@@ -30,4 +30,10 @@ bool sample_events_equal(const wr_event *a, const wr_event *b, char *why, size_t
 /* Reads a whole file into memory (malloc'd); NULL on failure. */
 unsigned char *sample_read_file(const char *path, size_t *size);
 
+/* Writes a sample trace of `events` events into a new temporary file
+ * /tmp/wr-format-TAG-PID-XXXXXX (its name into path[path_len]) and reads it
+ * back (malloc'd, *size bytes); NULL on failure, *why set. */
+unsigned char *sample_make_temp(const char *tag, uint64_t events, uint32_t chunk_bytes,
+                                char *path, size_t path_len, size_t *size, wr_error *why);
+
 #endif

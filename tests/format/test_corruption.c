@@ -20,14 +20,9 @@ static char tmp_path[256];
 /* Small chunks so that the file has many chunk headers and both codecs. */
 static void make_sample(void)
 {
-    snprintf(tmp_path, sizeof tmp_path, "/tmp/wr-format-corrupt-%d-XXXXXX", (int)getpid());
-    int fd = mkstemp(tmp_path);
-    cr_assert(fd >= 0);
-    close(fd);
     wr_error err = {0};
-    cr_assert_eq(sample_write(tmp_path, 150, 700, &err), 0, "%s", err.msg);
-    sample = sample_read_file(tmp_path, &sample_size);
-    cr_assert(sample);
+    sample = sample_make_temp("corrupt", 150, 700, tmp_path, sizeof tmp_path, &sample_size, &err);
+    cr_assert_not_null(sample, "%s", err.msg);
 }
 
 static void drop_sample(void)
