@@ -96,8 +96,11 @@ static int read_exact(wr_reader *r, void *buf, size_t len)
 }
 
 /* A stream after its footer: 0 when it ends there, else the bytes that
- * follow (read to the end, so that the writer of a pipe is not cut off). */
-static uint64_t stream_rest(wr_reader *r)
+ * follow, read to the end (so that the writer of a pipe is not cut off) but
+ * no further than STREAM_REST_MAX (an endless source is no hang): *more is
+ * then set. */
+#define STREAM_REST_MAX (1u << 20)
+static uint64_t stream_rest(wr_reader *r, int *more)
 {
     uint8_t buf[4096];
     uint64_t extra = 0;
@@ -106,7 +109,8 @@ static uint64_t stream_rest(wr_reader *r)
         uint64_t at = r->pos;
         rc = read_exact(r, buf, sizeof buf);
         extra += r->pos - at;
-    } while (rc == 0);
+    } while (rc == 0 && extra < STREAM_REST_MAX);
+    *more = rc == 0;
     return extra;
 }
 
@@ -709,10 +713,11 @@ trailer:;
         return fail(r, err, trailer_at + 12, "footer trailer checksum mismatch");
     if (wrf_get32(t + 8) != WRF_TRAILER_MAGIC || wrf_get64(t) != chunk_at)
         return fail(r, err, trailer_at, "footer trailer does not point at the index chunk");
-    uint64_t after = r->stream ? stream_rest(r) : left - WRF_TRAILER_SIZE;
+    int more = 0;
+    uint64_t after = r->stream ? stream_rest(r, &more) : left - WRF_TRAILER_SIZE;
     if (after)
-        return fail(r, err, r->pos - (r->stream ? after : 0),
-                    "%llu unexpected bytes after the footer", (unsigned long long)after);
+        return fail(r, err, r->pos - (r->stream ? after : 0), "%s%llu unexpected bytes after the footer",
+                    more ? "more than " : "", (unsigned long long)after);
     r->stats.has_footer = 1;
     r->state = AT_END;
     return 0;

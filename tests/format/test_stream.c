@@ -6,6 +6,7 @@
  * the FNV-1a of every byte. */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,25 @@ static void *feed(void *arg)
     return NULL;
 }
 
+/* The data, then zeros until the pipe's reader closes it. */
+static void *feed_then_zeros(void *arg)
+{
+    feeder *f = arg;
+    signal(SIGPIPE, SIG_IGN);
+    size_t at = 0;
+    while (at < f->size) {
+        ssize_t w = write(f->fd, f->data + at, f->size - at);
+        if (w <= 0)
+            return NULL;
+        at += (size_t)w;
+    }
+    static const unsigned char zeros[4096];
+    while (write(f->fd, zeros, sizeof zeros) > 0) {
+    }
+    close(f->fd);
+    return NULL;
+}
+
 /* A real pipe, written in small pieces while the reader reads. */
 Test(stream, a_pipe_written_in_pieces)
 {
@@ -250,4 +270,21 @@ Test(stream, a_writer_to_standard_output)
     cr_assert_eq(size, sample_size);
     cr_assert_eq(memcmp(got, sample, size), 0, "the bytes differ from the file's");
     free(got);
+}
+
+/* An endless source after a sound footer is no hang: the reader stops
+ * after a bounded look and reports the bytes it saw. */
+Test(stream, an_endless_tail_is_refused, .timeout = 30)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    feeder fe = {fds[1], sample, sample_size, 0};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, feed_then_zeros, &fe), 0);
+    wr_error err = {0};
+    read_outcome o = read_to_end(wr_reader_open_stream(fdopen(fds[0], "rb"), "endless", &err), &err);
+    cr_assert_eq(o.rc, -1);
+    cr_assert(strstr(o.err.msg, "more than 1048576 unexpected bytes after the footer"), "%s",
+              o.err.msg);
+    pthread_join(t, NULL);   /* its writes fail once the reader has closed the pipe */
 }
