@@ -275,8 +275,8 @@ int wr_cmd_analyze(int argc, char **argv)
     }
     char *default_db = NULL;
     if (!db_path && !no_db) {
-        char *copy = strdup(streamed ? "./-" : trace);
-        if (!copy || asprintf(&default_db, "%s/warprace.db", dirname(copy)) < 0)
+        char *copy = strdup(trace);
+        if (!copy || asprintf(&default_db, "%s/warprace.db", streamed ? "." : dirname(copy)) < 0)
             abort();
         free(copy);
         db_path = default_db;
