@@ -105,8 +105,8 @@ static int print_stats(const char *stats_path, const char *out)
         fprintf(stderr, "warprace record: the recorder left no summary: the program did not "
                         "load it (no CUDA use?) or crashed before exit\n");
         struct stat st;
-        if (stat(out, &st) == 0 && st.st_size == 0) {
-            unlink(out);
+        if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+            unlink(out);   /* not a named pipe that an analyze reads */
             fprintf(stderr, "warprace record: nothing was recorded; %s not written\n", out);
         } else if (stat(out, &st) == 0) {
             fprintf(stderr, "warprace record: %s: %lld bytes on disk (possibly truncated; "
