@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,16 +144,24 @@ typedef struct feeder {
     size_t size, piece;
 } feeder;
 
+/* Writes the data in pieces of f->piece bytes (all at once: 0); false if
+ * the pipe's reader went away first. */
+static bool write_pieces(const feeder *f)
+{
+    for (size_t at = 0; at < f->size;) {
+        size_t n = f->piece && f->size - at > f->piece ? f->piece : f->size - at;
+        ssize_t w = write(f->fd, f->data + at, n);
+        if (w <= 0)
+            return false;
+        at += (size_t)w;
+    }
+    return true;
+}
+
 static void *feed(void *arg)
 {
     feeder *f = arg;
-    for (size_t at = 0; at < f->size;) {
-        size_t n = f->size - at < f->piece ? f->size - at : f->piece;
-        ssize_t w = write(f->fd, f->data + at, n);
-        if (w <= 0)
-            break;
-        at += (size_t)w;
-    }
+    write_pieces(f);
     close(f->fd);
     return NULL;
 }
@@ -162,31 +171,33 @@ static void *feed_then_zeros(void *arg)
 {
     feeder *f = arg;
     signal(SIGPIPE, SIG_IGN);
-    size_t at = 0;
-    while (at < f->size) {
-        ssize_t w = write(f->fd, f->data + at, f->size - at);
-        if (w <= 0)
-            return NULL;
-        at += (size_t)w;
-    }
     static const unsigned char zeros[4096];
-    while (write(f->fd, zeros, sizeof zeros) > 0) {
-    }
+    if (write_pieces(f))
+        while (write(f->fd, zeros, sizeof zeros) > 0) {
+        }
     close(f->fd);
     return NULL;
+}
+
+/* The sample through a pipe that `writer` feeds from a thread (pieces of
+ * `piece` bytes), read as a stream named `name`. */
+static read_outcome read_through_pipe(void *(*writer)(void *), size_t piece, const char *name)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    feeder fe = {fds[1], sample, sample_size, piece};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, writer, &fe), 0);
+    wr_error err = {0};
+    read_outcome o = read_to_end(wr_reader_open_stream(fdopen(fds[0], "rb"), name, &err), &err);
+    pthread_join(t, NULL);   /* its writes fail once the reader has closed the pipe */
+    return o;
 }
 
 /* A real pipe, written in small pieces while the reader reads. */
 Test(stream, a_pipe_written_in_pieces)
 {
-    int fds[2];
-    cr_assert_eq(pipe(fds), 0);
-    feeder fe = {fds[1], sample, sample_size, 13};
-    pthread_t t;
-    cr_assert_eq(pthread_create(&t, NULL, feed, &fe), 0);
-    wr_error err = {0};
-    read_outcome o = read_to_end(wr_reader_open_stream(fdopen(fds[0], "rb"), "pipe", &err), &err);
-    pthread_join(t, NULL);
+    read_outcome o = read_through_pipe(feed, 13, "pipe");
     cr_assert_eq(o.rc, 0, "%s", o.err.msg);
     cr_assert_eq(o.events, 150);
     cr_assert_eq(o.st.file_bytes, sample_size);
@@ -276,15 +287,8 @@ Test(stream, a_writer_to_standard_output)
  * after a bounded look and reports the bytes it saw. */
 Test(stream, an_endless_tail_is_refused, .timeout = 30)
 {
-    int fds[2];
-    cr_assert_eq(pipe(fds), 0);
-    feeder fe = {fds[1], sample, sample_size, 0};
-    pthread_t t;
-    cr_assert_eq(pthread_create(&t, NULL, feed_then_zeros, &fe), 0);
-    wr_error err = {0};
-    read_outcome o = read_to_end(wr_reader_open_stream(fdopen(fds[0], "rb"), "endless", &err), &err);
+    read_outcome o = read_through_pipe(feed_then_zeros, 0, "endless");
     cr_assert_eq(o.rc, -1);
     cr_assert(strstr(o.err.msg, "more than 1048576 unexpected bytes after the footer"), "%s",
               o.err.msg);
-    pthread_join(t, NULL);   /* its writes fail once the reader has closed the pipe */
 }
