@@ -41,13 +41,22 @@ static inline void wr_barrier_arrive(wr_block_barriers *t, const wr_barrier *br,
                                      wr_barrier_done done, void *ctx)
 {
     unsigned id = br->barrier_id & 15u;
+    uint32_t expected = br->expected;
+    /* A cluster or grid barrier gathers every thread of the block too, so
+     * it is a block barrier here (what it orders across blocks is the
+     * engine's to model or not); the block's share of `expected` is not
+     * known, so it completes when one of its warps goes on. */
+    if (br->scope != WR_BAR_BLOCK) {
+        id = 0;
+        expected = 0;
+    }
     uint32_t bit = 1u << (br->warp & 31u);
     if (t->bar[id].warps & bit)
         wr_barrier_complete(t, id, done, ctx);
     t->bar[id].warps |= bit;
     t->bar[id].arrived += (uint32_t)__builtin_popcount(br->active_mask);
     t->pending |= bit;
-    if (br->expected && t->bar[id].arrived >= br->expected)
+    if (expected && t->bar[id].arrived >= expected)
         wr_barrier_complete(t, id, done, ctx);
 }
 

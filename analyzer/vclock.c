@@ -105,6 +105,18 @@ typedef struct hb_bar {
     uint32_t stamp[64];
 } hb_bar;
 
+/* A cluster or grid barrier under way.  Arrivals are kept by position,
+ * not by pointer: a block's warps may be regrown before it completes. */
+typedef struct hb_xarrival {
+    uint32_t block, widx, stamp, mask;
+} hb_xarrival;
+
+typedef struct hb_xbar {
+    uint64_t count;          /* threads arrived */
+    hb_xarrival *arr;
+    uint32_t n, cap;
+} hb_xbar;
+
 typedef struct wr_hb_block {
     uint32_t idx, unit0, nw;
     uint32_t made_nw;        /* the warps the object was made with (block_new) */
@@ -133,6 +145,11 @@ typedef struct hb_launch {
     uint32_t running_at;     /* index in wr_hb.running + 1; 0: no block running */
     wr_vclock base[WR_HB_MAX_LAYERS];
     wr_vclock endj[WR_HB_MAX_LAYERS];
+    /* cluster barriers under way (xbar_ix: cluster index + 1 -> index + 1
+     * in xbar) and the grid barrier's; gone with the blocks */
+    hb_xbar *xbar, *grid_bar;
+    uint32_t nxbar;
+    wr_u32map xbar_ix;
 } hb_launch;
 
 typedef struct hb_stream {
@@ -551,10 +568,25 @@ static void learn_ends(wr_hb *hb, wr_vclock *c)
  * things ran), and a long trace keeps every launch record.  Not earlier:
  * a grid whose blocks run one after another would make the array anew
  * for each. */
+static void launch_drop_xbars(hb_launch *l)
+{
+    for (uint32_t i = 0; i < l->nxbar; i++)
+        free(l->xbar[i].arr);
+    free(l->xbar);
+    l->xbar = NULL;
+    l->nxbar = 0;
+    wr_map_free(&l->xbar_ix);
+    if (l->grid_bar)
+        free(l->grid_bar->arr);
+    free(l->grid_bar);
+    l->grid_bar = NULL;
+}
+
 static void launch_drop_blocks(hb_launch *l)
 {
     free(l->blocks);
     l->blocks = NULL;
+    launch_drop_xbars(l);
 }
 
 static void launch_complete(wr_hb *hb, hb_launch *l)
@@ -1783,29 +1815,134 @@ void wr_hb_copy_end(wr_hb *hb, wr_hb_warp *w, const wr_host_copy *c)
 /* ------------------------------------------------------------------ */
 /* synchronization events                                               */
 
+/* A warp's arrival at a barrier that gathers the threads of `scope`: its
+ * stamp.  The barrier is also a fence of that scope for the warp (a
+ * release pattern's fence, and the fence that completes a pending CAS
+ * acquire). */
+static uint32_t barrier_arrival(wr_hb *hb, wr_hb_warp *w, unsigned scope, uint32_t mask)
+{
+    uint32_t s = stamp_next(w);
+    w->has_fence = 1;
+    w->fence_scope = (uint8_t)scope;
+    w->fence_c = s;
+    if (w->npend) {
+        hb_pend *pend = w->pend;
+        for (uint32_t i = 0; i < w->npend; i++) {
+            acquire_rels(hb, w, pend[i].rel, pend[i].n, pend[i].front,
+                         min_u(pend[i].scope, scope), WR_VERDICT_SCOPE_FENCE, true, mask);
+            pend_free(&pend[i]);
+        }
+        w->npend = 0;
+    }
+    return s;
+}
+
+/* Threads a cluster or grid barrier of l gathers when the trace does not
+ * say: all of the cluster's or grid's (a launch never announced: its
+ * blocks seen so far, of 32 threads). */
+static uint64_t xbar_expected(const hb_launch *l, unsigned bscope)
+{
+    uint64_t threads = l->threads ? l->threads : WR_WARP_SIZE;
+    uint64_t blocks = bscope == WR_BAR_CLUSTER
+                          ? (uint64_t)l->cl[0] * l->cl[1] * l->cl[2]
+                          : (l->grid[0] ? (uint64_t)l->grid[0] * l->grid[1] * l->grid[2]
+                                        : l->nblocks);
+    return threads * (blocks ? blocks : 1);
+}
+
+static hb_xbar *xbar_of(hb_launch *l, unsigned bscope, uint32_t cluster)
+{
+    if (bscope == WR_BAR_GRID) {
+        if (!l->grid_bar)
+            l->grid_bar = xcalloc(1, sizeof *l->grid_bar);
+        return l->grid_bar;
+    }
+    uint32_t ix = wr_map_get(&l->xbar_ix, cluster + 1u);
+    if (ix)
+        return &l->xbar[ix - 1];
+    if (!(l->nxbar & (l->nxbar - 1)))   /* grows at powers of two */
+        l->xbar = xrealloc(l->xbar, (size_t)(l->nxbar ? l->nxbar * 2 : 1) * sizeof *l->xbar);
+    memset(&l->xbar[l->nxbar], 0, sizeof *l->xbar);
+    wr_map_put(&l->xbar_ix, cluster + 1u, ++l->nxbar);
+    return &l->xbar[l->nxbar - 1];
+}
+
+/* A cluster or grid barrier completes: every arriver's clock at its
+ * arrival is joined and given to all of them, in every layer (a barrier's
+ * scope holds every thread it gathers, and it orders weak accesses as a
+ * block barrier does), and each arriving warp reconverges. */
+static void xbar_complete(wr_hb *hb, hb_launch *l, hb_xbar *x)
+{
+    /* an arriver whose block is gone (a malformed trace) takes no part */
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < x->n; i++) {
+        hb_xarrival a = x->arr[i];
+        if (l->blocks && a.block < l->nblocks && l->blocks[a.block] &&
+            a.widx < l->blocks[a.block]->nw)
+            x->arr[n++] = a;
+    }
+    for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
+        wr_vclock *j = &hb->tmp;
+        wr_vc_clear(j);
+        for (uint32_t i = 0; i < n; i++) {
+            wr_hb_warp *w = &l->blocks[x->arr[i].block]->w[x->arr[i].widx];
+            wr_vc_snap *sn = warp_flatten(hb, w, k, x->arr[i].stamp);
+            wr_vc_join(j, &sn->c);
+            wr_snap_unref(sn);
+        }
+        for (uint32_t i = 0; i < n; i++)
+            warp_join(hb, &l->blocks[x->arr[i].block]->w[x->arr[i].widx], k, j,
+                      x->arr[i].mask);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        wr_hb_warp *w = &l->blocks[x->arr[i].block]->w[x->arr[i].widx];
+        lanes_reconverge(w, x->arr[i].stamp);
+        w->xbar_wait = 0;
+        w->diverged = 0;
+        w->group_mask = 0;
+    }
+    x->n = 0;
+    x->count = 0;
+}
+
+/* A warp arrives at a cluster barrier (cluster.sync()) or a grid barrier
+ * (grid.sync()). */
+static void do_xbarrier(wr_hb *hb, const wr_barrier *br)
+{
+    wr_hb_warp *w = warp_get(hb, br->launch, br->block, br->warp);
+    hb_launch *l = launch_get(hb, br->launch);
+    unsigned scope = br->scope == WR_BAR_CLUSTER ? WR_SCOPE_CLUSTER : WR_SCOPE_DEVICE;
+    uint32_t s = barrier_arrival(hb, w, scope, br->active_mask);
+    /* a warp that arrives again went on: the barrier it waited at
+     * completed (a count short of `expected`, as with exited threads) */
+    if (w->xbar_wait)
+        xbar_complete(hb, l, xbar_of(l, w->xbar_wait, w->cluster));
+    w->xbar_wait = br->scope;
+    hb_xbar *x = xbar_of(l, br->scope, w->cluster);
+    if (x->n == x->cap) {
+        x->cap = x->cap ? x->cap * 2 : 8;
+        x->arr = xrealloc(x->arr, (size_t)x->cap * sizeof *x->arr);
+    }
+    x->arr[x->n++] = (hb_xarrival){br->block, w->widx, s, br->active_mask};
+    x->count += (uint32_t)__builtin_popcount(br->active_mask);
+    uint64_t expected = br->expected ? br->expected : xbar_expected(l, br->scope);
+    if (x->count >= expected)
+        xbar_complete(hb, l, x);
+}
+
 static void do_barrier(wr_hb *hb, const wr_barrier *br)
 {
+    if (br->scope != WR_BAR_BLOCK) {
+        do_xbarrier(hb, br);
+        return;
+    }
     wr_hb_warp *w = warp_get(hb, br->launch, br->block, br->warp);
     hb_block *b = w->blkp;
     uint32_t id = br->barrier_id & 15u;
     if (!b->bar[id])
         b->bar[id] = xcalloc(1, sizeof(hb_bar));
     hb_bar *bar = b->bar[id];
-    uint32_t s = stamp_next(w);
-    /* the barrier is also a block-scope fence for the arriving warp */
-    w->has_fence = 1;
-    w->fence_scope = WR_SCOPE_BLOCK;
-    w->fence_c = s;
-    if (w->npend) {
-        hb_pend *pend = w->pend;
-        for (uint32_t i = 0; i < w->npend; i++) {
-            acquire_rels(hb, w, pend[i].rel, pend[i].n, pend[i].front,
-                         min_u(pend[i].scope, WR_SCOPE_BLOCK),
-                         WR_VERDICT_SCOPE_FENCE, true, br->active_mask);
-            pend_free(&pend[i]);
-        }
-        w->npend = 0;
-    }
+    uint32_t s = barrier_arrival(hb, w, WR_SCOPE_BLOCK, br->active_mask);
     if (w->widx < 64) {
         bar->arrived |= 1ull << w->widx;
         bar->stamp[w->widx] = s;
@@ -1957,8 +2094,7 @@ static void do_kernel_end(wr_hb *hb, uint32_t id)
             block_fold(hb, l, l->blocks[i]);
             l->blocks[i] = NULL;
         }
-    free(l->blocks);
-    l->blocks = NULL;
+    launch_drop_blocks(l);
     /* Its start clock goes too, once it is complete: only its own warps
      * and its completion read it (wr_hb_knows, acquires, mark_known), and
      * none of them comes any more.  The record stays (a kept access's unit
@@ -2081,7 +2217,7 @@ void wr_hb_free(wr_hb *hb)
         for (uint32_t b = 0; l->blocks && b < l->nblocks; b++)
             if (l->blocks[b])
                 block_fold(hb, l, l->blocks[b]);
-        free(l->blocks);
+        launch_drop_blocks(l);
         for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++) {
             wr_vc_free(&l->base[k]);
             wr_vc_free(&l->endj[k]);

@@ -139,6 +139,7 @@ typedef struct launch_info {
     uint32_t id;
     uint64_t blocks;
     uint64_t threads;   /* per block */
+    uint64_t cluster_blocks;   /* blocks per cluster (1 without clusters) */
 } launch_info;
 
 /* Catalog definitions are handed to the writer only just before the event
@@ -990,6 +991,12 @@ static int definition(P *p)
 
 /* ---- launches ------------------------------------------------------------ */
 
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 static launch_info *find_launch(P *p, uint32_t id)
 {
     if (!p->launch_cap)
@@ -1002,7 +1009,8 @@ static launch_info *find_launch(P *p, uint32_t id)
     }
 }
 
-static int add_launch(P *p, uint32_t id, uint64_t blocks, uint64_t threads, int col)
+static int add_launch(P *p, uint32_t id, uint64_t blocks, uint64_t threads, uint64_t cluster_blocks,
+                      int col)
 {
     if (p->nlaunches >= WR_TEXT_MAX_LAUNCHES)
         return perr(p, col, "too many launches");
@@ -1026,7 +1034,7 @@ static int add_launch(P *p, uint32_t id, uint64_t blocks, uint64_t threads, int 
     size_t j = (id * 2654435761u) & (p->launch_cap - 1);
     while (p->launches[j].id)
         j = (j + 1) & (p->launch_cap - 1);
-    p->launches[j] = (launch_info){id, blocks, threads};
+    p->launches[j] = (launch_info){id, blocks, threads, cluster_blocks};
     p->nlaunches++;
     p->last_launch = id;
     if (id > p->max_launch)
@@ -1400,6 +1408,22 @@ static int access_line(P *p, const char *base_op)
     return emit(p, &ev, t0->col);
 }
 
+/* The wr_barrier_scope a barrier directive names, -1 if s is none. */
+static int barrier_word(const char *s)
+{
+    static const struct { const char *w; int scope; } words[] = {
+        {"barrier", WR_BAR_BLOCK}, {"bar", WR_BAR_BLOCK},
+        {"barrier.block", WR_BAR_BLOCK}, {"bar.block", WR_BAR_BLOCK},
+        {"barrier.cluster", WR_BAR_CLUSTER}, {"bar.cluster", WR_BAR_CLUSTER},
+        {"cluster_sync", WR_BAR_CLUSTER},
+        {"barrier.grid", WR_BAR_GRID}, {"bar.grid", WR_BAR_GRID}, {"grid_sync", WR_BAR_GRID},
+    };
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (!strcmp(s, words[i].w))
+            return words[i].scope;
+    return -1;
+}
+
 static int sync_line(P *p, int kind)
 {
     tok *t0 = &p->toks[0];
@@ -1431,20 +1455,27 @@ static int sync_line(P *p, int kind)
                                 (uint8_t)(scope >= 0 ? scope : WR_SCOPE_DEVICE),
                                 (uint8_t)(order >= 0 ? order : WR_ORDER_SC)};
     } else if (kind == WR_EV_BARRIER) {
+        int scope = barrier_word(t0->s);
         if (thread_spec(p, &th, 1))
             return -1;
-        uint32_t id = 0, expected;
-        if (th.li->threads > UINT32_MAX)
-            expected = UINT32_MAX;
-        else
-            expected = (uint32_t)th.li->threads;
+        /* by default every thread the barrier gathers: the block's, the
+         * cluster's or the grid's, spelled out (expected=0 leaves it to the
+         * analyzer) */
+        uint64_t threads = th.li->threads;
+        if (scope == WR_BAR_CLUSTER)
+            threads = sat_mul(threads, th.li->cluster_blocks);
+        else if (scope == WR_BAR_GRID)
+            threads = sat_mul(threads, th.li->blocks);
+        uint32_t id = 0, expected = threads > UINT32_MAX ? UINT32_MAX : (uint32_t)threads;
         int col;
         const char *v;
         if ((v = take_kv(p, "id=", &col)) && get_u32(p, v, col, &id))
             return -1;
+        if (v && id && scope != WR_BAR_BLOCK)
+            return perr(p, col, "cluster and grid barriers have no id");
         if ((v = take_kv(p, "expected=", &col)) && get_u32(p, v, col, &expected))
             return -1;
-        ev.u.barrier = (wr_barrier){th.launch, th.block, th.warp, th.mask, id, expected};
+        ev.u.barrier = (wr_barrier){th.launch, th.block, th.warp, th.mask, id, expected, (uint8_t)scope};
     } else if (kind == WR_EV_WARP_SYNC) {
         if (thread_spec(p, &th, 1))
             return -1;
@@ -1547,7 +1578,10 @@ static int launch_line(P *p)
         return -1;
     uint64_t blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
     uint64_t threads = (uint64_t)l->block_dim[0] * l->block_dim[1] * l->block_dim[2];
-    if (add_launch(p, l->launch, blocks, threads, t0->col))
+    /* saturated like the default expected= of a cluster barrier, its only
+     * reader: the text accepts any u32 cluster dimensions */
+    uint64_t cluster_blocks = sat_mul(sat_mul(l->cluster[0], l->cluster[1]), l->cluster[2]);
+    if (add_launch(p, l->launch, blocks, threads, cluster_blocks, t0->col))
         return -1;
     return emit(p, &ev, t0->col);
 }
@@ -1728,7 +1762,7 @@ static int body_line(P *p)
     if (is_op(s, "ld")) return access_line(p, "ld");
     if (is_op(s, "st")) return access_line(p, "st");
     if (is_op(s, "atom")) return access_line(p, "atom");
-    if (!strcmp(s, "barrier") || !strcmp(s, "bar")) return sync_line(p, WR_EV_BARRIER);
+    if (barrier_word(s) >= 0) return sync_line(p, WR_EV_BARRIER);
     if (!strcmp(s, "warpsync") || !strcmp(s, "syncwarp")) return sync_line(p, WR_EV_WARP_SYNC);
     if (is_op(s, "fence")) return sync_line(p, WR_EV_FENCE);
     if (!strcmp(s, "block_enter") || !strcmp(s, "enter")) return sync_line(p, WR_EV_BLOCK_ENTER);

@@ -262,9 +262,16 @@ static void put_event(D *d, const wr_event *ev)
     }
     case WR_EV_BARRIER: {
         const wr_barrier *b = &ev->u.barrier;
-        fputs("barrier", o);
+        if (b->scope == WR_BAR_BLOCK) {
+            fputs("barrier", o);
+            put_thread(d, b->launch, b->block, b->warp, b->active_mask);
+            fprintf(o, " id=%u expected=%u", b->barrier_id, b->expected);
+            break;
+        }
+        /* no id=: the reader let no id through for these */
+        fputs(b->scope == WR_BAR_CLUSTER ? "barrier.cluster" : "barrier.grid", o);
         put_thread(d, b->launch, b->block, b->warp, b->active_mask);
-        fprintf(o, " id=%u expected=%u", b->barrier_id, b->expected);
+        fprintf(o, " expected=%u", b->expected);
         break;
     }
     case WR_EV_WARP_SYNC: {

@@ -43,6 +43,8 @@ const char *wrr_check_header(uint64_t w0)
         if (kind == WRR_K_FENCE &&
             (WRR_W0_SCOPE(w0) < WR_SCOPE_BLOCK || WRR_W0_SCOPE(w0) > WR_SCOPE_MAX))
             return "fence scope out of range";
+        if (kind == WRR_K_BARRIER && !wr_barrier_scope_ok(WRR_W0_SCOPE(w0)))
+            return "barrier scope out of range";
     }
     return NULL;
 }
@@ -106,7 +108,12 @@ int wrr_convert(const uint64_t *w, size_t nwords, uint32_t launch, uint32_t site
     }
     case WRR_K_BARRIER:
         ev->kind = WR_EV_BARRIER;
-        ev->u.barrier = (wr_barrier){launch, block, warp, mask, aux & 0xffu, aux >> 8};
+        if (WRR_W0_SCOPE(w[0]) == WR_BAR_BLOCK)
+            ev->u.barrier = (wr_barrier){launch, block, warp, mask, aux & 0xffu, aux >> 8,
+                                         WR_BAR_BLOCK};
+        else
+            ev->u.barrier = (wr_barrier){launch, block, warp, mask, 0, aux,
+                                         (uint8_t)WRR_W0_SCOPE(w[0])};
         break;
     case WRR_K_WARP_SYNC:
         ev->kind = WR_EV_WARP_SYNC;

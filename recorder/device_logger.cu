@@ -1,5 +1,5 @@
 /*
- * Compile check of the device API for sm_90: one kernel that uses every
+ * Compile check of the device API for sm_90: kernels that use every
  * wrapper, for every element type the atomics take.  Built by meson (with
  * recording on and, as device_logger_off.o, with -DWARPRACE_RECORD=0) so
  * that a change that breaks the device code fails the build even where no
@@ -78,4 +78,16 @@ extern "C" __global__ void warprace_api_selftest(int *gi, unsigned *gu, unsigned
     c += r.load(cuda::std::memory_order_acquire) + r.fetch_add(1) + r.exchange(0);
     out[t] = c + WR_LOAD(&local[(t + 1) % 4]);
     WR_BLOCK_END();
+}
+
+/* Cluster and grid barriers, apart: a kernel that uses them must be
+ * launched in clusters or cooperatively. */
+extern "C" __global__ void warprace_api_selftest_groups(int *g)
+{
+    unsigned t = threadIdx.x + blockIdx.x * blockDim.x;
+    WR_STORE(&g[t], 1);
+    WR_CLUSTER_SYNC();
+    int a = WR_LOAD(&g[t ^ blockDim.x]);
+    WR_GRID_SYNC();
+    WR_STORE(&g[t], a + WR_LOAD(&g[(t + blockDim.x) % (blockDim.x * gridDim.x)]));
 }

@@ -342,6 +342,22 @@ void wrr_rt_launch_begin(CUfunction f, const char *name, const unsigned grid[3],
     }
     int static_shared = 0;
     cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+    /* A kernel compiled with __cluster_dims__ runs in clusters although its
+     * launch names none (an explicit one would be refused); cluster.sync()
+     * in it gathers those blocks, so the launch event must say so. */
+    unsigned cl[3];
+    for (int i = 0; i < 3; i++)
+        cl[i] = cluster[i] ? cluster[i] : 1;
+    if (cl[0] * cl[1] * cl[2] == 1) {
+        static const CUfunction_attribute dims[3] = {CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH,
+                                                     CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
+                                                     CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH};
+        int req[3] = {0, 0, 0}, ok = 1;
+        for (int i = 0; i < 3 && ok; i++)
+            ok = cuFuncGetAttribute(&req[i], dims[i], f) == CUDA_SUCCESS && req[i] > 0;
+        for (int i = 0; i < 3 && ok; i++)
+            cl[i] = (unsigned)req[i];
+    }
     wrr_rt_internal = 0;
     pthread_mutex_lock(&R.wlock);
     uint32_t kid = wr_writer_kernel(R.w, name ? name : "");
@@ -354,7 +370,7 @@ void wrr_rt_launch_begin(CUfunction f, const char *name, const unsigned grid[3],
     for (int i = 0; i < 3; i++) {
         ev.u.launch.grid[i] = grid[i];
         ev.u.launch.block_dim[i] = block[i];
-        ev.u.launch.cluster[i] = cluster[i] ? cluster[i] : 1;
+        ev.u.launch.cluster[i] = cl[i];
     }
     ev.u.launch.shared_bytes = dyn_shared + (unsigned)static_shared;
     ev.u.launch.stream = handle_id(stream, 0);

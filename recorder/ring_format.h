@@ -30,6 +30,8 @@
  *       bits 42..44  op              (wr_mem_op)           ACCESS
  *       bits 45..48  atomic op       (wr_atomic_op)        ACCESS
  *       bits 49..51  scope           (wr_scope)            ACCESS, FENCE
+ *                    barrier scope   (wr_barrier_scope)    BARRIER: 0 block,
+ *                                      2 cluster, 3 grid; else corrupt
  *       bits 52..54  order           (wr_order)            ACCESS, FENCE
  *       bits 55..56  space           (wr_space)            ACCESS
  *       bits 57..59  log2(size)      (1..16 bytes)         ACCESS
@@ -37,8 +39,11 @@
  *       bits 62..63  reserved, 0
  *   w1  bits  0..31  active mask (BARRIER, FENCE, ACCESS) / sync mask (WARP_SYNC)
  *       bits 32..63  aux: ACCESS = per-lane CAS success mask (CAS only);
- *                    BARRIER = barrier id (bits 32..39) | expected threads
- *                    (bits 40..63)
+ *                    BARRIER of block scope = barrier id (bits 32..39) |
+ *                    expected threads (bits 40..63); BARRIER of cluster or
+ *                    grid scope = expected threads (bits 32..63): they have
+ *                    no barrier id, so the count keeps the event model's
+ *                    32 bits (a grid's saturates there)
  *   w2  bits  0..31  linear block index in the grid
  *       bits 32..47  warp index in the block
  *       bits 48..63  reserved, 0
@@ -147,6 +152,10 @@ typedef struct wrr_dev_state {
 #define WRR_W0_LSIZE(w)  ((unsigned)(((w) >> 57) & 7u))
 #define WRR_W0_AMODE(w)  ((unsigned)(((w) >> 60) & 3u))
 #define WRR_W0_RESERVED(w) ((unsigned)(((w) >> 62) & 3u))
+
+/* BARRIER aux word (w1 bits 32..63) of a block barrier; a cluster or grid
+ * barrier's is its expected thread count as is */
+#define WRR_BAR_AUX_BLOCK(id, expected) (((uint32_t)(id) & 0xffu) | ((uint32_t)(expected) << 8))
 
 #define WRR_W2(block, warp) ((uint64_t)(uint32_t)(block) | ((uint64_t)(uint16_t)(warp) << 32))
 

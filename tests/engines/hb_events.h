@@ -162,6 +162,22 @@ static inline void ev_bar(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint32_t m
     ev.u.barrier.expected = expected;
     hbt_feed(t, &ev);
 }
+/* A cluster or grid barrier (scope WR_BAR_CLUSTER / WR_BAR_GRID), all lanes. */
+static inline void ev_xbar(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint8_t scope,
+                           uint32_t expected)
+{
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_BARRIER;
+    ev.u.barrier.launch = l;
+    ev.u.barrier.block = b;
+    ev.u.barrier.warp = w;
+    ev.u.barrier.active_mask = WR_FULL_MASK;
+    ev.u.barrier.expected = expected;
+    ev.u.barrier.scope = scope;
+    hbt_feed(t, &ev);
+}
+
 static inline void ev_wsync(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint32_t mask)
 {
     wr_event ev;

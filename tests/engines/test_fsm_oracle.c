@@ -402,8 +402,18 @@ static void random_program(prog *p, model *m)
         if (what < 19) {   /* a block barrier of both warps, or of one (expected 32) */
             uint32_t launch = m->E.ep[x].launch, b = rnd(BLOCKS);
             if (rnd(3)) {
-                oracle_emit(p, lf_barrier(launch, b, 0, 64));
-                oracle_emit(p, lf_barrier(launch, b, 1, 64));
+                /* every third one a cluster or grid barrier, whose count
+                 * is the cluster's or grid's: a barrier of each block it
+                 * gathers, as far as the table goes (the choice draws no
+                 * random number, so the programs stay what they were) */
+                wr_event e0 = lf_barrier(launch, b, 0, 64), e1 = lf_barrier(launch, b, 1, 64);
+                if (step_no % 3 == 0) {
+                    e0.u.barrier.scope = e1.u.barrier.scope =
+                        step_no % 2 ? WR_BAR_CLUSTER : WR_BAR_GRID;
+                    e0.u.barrier.expected = e1.u.barrier.expected = 64 * BLOCKS;
+                }
+                oracle_emit(p, e0);
+                oracle_emit(p, e1);
                 model_barrier(m, x, b, 3u);
             } else {
                 uint32_t w = rnd(WARPS);

@@ -421,11 +421,14 @@ static void model_barrier(model *m, uint32_t epoch, const wr_barrier *br)
 {
     mbar *b = &m->bar[epoch][br->block];
     uint32_t bit = 1u << br->warp;
+    /* a cluster or grid barrier is a barrier of the block that completes
+     * when one of its warps goes on (ENGINES.md, lockset) */
+    uint32_t expected = br->scope == WR_BAR_BLOCK ? br->expected : 0;
     if (b->warps & bit)
         barrier_complete(m, epoch, br->block);
     b->warps |= bit;
     b->arrived += (uint32_t)__builtin_popcount(br->active_mask);
-    if (br->expected && b->arrived >= br->expected)
+    if (expected && b->arrived >= expected)
         barrier_complete(m, epoch, br->block);
 }
 
@@ -926,9 +929,14 @@ static void random_copy(prog *p, model *m)
     }
 }
 
-static void barrier(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, uint32_t expected)
+/* A cluster or grid barrier's count is the cluster's or grid's threads. */
+static void barrier(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, uint32_t expected,
+                    uint8_t scope)
 {
-    wr_event *e = emit(p, lf_barrier(m->E.ep[x].launch, b, w, expected));
+    wr_event ev = lf_barrier(m->E.ep[x].launch, b, w,
+                             scope == WR_BAR_BLOCK ? expected : expected * BLOCKS);
+    ev.u.barrier.scope = scope;
+    wr_event *e = emit(p, ev);
     model_barrier(m, x, &e->u.barrier);
 }
 
@@ -953,10 +961,14 @@ static void random_program(prog *p, model *m)
         if (what < 18) {   /* a block barrier: both warps, one (expected 32), or one waiting */
             uint32_t b = rnd(BLOCKS), r = rnd(6);
             if (r < 3) {
-                barrier(p, m, x, b, 0, 64);
-                barrier(p, m, x, b, 1, 64);
+                /* every third one a cluster or grid barrier (no random
+                 * number drawn: the programs stay what they were) */
+                uint8_t scope = step_no % 3 ? WR_BAR_BLOCK
+                                : step_no % 2 ? WR_BAR_CLUSTER : WR_BAR_GRID;
+                barrier(p, m, x, b, 0, 64, scope);
+                barrier(p, m, x, b, 1, 64, scope);
             } else {
-                barrier(p, m, x, b, rnd(WARPS), r < 5 ? 32 : 64);
+                barrier(p, m, x, b, rnd(WARPS), r < 5 ? 32 : 64, WR_BAR_BLOCK);
             }
         } else if (what < 20) {   /* a warp sync (lockset ignores it) */
             uint32_t b = rnd(BLOCKS), w = rnd(WARPS);

@@ -666,3 +666,111 @@ Test(vc, units_no_access_names_are_forgotten_and_named_ones_kept)
     cr_assert_eq(r->first.launch, last);
     cr_assert_eq(hbt_count(&T), 2);
 }
+
+/* ---- cluster and grid barriers ---- */
+
+/* Launch 2: 4 blocks of 2 warps in clusters of 2 blocks. */
+static void launch_clusters(void)
+{
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_KERNEL_LAUNCH;
+    ev.u.launch.launch = 2;
+    ev.u.launch.kernel = 2;
+    ev.u.launch.grid[0] = 4;
+    ev.u.launch.grid[1] = ev.u.launch.grid[2] = 1;
+    ev.u.launch.block_dim[0] = 64;
+    ev.u.launch.block_dim[1] = ev.u.launch.block_dim[2] = 1;
+    ev.u.launch.cluster[0] = 2;
+    ev.u.launch.cluster[1] = ev.u.launch.cluster[2] = 1;
+    hbt_feed(&T, &ev);
+}
+
+static void cluster_sync(uint32_t b0, uint32_t expected)
+{
+    for (uint32_t b = b0; b < b0 + 2; b++)
+        for (uint32_t w = 0; w < 2; w++)
+            ev_xbar(&T, 2, b, w, WR_BAR_CLUSTER, expected);
+}
+
+Test(vc, cluster_barrier_orders_the_blocks_of_its_cluster)
+{
+    launch_clusters();
+    ev_st(&T, 1, 2, 0, 1, 3, DATA);
+    cluster_sync(0, 0);   /* the count from the launch: 2 blocks x 64 */
+    ev_ld(&T, 2, 2, 1, 0, 5, DATA);
+    ev_st(&T, 3, 2, 1, 1, 7, DATA + 4);
+    cluster_sync(0, 128);
+    ev_ld(&T, 4, 2, 0, 0, 0, DATA + 4);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, cluster_barrier_does_not_order_other_clusters)
+{
+    launch_clusters();
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    cluster_sync(0, 0);
+    cluster_sync(2, 0);
+    ev_ld(&T, 2, 2, 2, 0, 0, DATA);   /* block 2: the other cluster */
+    cr_assert_eq(hbt_count(&T), 1);
+    const wr_race *r = hbt_find(&T, 1, 2);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->race_class, WR_CLASS_INTER_BLOCK);
+}
+
+Test(vc, cluster_barrier_short_of_its_count_orders_nothing)
+{
+    launch_clusters();
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    ev_xbar(&T, 2, 0, 0, WR_BAR_CLUSTER, 0);
+    ev_xbar(&T, 2, 0, 1, WR_BAR_CLUSTER, 0);
+    ev_xbar(&T, 2, 1, 0, WR_BAR_CLUSTER, 0);   /* b1 w1 has not arrived */
+    ev_ld(&T, 2, 2, 1, 1, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 1);
+}
+
+/* A warp that arrives again went on: the barrier completed, also when the
+ * count was short (threads that exited). */
+Test(vc, cluster_barrier_completes_when_a_warp_arrives_again)
+{
+    launch_clusters();
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    ev_xbar(&T, 2, 0, 0, WR_BAR_CLUSTER, 0);
+    ev_xbar(&T, 2, 1, 0, WR_BAR_CLUSTER, 0);
+    ev_xbar(&T, 2, 0, 0, WR_BAR_CLUSTER, 0);   /* again: the first completed */
+    ev_ld(&T, 2, 2, 1, 0, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+Test(vc, grid_barrier_orders_every_block_of_the_launch)
+{
+    launch_clusters();
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    ev_st(&T, 2, 2, 3, 1, 0, DATA + 4);
+    for (uint32_t b = 0; b < 4; b++)
+        for (uint32_t w = 0; w < 2; w++)
+            ev_xbar(&T, 2, b, w, WR_BAR_GRID, 0);
+    ev_ld(&T, 3, 2, 3, 0, 0, DATA);
+    ev_ld(&T, 4, 2, 0, 1, 0, DATA + 4);
+    cr_assert_eq(hbt_count(&T), 0);
+    /* after the barrier, two blocks are unordered again */
+    ev_st(&T, 5, 2, 1, 0, 0, DATA + 8);
+    ev_ld(&T, 6, 2, 2, 0, 0, DATA + 8);
+    cr_assert_eq(hbt_count(&T), 1);
+}
+
+/* An arriver's block gone before the barrier completes (a malformed
+ * trace): the others still complete it, and nothing breaks. */
+Test(vc, cluster_barrier_with_an_exited_arriver)
+{
+    launch_clusters();
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    ev_xbar(&T, 2, 0, 0, WR_BAR_CLUSTER, 0);
+    ev_xbar(&T, 2, 0, 1, WR_BAR_CLUSTER, 0);
+    ev_simple(&T, WR_EV_BLOCK_EXIT, 2, 0);
+    ev_xbar(&T, 2, 1, 0, WR_BAR_CLUSTER, 0);
+    ev_xbar(&T, 2, 1, 1, WR_BAR_CLUSTER, 0);
+    ev_ld(&T, 2, 2, 1, 0, 0, DATA);
+    /* the writer's clock left with its block: the read is not ordered */
+    cr_assert_eq(hbt_count(&T), 1);
+}

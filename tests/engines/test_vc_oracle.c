@@ -242,11 +242,18 @@ static void acquire(model *m, unsigned layer, unsigned wi, unsigned me, const vc
     }
 }
 
-/* The smallest scope holding two blocks: blocks of one launch are
- * clusters of one block, so different blocks are a device apart. */
+/* Blocks per cluster of the current program's launches: 1, or with
+ * cluster and grid barriers (xbar programs) 1 or 2, BLOCKS a multiple. */
+static unsigned cluster_blocks = 1;
+
+/* The smallest scope holding two blocks (numbered apart across launches,
+ * BLOCKS each): the same cluster, else a device apart. */
 static uint8_t relation(unsigned block1, unsigned block2)
 {
-    return block1 == block2 ? WR_SCOPE_BLOCK : WR_SCOPE_DEVICE;
+    if (block1 == block2)
+        return WR_SCOPE_BLOCK;
+    return block1 / cluster_blocks == block2 / cluster_blocks ? WR_SCOPE_CLUSTER
+                                                              : WR_SCOPE_DEVICE;
 }
 
 static uint8_t min_scope(uint8_t a, uint8_t b) { return a < b ? a : b; }
@@ -590,6 +597,7 @@ typedef struct program {
     bool scoped;                /* the model's rules (model.scoped) */
     bool strong_plain;          /* some plain accesses strong (volatile) */
     bool host_side;             /* launches, copies and host orders from oracle.h */
+    bool xbar;                  /* cluster and grid barriers, clusters of 1-2 blocks */
     model *m;
     uint64_t lanes[STEPS][LANES];
     uint32_t launch_id[LAUNCHES];
@@ -630,7 +638,10 @@ static void print_event(uint64_t seq, const wr_event *ev)
         fprintf(stderr, "\n");
         break;
     case WR_EV_BARRIER:
-        print_sync(seq, ev->u.barrier.launch, ev->u.barrier.block, ev->u.barrier.warp, "barrier",
+        print_sync(seq, ev->u.barrier.launch, ev->u.barrier.block, ev->u.barrier.warp,
+                   ev->u.barrier.scope == WR_BAR_GRID      ? "barrier.grid"
+                   : ev->u.barrier.scope == WR_BAR_CLUSTER ? "barrier.cluster"
+                                                           : "barrier",
                    WR_FULL_MASK);
         break;
     case WR_EV_WARP_SYNC:
@@ -704,6 +715,7 @@ static void launch(program *p, unsigned li, uint32_t stream)
             }
         }
     wr_event e = lf_launch(p->launch_id[li], stream);
+    e.u.launch.cluster[0] = cluster_blocks;
     e.u.launch.grid[0] = BLOCKS;
     e.u.launch.block_dim[0] = WARPS * LANES;
     feed(p, e);
@@ -739,6 +751,8 @@ static void step_access(program *p, unsigned step, unsigned li, unsigned b, unsi
     /* a block-scoped atomic now and then: vc ignores scopes; for scoped
      * they decide atomic pairs only (plain accesses are weak: model) */
     uint8_t scope = !wr_op_is_atomic(op) ? 0 : rnd(4) ? WR_SCOPE_DEVICE : WR_SCOPE_BLOCK;
+    if (p->xbar && scope == WR_SCOPE_DEVICE && rnd(3) == 0)
+        scope = WR_SCOPE_CLUSTER;
     wr_event e = lf_acc(SITE0 + step, p->launch_id[li], b, w, mask, op, scope, 0, 0);
     if (wr_op_writes(op) && wr_op_is_atomic(op) && rnd(4) == 0)
         e.u.access.order = WR_ORDER_RELEASE;   /* releases without a fence */
@@ -813,6 +827,51 @@ static void step_barrier(program *p, unsigned li, unsigned b)
     }
 }
 
+/* A cluster barrier of block b's cluster, or a grid barrier: every warp
+ * of the blocks it gathers arrives (a fence of its scope), then each knows
+ * what all of them knew, and reconverges. */
+static void step_xbarrier(program *p, unsigned li, unsigned b, bool grid)
+{
+    model *m = p->m;
+    unsigned b0 = grid ? 0 : b / cluster_blocks * cluster_blocks;
+    unsigned nb = grid ? BLOCKS : cluster_blocks;
+    uint8_t scope = grid ? WR_SCOPE_DEVICE : WR_SCOPE_CLUSTER;
+    /* the trace's count, or none: the launch's cluster or grid size */
+    uint32_t expected = rnd(2) ? nb * WARPS * LANES : 0;
+    for (unsigned x = b0; x < b0 + nb; x++)
+        for (unsigned w = 0; w < WARPS; w++) {
+            fence(m, warp_index(li, x, w), scope);
+            wr_event e = lf_barrier(p->launch_id[li], x, w, expected);
+            e.u.barrier.scope = grid ? WR_BAR_GRID : WR_BAR_CLUSTER;
+            feed(p, e);
+        }
+    for (unsigned layer = 0; layer < m->nlayers; layer++) {
+        vclk j;
+        vclk_zero(&j);
+        for (unsigned x = b0; x < b0 + nb; x++)
+            for (unsigned w = 0; w < WARPS; w++) {
+                vclk v;
+                warp_view(m, layer, warp_index(li, x, w), &v);
+                vclk_join(&j, &v);
+            }
+        for (unsigned x = b0; x < b0 + nb; x++)
+            for (unsigned w = 0; w < WARPS; w++) {
+                unsigned wi = warp_index(li, x, w);
+                vclk_join(&m->w[wi].know[layer], &j);
+                for (unsigned l = 0; l < LANES; l++)
+                    for (unsigned k = 0; k < LANES; k++)
+                        m->lane[layer][thread_of(wi, l)].v[thread_of(wi, k)] =
+                            j.v[thread_of(wi, k)];
+            }
+    }
+    for (unsigned x = b0; x < b0 + nb; x++)
+        for (unsigned w = 0; w < WARPS; w++) {
+            unsigned wi = warp_index(li, x, w);
+            m->w[wi].group = 0;
+            m->w[wi].diverged = false;
+        }
+}
+
 static void step_warp_sync(program *p, unsigned li, unsigned b, unsigned w)
 {
     model *m = p->m;
@@ -837,7 +896,9 @@ static void step_warp_sync(program *p, unsigned li, unsigned b, unsigned w)
 static void device_step(program *p, unsigned step, unsigned li, unsigned b, unsigned w,
                         unsigned what)
 {
-    if (what < 4)
+    if (what < 2 && p->xbar)
+        step_xbarrier(p, li, b, rnd(2));
+    else if (what < 4)
         step_barrier(p, li, b);
     else if (what < 10)
         step_warp_sync(p, li, b, w);
@@ -928,6 +989,7 @@ static void run_host_side_program(program *p)
         case ORACLE_NONE: continue;
         case ORACLE_LAUNCH:
             ev.u.launch.grid[0] = BLOCKS;
+            ev.u.launch.cluster[0] = cluster_blocks;
             ev.u.launch.block_dim[0] = WARPS * LANES;
             p->launch_id[ev.u.launch.launch - 1] = ev.u.launch.launch;
             feed(p, ev);
@@ -987,6 +1049,7 @@ static void run_two_launch_program(program *p)
 static void run_program(program *p, unsigned shards, uint64_t seed)
 {
     rnd_state = seed * 0x9E3779B97F4A7C15ull + 7;
+    cluster_blocks = p->xbar ? 1 + rnd(2) : 1;
     vclk *snaps = p->m->snaps;   /* kept from program to program: no page faults */
     uint32_t capsnaps = p->m->capsnaps;
     memset(p->m, 0, sizeof *p->m);
@@ -1098,6 +1161,8 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
     free(m->scope_pairs);
 }
 
+static bool xbar_programs;
+
 static void check_all(const wr_engine_ops *engine, bool scoped, bool strong_plain,
                       unsigned shards, bool host_side)
 {
@@ -1106,6 +1171,7 @@ static void check_all(const wr_engine_ops *engine, bool scoped, bool strong_plai
     p->scoped = scoped;
     p->strong_plain = strong_plain;
     p->host_side = host_side;
+    p->xbar = xbar_programs;
     p->m = calloc(1, sizeof *p->m);
     memset(class_seen, 0, sizeof class_seen);
     uint64_t groups = 0, first = 0, forgotten = 0;
@@ -1236,4 +1302,32 @@ Test(vc_oracle, scoped_contexts_collected_often_one_shard)
 Test(vc_oracle, scoped_contexts_collected_often_host_side_three_shards)
 {
     check_all_collecting(&wr_engine_scoped, true, true, 3, true);
+}
+
+/* Cluster and grid barriers (cluster.sync(), grid.sync()), clusters of one
+ * or two blocks, cluster-scoped atomics now and then: a barrier that
+ * gathers blocks orders all of their warps, in every layer. */
+static void check_all_xbar(const wr_engine_ops *engine, bool scoped, bool strong_plain,
+                           unsigned shards, bool host_side)
+{
+    xbar_programs = true;
+    check_all(engine, scoped, strong_plain, shards, host_side);
+    xbar_programs = false;
+}
+
+Test(vc_oracle, cluster_and_grid_barriers_one_shard)
+{
+    check_all_xbar(&wr_engine_vc, false, false, 1, false);
+}
+Test(vc_oracle, cluster_and_grid_barriers_host_side_three_shards)
+{
+    check_all_xbar(&wr_engine_vc, false, true, 3, true);
+}
+Test(vc_oracle, scoped_cluster_and_grid_barriers_one_shard)
+{
+    check_all_xbar(&wr_engine_scoped, true, true, 1, false);
+}
+Test(vc_oracle, scoped_cluster_and_grid_barriers_host_side_three_shards)
+{
+    check_all_xbar(&wr_engine_scoped, true, true, 3, true);
 }

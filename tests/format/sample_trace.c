@@ -101,7 +101,21 @@ void sample_event(uint64_t i, wr_event *ev, uint64_t lanes[32])
     switch (c) {
     case 13:
         ev->kind = WR_EV_BARRIER;
-        ev->u.barrier = (wr_barrier){1, r % 1000, r % 32, r | 0x80000000u, r % 16, 256};
+        /* block (named 0..15), cluster and grid barriers in turn; the
+         * last two have no id */
+        ev->u.barrier = (wr_barrier){1, r % 1000, r % 32, r | 0x80000000u, r % 16, 256, WR_BAR_BLOCK};
+        switch ((i / 24) % 3) {
+        case 1:
+            ev->u.barrier.scope = WR_BAR_CLUSTER;
+            ev->u.barrier.barrier_id = 0;
+            ev->u.barrier.expected = 1024;
+            break;
+        case 2:
+            ev->u.barrier.scope = WR_BAR_GRID;
+            ev->u.barrier.barrier_id = 0;
+            ev->u.barrier.expected = (r & 1) ? 0 : r;   /* 0: all of the grid */
+            break;
+        }
         break;
     case 14:
         ev->kind = WR_EV_WARP_SYNC;
@@ -207,6 +221,7 @@ bool sample_events_equal(const wr_event *x, const wr_event *y, char *why, size_t
     case WR_EV_BARRIER:
         DIFF(u.barrier.launch); DIFF(u.barrier.block); DIFF(u.barrier.warp);
         DIFF(u.barrier.active_mask); DIFF(u.barrier.barrier_id); DIFF(u.barrier.expected);
+        DIFF(u.barrier.scope);
         break;
     case WR_EV_WARP_SYNC:
         DIFF(u.warp_sync.launch); DIFF(u.warp_sync.block); DIFF(u.warp_sync.warp); DIFF(u.warp_sync.mask);

@@ -372,6 +372,90 @@ Test(errors, forged_records_are_rejected_with_their_position)
     }
 }
 
+/* A barrier record (32 bytes): b1 = scope, barrier_id at body +16. */
+static void forge_barrier(uint8_t rec[32], uint8_t b1, uint32_t id)
+{
+    memset(rec, 0, 32);
+    rec[0] = WR_EV_BARRIER;
+    rec[1] = b1;
+    wrf_put32(rec + 8 + 12, WR_FULL_MASK);
+    wrf_put32(rec + 8 + 16, id);
+    wrf_put32(rec + 8 + 20, 256);
+}
+
+Test(errors, forged_barrier_scopes)
+{
+    /* b1 of a BARRIER is its scope: 0, 2 and 3 only; cluster and grid
+     * barriers have no id */
+    static const struct {
+        uint8_t b1;
+        uint32_t id;
+        const char *needle;
+    } bad[] = {
+        {1, 0, "bad barrier scope"},
+        {4, 0, "bad barrier scope"},
+        {0xff, 0, "bad barrier scope"},
+        {WR_BAR_CLUSTER, 3, "cluster or grid barrier with a barrier id"},
+        {WR_BAR_GRID, 1, "cluster or grid barrier with a barrier id"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        forge f;
+        forge_begin(&f);
+        uint8_t payload[8 + 32] = {WR_EV_DEVICE_SYNC};
+        forge_barrier(payload + 8, bad[i].b1, bad[i].id);
+        uint64_t at = forge_chunk(&f, WRF_CHUNK_EVENTS, 2, 0, 0, payload, sizeof payload);
+        wr_error err = {0};
+        uint64_t events;
+        cr_assert_eq(forge_read(&f, &err, &events), -1, "case %zu accepted", i);
+        assert_names_file_and_offset(&err, tmp_path, at + WRF_CHUNK_HEADER_SIZE);
+        cr_assert(strstr(err.msg, "record 1 (payload byte 8)"), "case %zu: %s", i, err.msg);
+        cr_assert(strstr(err.msg, bad[i].needle), "case %zu: %s", i, err.msg);
+        cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 2, "case %zu", i);
+    }
+    /* b2, b3 stay reserved */
+    forge f;
+    forge_begin(&f);
+    uint8_t rec[32];
+    forge_barrier(rec, WR_BAR_CLUSTER, 0);
+    rec[3] = 1;
+    forge_chunk(&f, WRF_CHUNK_EVENTS, 1, 0, 0, rec, sizeof rec);
+    wr_error err = {0};
+    uint64_t events;
+    cr_assert_eq(forge_read(&f, &err, &events), -1);
+    cr_assert(strstr(err.msg, "reserved record byte"), "%s", err.msg);
+
+    /* the valid scopes, in a file that says 1.0 (its block barriers are
+     * those of every 1.0 file) */
+    forge_begin(&f);
+    size_t hs = header_size_of(f.data);
+    wrf_put16(f.data + 10, 0);
+    wrf_put32(f.data + hs - 4, wrf_crc32c(0, f.data, hs - 4));
+    uint8_t recs[3 * 32];
+    forge_barrier(recs, WR_BAR_BLOCK, 15);
+    forge_barrier(recs + 32, WR_BAR_CLUSTER, 0);
+    forge_barrier(recs + 64, WR_BAR_GRID, 0);
+    forge_chunk(&f, WRF_CHUNK_EVENTS, 3, 0, 0, recs, sizeof recs);
+    write_file(tmp_path, f.data, f.len);
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    cr_assert(r, "%s", err.msg);
+    cr_assert_eq(wr_reader_header(r)->version_minor, 0);
+    wr_batch b;
+    cr_assert_eq(wr_reader_next(r, &b, &err), 1, "%s", err.msg);
+    cr_assert_eq(b.count, 3);
+    static const uint8_t scope[3] = {WR_BAR_BLOCK, WR_BAR_CLUSTER, WR_BAR_GRID};
+    for (int k = 0; k < 3; k++) {
+        const wr_barrier *bar = &b.events[k].u.barrier;
+        cr_assert_eq(b.events[k].kind, WR_EV_BARRIER);
+        cr_assert_eq(bar->scope, scope[k], "record %d: scope %u", k, bar->scope);
+        cr_assert_eq(bar->barrier_id, k ? 0u : 15u);
+        cr_assert_eq(bar->active_mask, WR_FULL_MASK);
+        cr_assert_eq(bar->expected, 256);
+    }
+    wr_batch_release(&b);
+    cr_assert_eq(wr_reader_next(r, &b, &err), 0, "%s", err.msg);
+    wr_reader_close(r);
+}
+
 Test(errors, forged_metadata_is_checked)
 {
     wr_error err = {0};

@@ -2,7 +2,8 @@
  * GPU litmus kernels written with the warprace device API.  Each mirrors a
  * text litmus trace of tests/litmus/ (same name, same allocation labels),
  * after the ScoR microbenchmarks and the barrier / warp-sync / divergence /
- * stream cases.  `gpu_litmus NAME` runs one; `gpu_litmus --list` lists
+ * stream cases, and the cluster (sm_90) and grid (cooperative launch)
+ * barriers.  `gpu_litmus NAME` runs one; `gpu_litmus --list` lists
  * them; `gpu_litmus --probe` exits 0 when a CUDA device is usable.
  *
  * Parties: interblock = block 0 thread 0 (A) and block 1 thread 0 (B);
@@ -173,6 +174,89 @@ __global__ void producer_at(int *data, int first)
     WR_STORE(&data[first + (int)threadIdx.x], (int)threadIdx.x);
 }
 
+/* ---- cluster and grid barriers ---------------------------------------------- */
+
+/* Block 0's first LANES threads write data, every thread meets at a
+ * cluster barrier (CLUSTER) or at its block's barrier only, and block
+ * READER's read it.  Launched in clusters of 2 (cudaLaunchKernelEx: the
+ * recorder takes the cluster shape from the launch). */
+template <bool CLUSTER, unsigned LANES, unsigned READER>
+__global__ void k_cluster_handoff(int *data, int *out)
+{
+    unsigned t = threadIdx.x;
+    if (blockIdx.x == 0 && t < LANES)
+        WR_STORE(&data[t], (int)t + 1);
+    if (CLUSTER)
+        WR_CLUSTER_SYNC();
+    else
+        WR_SYNCTHREADS();
+    if (blockIdx.x == READER && t < LANES)
+        out[t] = WR_LOAD(&data[t]);
+}
+
+/* Cooperative launch: thread 0 of each block writes its slot, grid.sync(),
+ * thread 32 reads the next block's slot, (grid.sync(),) thread 0
+ * overwrites its slot. */
+template <bool SECOND>
+__global__ void k_grid_phases(int *part, int *out)
+{
+    unsigned b = blockIdx.x, t = threadIdx.x;
+    if (t == 0)
+        WR_STORE(&part[b], (int)b + 1);
+    WR_GRID_SYNC();
+    if (t == 32)
+        out[b] = WR_LOAD(&part[(b + 1) % gridDim.x]);
+    if (SECOND)
+        WR_GRID_SYNC();
+    if (t == 0)
+        WR_STORE(&part[b], 0);
+}
+
+static int run_group_barrier(const char *name)
+{
+    int *data, *out;
+    int grid_kernel = !strncmp(name, "grid_sync", 9);
+    warprace_name_next_alloc(grid_kernel ? "part" : "data");
+    CK(cudaMalloc(&data, 128 * sizeof(int)));
+    warprace_name_next_alloc("out");
+    CK(cudaMalloc(&out, 128 * sizeof(int)));
+    CK(cudaMemset(data, 0, 128 * sizeof(int)));
+    CK(cudaDeviceSynchronize());
+    if (grid_kernel) {
+        void (*k)(int *, int *) = !strcmp(name, "grid_sync_phases_norace")
+                                      ? k_grid_phases<true> : k_grid_phases<false>;
+        void *kargs[] = {&data, &out};
+        CK(cudaLaunchCooperativeKernel((const void *)k, dim3(3), dim3(64), kargs, 0, 0));
+    } else {
+        void (*k)(int *, int *);
+        unsigned blocks = 2;
+        if (!strcmp(name, "cluster_sync_global_handoff_norace"))
+            k = k_cluster_handoff<true, 32, 1>;
+        else if (!strcmp(name, "cluster_sync_other_cluster_race")) {
+            k = k_cluster_handoff<true, 1, 2>;
+            blocks = 4;
+        } else
+            k = k_cluster_handoff<false, 1, 1>;
+        cudaLaunchConfig_t cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.gridDim = dim3(blocks);
+        cfg.blockDim = dim3(32);
+        cudaLaunchAttribute at[1];
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = 2;
+        at[0].val.clusterDim.y = 1;
+        at[0].val.clusterDim.z = 1;
+        cfg.attrs = at;
+        cfg.numAttrs = 1;
+        CK(cudaLaunchKernelEx(&cfg, k, data, out));
+    }
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaFree(data));
+    CK(cudaFree(out));
+    return 0;
+}
+
 /* A kernel on one stream writes; a host copy on another reads, 1D or
  * pitched (2 rows of 64 bytes at pitch 128), with or without waiting for
  * the kernel's stream first. */
@@ -297,7 +381,12 @@ static const char *const others[] = {"barrier_interval_race", "barrier_interval_
                                      "divergence_intra_warp_race", "streams_no_event_race",
                                      "streams_event_norace", "host_copy_race",
                                      "host_copy_after_sync_norace", "host_copy2d_race",
-                                     "host_copy2d_padding_norace"};
+                                     "host_copy2d_padding_norace",
+                                     "cluster_sync_global_handoff_norace",
+                                     "cluster_sync_other_cluster_race",
+                                     "cluster_sync_block_barrier_only_race",
+                                     "grid_sync_phases_norace",
+                                     "grid_sync_missing_second_sync_race"};
 
 int main(int argc, char **argv)
 {
@@ -319,5 +408,7 @@ int main(int argc, char **argv)
             return run_args_kernel(&l);
     if (!strncmp(argv[1], "host_copy", 9))
         return run_host_copy(argv[1]);
+    if (!strncmp(argv[1], "cluster_sync", 12) || !strncmp(argv[1], "grid_sync", 9))
+        return run_group_barrier(argv[1]);
     return run_other(argv[1]);
 }

@@ -20,6 +20,8 @@ kernels built WITHOUT the device API (GPU_LITMUS_PLAIN, -DWARPRACE_RECORD=0)
 are recorded with `warprace record --mode sanitizer`, analyzed, checked
 against the expectations, and compared engine by engine with the
 source-level recording of the same kernel: every difference is printed.
+Kernels in SANITIZER_UNRECORDED (cluster.sync(), which that path does not
+record) are checked on the source-level path only.
 
 --self-test (no GPU): the text litmus assembled with `warprace asm` stands
 in for both recordings, so that the expectation parser, the database query
@@ -34,6 +36,13 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+
+# Kernels whose verdict rests on a synchronization the sanitizer path does
+# not record: only the source-level path is checked for them.
+SANITIZER_UNRECORDED = {
+    "cluster_sync_global_handoff_norace": "cluster.sync() (barrier.cluster) is not recorded",
+    "cluster_sync_other_cluster_race": "cluster.sync() (barrier.cluster) is not recorded",
+}
 
 CLASSES = {"intra-warp", "inter-warp", "inter-block", "inter-kernel"}
 VERDICTS = {"missing-sync", "scope-fence", "scope-atomic", "scope-lock", "weak-access"}
@@ -199,7 +208,9 @@ def gpu_main(warprace, gpu_litmus, plain, litmus_dir, work, names):
         got = found_races(db, shared)
         diffs = ["source-level: " + d for d in check_expectations(exp, got)]
         san_log = ""
-        if plain:
+        if plain and name in SANITIZER_UNRECORDED:
+            print("%-45s sanitizer path not compared: %s" % (name, SANITIZER_UNRECORDED[name]))
+        elif plain:
             sdb, fail, san_log = record(warprace, "sanitizer", plain, name, base + "-san.wrt",
                                         base + "-san.db")
             if fail:

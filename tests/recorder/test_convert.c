@@ -193,7 +193,8 @@ Test(convert, sync_records)
 {
     wr_event ev;
     const char *why;
-    unsigned n = wrr_encode_sync(words, WRR_K_BARRIER, 5, 2, 0xffffu, 3u | (256u << 8), 0, 0, 0);
+    unsigned n = wrr_encode_sync(words, WRR_K_BARRIER, 5, 2, 0xffffu, WRR_BAR_AUX_BLOCK(3, 256),
+                                 WR_BAR_BLOCK, 0, 0);
     cr_assert_eq(n, 2);
     cr_assert_eq(wrr_convert(words, 4, 8, 0, &ev, lanes, &why), 0);
     cr_assert_eq(ev.kind, WR_EV_BARRIER);
@@ -203,6 +204,7 @@ Test(convert, sync_records)
     cr_assert_eq(ev.u.barrier.active_mask, 0xffffu);
     cr_assert_eq(ev.u.barrier.barrier_id, 3);
     cr_assert_eq(ev.u.barrier.expected, 256);
+    cr_assert_eq(ev.u.barrier.scope, WR_BAR_BLOCK);
 
     wrr_encode_sync(words, WRR_K_WARP_SYNC, 1, 0, 0x0000ff00u, 0, 0, 0, 0);
     cr_assert_eq(wrr_convert(words, 4, 8, 0, &ev, lanes, &why), 0);
@@ -225,6 +227,51 @@ Test(convert, sync_records)
     cr_assert_eq(ev.kind, WR_EV_BLOCK_EXIT);
 }
 
+/* A cluster or grid barrier's aux word is its whole expected count: no
+ * barrier id is split off its low byte and no bit of the count is lost. */
+Test(convert, cluster_and_grid_barriers)
+{
+    wr_event ev;
+    const char *why = NULL;
+    /* cluster.sync() of a 2-block cluster of 1024-thread blocks: 2048 needs
+     * more than the 24 bits a block barrier has after its id */
+    wrr_encode_sync(words, WRR_K_BARRIER, 6, 31, WR_FULL_MASK, 2048u, WR_BAR_CLUSTER, 0, 0x77);
+    cr_assert_eq(wrr_convert(words, 4, 3, 5, &ev, lanes, &why), 0, "%s", why);
+    cr_assert_eq(ev.kind, WR_EV_BARRIER);
+    cr_assert_eq(ev.site, 5);
+    cr_assert_eq(ev.u.barrier.launch, 3);
+    cr_assert_eq(ev.u.barrier.block, 6);
+    cr_assert_eq(ev.u.barrier.warp, 31);
+    cr_assert_eq(ev.u.barrier.active_mask, WR_FULL_MASK);
+    cr_assert_eq(ev.u.barrier.scope, WR_BAR_CLUSTER);
+    cr_assert_eq(ev.u.barrier.barrier_id, 0);
+    cr_assert_eq(ev.u.barrier.expected, 2048);
+
+    /* low byte set: a block barrier would read it as id 3 */
+    wrr_encode_sync(words, WRR_K_BARRIER, 0, 0, 0x1u, 0x00012303u, WR_BAR_CLUSTER, 0, 0);
+    cr_assert_eq(wrr_convert(words, 4, 3, 0, &ev, lanes, &why), 0, "%s", why);
+    cr_assert_eq(ev.u.barrier.barrier_id, 0);
+    cr_assert_eq(ev.u.barrier.expected, 0x00012303u);
+    cr_assert_eq(ev.u.barrier.active_mask, 0x1u);
+
+    /* grid.sync(): a count above 2^24 survives, the saturated 2^32-1 too */
+    wrr_encode_sync(words, WRR_K_BARRIER, 131, 7, 0xffff0000u, 0x01000040u, WR_BAR_GRID, 0, 0);
+    cr_assert_eq(wrr_convert(words, 4, 9, 0, &ev, lanes, &why), 0, "%s", why);
+    cr_assert_eq(ev.u.barrier.scope, WR_BAR_GRID);
+    cr_assert_eq(ev.u.barrier.barrier_id, 0);
+    cr_assert_eq(ev.u.barrier.expected, 0x01000040u);
+    cr_assert_eq(ev.u.barrier.block, 131);
+    cr_assert_eq(ev.u.barrier.warp, 7);
+    cr_assert_eq(ev.u.barrier.active_mask, 0xffff0000u);
+    wrr_encode_sync(words, WRR_K_BARRIER, 0, 0, 1, UINT32_MAX, WR_BAR_GRID, 0, 0);
+    cr_assert_eq(wrr_convert(words, 4, 9, 0, &ev, lanes, &why), 0, "%s", why);
+    cr_assert_eq(ev.u.barrier.expected, UINT32_MAX);
+    cr_assert_eq(ev.u.barrier.barrier_id, 0);
+
+    /* the barrier scope sits in the header's scope field */
+    cr_assert_eq(WRR_W0_SCOPE(words[0]), WR_BAR_GRID);
+}
+
 Test(convert, malformed_records_rejected)
 {
     wr_event ev;
@@ -236,6 +283,19 @@ Test(convert, malformed_records_rejected)
     words[0] = WRR_W0(1, 9, 2, 0, 0, 0, 0, 0, 0, 0);
     cr_assert_eq(wrr_convert(words, 4, 1, 0, &ev, lanes, &why), -1);
     cr_assert_str_eq(why, "unknown record kind");
+
+    /* a barrier scope that names no set of threads: 1 (the wr_scope of a
+     * block, which a block barrier writes as 0), system and beyond */
+    unsigned bad_scopes[] = {1, WR_SCOPE_SYSTEM, 5, 7};
+    for (unsigned i = 0; i < 4; i++) {
+        why = NULL;
+        wrr_encode_sync(words, WRR_K_BARRIER, 0, 0, 1, 64, (uint8_t)bad_scopes[i], 0, 0);
+        cr_assert_str_eq(wrr_check_header(words[0]), "barrier scope out of range",
+                         "scope %u", bad_scopes[i]);
+        cr_assert_eq(wrr_convert(words, 4, 1, 0, &ev, lanes, &why), -1, "scope %u",
+                     bad_scopes[i]);
+        cr_assert_str_eq(why, "barrier scope out of range");
+    }
 
     words[0] = WRR_W0(1, WRR_K_ACCESS, 3, WR_OP_LOAD, 0, 0, 0, 0, 2, WRR_A_VECTOR32);
     cr_assert_eq(wrr_convert(words, 6, 1, 0, &ev, lanes, &why), -1);

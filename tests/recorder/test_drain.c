@@ -462,6 +462,45 @@ Test(drain, corrupt_ring_is_reported)
     wrr_sim_free(&sim);
 }
 
+/* Barrier scopes reach the sink; one that names no set of threads stops
+ * the drain as any malformed record does, and nothing after it is taken. */
+Test(drain, barrier_scopes_and_a_bad_one)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 6, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event l = launch_ev(1);
+    wrr_drain_post(&d, &l);
+    uint64_t w[4];
+    wrr_encode_sync(w, WRR_K_BARRIER, 1, 0, WR_FULL_MASK, 64, WR_BAR_CLUSTER, 0, 0);
+    cr_assert_eq(wrr_sim_write(&sim, w, 32, 0), 1);
+    wrr_encode_sync(w, WRR_K_BARRIER, 2, 1, WR_FULL_MASK, 96, WR_BAR_GRID, 0, 0);
+    cr_assert_eq(wrr_sim_write(&sim, w, 32, 0), 1);
+    cr_assert_eq(wrr_drain_step(&d), 3);
+    cr_assert_eq(cap.n, 3);
+    cr_assert_eq(cap.ev[1].kind, WR_EV_BARRIER);
+    cr_assert_eq(cap.ev[1].u.barrier.scope, WR_BAR_CLUSTER);
+    cr_assert_eq(cap.ev[1].u.barrier.expected, 64);
+    cr_assert_eq(cap.ev[1].u.barrier.launch, 1);
+    cr_assert_eq(cap.ev[2].u.barrier.scope, WR_BAR_GRID);
+    cr_assert_eq(cap.ev[2].u.barrier.expected, 96);
+    cr_assert_eq(cap.ev[2].u.barrier.block, 2);
+
+    wrr_encode_sync(w, WRR_K_BARRIER, 1, 0, WR_FULL_MASK, 64, WR_SCOPE_SYSTEM, 0, 0);
+    cr_assert_eq(wrr_sim_write(&sim, w, 32, 0), 1);
+    cr_assert_eq(wrr_sim_write(&sim, access_rec(0, 1, 0), 32, 0), 1);
+    cr_assert_eq(wrr_drain_step(&d), -1);
+    cr_assert(strstr(d.error, "barrier scope out of range"), "%s", d.error);
+    cr_assert_eq(cap.n, 3);
+    cr_assert_eq(wrr_drain_finish(&d), -1);
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
 Test(drain, sink_failure_stops_the_drain)
 {
     wrr_sim sim;

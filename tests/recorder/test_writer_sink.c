@@ -126,3 +126,89 @@ Test(writer_sink, ring_to_file_and_back)
     wrr_sim_free(&sim);
     unlink(path);
 }
+
+/* Cluster and grid barriers from the ring keep their scope and their full
+ * expected count through the file. */
+Test(writer_sink, barrier_scopes_to_file_and_back)
+{
+    char path[] = "/tmp/wr-sink-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    wr_header h;
+    memset(&h, 0, sizeof h);
+    h.version_major = WR_FORMAT_MAJOR;
+    h.version_minor = WR_FORMAT_MINOR;
+    h.producer = "test";
+    h.producer_version = "0";
+    h.device = "sim";
+    h.host = "";
+    h.command = "";
+    h.warp_size = 32;
+    wr_error err;
+    wr_writer *w = wr_writer_open(path, &h, NULL, &err);
+    cr_assert_not_null(w, "%s", err.msg);
+    wrr_writer_sink ws;
+    wrr_sink sink;
+    wrr_writer_sink_init(&ws, w, &sink);
+    uint32_t kid = wr_writer_kernel(w, "coop");
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 6, 0), 0);
+    wrr_drain d;
+    wrr_drain_options o = {.read_mem = host_read};
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, &o), 0);
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_KERNEL_LAUNCH;
+    ev.u.launch = (wr_launch){.launch = 1, .kernel = kid, .grid = {4, 1, 1},
+                              .block_dim = {64, 1, 1}, .cluster = {2, 1, 1}};
+    wrr_drain_post(&d, &ev);
+    uint64_t rec[4];
+    const struct { uint32_t block, aux; uint8_t scope; } sent[] = {
+        {0, WRR_BAR_AUX_BLOCK(2, 64), WR_BAR_BLOCK},
+        {1, 128, WR_BAR_CLUSTER},
+        {3, 0x01000000u, WR_BAR_GRID},
+    };
+    for (unsigned i = 0; i < 3; i++) {
+        wrr_encode_sync(rec, WRR_K_BARRIER, sent[i].block, 1, WR_FULL_MASK, sent[i].aux,
+                        sent[i].scope, 0, 0);
+        cr_assert_eq(wrr_sim_write(&sim, rec, 32, 0), 1);
+    }
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_KERNEL_END;
+    ev.u.kernel_end.launch = 1;
+    wrr_drain_post(&d, &ev);
+    cr_assert_eq(wrr_drain_finish(&d), 0, "%s", d.error);
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+
+    wr_reader *r = wr_reader_open(path, &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    wr_batch b;
+    wr_barrier got[3];
+    unsigned n = 0;
+    int rc;
+    while ((rc = wr_reader_next(r, &b, &err)) == 1) {
+        for (size_t i = 0; i < b.count; i++)
+            if (b.events[i].kind == WR_EV_BARRIER && n < 3)
+                got[n++] = b.events[i].u.barrier;
+        wr_batch_release(&b);
+    }
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(got[0].scope, WR_BAR_BLOCK);
+    cr_assert_eq(got[0].barrier_id, 2);
+    cr_assert_eq(got[0].expected, 64);
+    cr_assert_eq(got[1].scope, WR_BAR_CLUSTER);
+    cr_assert_eq(got[1].barrier_id, 0);
+    cr_assert_eq(got[1].expected, 128);
+    cr_assert_eq(got[1].block, 1);
+    cr_assert_eq(got[2].scope, WR_BAR_GRID);
+    cr_assert_eq(got[2].barrier_id, 0);
+    cr_assert_eq(got[2].expected, 0x01000000u);
+    cr_assert_eq(got[2].block, 3);
+    cr_assert_eq(got[2].warp, 1);
+    wr_reader_close(r);
+    wrr_drain_destroy(&d);
+    wrr_sim_free(&sim);
+    unlink(path);
+}

@@ -420,6 +420,93 @@ Test(text, dump_canonical_form)
     free(d);
 }
 
+/* Cluster and grid barriers: the threads they gather by default, aliases. */
+static const char *scoped_barriers =
+    "launch k grid=4,2 block=48 cluster=2,1,1\n"
+    "barrier.cluster b0 w0\n"
+    "bar.cluster b1 w1 lanes=0-15\n"
+    "cluster_sync b2 w0 expected=0\n"
+    "barrier.grid b3 w1 @g.cu:7\n"
+    "bar.grid b7 w0 id=0 expected=5\n"
+    "grid_sync L1 b0 w0\n"
+    "barrier.block b0 w0 id=2\n"
+    "bar.block b0 w1\n"
+    "barrier b0 w0 expected=0\n"
+    "launch L2 k grid=3 block=32\n"             /* no clusters: one block each */
+    "barrier.cluster b2 w0\n"
+    "launch L3 k grid=65536,65536 block=1024\n" /* 2^42 threads: saturated */
+    "barrier.grid b0 w0\n"
+    "barrier.cluster L3 b0 w0\n";
+
+Test(text, cluster_and_grid_barriers)
+{
+    const char *wrt = asm_ok("scoped", scoped_barriers);
+    evs *e = calloc(1, sizeof(*e));
+    read_events(wrt, e);
+    static const struct {
+        uint32_t launch, block, warp, mask, id, expected;
+        uint8_t scope;
+    } want[] = {
+        {1, 0, 0, WR_FULL_MASK, 0, 96, WR_BAR_CLUSTER},    /* 48 threads x 2 blocks */
+        {1, 1, 1, 0xffff, 0, 96, WR_BAR_CLUSTER},
+        {1, 2, 0, WR_FULL_MASK, 0, 0, WR_BAR_CLUSTER},
+        {1, 3, 1, WR_FULL_MASK, 0, 384, WR_BAR_GRID},      /* 48 threads x 8 blocks */
+        {1, 7, 0, WR_FULL_MASK, 0, 5, WR_BAR_GRID},
+        {1, 0, 0, WR_FULL_MASK, 0, 384, WR_BAR_GRID},
+        {1, 0, 0, WR_FULL_MASK, 2, 48, WR_BAR_BLOCK},
+        {1, 0, 1, WR_FULL_MASK, 0, 48, WR_BAR_BLOCK},
+        {1, 0, 0, WR_FULL_MASK, 0, 0, WR_BAR_BLOCK},
+        {2, 2, 0, WR_FULL_MASK, 0, 32, WR_BAR_CLUSTER},
+        {3, 0, 0, WR_FULL_MASK, 0, UINT32_MAX, WR_BAR_GRID},
+        {3, 0, 0, WR_FULL_MASK, 0, 1024, WR_BAR_CLUSTER},
+    };
+    size_t k = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        const wr_event *ev = &e->ev[i];
+        if (ev->kind == WR_EV_KERNEL_LAUNCH)
+            continue;
+        cr_assert_lt(k, sizeof(want) / sizeof(want[0]));
+        const wr_barrier *b = &ev->u.barrier;
+        cr_assert_eq(ev->kind, WR_EV_BARRIER, "event %zu", i);
+        cr_assert_eq(b->scope, want[k].scope, "barrier %zu: scope %u", k, b->scope);
+        cr_assert_eq(b->launch, want[k].launch, "barrier %zu", k);
+        cr_assert_eq(b->block, want[k].block, "barrier %zu", k);
+        cr_assert_eq(b->warp, want[k].warp, "barrier %zu", k);
+        cr_assert_eq(b->active_mask, want[k].mask, "barrier %zu", k);
+        cr_assert_eq(b->barrier_id, want[k].id, "barrier %zu", k);
+        cr_assert_eq(b->expected, want[k].expected, "barrier %zu: expected %u", k, b->expected);
+        k++;
+    }
+    cr_assert_eq(k, sizeof(want) / sizeof(want[0]));
+    cr_assert_eq(e->ev[4].site, 1);
+    free(e);
+}
+
+Test(text, dump_cluster_and_grid_barriers)
+{
+    const char *wrt = asm_ok("scopedump",
+        "launch k grid=4 block=64 cluster=2\n"
+        "barrier.cluster b0 w0\n"
+        "bar.cluster b1 w1 lanes=0-3 expected=7\n"
+        "grid_sync b3 w0\n"
+        "barrier.grid b2 w1 lane=31 expected=0 @g.cu:3\n"
+        "bar b0 w0\n"
+        "barrier.block b0 w1 id=15 expected=33\n");
+    char *d = dump_str(wrt);
+    const char *want =
+        "launch L1 k grid=4,1,1 block=64,1,1 cluster=2,1,1 shared=0 stream=0\n"
+        "barrier.cluster L1 b0 w0 expected=128\n"
+        "barrier.cluster L1 b1 w1 mask=0xf expected=7\n"
+        "barrier.grid L1 b3 w0 expected=256\n"
+        "barrier.grid L1 b2 w1 mask=0x80000000 expected=0 @g.cu:3\n"
+        "barrier L1 b0 w0 id=0 expected=64\n"
+        "barrier L1 b0 w1 id=15 expected=33\n";
+    const char *at = strstr(d, "launch L1 ");
+    cr_assert_not_null(at, "%s", d);
+    cr_assert_str_eq(at, want);
+    free(d);
+}
+
 /* ---- errors -------------------------------------------------------------- */
 
 static void expect_error(const char *text, const char *want)
@@ -486,6 +573,12 @@ Test(text, errors)
     expect_error(L1 "ld b0 w0 0x0 @nofile\n", "2:14: bad site");
     expect_error(L1 "ld b0 w0 0x0 cas=1\n", "2:1: ");   /* the writer's check, placed at the line */
     expect_error("launch k grid=1,0 block=1\n", "1:17: dimension must not be 0");
+    expect_error(L1 "barrier.cluster b0 w0 id=2\n", "2:26: cluster and grid barriers have no id");
+    expect_error(L1 "bar.grid b0 w0 id=1 expected=64\n", "2:19: cluster and grid barriers have no id");
+    expect_error(L1 "grid_sync b0 w0 id=0x10\n", "2:20: cluster and grid barriers have no id");
+    expect_error(L1 "barrier.cta b0 w0\n", "2:1: unknown directive 'barrier.cta'");
+    expect_error(L1 "barrier.grid b2 w0\n", "2:14: block 2 out of range");
+    expect_error(L1 "barrier.cluster b0 w0 id=x\n", "2:26: bad number 'x'");
 
     /* an overlong line, and a NUL byte */
     char *big = malloc(WR_TEXT_MAX_LINE + 100);
@@ -529,6 +622,7 @@ Test(text, long_tokens_and_strings)
 {
     size_t cap = WR_TEXT_MAX_TOKEN + 100;
     char *t = malloc(cap + 64), *name = malloc(cap);
+    cr_assert(t && name);
     memset(name, 'k', WR_TEXT_MAX_TOKEN + 1);
     name[WR_TEXT_MAX_TOKEN + 1] = 0;
     snprintf(t, cap + 64, "launch %s grid=1 block=1\n", name);
@@ -621,6 +715,11 @@ Test(text, long_strings_round_trip)
 Test(text, round_trip_every_kind)
 {
     check_round_trips("every", every_kind);
+}
+
+Test(text, round_trip_cluster_and_grid_barriers)
+{
+    check_round_trips("scoped", scoped_barriers);
 }
 
 Test(text, round_trip_definitions_mid_stream)

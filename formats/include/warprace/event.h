@@ -9,8 +9,9 @@
  *
  * Ordering contract: the order of events in a trace is the observed order
  * and is consistent with synchronization (a release is recorded before any
- * acquire that observed it; all arrivals at a block barrier precede any
- * access made after that barrier by any warp of the block).
+ * acquire that observed it; all arrivals at a barrier precede any access
+ * made after that barrier by any warp it gathers: the block's for a block
+ * barrier, the cluster's or the grid's for theirs).
  *
  * Identifiers:
  *  - launch ids are assigned by the recorder, unique per trace, starting at 1;
@@ -35,7 +36,7 @@ extern "C" {
 
 typedef enum wr_event_kind {
     WR_EV_ACCESS = 1,       /* one warp-level memory instruction */
-    WR_EV_BARRIER = 2,      /* a warp arrives at a block barrier */
+    WR_EV_BARRIER = 2,      /* a warp arrives at a block, cluster or grid barrier */
     WR_EV_WARP_SYNC = 3,    /* __syncwarp(mask) executed by a warp */
     WR_EV_FENCE = 4,        /* a memory fence executed by a warp */
     WR_EV_BLOCK_ENTER = 5,  /* a block starts running */
@@ -125,13 +126,34 @@ typedef struct wr_access {
     const uint64_t *lane_addr;
 } wr_access;
 
+/* Which threads a barrier gathers (format 1.1, FORMAT.md): a block barrier
+ * (__syncthreads, bar.sync: WR_BAR_BLOCK, the zero value, the only kind of
+ * 1.0), every thread of the block's cluster (cooperative groups'
+ * cluster.sync(), barrier.cluster.arrive + wait) or every thread of the
+ * grid (grid.sync() of a cooperative launch).  The values are the wr_scope
+ * of the threads gathered. */
+typedef enum wr_barrier_scope {
+    WR_BAR_BLOCK = 0,
+    WR_BAR_CLUSTER = 2,     /* = WR_SCOPE_CLUSTER */
+    WR_BAR_GRID = 3,        /* = WR_SCOPE_DEVICE */
+} wr_barrier_scope;
+
 typedef struct wr_barrier {
     uint32_t launch, block, warp;
     uint32_t active_mask;   /* lanes of this warp arriving */
-    uint32_t barrier_id;    /* named barrier 0..15; __syncthreads is 0 */
+    uint32_t barrier_id;    /* named barrier 0..15; __syncthreads is 0;
+                               always 0 for cluster and grid barriers */
     uint32_t expected;      /* threads the barrier waits for (block size for
-                               __syncthreads) */
+                               __syncthreads; cluster or grid size for the
+                               others); 0: all of them (derived from the launch) */
+    uint8_t scope;          /* wr_barrier_scope */
 } wr_barrier;
+
+/* A valid barrier scope? */
+static inline bool wr_barrier_scope_ok(unsigned scope)
+{
+    return scope == WR_BAR_BLOCK || scope == WR_BAR_CLUSTER || scope == WR_BAR_GRID;
+}
 
 typedef struct wr_warp_sync {
     uint32_t launch, block, warp;

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define WR_FORMAT_MAJOR 1
-#define WR_FORMAT_MINOR 0
+#define WR_FORMAT_MINOR 1
 
 typedef struct wr_error {
     char msg[512];          /* "FILE: offset N: what went wrong" (binary) or

@@ -25,6 +25,10 @@
  * Fences:         WR_THREADFENCE_BLOCK()  WR_THREADFENCE()  WR_THREADFENCE_SYSTEM()
  * Barriers:       WR_SYNCTHREADS()  WR_SYNCTHREADS_COUNT(p) _AND(p) _OR(p)
  *                 WR_BARRIER_SYNC(id, nthreads)   (named barrier, bar.sync)
+ *                 WR_CLUSTER_SYNC()   cooperative_groups::this_cluster().sync()
+ *                                     (sm_90 thread-block clusters)
+ *                 WR_GRID_SYNC()      cooperative_groups::this_grid().sync()
+ *                                     (a cooperative launch)
  * Warp:           WR_SYNCWARP(mask)
  * Blocks:         WR_BLOCK_BEGIN()  WR_BLOCK_END()  (optional markers; each
  *                 contains a __syncthreads)
@@ -35,7 +39,9 @@
  * Defining WARPRACE_REPLACE_BUILTINS makes atomicAdd(...), atomicCAS_block
  * (...), __threadfence(), __syncthreads(), __syncwarp(m) and the rest of the
  * builtins above go through the wrappers (include this header after the
- * CUDA headers).
+ * CUDA headers).  The cooperative groups' cluster.sync() and grid.sync()
+ * are member calls no macro can catch: write WR_CLUSTER_SYNC() and
+ * WR_GRID_SYNC() for them.
  *
  * With -DWARPRACE_RECORD=0 every macro is the plain operation: nothing is
  * recorded and nothing is added to the code.
@@ -48,6 +54,8 @@
 #endif
 
 #include <stdlib.h>
+
+#include <cooperative_groups.h>
 
 /* Host side: names the next device allocation this process makes (the
  * recorder reads and clears $WARPRACE_ALLOC_NAME at that allocation), so
@@ -176,7 +184,7 @@ __device__ __forceinline__ void fence(const wrr_site_desc *site, unsigned scope)
 __device__ __forceinline__ void barrier_arrive(const wrr_site_desc *site, unsigned id,
                                                unsigned expected)
 {
-    wrr_sync_warp_record(WRR_K_BARRIER, (id & 0xffu) | (expected << 8), 0, 0, site);
+    wrr_sync_warp_record(WRR_K_BARRIER, WRR_BAR_AUX_BLOCK(id, expected), WR_BAR_BLOCK, 0, site);
 }
 
 __device__ __forceinline__ void syncthreads(const wrr_site_desc *site)
@@ -205,6 +213,34 @@ __device__ __forceinline__ void barrier_sync(const wrr_site_desc *site, unsigned
     barrier_arrive(site, id, nthreads);
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
 }
+
+/* cluster.sync() and grid.sync(): each warp records its arrival first, as
+ * at __syncthreads, so that every arrival of the cluster (grid) precedes
+ * every record made after the barrier by any of its warps: a later
+ * reservation on the ring's head is ordered after the barrier, which
+ * releases (and its waiters acquire) at cluster (device) scope.  They have
+ * no barrier id; the record's aux word is the whole expected count. */
+#if defined(_CG_HAS_CLUSTER_GROUP)
+__device__ __forceinline__ void cluster_sync(const wrr_site_desc *site)
+{
+    cooperative_groups::cluster_group c = cooperative_groups::this_cluster();
+    wrr_sync_warp_record(WRR_K_BARRIER, c.num_threads(), WR_BAR_CLUSTER, 0, site);
+    c.sync();
+}
+#endif
+
+#if defined(_CG_HAS_GRID_GROUP)
+__device__ __forceinline__ void grid_sync(const wrr_site_desc *site)
+{
+    cooperative_groups::grid_group g = cooperative_groups::this_grid();
+    /* the event model counts threads in 32 bits; no cooperative grid that
+     * fits on a GPU reaches that, so saturating loses nothing real */
+    unsigned long long n = g.num_threads();
+    wrr_sync_warp_record(WRR_K_BARRIER, n > 0xffffffffull ? 0xffffffffu : (uint32_t)n,
+                         WR_BAR_GRID, 0, site);
+    g.sync();
+}
+#endif
 
 /* __syncwarp(mask): the lanes of mask meet first, then the lowest lane of
  * mask records once, then they meet again, so the record lies between
@@ -292,6 +328,8 @@ __device__ __forceinline__ void block_mark(const wrr_site_desc *site, unsigned k
 #define WR_SYNCTHREADS_AND(p)   wr::syncthreads_and(WR_SITE(), (p))
 #define WR_SYNCTHREADS_OR(p)    wr::syncthreads_or(WR_SITE(), (p))
 #define WR_BARRIER_SYNC(id, n)  wr::barrier_sync(WR_SITE(), (id), (n))
+#define WR_CLUSTER_SYNC()       wr::cluster_sync(WR_SITE())
+#define WR_GRID_SYNC()          wr::grid_sync(WR_SITE())
 #define WR_SYNCWARP(mask)       wr::syncwarp(WR_SITE(), (mask))
 #define WR_BLOCK_BEGIN()        wr::block_mark(WR_SITE(), WRR_K_BLOCK_ENTER)
 #define WR_BLOCK_END()          wr::block_mark(WR_SITE(), WRR_K_BLOCK_EXIT)
@@ -422,6 +460,8 @@ struct atomic_ref {
 #define WR_SYNCTHREADS_AND(p) __syncthreads_and(p)
 #define WR_SYNCTHREADS_OR(p) __syncthreads_or(p)
 #define WR_BARRIER_SYNC(id, n) asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory")
+#define WR_CLUSTER_SYNC() cooperative_groups::this_cluster().sync()
+#define WR_GRID_SYNC() cooperative_groups::this_grid().sync()
 #define WR_SYNCWARP(mask) __syncwarp(mask)
 #define WR_BLOCK_BEGIN() ((void)0)
 #define WR_BLOCK_END() ((void)0)
