@@ -1815,6 +1815,15 @@ void wr_hb_copy_end(wr_hb *hb, wr_hb_warp *w, const wr_host_copy *c)
 /* ------------------------------------------------------------------ */
 /* synchronization events                                               */
 
+/* A barrier the warp arrived at with stamp s completed: it reconverges,
+ * all its earlier accesses precede every lane. */
+static void barrier_reconverge(wr_hb_warp *w, uint32_t s)
+{
+    lanes_reconverge(w, s);
+    w->diverged = 0;
+    w->group_mask = 0;
+}
+
 /* A warp's arrival at a barrier that gathers the threads of `scope`: its
  * stamp.  The barrier is also a fence of that scope for the warp (a
  * release pattern's fence, and the fence that completes a pending CAS
@@ -1896,10 +1905,8 @@ static void xbar_complete(wr_hb *hb, hb_launch *l, hb_xbar *x)
     }
     for (uint32_t i = 0; i < n; i++) {
         wr_hb_warp *w = &l->blocks[x->arr[i].block]->w[x->arr[i].widx];
-        lanes_reconverge(w, x->arr[i].stamp);
         w->xbar_wait = 0;
-        w->diverged = 0;
-        w->group_mask = 0;
+        barrier_reconverge(w, x->arr[i].stamp);
     }
     x->n = 0;
     x->count = 0;
@@ -1991,10 +1998,7 @@ static void do_barrier(wr_hb *hb, const wr_barrier *br)
             hb->lossy = 1;
         else
             x->pub_hi = bar->stamp[i];
-        /* reconverges the warp: all its earlier accesses precede every lane */
-        lanes_reconverge(x, bar->stamp[i]);
-        x->diverged = 0;
-        x->group_mask = 0;
+        barrier_reconverge(x, bar->stamp[i]);
     }
     bar->count = 0;
     bar->arrived = 0;

@@ -148,8 +148,10 @@ static inline void ev_fence(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint32_t
     ev.u.fence.order = WR_ORDER_SC;
     hbt_feed(t, &ev);
 }
-static inline void ev_bar(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint32_t mask,
-                          uint32_t id, uint32_t expected)
+/* A barrier: a block barrier (scope WR_BAR_BLOCK) with its id, or a
+ * cluster or grid barrier (WR_BAR_CLUSTER / WR_BAR_GRID, id 0). */
+static inline void ev_barrier(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint32_t mask,
+                              uint32_t id, uint32_t expected, uint8_t scope)
 {
     wr_event ev;
     memset(&ev, 0, sizeof ev);
@@ -160,22 +162,18 @@ static inline void ev_bar(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint32_t m
     ev.u.barrier.active_mask = mask;
     ev.u.barrier.barrier_id = id;
     ev.u.barrier.expected = expected;
+    ev.u.barrier.scope = scope;
     hbt_feed(t, &ev);
 }
-/* A cluster or grid barrier (scope WR_BAR_CLUSTER / WR_BAR_GRID), all lanes. */
+static inline void ev_bar(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint32_t mask,
+                          uint32_t id, uint32_t expected)
+{
+    ev_barrier(t, l, b, w, mask, id, expected, WR_BAR_BLOCK);
+}
 static inline void ev_xbar(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint8_t scope,
                            uint32_t expected)
 {
-    wr_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = WR_EV_BARRIER;
-    ev.u.barrier.launch = l;
-    ev.u.barrier.block = b;
-    ev.u.barrier.warp = w;
-    ev.u.barrier.active_mask = WR_FULL_MASK;
-    ev.u.barrier.expected = expected;
-    ev.u.barrier.scope = scope;
-    hbt_feed(t, &ev);
+    ev_barrier(t, l, b, w, WR_FULL_MASK, 0, expected, scope);
 }
 
 static inline void ev_wsync(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint32_t mask)
