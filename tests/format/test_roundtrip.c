@@ -128,6 +128,23 @@ Test(roundtrip, every_kind_and_encoding_in_one_chunk)
     check_sample(tmp_path, 24 * 11 * 2, 1);
 }
 
+/* Opens tmp_path and reads its first batch, which must be exactly the n
+ * events evs; the reader stays open for the caller's further checks. */
+static wr_reader *read_back_one_batch(const wr_event *evs, size_t n, wr_batch *b)
+{
+    wr_error err = {0};
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    cr_assert(r, "%s", err.msg);
+    cr_assert_eq(wr_reader_next(r, b, &err), 1, "%s", err.msg);
+    cr_assert_eq(b->count, n);
+    for (size_t i = 0; i < n; i++) {
+        char why[200] = "";
+        cr_assert(sample_events_equal(&evs[i], &b->events[i], why, sizeof why), "event %zu: %s",
+                  i, why);
+    }
+    return r;
+}
+
 Test(roundtrip, every_kind_hand_built)
 {
     /* Independent of the sample generator: one event per kind with extreme
@@ -177,15 +194,8 @@ Test(roundtrip, every_kind_hand_built)
         cr_assert_eq(wr_writer_event(w, &evs[i], &err), 0, "event %zu: %s", i, err.msg);
     cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
 
-    wr_reader *r = wr_reader_open(tmp_path, &err);
-    cr_assert(r, "%s", err.msg);
     wr_batch b;
-    cr_assert_eq(wr_reader_next(r, &b, &err), 1, "%s", err.msg);
-    cr_assert_eq(b.count, n);
-    for (size_t i = 0; i < n; i++) {
-        char why[200] = "";
-        cr_assert(sample_events_equal(&evs[i], &b.events[i], why, sizeof why), "event %zu: %s", i, why);
-    }
+    wr_reader *r = read_back_one_batch(evs, n, &b);
     /* inactive vector lanes read back as 0 */
     cr_assert_eq(b.events[2].u.access.lane_addr[5], 0);
     cr_assert_eq(b.events[1].u.access.lane_addr[31], lanes[31]);
@@ -217,16 +227,10 @@ Test(roundtrip, cluster_and_grid_barriers)
     }
     cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
 
-    wr_reader *r = wr_reader_open(tmp_path, &err);
-    cr_assert(r, "%s", err.msg);
     wr_batch b;
-    cr_assert_eq(wr_reader_next(r, &b, &err), 1, "%s", err.msg);
-    cr_assert_eq(b.count, n);
-    for (size_t i = 0; i < n; i++) {
-        char why[200] = "";
-        cr_assert(sample_events_equal(&evs[i], &b.events[i], why, sizeof why), "event %zu: %s", i, why);
+    wr_reader *r = read_back_one_batch(evs, n, &b);
+    for (size_t i = 0; i < n; i++)
         cr_assert_eq(b.events[i].u.barrier.scope, evs[i].u.barrier.scope, "event %zu", i);
-    }
     wr_batch_release(&b);
     cr_assert_eq(wr_reader_next(r, &b, &err), 0, "%s", err.msg);
     wr_reader_close(r);

@@ -18,11 +18,9 @@ static long host_read(void *ctx, uint64_t addr, void *buf, size_t len)
     return (long)len;
 }
 
-Test(writer_sink, ring_to_file_and_back)
+/* A writer on a new temporary file (path: a mkstemp template, filled in). */
+static wr_writer *open_temp_writer(char *path, const wr_writer_options *wo, wr_error *err)
 {
-    static char file[64] = "litmus.cu", func[64] = "kern";
-    static wrr_site_desc site = {WRR_SITE_MAGIC, 12, file, func};
-    char path[] = "/tmp/wr-sink-XXXXXX";
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     close(fd);
@@ -36,9 +34,17 @@ Test(writer_sink, ring_to_file_and_back)
     h.host = "";
     h.command = "";
     h.warp_size = 32;
-    wr_error err;
+    return wr_writer_open(path, &h, wo, err);
+}
+
+Test(writer_sink, ring_to_file_and_back)
+{
+    static char file[64] = "litmus.cu", func[64] = "kern";
+    static wrr_site_desc site = {WRR_SITE_MAGIC, 12, file, func};
+    char path[] = "/tmp/wr-sink-XXXXXX";
     wr_writer_options wo = {.chunk_bytes = 4096};
-    wr_writer *w = wr_writer_open(path, &h, &wo, &err);
+    wr_error err;
+    wr_writer *w = open_temp_writer(path, &wo, &err);
     cr_assert_not_null(w, "%s", err.msg);
     wrr_writer_sink ws;
     wrr_sink sink;
@@ -132,21 +138,8 @@ Test(writer_sink, ring_to_file_and_back)
 Test(writer_sink, barrier_scopes_to_file_and_back)
 {
     char path[] = "/tmp/wr-sink-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    wr_header h;
-    memset(&h, 0, sizeof h);
-    h.version_major = WR_FORMAT_MAJOR;
-    h.version_minor = WR_FORMAT_MINOR;
-    h.producer = "test";
-    h.producer_version = "0";
-    h.device = "sim";
-    h.host = "";
-    h.command = "";
-    h.warp_size = 32;
     wr_error err;
-    wr_writer *w = wr_writer_open(path, &h, NULL, &err);
+    wr_writer *w = open_temp_writer(path, NULL, &err);
     cr_assert_not_null(w, "%s", err.msg);
     wrr_writer_sink ws;
     wrr_sink sink;
