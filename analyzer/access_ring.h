@@ -196,8 +196,10 @@ static inline __attribute__((always_inline)) wr_ring_ent *wr_ring_next(wr_access
     return e;
 }
 
-/* A warp access of `size` bytes per lane. */
-static inline void wr_ring_push_access(wr_access_ring *r, wr_ring_pool *pool, const wr_access *a,
+/* A warp access of `size` bytes per lane.  Always inlined: an engine's
+ * access path calls it for every access (and twice, where it also takes
+ * distributed shared memory apart). */
+static inline __attribute__((always_inline)) void wr_ring_push_access(wr_access_ring *r, wr_ring_pool *pool, const wr_access *a,
                                        unsigned size, uint64_t seq, uint32_t site, uint8_t kind)
 {
     wr_ring_ent *e = wr_ring_next(r, pool);

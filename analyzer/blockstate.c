@@ -180,6 +180,31 @@ const wr_ring_ent *wr_blockstate_find_access(const wr_blockstate *s, uint32_t ep
     return NULL;
 }
 
+const wr_ring_ent *wr_blockstate_find_word_access(const wr_blockstate *s, uint32_t epoch,
+                                                  uint32_t block, uint32_t warp, unsigned lane,
+                                                  uint8_t space, uint32_t owner,
+                                                  bool accessor_is_owner, uint64_t addr,
+                                                  uint64_t skip_seq, uint32_t site,
+                                                  bool writes_only)
+{
+    if (space != WR_SPACE_SHARED)
+        return wr_blockstate_find_access(s, epoch, block, warp, lane, space, addr, skip_seq, site,
+                                         writes_only);
+    const wr_ring_ent *own =
+        accessor_is_owner ? wr_blockstate_find_access(s, epoch, block, warp, lane, space, addr,
+                                                      skip_seq, site, writes_only)
+                          : NULL;
+    const wr_ring_ent *remote =
+        wr_blockstate_find_access(s, epoch, block, warp, lane, WR_SPACE_DSMEM,
+                                  wr_dsmem_addr(owner, (uint32_t)addr), skip_seq, site, writes_only);
+    if (!own || !remote)
+        return own ? own : remote;
+    /* the newer: the smaller distance back from the asking access */
+    return ((skip_seq - remote->tag) & WR_RING_SEQ_MASK) < ((skip_seq - own->tag) & WR_RING_SEQ_MASK)
+               ? remote
+               : own;
+}
+
 void *wr_blockstate_warp(wr_blockstate *s, wr_block_head *b, uint32_t warp)
 {
     void **slot = wr_warp_slot_ref(&b->warps, warp, &s->slot_pools);

@@ -130,6 +130,20 @@ const wr_ring_ent *wr_blockstate_find_access(const wr_blockstate *s, uint32_t ep
                                              uint64_t addr, uint64_t skip_seq, uint32_t site,
                                              bool writes_only);
 
+/* wr_blockstate_find_access for the word at `addr` in `space` of the
+ * current access, whose owner (for a shared word) is block `owner`.  A
+ * shared word is named two ways in the rings (engine.h): by its offset in
+ * the accessor's own SHARED accesses, which name it only when the accessor
+ * is the owner (`accessor_is_owner`, as the engine's folded block ids
+ * tell), and by wr_dsmem_addr(owner, offset) in its DSMEM accesses; the
+ * newer of the two matches.  Other spaces: wr_blockstate_find_access. */
+const wr_ring_ent *wr_blockstate_find_word_access(const wr_blockstate *s, uint32_t epoch,
+                                                  uint32_t block, uint32_t warp, unsigned lane,
+                                                  uint8_t space, uint32_t owner,
+                                                  bool accessor_is_owner, uint64_t addr,
+                                                  uint64_t skip_seq, uint32_t site,
+                                                  bool writes_only);
+
 /* Frees a block object and its warps; drop_warp(w, ctx) first frees what
  * an engine's warp object owns (NULL: nothing). */
 void wr_blockstate_drop(wr_blockstate *s, wr_block_head *b, void (*drop_warp)(void *w, void *ctx),

@@ -112,7 +112,12 @@ static void print_race(const wr_resolved_race *r)
         else
             printf("event #%" PRIu64 "\n", side[s]->seq);
     }
-    printf("  example: %s address 0x%" PRIx64, wr_space_name(r->example.space), r->example.addr);
+    if (r->example.space == WR_SPACE_DSMEM)   /* another block's shared word */
+        printf("  example: shared address 0x%" PRIx32 " of block %" PRIu32 " (through dsmem)",
+               wr_dsmem_offset(r->example.addr), wr_dsmem_block(r->example.addr));
+    else
+        printf("  example: %s address 0x%" PRIx64, wr_space_name(r->example.space),
+               r->example.addr);
     if (r->has_offset)
         printf(" = %s+%" PRIu64, r->alloc_name[0] ? r->alloc_name : "(unnamed allocation)",
                r->offset);

@@ -80,6 +80,72 @@ static inline bool wr_next_owned_global_run(uint64_t *next, uint64_t last, uint3
     return false;
 }
 
+/* Distributed shared memory (WR_SPACE_DSMEM): an access whose lanes name
+ * words of other blocks' shared memory is, for the shadow state, the
+ * SHARED accesses of the blocks it touches, each one the word its owner's
+ * own shared accesses name.  wr_dsmem_next_part() hands out those parts
+ * one owner at a time, lowest lane first: *part is the access with space
+ * SHARED, block = the owner, active_mask = the lanes that address it,
+ * VECTOR addresses = their offsets (CAS lanes kept).  The part's block is
+ * the OWNER, not the issuing warp's: an engine does its per-warp work (the
+ * warp's program order, divergence, its ring) once with the whole access,
+ * then its per-word work for each part.  Lanes keep their lane index. */
+typedef struct wr_dsmem_parts {
+    wr_access part;
+    uint32_t left;              /* lanes not handed out yet */
+    const wr_access *whole;
+    uint64_t offset[32];
+} wr_dsmem_parts;
+
+static inline void wr_dsmem_parts_begin(wr_dsmem_parts *s, const wr_access *a)
+{
+    s->whole = a;
+    s->left = a->active_mask;
+    s->part = *a;
+    s->part.space = WR_SPACE_SHARED;
+    s->part.addr_mode = WR_ADDR_VECTOR;
+    s->part.lane_addr = s->offset;
+}
+
+static inline bool wr_dsmem_next_part(wr_dsmem_parts *s)
+{
+    if (!s->left)
+        return false;
+    uint32_t owner = wr_dsmem_block(wr_access_lane_addr(s->whole, (unsigned)__builtin_ctz(s->left)));
+    uint32_t mask = 0;
+    for (uint32_t x = s->left; x; x &= x - 1) {
+        unsigned lane = (unsigned)__builtin_ctz(x);
+        uint64_t addr = wr_access_lane_addr(s->whole, lane);
+        if (wr_dsmem_block(addr) != owner)
+            continue;
+        mask |= 1u << lane;
+        s->offset[lane] = wr_dsmem_offset(addr);
+    }
+    for (uint32_t x = ~mask; x; x &= x - 1)
+        s->offset[__builtin_ctz(x)] = 0;   /* inactive lanes read 0 (event.h) */
+    s->left &= ~mask;
+    s->part.block = owner;
+    s->part.active_mask = mask;
+    s->part.cas_success = s->whole->cas_success & mask;
+    return true;
+}
+
+/* A race's example word (wr_race.space, .addr): a shared word that a side
+ * of another block touched (through DSMEM: `remote`, as the engine knows
+ * its sides' blocks) is named with its owner, as wr_dsmem_addr(owner,
+ * offset) in space DSMEM, so that the example still says whose word it
+ * is; otherwise as the access named it. */
+static inline void wr_race_set_word(wr_race *r, uint8_t space, uint32_t owner, uint64_t addr,
+                                    bool remote)
+{
+    r->space = space;
+    r->addr = addr;
+    if (space == WR_SPACE_SHARED && remote) {
+        r->space = WR_SPACE_DSMEM;
+        r->addr = wr_dsmem_addr(owner, (uint32_t)addr);
+    }
+}
+
 /* One engine of a shared pass (wr_engine_ops.create_pass). */
 typedef struct wr_pass_member {
     uint8_t engine_index;    /* its wr_race.engine */

@@ -259,7 +259,9 @@ typedef struct cur_ctx {
     uint32_t block, warp;   /* UINT32_MAX for the host */
     uint64_t seq;
     uint32_t site;
-    uint8_t space;
+    uint8_t space;          /* of the words: SHARED for a DSMEM part */
+    uint32_t owner;         /* a shared word's block: `block`, or a DSMEM
+                               part's owner (engine.h) */
     unsigned acc;
 } cur_ctx;
 
@@ -296,10 +298,10 @@ static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epo
         a->kind = access_kind(c->acc);
         return;
     }
-    const wr_ring_ent *r =
-        wr_blockstate_find_access(&f->bs, old_epoch, host ? UINT32_MAX : bf, host ? 0 : wr_fsm_warp(old),
-                                  host ? 0 : wr_fsm_lane(old), c->space, addr, c->seq, 0,
-                                  c->acc == WR_FSM_ACC_R);
+    const wr_ring_ent *r = wr_blockstate_find_word_access(
+        &f->bs, old_epoch, host ? UINT32_MAX : bf, host ? 0 : wr_fsm_warp(old),
+        host ? 0 : wr_fsm_lane(old), c->space, c->owner, bf == wr_fsm_fold_block(c->owner), addr,
+        c->seq, 0, c->acc == WR_FSM_ACC_R);
     if (r) {
         a->site = r->site;
         a->seq = wr_ring_seq(r, c->seq);
@@ -315,8 +317,7 @@ static void report(fsm *f, const cur_ctx *c, uint64_t old, uint32_t old_epoch, u
     r.engine = f->cfg.engine_index;
     r.verdict = WR_VERDICT_NONE;
     r.potential = 0;
-    r.space = c->space;
-    r.addr = word << WR_WORD_SHIFT;
+    uint64_t addr = word << WR_WORD_SHIFT;
     bool host = wr_fsm_block(old) == WR_FSM_HOST_BLOCK || c->launch == 0;
     if (old_epoch != c->epoch || host) {
         r.race_class = WR_CLASS_INTER_KERNEL;
@@ -326,7 +327,7 @@ static void report(fsm *f, const cur_ctx *c, uint64_t old, uint32_t old_epoch, u
         unsigned sc = state_scope_class(wr_fsm_state(old));
         r.race_class = (uint8_t)(rc > sc ? rc : sc);
     }
-    fill_first(f, &r.first, old, old_epoch, c, lane, r.addr);
+    fill_first(f, &r.first, old, old_epoch, c, lane, addr);
     r.second.site = c->site;
     r.second.kind = access_kind(c->acc);
     r.second.launch = c->launch;
@@ -334,6 +335,8 @@ static void report(fsm *f, const cur_ctx *c, uint64_t old, uint32_t old_epoch, u
     r.second.warp = c->warp;
     r.second.lane = c->launch ? lane : UINT32_MAX;
     r.second.seq = c->seq;
+    wr_race_set_word(&r, c->space, c->owner, addr,
+                     c->owner != c->block || wr_fsm_block(old) != wr_fsm_fold_block(c->owner));
     if (f->cfg.findings)
         wr_findings_report(f->cfg.findings, &r);
 }
@@ -604,6 +607,12 @@ static unsigned access_label(const wr_access *a)
     return a->op == WR_OP_STORE ? WR_FSM_ACC_W : WR_FSM_ACC_R;
 }
 
+static inline __attribute__((always_inline)) void access_words(fsm *f, const cur_ctx *c, const wr_access *a, block_st *b,
+                         const warp_st *w, unsigned size, const wr_shadow_lanes *vl);
+
+static void on_dsmem_access(fsm *f, const wr_event *ev, cur_ctx *c, block_st *b, warp_st *w,
+                            unsigned size);
+
 static void on_access(fsm *f, const wr_event *ev)
 {
     const wr_access *a = &ev->u.access;
@@ -616,16 +625,20 @@ static void on_access(fsm *f, const wr_event *ev)
     wr_barrier_wake_lazy(&b->bars, &f->bar_pool, 1u << (a->warp & 31u), barrier_done, b);
 
     cur_ctx c = {.a = a, .epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
-                 .seq = ev->seq, .site = ev->site, .space = a->space, .acc = access_label(a)};
+                 .seq = ev->seq, .site = ev->site, .space = a->space, .owner = a->block,
+                 .acc = access_label(a)};
     unsigned size = a->size ? a->size : 4;
 
+    if (a->space == WR_SPACE_DSMEM) {
+        on_dsmem_access(f, ev, &c, b, w, size);
+        return;
+    }
     /* a gather / scatter's cells, resolved once (and their misses
      * overlapped) for both the ring's range and the lane loop */
     lane_page_ctx lpc = {f, a, b, epoch};
     wr_shadow_lanes vl;
     bool vector = wr_shadow_vector_lanes(a, size, f->map, f->cfg.shard, f->cfg.shards, lane_page,
                                          &lpc, &vl);
-
     /* remember the access for reports */
     if (vector)
         wr_ring_push_span(&w->ring, &f->ring_pool, a, vl.lo, vl.hi, ev->seq, ev->site,
@@ -633,8 +646,41 @@ static void on_access(fsm *f, const wr_event *ev)
     else
         wr_ring_push_access(&w->ring, &f->ring_pool, a, size, ev->seq, ev->site,
                             access_kind(c.acc));
+    access_words(f, &c, a, b, w, size, vector ? &vl : NULL);
+}
 
-    uint64_t base = wr_fsm_pack(0, epoch, 0, a->warp, wr_fsm_fold_block(a->block), w->bc, 0);
+/* A DSMEM access: the ring names it as the trace does (find_word_access);
+ * its words are each owner's, as the owner's own shared accesses name
+ * them, and their pages are listed with the owner's block (engine.h). */
+static __attribute__((noinline)) void on_dsmem_access(fsm *f, const wr_event *ev, cur_ctx *c,
+                                                      block_st *b, warp_st *w, unsigned size)
+{
+    const wr_access *a = &ev->u.access;
+    wr_ring_push_access(&w->ring, &f->ring_pool, a, size, ev->seq, ev->site, access_kind(c->acc));
+    wr_dsmem_parts parts;
+    wr_dsmem_parts_begin(&parts, a);
+    while (wr_dsmem_next_part(&parts)) {
+        const wr_access *m = &parts.part;
+        block_st *ob = m->block == a->block ? b : block_find(f, c->epoch, m->block, true);
+        c->a = m;
+        c->space = m->space;
+        c->owner = m->block;
+        lane_page_ctx lpc = {f, m, ob, c->epoch};
+        wr_shadow_lanes vl;
+        bool vector = wr_shadow_vector_lanes(m, size, f->map, f->cfg.shard, f->cfg.shards,
+                                             lane_page, &lpc, &vl);
+        access_words(f, c, m, ob, w, size, vector ? &vl : NULL);
+    }
+}
+
+/* The words of access a (a DSMEM access's part: b is the words' owner's
+ * block, which lists its shared pages) stepped for the current access;
+ * vl: its lanes' cells when wr_shadow_vector_lanes resolved them. */
+static inline __attribute__((always_inline)) void access_words(fsm *f, const cur_ctx *c, const wr_access *a, block_st *b,
+                         const warp_st *w, unsigned size, const wr_shadow_lanes *vl)
+{
+    uint32_t epoch = c->epoch;
+    uint64_t base = wr_fsm_pack(0, epoch, 0, c->warp, wr_fsm_fold_block(c->block), w->bc, 0);
     const uint32_t *wcl = w->wcl;
     uint64_t cur_uniform = base | ((uint64_t)(w->wc & 0x3ffu) << WR_FSM_WC_SHIFT);
     uint32_t shards = f->cfg.shards, shard = f->cfg.shard;
@@ -655,17 +701,17 @@ static void on_access(fsm *f, const wr_event *ev)
                 continue;
             wr_shadow_page *sp = page_for(f, a->space, a->launch, b, w0 + lane, epoch, false);
             if (!wcl && wr_shadow_packed_whole_line(sp, w0, segmask) &&
-                packed_line_step(f, &c, sp, wr_shadow_line_of(w0), cur_uniform))
+                packed_line_step(f, c, sp, wr_shadow_line_of(w0), cur_uniform))
                 continue;
             wr_shadow_expand_range(f->map, sp, w0 + lane, w0 + 31u - (unsigned)__builtin_clz(segmask));
             uint64_t *cells = wr_shadow_cells_at(f->map, sp, 0);
             if (!wcl) {
 #if WR_SHADOW_AVX2
                 if (f->avx2)
-                    uniform_segment_avx2(f, &c, sp, cells, w0, segmask, cur_uniform);
+                    uniform_segment_avx2(f, c, sp, cells, w0, segmask, cur_uniform);
                 else
 #endif
-                    uniform_segment(f, &c, sp, cells, w0, segmask, cur_uniform);
+                    uniform_segment(f, c, sp, cells, w0, segmask, cur_uniform);
                 continue;
             }
             for (uint32_t x = segmask; x; x &= x - 1) {
@@ -679,11 +725,11 @@ static void on_access(fsm *f, const wr_event *ev)
                 uint64_t old = *cell;
                 uint64_t nw;
                 if (((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT)) && old) {
-                    nw = step_slow(f, &c, sp, old, cur, ln, wd, NULL);
+                    nw = step_slow(f, c, sp, old, cur, ln, wd, NULL);
                 } else {
-                    nw = wr_fsm_step(old, cur, c.acc);
+                    nw = wr_fsm_step(old, cur, c->acc);
                     if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
-                        nw = step_slow(f, &c, sp, old, cur, ln, wd, NULL);
+                        nw = step_slow(f, c, sp, old, cur, ln, wd, NULL);
                 }
                 f->live += !old;   /* no transition leads to INIT: nw != 0 */
                 *cell = nw;
@@ -692,13 +738,13 @@ static void on_access(fsm *f, const wr_event *ev)
         return;
     }
 
-    if (vector) {
-        for (unsigned i = 0; i < vl.n; i++) {
-            const wr_shadow_lane *l = &vl.l[i];
+    if (vl) {
+        for (unsigned i = 0; i < vl->n; i++) {
+            const wr_shadow_lane *l = &vl->l[i];
             uint64_t cur = (wcl ? (base | ((uint64_t)(wcl[l->lane] & 0x3ffu) << WR_FSM_WC_SHIFT))
                                 : cur_uniform) |
                            ((uint64_t)l->lane << WR_FSM_LANE_SHIFT);
-            touch_cell(f, &c, l->page, l->cell, cur, l->lane, l->word);
+            touch_cell(f, c, l->page, l->cell, cur, l->lane, l->word);
         }
         return;
     }
@@ -723,9 +769,9 @@ static void on_access(fsm *f, const wr_event *ev)
                 continue;
             if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
                 pn = wd >> WR_SHADOW_PAGE_SHIFT;
-                p = page_for(f, a->space, a->launch, lpc.b, wd, lpc.epoch, false);
+                p = page_for(f, a->space, a->launch, b, wd, epoch, false);
             }
-            touch_word(f, &c, p, cur, lane, wd);
+            touch_word(f, c, p, cur, lane, wd);
         }
     }
 }

@@ -11,11 +11,14 @@
  *             exchange; release scope = min(fence, exchange).  A release
  *             without such a fence marks L "broken": its protection no
  *             longer counts (for any pair checked afterwards).
- * A hold of scope block (or cluster) by a thread of block b is the lock
- * "L@b"; a device/system hold is "L@dev" plus "L@b", so a block-scoped lock
- * protects only accesses from its block.  An atomic access also holds the
- * implicit lock "ATOM@scope" for itself: atomic vs atomic at a scope that
- * holds both never conflicts, atomic vs plain does.
+ * A hold by a thread of block b is the lock "L@b"; one of cluster scope or
+ * wider also "L@c" for b's cluster c, where the launch's clusters hold
+ * several blocks (else L@b says as much); one of device/system scope also
+ * "L@dev".  So a block-scoped lock protects only accesses from its block,
+ * a cluster-scoped one those from its cluster.  An atomic access also
+ * holds the implicit lock "ATOM@scope" for itself, in the same way:
+ * atomic vs atomic at a scope that holds both never conflicts, atomic vs
+ * plain does.
  *
  * Per-word state (16-byte cell): VIRGIN, EXCLUSIVE (one thread), SHARED
  * (read by several, no write), SHARED_MOD; the candidate set C(v) is
@@ -37,6 +40,7 @@
 #include "engine.h"
 #include "epochs.h"
 #include "shadow.h"
+#include "u32map.h"
 #include "xalloc.h"
 
 enum { ST_VIRGIN = 0, ST_EXCL = 1, ST_SHARED = 2, ST_SMOD = 3 };
@@ -44,6 +48,10 @@ enum { ST_VIRGIN = 0, ST_EXCL = 1, ST_SHARED = 2, ST_SMOD = 3 };
 #define BLOCK_BITS 20
 #define HOST_BLOCK ((1u << BLOCK_BITS) - 1u)
 #define DEV_FIELD 0x1fffffu     /* block field of a device-scope lock entry */
+/* field of a cluster-scope lock entry: the flag and the block's cluster
+ * folded below DEV_FIELD; 0 (a block field) where there is none */
+#define CLUSTER_FLAG 0x100000u
+#define NO_CLUSTER 0u
 #define ATOM_WORD 0ull           /* lock word of the implicit atomic lock */
 
 typedef struct cell {
@@ -262,6 +270,13 @@ typedef struct lk {
     bool avx2;              /* uniform_piece_avx2 for a piece of one lockset */
     uint64_t atom_key;      /* memo of an atomic's set without locks: key + 1 */
     uint32_t atom_id;
+    /* the clustered launches' geometry (launch id -> index + 1 into geo):
+     * the cluster of a block, for cluster-scoped locks and atomics */
+    wr_u32map geo_ix;
+    struct launch_geo {
+        uint32_t grid[3], cluster[3];
+    } *geo;
+    uint32_t ngeo, capgeo;
     /* What blocks and warps own comes from these pools, so that a purge
      * dropping every block releases them whole; the host's ring outlives
      * the blocks and has a pool of its own. */
@@ -408,9 +423,17 @@ static inline __attribute__((always_inline)) wr_shadow_page *
 page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block, uint64_t word, uint32_t epoch,
          bool scattered);
 
-/* Marks the words a CAS targets as lock words (this shard's only). */
+/* Marks the words a CAS targets as lock words (this shard's only; a DSMEM
+ * CAS's in each owner's shared memory, engine.h). */
 static void mark_lock_words(lk *s, const wr_access *a, uint32_t epoch)
 {
+    if (a->space == WR_SPACE_DSMEM) {
+        wr_dsmem_parts parts;
+        wr_dsmem_parts_begin(&parts, a);
+        while (wr_dsmem_next_part(&parts))
+            mark_lock_words(s, &parts.part, epoch);
+        return;
+    }
     unsigned size = a->size ? a->size : 4;
     for (uint32_t x = a->active_mask; x; x &= x - 1) {
         uint64_t ad = wr_access_lane_addr(a, (unsigned)__builtin_ctz(x));
@@ -517,30 +540,41 @@ static inline uint32_t fold_block(uint32_t block)
 /* The lockset of `lane` for this access (plus the implicit atomic lock),
  * computed and interned; plain accesses remember it per lane until the
  * warp's holds change. */
-static __attribute__((noinline)) uint32_t lane_lockset_slow(lk *s, warp_st *w, uint32_t block,
-                                                           unsigned lane, bool atomic,
+/* The memo key of an atomic's set without locks (block field bf, cluster
+ * field cf, the atomic's scope): + 1, never 0. */
+static inline uint64_t atom_key_of(uint32_t bf, uint32_t cf, uint8_t ascope)
+{
+    unsigned wide = ascope >= WR_SCOPE_DEVICE ? 2u : ascope >= WR_SCOPE_CLUSTER ? 1u : 0u;
+    return ((uint64_t)cf << 22 | (uint64_t)bf << 2 | wide) + 1;
+}
+
+static __attribute__((noinline)) uint32_t lane_lockset_slow(lk *s, warp_st *w, uint32_t bf,
+                                                           uint32_t cf, unsigned lane, bool atomic,
                                                            uint8_t ascope)
 {
     if (!atomic && !w->nholds)
         return s->empty_ls;   /* no lock held by any lane */
-    uint32_t bf = fold_block(block);
     /* an atomic of a warp without locks: the same set for every lane of the
      * access, and for the block's next atomic */
-    uint64_t atom_key = ((uint64_t)bf << 1 | (ascope >= WR_SCOPE_DEVICE)) + 1;
+    uint64_t atom_key = atom_key_of(bf, cf, ascope);
     if (atomic && !w->nholds && s->atom_key == atom_key)
         return s->atom_id;
-    uint64_t e[2 * MAX_HOLDS + 2] = {0};   /* = {0}: GCC 12 cannot see that only e[0..n) is read */
+    uint64_t e[3 * MAX_HOLDS + 3] = {0};   /* = {0}: GCC 12 cannot see that only e[0..n) is read */
     uint32_t n = 0;
     for (uint32_t i = 0; i < w->nholds; i++) {
         const hold *h = &w->locks->holds[i];
         if (h->lane != lane || !h->acq_seq)
             continue;
         e[n++] = entry(h->word, bf);
+        if (cf != NO_CLUSTER && h->scope >= WR_SCOPE_CLUSTER)
+            e[n++] = entry(h->word, cf);
         if (h->scope >= WR_SCOPE_DEVICE)
             e[n++] = entry(h->word, DEV_FIELD);
     }
     if (atomic) {
         e[n++] = entry(ATOM_WORD, bf);
+        if (cf != NO_CLUSTER && ascope >= WR_SCOPE_CLUSTER)
+            e[n++] = entry(ATOM_WORD, cf);
         if (ascope >= WR_SCOPE_DEVICE)
             e[n++] = entry(ATOM_WORD, DEV_FIELD);
     }
@@ -560,15 +594,14 @@ static __attribute__((noinline)) uint32_t lane_lockset_slow(lk *s, warp_st *w, u
 
 /* Inline: the word loops ask it once per lane, and a plain access almost
  * always finds the lane's set remembered. */
-static inline uint32_t lane_lockset(lk *s, warp_st *w, uint32_t block, unsigned lane, bool atomic,
-                                    uint8_t ascope)
+static inline uint32_t lane_lockset(lk *s, warp_st *w, uint32_t bf, uint32_t cf, unsigned lane,
+                                    bool atomic, uint8_t ascope)
 {
     if (!atomic && ((w->lsid_valid >> lane) & 1u))
         return w->locks->lsid[lane];
-    if (atomic && !w->nholds &&
-        s->atom_key == (((uint64_t)fold_block(block) << 1 | (ascope >= WR_SCOPE_DEVICE)) + 1))
+    if (atomic && !w->nholds && s->atom_key == atom_key_of(bf, cf, ascope))
         return s->atom_id;
-    return lane_lockset_slow(s, w, block, lane, atomic, ascope);
+    return lane_lockset_slow(s, w, bf, cf, lane, atomic, ascope);
 }
 
 /* Does the candidate set still hold a lock whose releases were sound? */
@@ -585,7 +618,9 @@ static __attribute__((noinline)) bool effective_slow(lk *s, uint32_t id)
             return true;   /* not released yet */
         if (r->broken)
             continue;
-        uint8_t need = field == DEV_FIELD ? WR_SCOPE_DEVICE : WR_SCOPE_BLOCK;
+        uint8_t need = field == DEV_FIELD            ? WR_SCOPE_DEVICE
+                       : (field & CLUSTER_FLAG) != 0 ? WR_SCOPE_CLUSTER
+                                                     : WR_SCOPE_BLOCK;
         if (r->min_rel == 0xff || r->min_rel >= need)
             return true;
     }
@@ -609,10 +644,13 @@ typedef struct cur_ctx {
     const wr_access *a;     /* NULL for a host copy */
     uint32_t epoch, launch, block, warp;
     uint32_t block_field, gen;
+    uint32_t cluster_field; /* CLUSTER_FLAG | the block's cluster, or NO_CLUSTER */
     uint64_t seq;
     uint32_t site;
-    uint8_t space, kind;
+    uint8_t space, kind;    /* space of the words: SHARED for a DSMEM part */
     bool write;
+    uint32_t owner;         /* a shared word's block: `block`, or a DSMEM
+                               part's owner (engine.h) */
 } cur_ctx;
 
 /* A newer epoch touches the page: the words wr_epochs_sweep_drops names
@@ -664,7 +702,6 @@ static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch,
     r.engine = s->cfg.engine_index;
     r.potential = 1;
     r.verdict = WR_VERDICT_NONE;
-    r.space = c->space;
     r.addr = word << WR_WORD_SHIFT;
     uint32_t ob = (old->who >> 10) & HOST_BLOCK, ow = (old->who >> 5) & 31u, ol = old->who & 31u;
     bool ohost = ob == HOST_BLOCK;
@@ -696,8 +733,9 @@ static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch,
     } else {
         const wr_ring_ent *fe =
             ohost ? wr_ring_find(&s->host_ring, 0, c->space, r.addr, c->seq, old->site, false)
-                  : wr_blockstate_find_access(&s->bs, old_epoch, ob, ow, ol, c->space, r.addr, c->seq,
-                                              old->site, false);
+                  : wr_blockstate_find_word_access(&s->bs, old_epoch, ob, ow, ol, c->space,
+                                                   c->owner, ob == fold_block(c->owner), r.addr,
+                                                   c->seq, old->site, false);
         r.first.seq = fe ? wr_ring_seq(fe, c->seq) : 0;   /* 0: neither the ring nor its older entries */
     }
     r.second.site = c->site;
@@ -707,6 +745,8 @@ static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch,
     r.second.warp = c->launch ? c->warp : UINT32_MAX;
     r.second.lane = c->launch ? lane : UINT32_MAX;
     r.second.seq = c->seq;
+    wr_race_set_word(&r, c->space, c->owner, r.addr,
+                     c->owner != c->block || ob != fold_block(c->owner));
     if (s->cfg.findings)
         wr_findings_report(s->cfg.findings, &r);
 }
@@ -960,7 +1000,7 @@ uniform_piece_avx2(lk *s, const cur_ctx *c, wr_shadow_page *p, cell *cells, uint
 }
 #endif
 
-static void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *a,
+static inline __attribute__((always_inline)) void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *a,
                           uint64_t lane0_word, uint32_t base_id, bool atomic, uint8_t ascope)
 {
     /* a warp that holds no lock accesses plain data with the empty set on
@@ -988,10 +1028,46 @@ static void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *
             unsigned lane = (unsigned)__builtin_ctz(x);
             uint32_t ls = uniform_ls != UINT32_MAX
                               ? uniform_ls
-                              : lane_lockset(s, w, a->block, lane, atomic, ascope);
+                              : lane_lockset(s, w, c->block_field, c->cluster_field, lane, atomic,
+                                             ascope);
             piece_word(s, c, p, cells, lane0_word, lane, ls, base_id, &m);
         }
     }
+}
+
+static inline __attribute__((always_inline)) void
+access_words(lk *s, const cur_ctx *c, warp_st *w, const wr_access *a, unsigned size,
+             const wr_shadow_lanes *vl, bool atomic, uint8_t ascope);
+static void on_dsmem_access(lk *s, const wr_event *ev, cur_ctx *c, warp_st *w, unsigned size,
+                            bool atomic, uint8_t ascope);
+
+/* A launch's geometry, kept where its clusters hold several blocks. */
+static void note_launch(lk *s, const wr_launch *l)
+{
+    if ((l->cluster[0] <= 1 && l->cluster[1] <= 1 && l->cluster[2] <= 1) || !l->grid[0])
+        return;
+    if (s->ngeo == s->capgeo) {
+        s->capgeo = s->capgeo ? 2 * s->capgeo : 8;
+        s->geo = xrealloc(s->geo, s->capgeo * sizeof *s->geo);
+    }
+    struct launch_geo *g = &s->geo[s->ngeo++];
+    memcpy(g->grid, l->grid, sizeof g->grid);
+    memcpy(g->cluster, l->cluster, sizeof g->cluster);
+    wr_map_put(&s->geo_ix, l->launch, s->ngeo);
+}
+
+/* The cluster field of lock entries made by block `block` of `launch`:
+ * NO_CLUSTER where its clusters are single blocks (a cluster-scoped hold
+ * or atomic then protects what a block-scoped one does). */
+static inline uint32_t cluster_field(const lk *s, uint32_t launch, uint32_t block)
+{
+    if (!s->ngeo)
+        return NO_CLUSTER;
+    uint32_t ix = wr_map_get(&s->geo_ix, launch);
+    if (!ix)
+        return NO_CLUSTER;
+    const struct launch_geo *g = &s->geo[ix - 1];
+    return CLUSTER_FLAG | (wr_cluster_of(g->grid, g->cluster, block) % (CLUSTER_FLAG - 1u));
 }
 
 static void on_access(lk *s, const wr_event *ev)
@@ -1024,6 +1100,15 @@ static void on_access(lk *s, const wr_event *ev)
 
     unsigned size = a->size ? a->size : 4;
     uint8_t kind = atomic ? WR_KIND_ATOMIC : a->op == WR_OP_STORE ? WR_KIND_WRITE : WR_KIND_READ;
+    cur_ctx c = {.a = a, .epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
+                 .block_field = fold_block(a->block), .gen = b->gen,
+                 .cluster_field = cluster_field(s, a->launch, a->block), .seq = ev->seq,
+                 .site = ev->site, .space = a->space, .owner = a->block,
+                 .kind = kind, .write = atomic || a->op == WR_OP_STORE};
+    if (a->space == WR_SPACE_DSMEM) {
+        on_dsmem_access(s, ev, &c, w, size, atomic, ascope);
+        return;
+    }
     /* a gather / scatter's cells, resolved once (and their misses
      * overlapped) for both the ring's range and the lane loop */
     lane_page_ctx lpc = {s, a, epoch};
@@ -1038,21 +1123,53 @@ static void on_access(lk *s, const wr_event *ev)
     if (s->cfg.shards > 1 && wr_access_one_run(a, size, &a0) &&
         wr_shard_of(a->space, a->launch, a->block, a0, s->cfg.shards) != s->cfg.shard)
         return;   /* no word of this shard (the lock / data-seq state above is per warp) */
-    cur_ctx c = {.a = a, .epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
-                 .block_field = fold_block(a->block), .gen = b->gen, .seq = ev->seq,
-                 .site = ev->site, .space = a->space,
-                 .kind = kind, .write = atomic || a->op == WR_OP_STORE};
-    uint32_t base_id = ((uint32_t)(a->warp & 31u) << 5) | (c.block_field << 10);
+    access_words(s, &c, w, a, size, vector ? &vl : NULL, atomic, ascope);
+}
+
+/* A DSMEM access: the ring names it as the trace does
+ * (find_word_access); its words are each owner's, as the owner's own
+ * shared accesses name them (engine.h). */
+static __attribute__((noinline)) void on_dsmem_access(lk *s, const wr_event *ev, cur_ctx *c,
+                                                      warp_st *w, unsigned size, bool atomic,
+                                                      uint8_t ascope)
+{
+    const wr_access *a = &ev->u.access;
+    wr_ring_push_access(&w->ring, &s->ring_pool, a, size, ev->seq, ev->site, c->kind);
+    wr_dsmem_parts parts;
+    wr_dsmem_parts_begin(&parts, a);
+    while (wr_dsmem_next_part(&parts)) {
+        const wr_access *m = &parts.part;
+        c->a = m;
+        c->space = m->space;
+        c->owner = m->block;
+        lane_page_ctx lpc = {s, m, c->epoch};
+        wr_shadow_lanes vl;
+        bool vector = wr_shadow_vector_lanes(m, size, s->map, s->cfg.shard, s->cfg.shards,
+                                             lane_page, &lpc, &vl);
+        access_words(s, c, w, m, size, vector ? &vl : NULL, atomic, ascope);
+    }
+}
+
+/* The words of access a (a DSMEM access's part: a->block is the words'
+ * owner) touched for the current access; vl: its lanes' cells when
+ * wr_shadow_vector_lanes resolved them.  Inlined into both callers: it
+ * is the whole per-word cost of an access. */
+static inline __attribute__((always_inline)) void
+access_words(lk *s, const cur_ctx *c, warp_st *w, const wr_access *a, unsigned size,
+             const wr_shadow_lanes *vl, bool atomic, uint8_t ascope)
+{
+    uint32_t base_id = ((uint32_t)(c->warp & 31u) << 5) | (c->block_field << 10);
     uint64_t lane0_word;
     if (wr_access_word_per_lane(a, size, &lane0_word)) {
-        words_by_lane(s, &c, w, a, lane0_word, base_id, atomic, ascope);
+        words_by_lane(s, c, w, a, lane0_word, base_id, atomic, ascope);
         return;
     }
-    if (vector) {
-        for (unsigned i = 0; i < vl.n; i++) {
-            const wr_shadow_lane *l = &vl.l[i];
-            uint32_t lsid = lane_lockset(s, w, a->block, l->lane, atomic, ascope);
-            touch(s, &c, l->page, l->cell, base_id | l->lane, lsid, l->lane, l->word);
+    if (vl) {
+        for (unsigned i = 0; i < vl->n; i++) {
+            const wr_shadow_lane *l = &vl->l[i];
+            uint32_t lsid =
+                lane_lockset(s, w, c->block_field, c->cluster_field, l->lane, atomic, ascope);
+            touch(s, c, l->page, l->cell, base_id | l->lane, lsid, l->lane, l->word);
         }
         return;
     }
@@ -1074,11 +1191,11 @@ static void on_access(lk *s, const wr_event *ev)
                 continue;
             if ((wd >> WR_SHADOW_PAGE_SHIFT) != pn) {
                 pn = wd >> WR_SHADOW_PAGE_SHIFT;
-                p = page_for(s, a->space, a->launch, a->block, wd, lpc.epoch, false);
+                p = page_for(s, a->space, a->launch, a->block, wd, c->epoch, false);
             }
             if (lsid == UINT32_MAX)
-                lsid = lane_lockset(s, w, a->block, lane, atomic, ascope);
-            touch(s, &c, p, (cell *)wr_shadow_cell(s->map, p, wd), base_id | lane, lsid, lane, wd);
+                lsid = lane_lockset(s, w, c->block_field, c->cluster_field, lane, atomic, ascope);
+            touch(s, c, p, (cell *)wr_shadow_cell(s->map, p, wd), base_id | lane, lsid, lane, wd);
         }
     }
 }
@@ -1157,6 +1274,8 @@ static void lk_on_event(void *self, const wr_event *ev)
         break;
     case WR_EV_KERNEL_LAUNCH:
     case WR_EV_HOST_COPY: {
+        if (ev->kind == WR_EV_KERNEL_LAUNCH)
+            note_launch(s, &ev->u.launch);
         uint32_t e = wr_epochs_on_event(s->ep, ev);
         purge_blocks(s, e);
         if (ev->kind == WR_EV_HOST_COPY)
@@ -1194,6 +1313,8 @@ static void lk_destroy(void *self)
     wr_ring_release(&s->host_ring, &s->host_ring_pool);
     wr_ring_pool_release(&s->host_ring_pool);
     free(s->locks);
+    free(s->geo);
+    wr_map_free(&s->geo_ix);
     ls_free(&s->ls);
     wr_shadow_free(s->map);
     wr_epochs_free(s->ep);

@@ -511,8 +511,10 @@ static void report(wr_hbe *e, const checker *k, const wr_hb_warp *w, const wr_hb
     wr_hb_race_side(e->hb, &r.first, prev->unit, WR_EP_LANE(prev_ep), prev->site, prev->kind,
                     prev->seq);
     wr_hb_race_side(e->hb, &r.second, cur->unit, lane, cur->site, cur->kind, cur->seq);
-    r.space = space;
-    r.addr = addr;
+    /* e->cur_block: the owner of a shared word (another block's, reached
+     * through DSMEM, when a side's block is not it) */
+    wr_race_set_word(&r, space, e->cur_block, addr,
+                     r.first.block != e->cur_block || r.second.block != e->cur_block);
     (void)w;
     e->reports++;
     if (e->cfg.findings)
@@ -1011,7 +1013,7 @@ _Static_assert(WR_SHARD_RUN_SHIFT == WR_SHADOW_PAGE_SHIFT && WR_WORD_SHIFT == 2,
 static bool access_not_mine(const wr_hbe *e, const wr_access *a, unsigned size)
 {
     uint64_t a0;
-    return e->cfg.shards > 1 && wr_access_one_run(a, size, &a0) &&
+    return e->cfg.shards > 1 && a->space != WR_SPACE_DSMEM && wr_access_one_run(a, size, &a0) &&
            wr_shard_of(a->space, a->launch, a->block, a0, e->cfg.shards) != e->cfg.shard;
 }
 
@@ -1156,6 +1158,34 @@ static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a
     }
 }
 
+/* The words of access m (a DSMEM access's part: m->block is the words'
+ * owner) checked for the current access.  Inlined into both callers: it
+ * is the whole per-word cost of an access. */
+static inline __attribute__((always_inline)) void access_words(wr_hbe *e, cur_access *ca,
+                                                               const wr_access *m, unsigned size)
+{
+    ca->space = m->space;
+    e->cur_space = m->space;
+    e->cur_block = m->block;
+    uint64_t lane0_word;
+    if (wr_access_word_per_lane(m, size, &lane0_word))
+        words_by_lane(e, ca, m, lane0_word);
+    else
+        words_by_address(e, ca, m, size);
+    intra_instruction(e, ca, m);
+}
+
+/* A DSMEM access's words: each owner's shared words, as the owner's own
+ * accesses name them (engine.h). */
+static __attribute__((noinline)) void dsmem_words(wr_hbe *e, cur_access *ca, const wr_access *a,
+                                                  unsigned size)
+{
+    wr_dsmem_parts parts;
+    wr_dsmem_parts_begin(&parts, a);
+    while (wr_dsmem_next_part(&parts))
+        access_words(e, ca, &parts.part, size);
+}
+
 static void do_access(wr_hbe *e, const wr_event *ev)
 {
     const wr_access *a = &ev->u.access;
@@ -1183,21 +1213,16 @@ static void do_access(wr_hbe *e, const wr_event *ev)
     memo_reset(e);
     ca.c = &e->ctx[ca.ctx];
     ca.ep = (w->c << 6) | ((uint32_t)w->conv << 5);
-    ca.space = a->space;
     ca.writes = wr_op_writes(a->op);
     ca.atomic = kind == WR_KIND_ATOMIC;
     /* an access that acquires is ordered after its word's releases */
     e->cur_acquires = wr_hb_acquires_at_once(a);
     e->cur_acq_scope = scope;
-    e->cur_space = a->space;
     e->cur_launch = a->launch;
-    e->cur_block = a->block;
-    uint64_t lane0_word;
-    if (wr_access_word_per_lane(a, size, &lane0_word))
-        words_by_lane(e, &ca, a, lane0_word);
+    if (a->space == WR_SPACE_DSMEM)
+        dsmem_words(e, &ca, a, size);
     else
-        words_by_address(e, &ca, a, size);
-    intra_instruction(e, &ca, a);
+        access_words(e, &ca, a, size);
     wr_hb_access_end(e->hb, w, a);
 }
 

@@ -818,12 +818,17 @@ size_t wr_replay_resolve(const wr_replay *rp, wr_resolved_race **out)
                                 wr_access_kind_name(r->kind[1]),
                                 wr_race_class_name(r->race_class));
         const wr_alloc *al = NULL;
-        if (r->example.space == WR_SPACE_GLOBAL || r->example.space == WR_SPACE_SHARED)
-            al = wr_catalog_find_alloc(wr_replay_catalog(rp), r->example.space, r->example.addr);
+        /* a DSMEM example names its owner's shared word: the shared
+         * allocation at that offset */
+        bool dsmem = r->example.space == WR_SPACE_DSMEM;
+        uint64_t at = dsmem ? wr_dsmem_offset(r->example.addr) : r->example.addr;
+        if (r->example.space == WR_SPACE_GLOBAL || r->example.space == WR_SPACE_SHARED || dsmem)
+            al = wr_catalog_find_alloc(wr_replay_catalog(rp),
+                                       dsmem ? WR_SPACE_SHARED : r->example.space, at);
         if (al) {
             r->alloc_name = xstrdup(al->name ? al->name : "");
             r->has_offset = true;
-            r->offset = r->example.addr - al->base;
+            r->offset = at - al->base;
         } else {
             r->alloc_name = xstrdup("");
         }

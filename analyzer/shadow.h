@@ -398,10 +398,10 @@ wr_shadow_lane_resolve(const wr_shadow_map *m, wr_shadow_page *(*page)(void *ctx
  * one page; expanding a packed line changes no state.  Returns false for
  * another shape (then out->n and the range mean nothing); the pages must
  * not be removed before the engine is done with them. */
-static inline bool wr_shadow_vector_lanes(const wr_access *a, unsigned size,
-                                          const wr_shadow_map *m, uint32_t shard, uint32_t shards,
-                                          wr_shadow_page *(*page)(void *ctx, uint64_t word),
-                                          void *ctx, wr_shadow_lanes *out)
+static inline __attribute__((always_inline)) bool
+wr_shadow_vector_lanes(const wr_access *a, unsigned size, const wr_shadow_map *m, uint32_t shard,
+                       uint32_t shards, wr_shadow_page *(*page)(void *ctx, uint64_t word), void *ctx,
+                       wr_shadow_lanes *out)
 {
     out->n = 0;
     if (a->addr_mode != WR_ADDR_VECTOR || size > 4 || !a->active_mask)

@@ -740,14 +740,7 @@ uint32_t wr_hb_shared_bytes(const wr_hb *hb, uint32_t launch_id)
 
 static uint32_t cluster_of(const hb_launch *l, uint32_t block)
 {
-    if (!l->grid[0] || (l->cl[0] == 1 && l->cl[1] == 1 && l->cl[2] == 1))
-        return block;
-    uint32_t bx = block % l->grid[0];
-    uint32_t by = (block / l->grid[0]) % l->grid[1];
-    uint32_t bz = block / (l->grid[0] * l->grid[1]);
-    uint32_t gx = (l->grid[0] + l->cl[0] - 1) / l->cl[0];
-    uint32_t gy = (l->grid[1] + l->cl[1] - 1) / l->cl[1];
-    return (bx / l->cl[0]) + (by / l->cl[1]) * gx + (bz / l->cl[2]) * gx * gy;
+    return wr_cluster_of(l->grid, l->cl, block);
 }
 
 static void warp_init(wr_hb *hb, hb_launch *l, hb_block *b, uint32_t i)
@@ -1593,12 +1586,16 @@ static void pend_add(wr_hb_warp *w, hb_loc *p, uint64_t k1, uint64_t word, unsig
     }
 }
 
+/* The location key of a shared word of (launch, block). */
+static uint64_t shared_loc_key(uint32_t launch, uint32_t block)
+{
+    return 0x8000000000000000ull | ((uint64_t)launch << 32) | block;
+}
+
 bool wr_hb_sync_word(wr_hb *hb, uint8_t space, uint32_t launch, uint32_t block,
                      uint64_t word)
 {
-    uint64_t k1 = space == WR_SPACE_SHARED
-                      ? (0x8000000000000000ull | ((uint64_t)launch << 32) | block)
-                      : 0;
+    uint64_t k1 = space == WR_SPACE_SHARED ? shared_loc_key(launch, block) : 0;
     hb_loc *p = loc_find(hb, k1, word, false);
     return p && p->sync;
 }
@@ -1619,9 +1616,7 @@ bool wr_hb_release_knows(wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint8_t
 {
     if (layer == WR_HB_BAR || (layer == WR_HB_SCOPED && hb->L < 2))
         return false;   /* BAR takes no acquire */
-    uint64_t k1 = space == WR_SPACE_SHARED
-                      ? (0x8000000000000000ull | ((uint64_t)launch << 32) | block)
-                      : 0;
+    uint64_t k1 = space == WR_SPACE_SHARED ? shared_loc_key(launch, block) : 0;
     const hb_loc *p = loc_find(hb, k1, word, false);
     if (!p)
         return false;
@@ -1690,28 +1685,39 @@ uint8_t wr_hb_strong_scope(const wr_access *a)
     return wr_op_is_atomic(a->op) ? WR_SCOPE_DEVICE : WR_SCOPE_SYSTEM;
 }
 
+static void access_sync_words(wr_hb *hb, wr_hb_warp *w, const wr_access *a);
+
 void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
 {
     if (!wr_hb_strong(a) || a->space == WR_SPACE_LOCAL)
         return;
-    bool reads = wr_op_reads(a->op), writes = wr_op_writes(a->op);
     bool is_cas = a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS;
-    bool is_exch = a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_EXCH;
     /* No location exists yet (so none published anything, and no CAS ever
      * took a lock that an exchange could release) and this access publishes
      * nothing: the lane loop below would only look its words up and find
      * nothing (a histogram's relaxed atomics, before any other sync). */
     if (!hb->nloc && !is_cas && !order_releases(a->order) && !w->has_fence)
         return;
+    access_sync_words(hb, w, a);
+}
+
+/* The release / acquire / lock part of strong access a on each of its
+ * words, lane by lane in lane order (a lane acquires what an earlier
+ * lane's release published, whatever block's memory either names): a
+ * DSMEM lane's word is its owner's shared word (engine.h). */
+static void access_sync_words(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
+{
+    bool reads = wr_op_reads(a->op), writes = wr_op_writes(a->op);
+    bool is_cas = a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS;
+    bool is_exch = a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_EXCH;
     unsigned scope = wr_hb_strong_scope(a);
-    uint64_t k1 = a->space == WR_SPACE_SHARED
-                      ? (0x8000000000000000ull | ((uint64_t)a->launch << 32) | a->block)
-                      : 0;
+    uint64_t k1 = a->space == WR_SPACE_SHARED ? shared_loc_key(a->launch, a->block) : 0;
     uint64_t last = UINT64_MAX;
     for (unsigned lane = 0; lane < WR_WARP_SIZE; lane++) {
         if (!((a->active_mask >> lane) & 1u))
             continue;
-        uint64_t word = wr_access_lane_addr(a, lane) >> WR_WORD_SHIFT;
+        uint64_t addr = wr_access_lane_addr(a, lane);
+        uint64_t word = addr >> WR_WORD_SHIFT;   /* DSMEM: with its owner, for the runs */
         if (word == last)
             continue;
         last = word;
@@ -1728,6 +1734,10 @@ void wr_hb_access_end(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
                     break;
                 lm |= 1u << l;
             }
+        if (a->space == WR_SPACE_DSMEM) {
+            k1 = shared_loc_key(a->launch, wr_dsmem_block(addr));
+            word = wr_dsmem_offset(addr) >> WR_WORD_SHIFT;
+        }
         if (is_cas)   /* a CAS target is a lock word (ScoRD's lock idiom) */
             loc_find(hb, k1, word, true)->sync = 1;
         if (reads) {

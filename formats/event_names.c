@@ -42,7 +42,7 @@ const char *wr_order_name(unsigned order)
 
 const char *wr_space_name(unsigned space)
 {
-    static const char *const names[] = {"global", "shared", "local"};
+    static const char *const names[] = {"global", "shared", "local", "dsmem"};
     return NAME_OF(names, space);
 }
 

@@ -371,8 +371,13 @@ static int absorb_metadata(wr_reader *r, const wrf_chunk_header *h, uint64_t chu
             if (name > strings)
                 return fail(r, err, payload_at, "allocation %llu names undefined string %u",
                             (unsigned long long)h->first_index + i, name);
-            if (p[20] > WR_SPACE_MAX || p[21] || p[22] || p[23])
-                return fail(r, err, payload_at, "allocation %llu has a bad space/reserved byte",
+            /* DSMEM names other blocks' SHARED allocations: never an allocation's own */
+            if (p[20] > WR_ALLOC_SPACE_MAX)
+                return fail(r, err, payload_at,
+                            "allocation %llu has a bad space %u (global, shared or local)",
+                            (unsigned long long)h->first_index + i, p[20]);
+            if (p[21] || p[22] || p[23])
+                return fail(r, err, payload_at, "allocation %llu has a bad reserved byte",
                             (unsigned long long)h->first_index + i);
             if (wrf_catalog_add_alloc(c, wrf_get64(p), wrf_get64(p + 8), p[20], name))
                 return fail(r, err, payload_at, "out of memory");

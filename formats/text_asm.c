@@ -140,6 +140,7 @@ typedef struct launch_info {
     uint64_t blocks;
     uint64_t threads;   /* per block */
     uint64_t cluster_blocks;   /* blocks per cluster (1 without clusters) */
+    uint32_t grid[3], cluster[3];   /* which blocks share a cluster (dsmem owners) */
 } launch_info;
 
 /* Catalog definitions are handed to the writer only just before the event
@@ -189,7 +190,7 @@ typedef struct P {
     wr_text_map kernel_by_name, site_by_key, alloc_by_label;
     alloc_info *allocs;     /* index id-1 */
     uint32_t nallocs, allocs_cap;
-    uint64_t next_base[WR_SPACE_MAX + 1];
+    uint64_t next_base[WR_ALLOC_SPACE_MAX + 1];
 
     pend_list pend[4];      /* kernels, allocs, sites, modules */
     uint32_t flushed[4];    /* definitions handed to the writer */
@@ -709,6 +710,8 @@ static int define_site(P *p, const char *file, uint32_t line, const char *func, 
 
 static int parse_space(const char *s)
 {
+    if (!strcmp(s, "shared::cluster"))   /* PTX's name for dsmem */
+        return WR_SPACE_DSMEM;
     for (unsigned i = 0; i <= WR_SPACE_MAX; i++)
         if (!strcmp(s, wr_space_name(i)))
             return (int)i;
@@ -740,6 +743,9 @@ static int alloc_spec(P *p, uint32_t *id)
     int space = parse_space(st->s);
     if (space < 0)
         return perr(p, st->col, "unknown address space '%s'", shown(st->s));
+    if (space > WR_ALLOC_SPACE_MAX)
+        return perr(p, st->col, "an allocation is global, shared or local, not '%s' (a block's "
+                    "dsmem is its shared allocations)", shown(st->s));
     tok *zt = peek(p);
     if (!zt)
         return perr(p, end_col(p), "missing allocation size");
@@ -1009,8 +1015,7 @@ static launch_info *find_launch(P *p, uint32_t id)
     }
 }
 
-static int add_launch(P *p, uint32_t id, uint64_t blocks, uint64_t threads, uint64_t cluster_blocks,
-                      int col)
+static int add_launch(P *p, const launch_info *li, int col)
 {
     if (p->nlaunches >= WR_TEXT_MAX_LAUNCHES)
         return perr(p, col, "too many launches");
@@ -1031,14 +1036,14 @@ static int add_launch(P *p, uint32_t id, uint64_t blocks, uint64_t threads, uint
         p->launches = nl;
         p->launch_cap = nc;
     }
-    size_t j = (id * 2654435761u) & (p->launch_cap - 1);
+    size_t j = (li->id * 2654435761u) & (p->launch_cap - 1);
     while (p->launches[j].id)
         j = (j + 1) & (p->launch_cap - 1);
-    p->launches[j] = (launch_info){id, blocks, threads, cluster_blocks};
+    p->launches[j] = *li;
     p->nlaunches++;
-    p->last_launch = id;
-    if (id > p->max_launch)
-        p->max_launch = id;
+    p->last_launch = li->id;
+    if (li->id > p->max_launch)
+        p->max_launch = li->id;
     return 0;
 }
 
@@ -1258,6 +1263,87 @@ static int parse_addr(P *p, const char *s, int col, unsigned size, uint64_t *out
     return 0;
 }
 
+/* ---- distributed shared memory ------------------------------------------ */
+
+int wr_text_dsmem_strided_fits(const wr_access *a)
+{
+    const uint64_t room = ((uint64_t)1 << 32) - a->size;   /* the highest offset it may start at */
+    const uint32_t off0 = wr_dsmem_offset(a->base);
+    if (off0 > room)
+        return 0;
+    if (!a->active_mask)
+        return 1;
+    /* exact, not modulo 2^64: a stride that wraps all the way round must
+     * not pass for one that stays in the block */
+    const int64_t last = 31 - __builtin_clz(a->active_mask);
+    int64_t off;
+    if (__builtin_mul_overflow(last, a->stride, &off) || __builtin_add_overflow(off, (int64_t)off0, &off))
+        return 0;
+    return off >= 0 && (uint64_t)off <= room;
+}
+
+/* Length of an owner-block prefix "b"N":" at the start of s (N as in a
+ * thread's "b"N, decimal or hex), 0 if none.  No ADDR has a ':', so the
+ * prefix is unambiguous. */
+static size_t owner_prefix_len(const char *s)
+{
+    if (s[0] != 'b' || !isdigit((unsigned char)s[1]))
+        return 0;
+    size_t n = 1;
+    while (isalnum((unsigned char)s[n]))
+        n++;
+    return s[n] == ':' ? n + 1 : 0;
+}
+
+/* Are linear blocks a and b (below the grid size) in the same thread-block
+ * cluster? */
+static int same_cluster(const launch_info *li, uint32_t a, uint32_t b)
+{
+    return wr_cluster_of(li->grid, li->cluster, a) == wr_cluster_of(li->grid, li->cluster, b);
+}
+
+/* One address of an access.  A dsmem address is "b"N":"ADDR: the owner
+ * block N, which must share the issuing block's cluster, and ADDR, an
+ * offset in N's shared memory that the access must fit below 2^32; the
+ * result is wr_dsmem_addr(N, offset).  Other spaces take ADDR alone.
+ * *range as for parse_addr. */
+static int access_addr(P *p, const tok *t, const wr_access *a, const thread_ref *th, uint64_t *out,
+                       int *range)
+{
+    const size_t pre = owner_prefix_len(t->s);
+    if (a->space != WR_SPACE_DSMEM) {
+        if (pre)
+            return perr(p, t->col, "owner block '%.*s' on a %s access (only dsmem addresses have one)",
+                        (int)(pre - 1), t->s, wr_space_name(a->space));
+        return parse_addr(p, t->s, t->col, a->size, out, range, NULL);
+    }
+    if (!pre)
+        return perr(p, t->col, "a dsmem address needs its owner block: b<n>:ADDR, got '%s'", shown(t->s));
+    char num[WR_TEXT_MAX_TOKEN + 1];
+    memcpy(num, t->s + 1, pre - 2);
+    num[pre - 2] = 0;
+    uint32_t owner;
+    if (get_u32(p, num, t->col + 1, &owner))
+        return -1;
+    if (owner >= th->li->blocks)
+        return perr(p, t->col, "owner block %u out of range (launch has %llu)", owner,
+                    (unsigned long long)th->li->blocks);
+    if (!same_cluster(th->li, th->block, owner))
+        return perr(p, t->col, "owner block %u is not in the cluster of block %u (cluster=%u,%u,%u)",
+                    owner, th->block, th->li->cluster[0], th->li->cluster[1], th->li->cluster[2]);
+    const int acol = t->col + (int)pre;
+    uint64_t off;
+    if (parse_addr(p, t->s + pre, acol, a->size, &off, range, NULL))
+        return -1;
+    if (off > UINT32_MAX)
+        return perr(p, acol, "dsmem offset 0x%llx does not fit in 32 bits", (unsigned long long)off);
+    if (off + a->size > (uint64_t)1 << 32)
+        return perr(p, acol, "dsmem access of %u bytes at offset 0x%llx runs past 32 bits", a->size,
+                    (unsigned long long)off);
+    *out = wr_dsmem_addr(owner, (uint32_t)off);
+    return 0;
+}
+
 /* ---- events -------------------------------------------------------------- */
 
 static int parse_scope(const char *s)
@@ -1369,7 +1455,7 @@ static int access_line(P *p, const char *base_op)
                 lane++;
             if (lane >= WR_WARP_SIZE)
                 return perr(p, t->col, "more addresses than active lanes (mask 0x%x)", a->active_mask);
-            if (parse_addr(p, t->s, t->col, a->size, &lanes[lane], NULL, NULL))
+            if (access_addr(p, t, a, &th, &lanes[lane], NULL))
                 return -1;
             lane++;
         }
@@ -1381,11 +1467,11 @@ static int access_line(P *p, const char *base_op)
         a->lane_addr = lanes;
     } else {
         int range;
-        if (parse_addr(p, at->s, at->col, a->size, &a->base, &range, NULL))
+        if (access_addr(p, at, a, &th, &a->base, &range))
             return -1;
         a->addr_mode = range ? WR_ADDR_STRIDED : WR_ADDR_UNIFORM;
         a->stride = range ? a->size : 0;
-        int col;
+        int col = at->col + (int)owner_prefix_len(at->s);
         const char *v = take_kv(p, "stride=", &col);
         if (v) {
             if (range)
@@ -1394,6 +1480,10 @@ static int access_line(P *p, const char *base_op)
                 return -1;
             a->addr_mode = WR_ADDR_STRIDED;
         }
+        /* lane 0 fits (access_addr); the last active lane must too */
+        if (a->space == WR_SPACE_DSMEM && a->addr_mode == WR_ADDR_STRIDED && !wr_text_dsmem_strided_fits(a))
+            return perr(p, col, "lane %d of the strided dsmem access falls outside block %u's 32-bit offsets",
+                        a->active_mask ? 31 - __builtin_clz(a->active_mask) : 0, wr_dsmem_block(a->base));
     }
     int col;
     const char *v = take_kv(p, "cas=", &col);
@@ -1576,12 +1666,17 @@ static int launch_line(P *p)
         return -1;
     if (opt_site(p, &ev.site) || no_more(p))
         return -1;
-    uint64_t blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
-    uint64_t threads = (uint64_t)l->block_dim[0] * l->block_dim[1] * l->block_dim[2];
-    /* saturated like the default expected= of a cluster barrier, its only
-     * reader: the text accepts any u32 cluster dimensions */
-    uint64_t cluster_blocks = sat_mul(sat_mul(l->cluster[0], l->cluster[1]), l->cluster[2]);
-    if (add_launch(p, l->launch, blocks, threads, cluster_blocks, t0->col))
+    launch_info li = {
+        .id = l->launch,
+        .blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2],
+        .threads = (uint64_t)l->block_dim[0] * l->block_dim[1] * l->block_dim[2],
+        /* saturated like the default expected= of a cluster barrier, its
+         * only reader: the text accepts any u32 cluster dimensions */
+        .cluster_blocks = sat_mul(sat_mul(l->cluster[0], l->cluster[1]), l->cluster[2]),
+    };
+    memcpy(li.grid, l->grid, sizeof(li.grid));
+    memcpy(li.cluster, l->cluster, sizeof(li.cluster));
+    if (add_launch(p, &li, t0->col))
         return -1;
     return emit(p, &ev, t0->col);
 }

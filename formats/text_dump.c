@@ -192,6 +192,18 @@ static void put_addr(D *d, uint8_t space, uint64_t addr, unsigned size)
     fprintf(d->out, "0x%" PRIx64, addr);
 }
 
+/* Writes one lane address of an access: a dsmem one as its owner block and
+ * its offset, symbolic as the owner's shared allocations make it. */
+static void put_lane_addr(D *d, const wr_access *a, uint64_t addr)
+{
+    if (a->space != WR_SPACE_DSMEM) {
+        put_addr(d, a->space, addr, a->size);
+        return;
+    }
+    fprintf(d->out, "b%u:", wr_dsmem_block(addr));
+    put_addr(d, WR_SPACE_SHARED, wr_dsmem_offset(addr), a->size);
+}
+
 static void put_site(D *d, uint32_t id)
 {
     if (!id)
@@ -239,7 +251,14 @@ static void put_event(D *d, const wr_event *ev)
         fprintf(o, ".%s.%u", wr_space_name(a->space), a->size);
         put_thread(d, a->launch, a->block, a->warp, a->active_mask);
         fputc(' ', o);
-        if (a->addr_mode == WR_ADDR_VECTOR) {
+        /* A strided dsmem access whose lane 0 is outside the active lanes'
+         * owner block (a recorder's base for a warp whose first lanes are
+         * inactive) has no "bN:ADDR stride=" form: its lanes are written
+         * one by one, the same addresses as a vector. */
+        int by_lane = a->addr_mode == WR_ADDR_VECTOR ||
+                      (a->space == WR_SPACE_DSMEM && a->addr_mode == WR_ADDR_STRIDED &&
+                       !wr_text_dsmem_strided_fits(a));
+        if (by_lane) {
             fputc('{', o);
             int first = 1;
             for (unsigned l = 0; l < WR_WARP_SIZE; l++) {
@@ -248,11 +267,11 @@ static void put_event(D *d, const wr_event *ev)
                 if (!first)
                     fputc(' ', o);
                 first = 0;
-                put_addr(d, a->space, a->lane_addr[l], a->size);
+                put_lane_addr(d, a, wr_access_lane_addr(a, l));
             }
             fputc('}', o);
         } else {
-            put_addr(d, a->space, a->base, a->size);
+            put_lane_addr(d, a, a->base);
             if (a->addr_mode == WR_ADDR_STRIDED)
                 fprintf(o, " stride=%" PRId64, a->stride);
         }

@@ -44,6 +44,13 @@ size_t wr_text_string_len(const char *s);
 
 /* IDENT = [A-Za-z_][A-Za-z0-9_]* */
 int wr_text_is_ident(const char *s);
+
+/* Whether a STRIDED dsmem access has a text form "b"N":"ADDR "stride="S:
+ * lane 0 (whose address is written) and every active lane lie in lane 0's
+ * owner block N, each with its offset and size below 2^32.  asm refuses
+ * other strided dsmem accesses; dump writes them lane by lane. */
+int wr_text_dsmem_strided_fits(const wr_access *a);
+
 /* The key under which a site is looked up by @FILE:LINE:FUNCTION. */
 void wr_text_site_key(char *buf, size_t cap, const char *file, uint32_t line, const char *func);
 

@@ -320,7 +320,8 @@ uint32_t wr_writer_kernel(wr_writer *w, const char *name)
 uint32_t wr_writer_alloc(wr_writer *w, uint64_t base, uint64_t size, uint8_t space,
                          const char *name)
 {
-    if (!w || w->failed || space > WR_SPACE_MAX)
+    /* a reader rejects a DSMEM allocation: DSMEM names SHARED allocations */
+    if (!w || w->failed || space > WR_ALLOC_SPACE_MAX)
         return 0;
     uint32_t ns = intern(w, name);
     if (ns == UINT32_MAX)

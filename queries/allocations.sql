@@ -6,9 +6,13 @@
 -- spread over several allocations shows under one.  Races outside every
 -- known allocation are listed as '(unknown)'.  races counts distinct
 -- identities over all engines; occurrences adds the largest count per
--- identity.
+-- identity.  A race on another block's shared word (through distributed
+-- shared memory, ex_space 'dsmem') is placed in the shared allocation.
 WITH
-x AS (SELECT races.* FROM races JOIN complete_runs r ON r.id = races.run_id
+x AS (SELECT races.identity, races.engine, races.count, races.kernel_a, races.kernel_b,
+             races.ex_alloc,
+             CASE races.ex_space WHEN 'dsmem' THEN 'shared' ELSE races.ex_space END AS ex_space
+      FROM races JOIN complete_runs r ON r.id = races.run_id
       WHERE r.id = :run),
 al AS (SELECT a.name, a.space, a.base, a.size FROM allocations a
        JOIN complete_runs r ON r.id = a.run_id WHERE r.id = :run),

@@ -6,7 +6,8 @@
 -- One row per race identity per engine (and per scope verdict for scoped).
 -- kernel is "k" or "k_a / k_b" for races between two launches (host = a host
 -- copy).  example is the first occurrence (lowest trace position): address
--- space, address, allocation+offset; thread_a/thread_b are the two threads:
+-- space, address, allocation+offset (another block's shared word, reached
+-- through distributed shared memory: its offset and owner block); thread_a/thread_b are the two threads:
 -- L launch B block W warp, lane, @ trace position ('@?' where fsm or
 -- lockset no longer had the first side's access: position 0, which is
 -- never an access; fsm's site is then '?' too; the sides are in canonical
@@ -20,7 +21,9 @@ SELECT x.engine,
        x.scope_verdict,
        x.potential,
        x.count,
-       x.ex_space || ' ' || printf('0x%x', x.ex_address)
+       CASE WHEN x.ex_space = 'dsmem'   -- another block's shared word
+            THEN printf('shared 0x%x of B%d', x.ex_address & 0xffffffff, x.ex_address >> 32)
+            ELSE x.ex_space || ' ' || printf('0x%x', x.ex_address) END
          || CASE WHEN x.ex_alloc <> '' THEN ' (' || x.ex_alloc || '+' || coalesce(x.ex_offset, '?') || ')'
                  ELSE '' END AS example,
        CASE WHEN x.ex_a_block IS NULL THEN 'host @'

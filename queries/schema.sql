@@ -98,8 +98,9 @@ CREATE TABLE IF NOT EXISTS races (
                                               -- run's order, but unprotected
     count         INTEGER NOT NULL,           -- occurrences (word-level pairs)
     -- first example (lowest trace position)
-    ex_space      TEXT NOT NULL,
-    ex_address    INTEGER NOT NULL,
+    ex_space      TEXT NOT NULL,             -- global, shared, or dsmem: a
+                                             -- shared word of another block
+    ex_address    INTEGER NOT NULL,          -- dsmem: owner block << 32 | offset
     ex_alloc      TEXT NOT NULL DEFAULT '',  -- allocation name, '' if unknown
     ex_offset     INTEGER,                   -- offset in that allocation
     ex_a_launch   INTEGER NOT NULL, ex_a_block INTEGER, ex_a_warp INTEGER,

@@ -91,3 +91,22 @@ extern "C" __global__ void warprace_api_selftest_groups(int *g)
     WR_GRID_SYNC();
     WR_STORE(&g[t], a + WR_LOAD(&g[(t + blockDim.x) % (blockDim.x * gridDim.x)]));
 }
+
+/* Distributed shared memory: the wrappers reach another block's shared
+ * memory through the generic pointer cluster.map_shared_rank() returns
+ * (recorded as DSMEM), and the own block's through either pointer. */
+extern "C" __global__ void __cluster_dims__(2, 1, 1) warprace_api_selftest_dsmem(int *g)
+{
+    __shared__ int sh[64];
+    cooperative_groups::cluster_group c = cooperative_groups::this_cluster();
+    unsigned t = threadIdx.x % 64;
+    WR_STORE(&sh[t], (int)t);
+    WR_CLUSTER_SYNC();
+    int *peer = c.map_shared_rank(sh, c.block_rank() ^ 1u);
+    int *own = c.map_shared_rank(sh, c.block_rank());
+    int v = WR_LOAD(&peer[t]) + WR_LOAD_VOLATILE(&own[t]);
+    (void)WR_ATOMIC_ADD(&peer[0], 1);
+    WR_STORE(&peer[(t + 1) % 64], v);
+    WR_CLUSTER_SYNC();
+    g[blockIdx.x * blockDim.x + threadIdx.x] = v;
+}

@@ -9,7 +9,9 @@
  * their addresses with warp shuffles / __match_any_sync, and the leader
  * reserves ring space with one atomic, broadcasts the position, and commits
  * the record (ring_format.h).  Vector records are filled in parallel, each
- * lane writing its own address.
+ * lane writing its own address.  Generic pointers are sorted into global,
+ * shared (own block), local and, on sm_90, distributed shared memory
+ * (another block of the cluster: wrr_space_of).
  */
 #ifndef WARPRACE_DEVICE_LOGGER_CUH
 #define WARPRACE_DEVICE_LOGGER_CUH
@@ -117,16 +119,64 @@ WRR_DEV void wrr_commit(wrr_dev_state *s, unsigned long long pos, uint64_t w0)
     *wrr_word(s, pos, 0) = (w0 & ~0xffffffffull) | WRR_TAG(pos, s->log2cap);
 }
 
-/* Stripe lock ordering uniform atomics on one address with their records. */
+/* Stripe lock ordering uniform atomics on one address with their records.
+ * A shared word is keyed by (owner block, offset) whichever way it is
+ * reached: its own block's SHARED atomics and another block's DSMEM
+ * atomics on it take the same lock, and two blocks' equal offsets do not. */
 WRR_DEV unsigned wrr_lock_index(uint64_t addr, unsigned space)
 {
+    if (space == WR_SPACE_SHARED) {
+        addr = WRR_DSMEM_ADDR(wrr_block_linear(), addr);
+        space = WR_SPACE_DSMEM;
+    }
     uint64_t h = (addr >> 2) * 0x9e3779b97f4a7c15ull + space;
-    if (space == WR_SPACE_SHARED)
-        h ^= (uint64_t)wrr_block_linear() * 0xff51afd7ed558ccdull;
     return (unsigned)(h >> 40) & (WRR_LOCK_COUNT - 1);
 }
 
 /* ---- access records: begin (all active lanes) -> operation -> end -------- */
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+/* Linear grid index of the block of rank `rank` in this block's cluster.
+ * The cluster's first block is blockIdx - %cluster_ctaid; a rank counts x
+ * fastest, then y, then z (%cluster_ctarank; CUTLASS's sm90 multicast masks
+ * map (x, y) to rank with a column-major layout of the cluster shape, i.e.
+ * x + y * cx).  Cluster dims: %cluster_nctaid (__clusterDim()). */
+WRR_DEV uint32_t wrr_cluster_block_linear(unsigned rank)
+{
+    dim3 cd = __clusterDim(), ci = __clusterRelativeBlockIdx();
+    uint32_t x = blockIdx.x - ci.x + rank % cd.x;
+    uint32_t y = blockIdx.y - ci.y + (rank / cd.x) % cd.y;
+    uint32_t z = blockIdx.z - ci.z + rank / (cd.x * cd.y);
+    return x + y * gridDim.x + z * gridDim.x * gridDim.y;
+}
+
+/* A generic pointer into the shared memory of a block of this block's
+ * cluster (__isClusterShared: isspacep.shared::cluster) that is not in the
+ * own block's shared window (__isShared, checked first by the caller).
+ * Owner rank: __cluster_query_shared_rank (getctarank).  Offset: the
+ * pointer mapped back into this block (__cluster_map_shared_rank to the
+ * own rank: mapa, "the address in CTA b corresponding to a") and converted
+ * as an own shared address (__cvta_generic_to_shared: cvta.to.shared::cta).
+ * That relies on offsets being equal across the blocks of a cluster (what
+ * mapa maps is "the same variable" in the other block) and on the mapped
+ * address lying in the own block's .shared::cta window, which PTX places
+ * inside the .shared::cluster window; unverified on a GPU.  The own rank
+ * reached through a cluster pointer is recorded as SHARED so that both
+ * ways to name an own word give the same event; whether __isShared already
+ * holds for such a pointer (mapa(p, own rank) == p) is not documented. */
+WRR_DEV unsigned wrr_cluster_shared_of(const void *p, uint64_t *addr)
+{
+    unsigned own = __clusterRelativeBlockRank();
+    unsigned rank = __cluster_query_shared_rank(p);
+    uint32_t off = (uint32_t)__cvta_generic_to_shared(__cluster_map_shared_rank(p, own));
+    if (rank == own) {
+        *addr = off;
+        return WR_SPACE_SHARED;
+    }
+    *addr = WRR_DSMEM_ADDR(wrr_cluster_block_linear(rank), off);
+    return WR_SPACE_DSMEM;
+}
+#endif
 
 WRR_DEV unsigned wrr_space_of(const void *p, uint64_t *addr)
 {
@@ -138,6 +188,10 @@ WRR_DEV unsigned wrr_space_of(const void *p, uint64_t *addr)
         *addr = (uint64_t)__cvta_generic_to_local(p);
         return WR_SPACE_LOCAL;
     }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (__isClusterShared(p))
+        return wrr_cluster_shared_of(p, addr);
+#endif
     *addr = (uint64_t)(uintptr_t)p;
     return WR_SPACE_GLOBAL;
 }

@@ -59,7 +59,13 @@
  *
  * Shared-memory addresses are offsets in the block's shared window
  * (cvta.to.shared), local ones offsets in the thread's local window; global
- * ones are generic device addresses.
+ * ones are generic device addresses.  Distributed shared memory (space 3,
+ * WR_SPACE_DSMEM: another block of the cluster's shared memory) carries
+ * WRR_DSMEM_ADDR(owner's linear block index, offset in the owner's shared
+ * window) per lane, the trace's own encoding (event.h wr_dsmem_addr), so
+ * the drain passes it through unchanged.  The 2 space bits hold every
+ * wr_space; lanes of two owners are 2^32 apart and so take VECTOR64 (or
+ * STRIDED with a 64-bit stride), never a 32-bit delta that would wrap.
  */
 #ifndef WARPRACE_RING_FORMAT_H
 #define WARPRACE_RING_FORMAT_H
@@ -156,6 +162,10 @@ typedef struct wrr_dev_state {
 /* BARRIER aux word (w1 bits 32..63) of a block barrier; a cluster or grid
  * barrier's is its expected thread count as is */
 #define WRR_BAR_AUX_BLOCK(id, expected) (((uint32_t)(id) & 0xffu) | ((uint32_t)(expected) << 8))
+
+/* = wr_dsmem_addr() of event.h, which device code cannot call (host-only C) */
+#define WRR_DSMEM_ADDR(block, offset) \
+    (((uint64_t)(uint32_t)(block) << 32) | (uint64_t)(uint32_t)(offset))
 
 #define WRR_W2(block, warp) ((uint64_t)(uint32_t)(block) | ((uint64_t)(uint16_t)(warp) << 32))
 

@@ -94,6 +94,7 @@ static struct {
     size_t nallocs, capallocs;
     uint64_t dmalloc_lost;        /* device malloc/free records past WRS_DMALLOC_MAX */
     uint64_t dfree_unknown;       /* device frees of a pointer with no recorded malloc */
+    int dsmem_unpatched;          /* the API refused the remote shared access patch */
     uint64_t t_start;
     char error[512];
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .wlock = PTHREAD_MUTEX_INITIALIZER};
@@ -405,6 +406,16 @@ static void module_loaded(const Sanitizer_ResourceModuleData *d)
     };
     for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++)
         san_ok(G.fn.patch_instructions(pts[i].id, d->module, pts[i].cb), pts[i].cb);
+    /* Another block's shared memory (sm_90 clusters).  An API or device
+     * without the instruction kind records the rest all the same: said once,
+     * not an error (SANITIZER.md, "Distributed shared memory"). */
+    if (G.fn.patch_instructions(SANITIZER_INSTRUCTION_REMOTE_SHARED_MEMORY_ACCESS, d->module,
+                                "wrs_remote_shared_access") != SANITIZER_SUCCESS &&
+        !G.dsmem_unpatched) {
+        G.dsmem_unpatched = 1;
+        fprintf(stderr, "warprace (sanitizer): accesses to other blocks' shared memory "
+                        "(distributed shared memory) cannot be patched: not recorded\n");
+    }
     san_ok(G.fn.patch_module(d->module), "sanitizerPatchModule");
     pthread_mutex_unlock(&G.lock);
 }
@@ -753,6 +764,7 @@ static void shutdown_recorder(void)
             fprintf(f, "sanitizer_device_free_unknown=%llu\n", (unsigned long long)G.dfree_unknown);
             fprintf(f, "sanitizer_held_flushed_early=%llu\n",
                     (unsigned long long)s->held_flushed_early);
+            fprintf(f, "sanitizer_dsmem_unpatched=%d\n", G.dsmem_unpatched);
             fprintf(f, "ok=%d\n", ok);
             if (G.error[0])
                 fprintf(f, "error=%s\n", G.error);

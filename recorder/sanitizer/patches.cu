@@ -28,8 +28,9 @@ static __device__ __forceinline__ wrr_dev_state *wrs_state(void *ud)
 }
 
 /* One access record for the lanes of this warp that execute the same
- * instruction (same pc) now.  addr: generic address (global) or the offset
- * in the shared / local window, as the callback reports it. */
+ * instruction (same pc) now.  addr: generic address (global), the offset
+ * in the shared / local window, as the callback reports it, or the DSMEM
+ * address (owner block, offset) wrs_remote_shared_access makes of it. */
 static __device__ __forceinline__ void wrs_access(void *ud, uint64_t pc, uint64_t addr,
                                                   uint32_t size, uint32_t flags, unsigned space)
 {
@@ -121,6 +122,39 @@ WRS_PATCH SanitizerPatchResult wrs_shared_access(void *ud, uint64_t pc, void *pt
 {
     (void)data;
     wrs_access(ud, pc, (uint64_t)(uintptr_t)ptr, size, flags, WR_SPACE_SHARED);
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+/* Another block's shared memory (sm_90 distributed shared memory: the
+ * API's SANITIZER_INSTRUCTION_REMOTE_SHARED_MEMORY_ACCESS, "store or load").
+ * What `ptr` holds for it is not documented (for shared and local accesses
+ * it is "the offset within the shared memory window"): a generic address
+ * in the cluster's shared window is taken as it is, anything else as a
+ * .shared::cluster address, made generic with cvta.shared::cluster.  The
+ * owner and the offset then come as in the device API's logger
+ * (wrr_cluster_shared_of: getctarank, mapa back to the own rank, cvta):
+ * WR_SPACE_DSMEM, or SHARED where the owner is the issuing block.
+ * Unverified without a GPU (SANITIZER.md). */
+WRS_PATCH SanitizerPatchResult wrs_remote_shared_access(void *ud, uint64_t pc, void *ptr,
+                                                        uint32_t size, uint32_t flags,
+                                                        const void *data)
+{
+    (void)data;
+    const void *g = ptr;
+    if (!__isClusterShared(g)) {
+        uint64_t gen;
+        asm("cvta.shared::cluster.u64 %0, %1;" : "=l"(gen) : "l"((uint64_t)(uint32_t)(uintptr_t)ptr));
+        g = (const void *)(uintptr_t)gen;
+    }
+    uint64_t addr;
+    unsigned space;
+    if (__isShared(g)) {
+        addr = (uint64_t)__cvta_generic_to_shared(g);
+        space = WR_SPACE_SHARED;
+    } else {
+        space = wrr_cluster_shared_of(g, &addr);
+    }
+    wrs_access(ud, pc, addr, size, flags, space);
     return SANITIZER_PATCH_SUCCESS;
 }
 

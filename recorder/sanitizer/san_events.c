@@ -327,6 +327,8 @@ static void complete_access(wrs_finisher *f, wr_access *a, const wrs_range *r, u
     a->atomic_op = c->atomic_op;
     a->scope = c->scope;
     a->order = c->order;
+    /* concrete instruction spaces only: a generic LD/ST/ATOM takes
+     * whatever space its callback found (DSMEM included) */
     if (c->space <= WR_SPACE_MAX && c->space != a->space)
         f->st.space_mismatch++;
     if (a->atomic_op == WR_AOP_CAS) {
@@ -340,10 +342,19 @@ static void complete_access(wrs_finisher *f, wr_access *a, const wrs_range *r, u
 
 /* ---- atomic reads held until their warp's next record (san_events.h) ------ */
 
+/* word: the access's address / 4.  A shared word is keyed by (owner
+ * block, offset) whether its own block reaches it (SHARED: the issuing
+ * block) or another block of the cluster does (DSMEM: the owner is in the
+ * address), so that the two overlap and equal offsets of two blocks do
+ * not. */
 static uint64_t word_key(const wr_access *a, uint64_t word)
 {
-    uint64_t k = mix(word ^ ((uint64_t)a->space << 58) ^
-                     (a->space == WR_SPACE_SHARED ? mix((uint64_t)a->block + 1) : 0));
+    unsigned space = a->space;
+    if (space == WR_SPACE_SHARED) {
+        word = (WRR_DSMEM_ADDR(a->block, 0) >> 2) + (uint32_t)word;
+        space = WR_SPACE_DSMEM;
+    }
+    uint64_t k = mix(word ^ ((uint64_t)space << 58));
     return k < 2 ? k + 2 : k;
 }
 

@@ -54,8 +54,10 @@ typedef enum wrs_flow {
 } wrs_flow;
 
 /* Address space beyond wr_space: generic instructions (LD/ST/ATOM/RED)
- * are resolved at run time by the callback that fires. */
-#define WRS_SPACE_GENERIC 3u
+ * are resolved at run time by the callback that fires.  Above
+ * WR_SPACE_MAX, so that no wr_space (DSMEM = 3 since format 1.2) reads as
+ * generic; san_events.c compares concrete spaces only. */
+#define WRS_SPACE_GENERIC 0xfeu
 #define WRS_SPACE_NONE 0xffu
 
 typedef struct wrs_class {

@@ -131,7 +131,7 @@ typedef struct cur {
     uint32_t epoch, launch, block, warp;   /* block HOST: the host */
     uint64_t seq;
     uint32_t site;
-    uint8_t space;
+    uint8_t space;          /* of the access (DSMEM: its words are SHARED) */
     unsigned acc;
 } cur;
 
@@ -141,6 +141,7 @@ static mring *ring_of(model *m, uint32_t epoch, uint32_t block, uint32_t warp)
 }
 
 static unsigned older_named;   /* first sides named by an older instruction */
+static unsigned dsmem_examples;   /* races on shared words of another block */
 
 /* An access of the ring (or an older instruction) that a first side may
  * name: not the current access, in the space, of the lane, holding the
@@ -152,8 +153,40 @@ static bool fits(const mring_ent *e, uint64_t cur_seq, uint8_t space, unsigned l
            addr <= e->hi && !(writes_only && e->kind == WR_KIND_READ);
 }
 
+/* The access of ring r that names the word at addr in space for `lane`:
+ * the newest of the last WR_ACCESS_RING that fits, else the newest older
+ * instruction that fits (*older set); false when none does. */
+static bool ring_names(const mring *r, unsigned lane, uint8_t space, uint64_t addr,
+                       uint64_t cur_seq, bool writes_only, mring_ent *out, bool *older)
+{
+    for (uint32_t k = 0; k < WR_ACCESS_RING && k < r->n; k++) {
+        const mring_ent *e = &r->e[r->n - 1 - k];
+        if (fits(e, cur_seq, space, lane, addr, writes_only)) {
+            *out = *e;
+            *older = false;
+            return true;
+        }
+    }
+    mring_ent olders[WR_RING_OLDER];
+    const mring_ent *best = NULL;
+    for (unsigned k = 0, n = ring_older(r, olders); k < n; k++)
+        if (fits(&olders[k], cur_seq, space, lane, addr, writes_only) &&
+            (!best || olders[k].seq > best->seq))
+            best = &olders[k];
+    if (best) {
+        *out = *best;
+        *older = true;
+    }
+    return best != NULL;
+}
+
+/* The first side of a race on the word at addr in space (a shared word of
+ * block `owner`): the stored thread, and the access of its ring that
+ * names the word.  The accessor's SHARED accesses name a shared word only
+ * when it is the owner; its DSMEM accesses name it as
+ * wr_dsmem_addr(owner, offset); the newer of the two counts. */
 static void fill_first(const model *m, wr_race_access *a, const mword *w, uint8_t space,
-                       uint64_t addr, uint64_t cur_seq, bool writes_only)
+                       uint32_t owner, uint64_t addr, uint64_t cur_seq, bool writes_only)
 {
     bool host = w->block == HOST;
     a->launch = host ? 0 : m->E.ep[w->epoch].launch;
@@ -165,31 +198,30 @@ static void fill_first(const model *m, wr_race_access *a, const mword *w, uint8_
     a->seq = 0;
     const mring *r = &m->ring[w->epoch][host ? BLOCKS : w->block][host ? 0 : w->warp];
     unsigned lane = host ? 0 : w->lane;
-    for (uint32_t k = 0; k < WR_ACCESS_RING && k < r->n; k++) {
-        const mring_ent *e = &r->e[r->n - 1 - k];
-        if (!fits(e, cur_seq, space, lane, addr, writes_only))
-            continue;
-        a->site = e->site;
-        a->seq = e->seq;
-        a->kind = e->kind;
-        return;
+    mring_ent own, remote;
+    bool own_older = false, remote_older = false;
+    bool has_own = (space != WR_SPACE_SHARED || w->block == owner) &&
+                   ring_names(r, lane, space, addr, cur_seq, writes_only, &own, &own_older);
+    bool has_remote = space == WR_SPACE_SHARED &&
+                      ring_names(r, lane, WR_SPACE_DSMEM, wr_dsmem_addr(owner, (uint32_t)addr),
+                                 cur_seq, writes_only, &remote, &remote_older);
+    if (has_remote && (!has_own || remote.seq > own.seq)) {
+        own = remote;
+        own_older = remote_older;
+        has_own = true;
     }
-    /* else the newest older instruction that fits */
-    mring_ent older[WR_RING_OLDER];
-    const mring_ent *best = NULL;
-    for (unsigned k = 0, n = ring_older(r, older); k < n; k++)
-        if (fits(&older[k], cur_seq, space, lane, addr, writes_only) && (!best || older[k].seq > best->seq))
-            best = &older[k];
-    if (best) {
-        a->site = best->site;
-        a->seq = best->seq;
-        a->kind = best->kind;
-        older_named++;
+    if (has_own) {
+        a->site = own.site;
+        a->seq = own.seq;
+        a->kind = own.kind;
+        older_named += own_older;
     }
 }
 
-/* One thread's access to one word. */
-static void step(model *m, const cur *c, mword *w, uint32_t lane, uint64_t addr)
+/* One thread's access to one word: a global word at addr, or a shared
+ * word of block `owner` at offset addr. */
+static void step(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space, uint32_t owner,
+                 uint64_t addr)
 {
     bool host = c->block == HOST;
     uint32_t bc = host ? 0 : m->bc[c->epoch][c->block][c->warp];
@@ -215,8 +247,11 @@ static void step(model *m, const cur *c, mword *w, uint32_t lane, uint64_t addr)
     if (next == WR_FSM25_RACE && old_state != WR_FSM25_RACE) {
         wr_race r;
         memset(&r, 0, sizeof r);
-        r.space = c->space;
-        r.addr = addr;
+        /* a shared word another block touched is named with its owner */
+        bool remote = space == WR_SPACE_SHARED && (c->block != owner || w->block != owner);
+        r.space = remote ? WR_SPACE_DSMEM : space;
+        r.addr = remote ? wr_dsmem_addr(owner, (uint32_t)addr) : addr;
+        dsmem_examples += remote;
         if (concurrent || host || w->block == HOST) {
             r.race_class = WR_CLASS_INTER_KERNEL;
         } else {
@@ -232,7 +267,7 @@ static void step(model *m, const cur *c, mword *w, uint32_t lane, uint64_t addr)
                                        .launch = c->launch, .block = c->block, .warp = c->warp,
                                        .lane = w->lane, .seq = c->seq};
         } else {
-            fill_first(m, &r.first, w, c->space, addr, c->seq, c->acc == WR_FSM_ACC_R);
+            fill_first(m, &r.first, w, space, owner, addr, c->seq, c->acc == WR_FSM_ACC_R);
         }
         r.second = (wr_race_access){.site = c->site, .kind = label_kind(c->acc),
                                     .launch = c->launch, .block = c->block, .warp = c->warp,
@@ -244,10 +279,17 @@ static void step(model *m, const cur *c, mword *w, uint32_t lane, uint64_t addr)
                  .seq = c->seq};
 }
 
-static mword *word_at(model *m, const cur *c, uint64_t addr)
+/* The word at addr (4-aligned) of c's lane addresses; its space, owner
+ * block and address (global address, or offset in the owner's shared
+ * memory) into *space, *owner, *at. */
+static mword *word_at(model *m, const cur *c, uint64_t addr, uint8_t *space, uint32_t *owner,
+                      uint64_t *at)
 {
-    if (c->space == WR_SPACE_SHARED)
-        return &m->shared[c->epoch][c->block][(addr - SHARED_BASE) / 4];
+    *space = c->space == WR_SPACE_GLOBAL ? WR_SPACE_GLOBAL : WR_SPACE_SHARED;
+    *owner = c->space == WR_SPACE_DSMEM ? wr_dsmem_block(addr) : c->block;
+    *at = c->space == WR_SPACE_DSMEM ? wr_dsmem_offset(addr) : addr;
+    if (*space == WR_SPACE_SHARED)
+        return &m->shared[c->epoch][*owner][(*at - SHARED_BASE) / 4];
     return &m->global[(addr - BASE) / 4];
 }
 
@@ -274,8 +316,13 @@ static void model_access(model *m, const wr_event *ev, uint32_t epoch)
         if (!((a->active_mask >> lane) & 1u))
             continue;
         uint64_t addr = wr_access_lane_addr(a, lane);
-        for (uint64_t wd = addr / 4; wd <= (addr + a->size - 1) / 4; wd++)
-            step(m, &c, word_at(m, &c, wd * 4), lane, wd * 4);
+        for (uint64_t wd = addr / 4; wd <= (addr + a->size - 1) / 4; wd++) {
+            uint8_t space;
+            uint32_t owner;
+            uint64_t at;
+            mword *w = word_at(m, &c, wd * 4, &space, &owner, &at);
+            step(m, &c, w, lane, space, owner, at);
+        }
     }
 }
 
@@ -294,7 +341,7 @@ static void model_copy(model *m, const wr_event *ev, uint32_t epoch)
                   (mring_ent){.seq = ev->seq, .lo = at, .hi = at + cp->bytes - 1, .site = ev->site,
                               .mask = 1, .kind = label_kind(c.acc), .space = WR_SPACE_GLOBAL});
         for (uint64_t wd = at / 4; wd <= (at + cp->bytes - 1) / 4; wd++)
-            step(m, &c, word_at(m, &c, wd * 4), 0, wd * 4);
+            step(m, &c, &m->global[(wd * 4 - BASE) / 4], 0, WR_SPACE_GLOBAL, 0, wd * 4);
     }
 }
 
@@ -326,6 +373,8 @@ static void model_warp_sync(model *m, uint32_t epoch, uint32_t block, uint32_t w
 
 typedef oracle_prog prog;
 
+static bool dsmem_programs;   /* shared accesses through DSMEM too */
+
 /* A random access of a warp of a launch that may act. */
 static void random_access(prog *p, model *m, uint32_t epoch)
 {
@@ -336,9 +385,14 @@ static void random_access(prog *p, model *m, uint32_t epoch)
     uint8_t scope = wr_op_is_atomic(op) ? (rnd(2) ? WR_SCOPE_BLOCK : WR_SCOPE_DEVICE) : 0;
     uint32_t mask = rnd(3) ? WR_FULL_MASK : (rnd(0xffffffffu) | 1u);
     bool shared = rnd(5) == 0;
-    uint64_t base0 = shared ? SHARED_BASE : BASE;
+    /* dsmem programs: two of three shared accesses reach the shared memory
+     * of the blocks of the cluster (the launch's two), a random one for a
+     * uniform or strided access, per lane for a gather */
+    bool dsmem = shared && dsmem_programs && rnd(3);
+    uint32_t owner = dsmem ? rnd(BLOCKS) : 0;
+    uint64_t base0 = !shared ? BASE : dsmem ? wr_dsmem_addr(owner, SHARED_BASE) : SHARED_BASE;
     wr_event e = lf_acc(0, launch, b, w, mask, op, scope, 0, 4);
-    e.u.access.space = shared ? WR_SPACE_SHARED : WR_SPACE_GLOBAL;
+    e.u.access.space = dsmem ? WR_SPACE_DSMEM : shared ? WR_SPACE_SHARED : WR_SPACE_GLOBAL;
     wr_access *a = &e.u.access;
     switch (rnd(6)) {
     case 0:   /* a whole aligned line (packed lines) */
@@ -361,8 +415,11 @@ static void random_access(prog *p, model *m, uint32_t epoch)
         a->addr_mode = WR_ADDR_VECTOR;
         uint32_t span = 1 + rnd(WORDS);
         uint32_t at = rnd(WORDS - span + 1);
-        for (unsigned l = 0; l < LANES; l++)
+        for (unsigned l = 0; l < LANES; l++) {
+            if (dsmem && rnd(2))
+                base0 = wr_dsmem_addr(rnd(BLOCKS), SHARED_BASE);
             p->lanes[p->n][l] = (mask >> l) & 1u ? base0 + 4ull * (at + rnd(span)) : 0;
+        }
         a->lane_addr = p->lanes[p->n];
         break;
     }
@@ -394,7 +451,12 @@ static void random_program(prog *p, model *m)
         wr_event host_ev;
         switch (oracle_host_step(&m->E, what, &m->nlaunches, MAX_LAUNCHES, &host_ev, &x)) {
         case ORACLE_NONE: continue;
-        case ORACLE_LAUNCH: case ORACLE_SYNC: oracle_emit(p, host_ev); continue;
+        case ORACLE_LAUNCH:
+            if (dsmem_programs)   /* one cluster: DSMEM reaches both blocks */
+                host_ev.u.launch.cluster[0] = BLOCKS;
+            oracle_emit(p, host_ev);
+            continue;
+        case ORACLE_SYNC: oracle_emit(p, host_ev); continue;
         case ORACLE_COPY: random_copy(p, m); continue;
         case ORACLE_FINISH: oracle_emit_finish(p, &m->E, x, BLOCKS); continue;
         case ORACLE_DEVICE: break;
@@ -463,4 +525,23 @@ Test(fsm_oracle, random_programs_match_the_model, .timeout = 120)
     fprintf(stderr, "fsm oracle: %" PRIu64 " programs, %u race groups; %u first sides named by an"
             " older instruction\n", last, oracle_races_seen, older_named);
     cr_assert_gt(older_named, last / 4, "older instructions named %u first sides", older_named);
+}
+
+/* Shared accesses through distributed shared memory too (DSMEM, one
+ * cluster of both blocks): a DSMEM lane's word is its owner's, met by the
+ * owner's own SHARED accesses; a race on a word another block touched
+ * names its owner; a first side is named by the accessor's SHARED
+ * accesses when it owns the word, else by its DSMEM ones. */
+Test(fsm_oracle, random_programs_with_dsmem_match_the_model, .timeout = 120)
+{
+    dsmem_programs = true;
+    uint64_t first, last = oracle_seeds(SEEDS / 2, &first);
+    for (uint64_t seed = first; seed <= last; seed++)
+        check_seed(seed);
+    dsmem_programs = false;
+    if (getenv("WR_ORACLE_SEED"))
+        return;
+    oracle_assert_racing(last);
+    fprintf(stderr, "fsm oracle, dsmem: %u races on another block's shared word\n", dsmem_examples);
+    cr_assert_gt(dsmem_examples, last / 4, "%u races through DSMEM", dsmem_examples);
 }

@@ -25,8 +25,10 @@
  *     from the host-side rules and closed transitively (oracle.h,
  *     shared with test_fsm_oracle.c).
  * The lockset of a lane holds L@b for each lock it holds (b: its block),
- * plus L@dev when the hold's scope is device or system; an atomic adds
- * ATOM@b (and ATOM@dev at device / system scope); the host holds nothing.
+ * plus L@c when the hold's scope is cluster or wider and the launch's
+ * clusters hold several blocks (the dsmem programs': c, the cluster of
+ * both), plus L@dev when it is device or system; an atomic adds ATOM@b
+ * (and ATOM@c, ATOM@dev in the same way); the host holds nothing.
  * A warning is issued when the word is SHARED_MOD and C(v) holds no valid
  * entry (ATOM, or a lock never released, or one not broken whose
  * narrowest release scope covers the entry), once until the word resets.
@@ -93,17 +95,23 @@ enum {
 
 /* ---- locksets: explicit sets of (lock, block or device) entries ---- */
 
-enum { ATOM = NLOCKS, DEV = BLOCKS };   /* lock ATOM: the implicit atomic lock; field DEV */
+/* dsmem programs: shared accesses through DSMEM too; every launch is one
+ * cluster of both blocks */
+static bool dsmem_programs;
+
+/* lock ATOM: the implicit atomic lock; fields DEV and CL (the cluster of
+ * both blocks, in the dsmem programs, whose launches are one cluster) */
+enum { ATOM = NLOCKS, DEV = BLOCKS, CL = BLOCKS + 1, FIELDS = BLOCKS + 2 };
 
 typedef struct lset {
-    bool has[NLOCKS + 1][BLOCKS + 1];   /* [lock or ATOM][block b, or DEV] */
+    bool has[NLOCKS + 1][FIELDS];   /* [lock or ATOM][block b, DEV or CL] */
 } lset;
 
 static lset lset_meet(const lset *x, const lset *y)
 {
     lset r;
     for (unsigned k = 0; k <= NLOCKS; k++)
-        for (unsigned f = 0; f <= BLOCKS; f++)
+        for (unsigned f = 0; f < FIELDS; f++)
             r.has[k][f] = x->has[k][f] && y->has[k][f];
     return r;
 }
@@ -111,7 +119,7 @@ static lset lset_meet(const lset *x, const lset *y)
 static bool lset_has_lock(const lset *x)   /* some entry of a real lock (not ATOM) */
 {
     for (unsigned k = 0; k < NLOCKS; k++)
-        for (unsigned f = 0; f <= BLOCKS; f++)
+        for (unsigned f = 0; f < FIELDS; f++)
             if (x->has[k][f])
                 return true;
     return false;
@@ -181,6 +189,7 @@ typedef struct model {
     unsigned lock_lost;           /* warnings where this access's meet dropped a lock */
     unsigned ring_guesses;        /* ring named an access other than the kept one */
     unsigned older_named;         /* first sides found among the older instructions */
+    unsigned dsmem_examples;      /* races on another block's shared word */
 } model;
 
 /* ---- the model's steps ---- */
@@ -201,11 +210,11 @@ static uint8_t norm_scope(uint8_t scope) { return scope == WR_SCOPE_NONE ? WR_SC
  * the narrowest of them covers the entry (device for L@dev)? */
 static bool valid(const model *m, const lset *c)
 {
-    for (unsigned f = 0; f <= BLOCKS; f++)
+    for (unsigned f = 0; f < FIELDS; f++)
         if (c->has[ATOM][f])
             return true;
     for (unsigned k = 0; k < NLOCKS; k++)
-        for (unsigned f = 0; f <= BLOCKS; f++) {
+        for (unsigned f = 0; f < FIELDS; f++) {
             if (!c->has[k][f])
                 continue;
             const mlockrec *l = &m->lock[k];
@@ -213,7 +222,9 @@ static bool valid(const model *m, const lset *c)
                 return true;
             if (l->broken)
                 continue;
-            if (l->min_rel >= (f == DEV ? WR_SCOPE_DEVICE : WR_SCOPE_BLOCK))
+            if (l->min_rel >= (f == DEV  ? WR_SCOPE_DEVICE
+                               : f == CL ? WR_SCOPE_CLUSTER
+                                         : WR_SCOPE_BLOCK))
                 return true;
         }
     return false;
@@ -231,20 +242,48 @@ static bool lane_touches(const wr_access *a, unsigned lane, uint64_t addr)
 /* An access of the ring (or an older instruction) that names the kept
  * thread's access: not the current one, at its site (any when 0), in the
  * space, of the lane, holding the word. */
-static bool fits(const mring_ent *e, const cur *c, uint32_t site, unsigned lane, uint64_t addr)
+static bool fits(const mring_ent *e, const cur *c, uint32_t site, unsigned lane, uint8_t space,
+                 uint64_t addr)
 {
-    return e->seq != c->seq && (!site || e->site == site) && e->space == c->space &&
+    return e->seq != c->seq && (!site || e->site == site) && e->space == space &&
            ((e->mask >> lane) & 1u) && e->lo <= addr + 3 && addr <= e->hi;
 }
 
-static void report(model *m, const cur *c, const mword *w, uint32_t lane, uint64_t addr)
+/* The position of the access of `ring` that names the word at addr in
+ * space for `lane` at `site`: the newest of the last WR_ACCESS_RING that
+ * fits, else the newest older instruction that fits (*older set), else 0. */
+static uint64_t ring_names(const mring *ring, const cur *c, uint32_t site, unsigned lane,
+                           uint8_t space, uint64_t addr, bool *older)
+{
+    *older = false;
+    for (uint32_t k = 0; k < WR_ACCESS_RING && k < ring->n; k++) {
+        const mring_ent *e = &ring->e[ring->n - 1 - k];
+        if (fits(e, c, site, lane, space, addr))
+            return e->seq;
+    }
+    uint64_t seq = 0;
+    mring_ent olders[WR_RING_OLDER];
+    for (unsigned k = 0, n = ring_older(ring, olders); k < n; k++)
+        if (fits(&olders[k], c, site, lane, space, addr) && olders[k].seq > seq)
+            seq = olders[k].seq;
+    *older = seq != 0;
+    return seq;
+}
+
+/* A race on the word at addr in space (a shared word of block `owner`,
+ * addr its offset; raw: the address the current lane used). */
+static void report(model *m, const cur *c, const mword *w, uint32_t lane, uint8_t space,
+                   uint32_t owner, uint64_t addr, uint64_t raw)
 {
     wr_race r;
     memset(&r, 0, sizeof r);
     r.potential = 1;
     r.verdict = WR_VERDICT_NONE;
-    r.space = c->space;
-    r.addr = addr;
+    /* a shared word another block touched is named with its owner */
+    bool remote = space == WR_SPACE_SHARED && (c->block != owner || w->block != owner);
+    r.space = remote ? WR_SPACE_DSMEM : space;
+    r.addr = remote ? wr_dsmem_addr(owner, (uint32_t)addr) : addr;
+    m->dsmem_examples += remote;
     bool ohost = w->block == HOST, chost = c->block == HOST;
     if (w->epoch != c->epoch || ohost || chost)
         r.race_class = WR_CLASS_INTER_KERNEL;
@@ -264,25 +303,23 @@ static void report(model *m, const cur *c, const mword *w, uint32_t lane, uint64
      * current one not asked) of that lane, at that site (any site when it
      * is 0), whose byte range holds the word (access_ring.h); else 0 */
     if (!chost && !ohost && w->epoch == c->epoch && w->block == c->block && w->warp == c->warp &&
-        w->lane < lane && w->site == c->site && w->kind == c->kind && lane_touches(c->a, w->lane, addr)) {
+        w->lane < lane && w->site == c->site && w->kind == c->kind && lane_touches(c->a, w->lane, raw)) {
         r.first.seq = c->seq;
     } else {
+        /* a shared word is named by the accessor's SHARED accesses when it
+         * owns the word, by its DSMEM accesses with the owner; the newer */
         const mring *ring = ohost ? &m->host_ring : &m->ring[w->epoch][w->block][w->warp];
         unsigned l = ohost ? 0 : w->lane;
-        for (uint32_t k = 0; k < WR_ACCESS_RING && k < ring->n; k++) {
-            const mring_ent *e = &ring->e[ring->n - 1 - k];
-            if (!fits(e, c, w->site, l, addr))
-                continue;
-            r.first.seq = e->seq;
-            break;
-        }
-        if (!r.first.seq) {   /* else the newest older instruction that fits */
-            mring_ent older[WR_RING_OLDER];
-            for (unsigned k = 0, n = ring_older(ring, older); k < n; k++)
-                if (fits(&older[k], c, w->site, l, addr) && older[k].seq > r.first.seq)
-                    r.first.seq = older[k].seq;
-            m->older_named += r.first.seq != 0;
-        }
+        bool own_older = false, remote_older = false;
+        uint64_t own = space != WR_SPACE_SHARED || w->block == owner
+                           ? ring_names(ring, c, w->site, l, space, addr, &own_older)
+                           : 0;
+        uint64_t rem = space == WR_SPACE_SHARED
+                           ? ring_names(ring, c, w->site, l, WR_SPACE_DSMEM,
+                                        wr_dsmem_addr(owner, (uint32_t)addr), &remote_older)
+                           : 0;
+        r.first.seq = rem > own ? rem : own;
+        m->older_named += rem > own ? remote_older : own_older;
     }
     if (r.first.seq && r.first.seq != w->seq)
         m->ring_guesses++;
@@ -293,7 +330,11 @@ static void report(model *m, const cur *c, const mword *w, uint32_t lane, uint64
 }
 
 /* One thread's access to one data word, with lockset ls. */
-static void touch(model *m, const cur *c, mword *w, uint32_t lane, uint64_t addr, const lset *ls)
+/* One thread's access to one data word, with lockset ls: a global word
+ * at addr, or a shared word of block `owner` at offset addr; raw: the
+ * address the lane used. */
+static void touch(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space, uint32_t owner,
+                  uint64_t addr, uint64_t raw, const lset *ls)
 {
     if (w->lockword)
         return;   /* lock words are synchronisation, not data */
@@ -344,7 +385,7 @@ static void touch(model *m, const cur *c, mword *w, uint32_t lane, uint64_t addr
                     m->lock_not_valid++;
                 else if (lset_has_lock(&w->cand))
                     m->lock_lost++;
-                report(m, c, w, lane, addr);
+                report(m, c, w, lane, space, owner, addr, raw);
                 nw.reported = true;
             } else if (lset_has_lock(&nw.cand)) {
                 m->protected_by_lock++;
@@ -371,10 +412,17 @@ static void touch(model *m, const cur *c, mword *w, uint32_t lane, uint64_t addr
     *w = nw;
 }
 
-static mword *word_at(model *m, const cur *c, uint64_t addr)
+/* The word at addr (4-aligned) of c's lane addresses; its space, owner
+ * block and address (global address, or offset in the owner's shared
+ * memory) into *space, *owner, *at. */
+static mword *word_at(model *m, const cur *c, uint64_t addr, uint8_t *space, uint32_t *owner,
+                      uint64_t *at)
 {
-    if (c->space == WR_SPACE_SHARED)
-        return &m->shared[c->epoch][c->block][(addr - SHARED_BASE) / 4];
+    *space = c->space == WR_SPACE_GLOBAL ? WR_SPACE_GLOBAL : WR_SPACE_SHARED;
+    *owner = c->space == WR_SPACE_DSMEM ? wr_dsmem_block(addr) : c->block;
+    *at = c->space == WR_SPACE_DSMEM ? wr_dsmem_offset(addr) : addr;
+    if (*space == WR_SPACE_SHARED)
+        return &m->shared[c->epoch][*owner][(*at - SHARED_BASE) / 4];
     return &m->global[(addr - BASE) / 4];
 }
 
@@ -387,11 +435,17 @@ static lset lane_lockset(const mwarp *W, uint32_t block, unsigned lane, bool ato
         if (W->lane[lane].hold[k] != H_HELD)
             continue;
         s.has[k][block] = true;
-        if (W->lane[lane].hold_scope[k] >= WR_SCOPE_DEVICE)   /* cluster counts as block */
+        /* cluster scope: L@c where the launch's clusters hold several
+         * blocks (the dsmem programs'), else L@b is all it means */
+        if (dsmem_programs && W->lane[lane].hold_scope[k] >= WR_SCOPE_CLUSTER)
+            s.has[k][CL] = true;
+        if (W->lane[lane].hold_scope[k] >= WR_SCOPE_DEVICE)
             s.has[k][DEV] = true;
     }
     if (atomic) {
         s.has[ATOM][block] = true;
+        if (dsmem_programs && ascope >= WR_SCOPE_CLUSTER)
+            s.has[ATOM][CL] = true;
         if (ascope >= WR_SCOPE_DEVICE)
             s.has[ATOM][DEV] = true;
     }
@@ -408,11 +462,12 @@ static void barrier_complete(model *m, uint32_t epoch, uint32_t block)
         if (w->live && w->epoch == epoch && w->block == block)
             w->barrier_since = true;
     }
-    for (unsigned i = 0; i < WORDS; i++) {
-        mword *w = &m->shared[epoch][block][i];
-        if (w->live && w->epoch == epoch && w->block == block)
-            w->barrier_since = true;
-    }
+    for (unsigned owner = 0; owner < BLOCKS; owner++)   /* DSMEM: any block's words */
+        for (unsigned i = 0; i < WORDS; i++) {
+            mword *w = &m->shared[epoch][owner][i];
+            if (w->live && w->epoch == epoch && w->block == block)
+                w->barrier_since = true;
+        }
 }
 
 /* barriers.h: complete at `expected` arrived threads, or when a waiting
@@ -575,8 +630,13 @@ static void model_access(model *m, const wr_event *ev, uint32_t epoch)
             continue;
         lset ls = lane_lockset(W, a->block, lane, atomic, norm_scope(a->scope));
         uint64_t addr = wr_access_lane_addr(a, lane);
-        for (uint64_t wd = addr / 4; wd <= (addr + a->size - 1) / 4; wd++)
-            touch(m, &c, word_at(m, &c, wd * 4), lane, wd * 4, &ls);
+        for (uint64_t wd = addr / 4; wd <= (addr + a->size - 1) / 4; wd++) {
+            uint8_t space;
+            uint32_t owner;
+            uint64_t at;
+            mword *w = word_at(m, &c, wd * 4, &space, &owner, &at);
+            touch(m, &c, w, lane, space, owner, at, wd * 4, &ls);
+        }
     }
 }
 
@@ -598,7 +658,8 @@ static void model_copy(model *m, const wr_event *ev, uint32_t epoch)
                                              .site = ev->site, .mask = 1, .kind = c.kind,
                                              .space = WR_SPACE_GLOBAL});
         for (uint64_t wd = at / 4; wd <= (at + cp->bytes - 1) / 4; wd++)
-            touch(m, &c, word_at(m, &c, wd * 4), 0, wd * 4, &none);
+            touch(m, &c, &m->global[(wd * 4 - BASE) / 4], 0, WR_SPACE_GLOBAL, 0, wd * 4, wd * 4,
+                  &none);
     }
 }
 
@@ -876,11 +937,17 @@ static void random_access(prog *p, model *m, uint32_t x)
     uint8_t scope = wr_op_is_atomic(op) ? pick_scope() : 0;
     uint32_t mask = rnd(3) ? WR_FULL_MASK : random_mask();
     bool shared = rnd(5) == 0;
-    uint64_t base0 = shared ? SHARED_BASE : BASE;
+    /* dsmem programs: two of three shared accesses reach the shared memory
+     * of the blocks of the cluster (the launch's two), a random one for a
+     * uniform or strided access, per lane for a gather */
+    bool dsmem = shared && dsmem_programs && rnd(3);
+    uint64_t base0 = !shared ? BASE
+                     : dsmem ? wr_dsmem_addr(rnd(BLOCKS), SHARED_BASE)
+                             : SHARED_BASE;
     /* mostly the words no lock guards, so that guarded words stay guarded */
     uint32_t lo = rnd(16) ? NLOCKS * REGION : 0;
     wr_event e = lf_acc(0, launch, b, w, mask, op, scope, 0, 4);
-    e.u.access.space = shared ? WR_SPACE_SHARED : WR_SPACE_GLOBAL;
+    e.u.access.space = dsmem ? WR_SPACE_DSMEM : shared ? WR_SPACE_SHARED : WR_SPACE_GLOBAL;
     wr_access *a = &e.u.access;
     if (op == WR_OP_ATOMIC_RMW && rnd(2))
         a->atomic_op = WR_AOP_EXCH;   /* an exchange: a release only of a held lock word */
@@ -910,6 +977,8 @@ static void random_access(prog *p, model *m, uint32_t x)
         uint32_t at = lo + rnd(top - lo - span + 1);
         for (unsigned l = 0; l < LANES; l++) {
             uint32_t wd = at + rnd(span);
+            if (dsmem && rnd(2))
+                base0 = wr_dsmem_addr(rnd(BLOCKS), SHARED_BASE);
             p->ev.lanes[p->ev.n][l] = (mask >> l) & 1u ? base0 + 4ull * wd : 0;
         }
         a->lane_addr = p->ev.lanes[p->ev.n];
@@ -953,7 +1022,12 @@ static void random_program(prog *p, model *m)
         wr_event host_ev;
         switch (oracle_host_step(&m->E, what, &m->nlaunches, MAX_LAUNCHES, &host_ev, &x)) {
         case ORACLE_NONE: continue;
-        case ORACLE_LAUNCH: case ORACLE_SYNC: emit(p, host_ev); continue;
+        case ORACLE_LAUNCH:
+            if (dsmem_programs)   /* one cluster: DSMEM reaches both blocks */
+                host_ev.u.launch.cluster[0] = BLOCKS;
+            emit(p, host_ev);
+            continue;
+        case ORACLE_SYNC: emit(p, host_ev); continue;
         case ORACLE_COPY: random_copy(p, m); continue;
         case ORACLE_FINISH: oracle_emit_finish(&p->ev, &m->E, x, BLOCKS); continue;
         case ORACLE_DEVICE: break;
@@ -997,6 +1071,7 @@ static void free_model(model *m)
 
 static unsigned protected_by_lock, lock_not_valid, lock_lost,
     ring_guesses, older_named;
+static unsigned dsmem_examples;
 
 static void check_seed(uint64_t seed)
 {
@@ -1010,6 +1085,7 @@ static void check_seed(uint64_t seed)
     lock_lost += m.lock_lost;
     ring_guesses += m.ring_guesses;
     older_named += m.older_named;
+    dsmem_examples += m.dsmem_examples;
     oracle_compare(&wr_engine_lockset, p.ev.ev, p.ev.n, m.found, seed);
     free_model(&m);
 }
@@ -1033,4 +1109,25 @@ Test(lockset_oracle, random_programs_match_the_model, .timeout = 120)
     cr_assert_gt(lock_not_valid, seeds / 20, "%u warnings with only invalid locks", lock_not_valid);
     cr_assert_gt(lock_lost, seeds / 5, "%u warnings where the meet lost a lock", lock_lost);
     cr_assert_gt(older_named, seeds / 4, "older instructions named %u first sides", older_named);
+}
+
+/* Shared accesses through distributed shared memory too (DSMEM, one
+ * cluster of both blocks): a DSMEM lane's word is its owner's, met by the
+ * owner's own SHARED accesses; a block's barrier resets the words only it
+ * touched, in any block's shared memory; a race on a word another block
+ * touched names its owner; a first side is named by the accessor's SHARED
+ * accesses when it owns the word, else by its DSMEM ones. */
+Test(lockset_oracle, random_programs_with_dsmem_match_the_model, .timeout = 120)
+{
+    dsmem_programs = true;
+    uint64_t first, last = oracle_seeds(SEEDS / 2, &first);
+    for (uint64_t seed = first; seed <= last; seed++)
+        check_seed(seed);
+    dsmem_programs = false;
+    if (getenv("WR_ORACLE_SEED"))
+        return;
+    oracle_assert_racing(last);
+    fprintf(stderr, "lockset oracle, dsmem: %u races on another block's shared word\n",
+            dsmem_examples);
+    cr_assert_gt(dsmem_examples, last / 4, "%u races through DSMEM", dsmem_examples);
 }

@@ -51,10 +51,12 @@
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "hbcore.h"
+#include "warprace/trace.h"
 #define ORACLE_MAX_EPOCHS 7   /* launches and copies of the host-side programs */
 #include "oracle.h"
 
@@ -68,13 +70,16 @@ enum {
     LAUNCH_WARPS = LAUNCHES * BLOCKS * WARPS,
     WARPS_ALL = LAUNCH_WARPS + ORACLE_MAX_EPOCHS,   /* a host copy: a warp of one lane */
     THREADS = WARPS_ALL * LANES,
-    WORDS = 48,
+    WORDS = 48,                /* of global memory; of each block's shared memory */
+    MODEL_WORDS = BLOCKS * WORDS,   /* words the model tells apart */
     STEPS = 260,
     SEEDS = 400,
 };
 
 #define MAX_SEQ 2048u           /* events of one program (a step feeds at most WARPS) */
 #define BASE 0x20000ull        /* word i at BASE + 4 i */
+#define SHARED_BASE 0x100u     /* dsmem programs: block b's word i at its shared
+                                  offset SHARED_BASE + 4 i, model word b * WORDS + i */
 #define SITE0 1000u            /* site of step i: SITE0 + i */
 
 typedef struct vclk {
@@ -145,23 +150,23 @@ typedef struct model {
     unsigned nlayers;           /* vc's rules need the scope-oblivious layer only */
     vclk lane[NLAYERS][THREADS]; /* per-lane entries of its own warp */
     mwarp w[WARPS_ALL];
-    vclk rel[WORDS];            /* what the word's release sequence carries */
-    bool has_rel[WORDS];
-    mrel *srel[WORDS];          /* the same releases one by one, scoped layer */
-    uint32_t nsrel[WORDS], capsrel[WORDS];
+    vclk rel[MODEL_WORDS];            /* what the word's release sequence carries */
+    bool has_rel[MODEL_WORDS];
+    mrel *srel[MODEL_WORDS];          /* the same releases one by one, scoped layer */
+    uint32_t nsrel[MODEL_WORDS], capsrel[MODEL_WORDS];
     vclk host[NLAYERS];         /* what the host has seen complete */
     bool started[LAUNCHES], ended[LAUNCHES];
     uint32_t stream[LAUNCHES];
     /* history */
-    rec *hist[WORDS];
-    uint32_t nhist[WORDS], caphist[WORDS];
+    rec *hist[MODEL_WORDS];
+    uint32_t nhist[MODEL_WORDS], caphist[MODEL_WORDS];
     vclk *snaps;                /* NLAYERS per access: snaps[snap * NLAYERS + layer] */
     uint32_t nsnaps, capsnaps;
-    bool word_raced[WORDS];
-    uint64_t first_racy_seq[WORDS];   /* the first racing access of the word */
-    uint32_t first_racy_lane[WORDS], first_racy_site[WORDS];
-    partner *first_partners[WORDS];
-    uint32_t npartners[WORDS];
+    bool word_raced[MODEL_WORDS];
+    uint64_t first_racy_seq[MODEL_WORDS];   /* the first racing access of the word */
+    uint32_t first_racy_lane[MODEL_WORDS], first_racy_site[MODEL_WORDS];
+    partner *first_partners[MODEL_WORDS];
+    uint32_t npartners[MODEL_WORDS];
     racy_pair *pairs;
     size_t npairs, cappairs;
     /* scoped: atomic pairs whose scopes do not both hold both threads;
@@ -598,6 +603,8 @@ typedef struct program {
     bool strong_plain;          /* some plain accesses strong (volatile) */
     bool host_side;             /* launches, copies and host orders from oracle.h */
     bool xbar;                  /* cluster and grid barriers, clusters of 1-2 blocks */
+    bool dsmem;                 /* one launch, shared memory only, reached through
+                                   DSMEM too (xbar programs) */
     model *m;
     uint64_t lanes[STEPS][LANES];
     uint32_t launch_id[LAUNCHES];
@@ -613,6 +620,19 @@ static void print_sync(uint64_t seq, uint32_t launch, uint32_t block, uint32_t w
                        const char *what, uint32_t mask)
 {
     fprintf(stderr, "#%" PRIu64 " L%u b%u w%u %s %08x\n", seq, launch, block, warp, what, mask);
+}
+
+/* The model word lane l of access a touches: global word i at BASE + 4 i;
+ * in dsmem programs block b's shared word i (its offset SHARED_BASE + 4 i,
+ * or wr_dsmem_addr(b, that offset)) is b * WORDS + i. */
+static uint64_t model_word_of(const wr_access *a, unsigned l)
+{
+    uint64_t addr = wr_access_lane_addr(a, l);
+    if (a->space == WR_SPACE_SHARED)
+        return a->block * (uint64_t)WORDS + (addr - SHARED_BASE) / 4;
+    if (a->space == WR_SPACE_DSMEM)
+        return wr_dsmem_block(addr) * (uint64_t)WORDS + (wr_dsmem_offset(addr) - SHARED_BASE) / 4;
+    return (addr - BASE) / 4;
 }
 
 /* WR_ORACLE_TRACE=1: the programs' events on stderr, to debug a seed. */
@@ -632,9 +652,11 @@ static void print_event(uint64_t seq, const wr_event *ev)
                 : !wr_op_is_atomic(a->op) && a->order != WR_ORDER_WEAK ? ".volatile"
                                                                        : "",
                 a->active_mask, ev->site);
+        if (a->space != WR_SPACE_GLOBAL)
+            fprintf(stderr, " %s", a->space == WR_SPACE_SHARED ? "shared" : "dsmem");
         for (unsigned l = 0; l < LANES; l++)
             if ((a->active_mask >> l) & 1u)
-                fprintf(stderr, " %u:%u", l, (unsigned)((wr_access_lane_addr(a, l) - BASE) / 4));
+                fprintf(stderr, " %u:%u", l, (unsigned)model_word_of(a, l));
         fprintf(stderr, "\n");
         break;
     case WR_EV_BARRIER:
@@ -672,6 +694,10 @@ static void print_event(uint64_t seq, const wr_event *ev)
     }
 }
 
+/* WR_ORACLE_WRITE=FILE (with WR_ORACLE_SEED): the program is also written
+ * to FILE as a trace, for `warprace dump` and `analyze` (sites "o.cu":N). */
+static wr_writer *trace_out;
+
 static void feed(program *p, wr_event ev)
 {
     static int trace = -1;
@@ -679,6 +705,18 @@ static void feed(program *p, wr_event ev)
         trace = getenv("WR_ORACLE_TRACE") != NULL;
     if (trace)
         print_event(p->run.seq, &ev);
+    if (getenv("WR_ORACLE_WRITE")) {
+        wr_error err;
+        if (!trace_out) {
+            wr_header h = {.warp_size = WR_WARP_SIZE};
+            trace_out = wr_writer_open(getenv("WR_ORACLE_WRITE"), &h, NULL, &err);
+            cr_assert(trace_out, "%s", err.msg);
+            for (unsigned i = 1; i < SITE0 + STEPS; i++)
+                wr_writer_site(trace_out, 0, "o.cu", i, "f");
+            wr_writer_kernel(trace_out, "k");
+        }
+        cr_assert(wr_writer_event(trace_out, &ev, &err) == 0, "%s", err.msg);
+    }
     lf_feed(&p->run, ev);
 }
 
@@ -732,6 +770,30 @@ static void kernel_end(program *p, unsigned li)
             vclk_join(&m->host[layer], &v);
         }
     feed(p, lf_kernel_end(p->launch_id[li]));
+}
+
+/* dsmem programs: access a of block b (its words word_of[l] < WORDS)
+ * moves to shared memory: a third of the time the block's own, as a SHARED
+ * access, else as a DSMEM access of blocks of b's cluster (one for a
+ * uniform or coalesced access, a random one per lane for a gather; its own
+ * too).  word_of becomes the model's words. */
+static void place_in_shared(program *p, unsigned step, unsigned b, wr_access *a,
+                            unsigned word_of[LANES])
+{
+    unsigned c0 = b / cluster_blocks * cluster_blocks;
+    bool own = rnd(3) == 0;
+    unsigned owner = own ? b : c0 + rnd(cluster_blocks);
+    a->space = own ? WR_SPACE_SHARED : WR_SPACE_DSMEM;
+    for (unsigned l = 0; l < LANES; l++) {
+        if (a->addr_mode == WR_ADDR_VECTOR && !own && (l == 0 || rnd(4)))
+            owner = c0 + rnd(cluster_blocks);
+        uint32_t offset = SHARED_BASE + 4u * word_of[l];
+        if (a->addr_mode == WR_ADDR_VECTOR && ((a->active_mask >> l) & 1u))
+            p->lanes[step][l] = own ? offset : wr_dsmem_addr(owner, offset);
+        if (l == 0 && a->addr_mode != WR_ADDR_VECTOR)
+            a->base = own ? offset : wr_dsmem_addr(owner, offset);
+        word_of[l] += owner * WORDS;
+    }
 }
 
 static void step_access(program *p, unsigned step, unsigned li, unsigned b, unsigned w)
@@ -791,6 +853,8 @@ static void step_access(program *p, unsigned step, unsigned li, unsigned b, unsi
         break;
     }
     }
+    if (p->dsmem)
+        place_in_shared(p, step, b, &e.u.access, word_of);
     uint64_t seq = p->run.seq;
     feed(p, e);
     model_access(m, wi, mask, word_of, op, e.u.access.scope, e.u.access.order, seq, SITE0 + step);
@@ -1022,7 +1086,7 @@ static void run_two_launch_program(program *p)
 {
     p->launch_id[0] = 1;
     p->launch_id[1] = 2;
-    unsigned how = rnd(4);
+    unsigned how = p->dsmem ? 0 : rnd(4);   /* dsmem: one launch (shared memory) */
     unsigned second_at = how == 0 ? STEPS : STEPS / 4 + rnd(STEPS / 2);
     launch(p, 0, 1);
     for (unsigned step = 0; step < STEPS; step++) {
@@ -1049,7 +1113,7 @@ static void run_two_launch_program(program *p)
 static void run_program(program *p, unsigned shards, uint64_t seed)
 {
     rnd_state = seed * 0x9E3779B97F4A7C15ull + 7;
-    cluster_blocks = p->xbar ? 1 + rnd(2) : 1;
+    cluster_blocks = p->dsmem ? (rnd(4) ? 2 : 1) : p->xbar ? 1 + rnd(2) : 1;
     vclk *snaps = p->m->snaps;   /* kept from program to program: no page faults */
     uint32_t capsnaps = p->m->capsnaps;
     memset(p->m, 0, sizeof *p->m);
@@ -1069,10 +1133,39 @@ static void run_program(program *p, unsigned shards, uint64_t seed)
         qsort(p->m->scope_pairs, p->m->nscope_pairs, sizeof *p->m->scope_pairs, pair_cmp);
 }
 
+/* The model word of a race's example (UINT_MAX: not one the program
+ * touched): a dsmem program's shared word is named by its offset when both
+ * sides are its block's, else as DSMEM with its owner (engine.h). */
+static unsigned report_word(const program *p, const wr_race *r)
+{
+    if (!p->dsmem)
+        return r->space == WR_SPACE_GLOBAL && r->addr >= BASE && r->addr < BASE + 4 * WORDS
+                   ? (unsigned)((r->addr - BASE) / 4)
+                   : UINT_MAX;
+    uint32_t owner, offset;
+    if (r->space == WR_SPACE_SHARED && r->first.block == r->second.block) {
+        owner = r->second.block;
+        offset = (uint32_t)r->addr;
+    } else if (r->space == WR_SPACE_DSMEM) {
+        owner = wr_dsmem_block(r->addr);
+        offset = wr_dsmem_offset(r->addr);
+    } else {
+        return UINT_MAX;
+    }
+    if (owner >= BLOCKS || offset < SHARED_BASE || offset >= SHARED_BASE + 4 * WORDS || offset % 4)
+        return UINT_MAX;
+    return owner * WORDS + (offset - SHARED_BASE) / 4;
+}
+
 static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *groups_seen,
                        uint64_t *first_races, uint64_t *forgotten)
 {
     run_program(p, shards, seed);
+    if (trace_out) {
+        wr_error err;
+        cr_assert(wr_writer_close(trace_out, &err) == 0, "%s", err.msg);
+        trace_out = NULL;
+    }
     wr_findings *f = lf_end(&p->run);
     model *m = p->m;
     const wr_race_group *g;
@@ -1090,10 +1183,9 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
                   "seed %" PRIu64 ", %u shards: %s reports events #%" PRIu64 " and #%" PRIu64
                   " (sites %u, %u; lanes %u, %u at word %u), which the model orders", seed,
                   shards, p->engine->name, r->first.seq, r->second.seq, r->first.site, r->second.site,
-                  r->first.lane, r->second.lane, (unsigned)((r->addr - BASE) / 4));
-        cr_assert(r->addr >= BASE && r->addr < BASE + 4 * WORDS, "seed %" PRIu64 ": address",
-                  seed);
-        unsigned word = (unsigned)((r->addr - BASE) / 4);
+                  r->first.lane, r->second.lane, report_word(p, r));
+        unsigned word = report_word(p, r);
+        cr_assert(word < (p->dsmem ? MODEL_WORDS : WORDS), "seed %" PRIu64 ": address", seed);
         unsigned cls = model_lane_pair(m, word, r->first.seq, r->first.lane, r->second.seq,
                                        r->second.lane);
         cr_assert(cls != PAIR_ORDERED,
@@ -1117,14 +1209,14 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
                     " site %u lane %u word %u %s\n", g[i].example.first.seq,
                     g[i].example.first.site, g[i].example.first.lane, g[i].example.second.seq,
                     g[i].example.second.site, g[i].example.second.lane,
-                    (unsigned)((g[i].example.addr - BASE) / 4),
+                    report_word(p, &g[i].example),
                     wr_scope_verdict_name(g[i].example.verdict));
     *groups_seen += n;
     /* completeness for each word's first race, but where vc may have let
      * every partner go: an atomic with more than WR_HB_KEPT_ATOMICS atomic
      * accesses to the word after it (hbcore.h), or an access of the same
      * warp superseded through another warp (round_trip) */
-    for (unsigned x = 0; x < WORDS; x++) {
+    for (unsigned x = 0; x < MODEL_WORDS; x++) {
         if (!m->word_raced[x])
             continue;
         bool may_forget = true;
@@ -1152,7 +1244,7 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
                   m->first_partners[x][0].seq, m->first_partners[x][0].lane, p->engine->name);
     }
     wr_findings_free(f);
-    for (unsigned i = 0; i < WORDS; i++) {
+    for (unsigned i = 0; i < MODEL_WORDS; i++) {
         free(m->hist[i]);
         free(m->first_partners[i]);
         free(m->srel[i]);
@@ -1161,7 +1253,7 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
     free(m->scope_pairs);
 }
 
-static bool xbar_programs;
+static bool xbar_programs, dsmem_programs;
 
 static void check_all(const wr_engine_ops *engine, bool scoped, bool strong_plain,
                       unsigned shards, bool host_side)
@@ -1171,7 +1263,8 @@ static void check_all(const wr_engine_ops *engine, bool scoped, bool strong_plai
     p->scoped = scoped;
     p->strong_plain = strong_plain;
     p->host_side = host_side;
-    p->xbar = xbar_programs;
+    p->xbar = xbar_programs || dsmem_programs;
+    p->dsmem = dsmem_programs;
     p->m = calloc(1, sizeof *p->m);
     memset(class_seen, 0, sizeof class_seen);
     uint64_t groups = 0, first = 0, forgotten = 0;
@@ -1330,4 +1423,37 @@ Test(vc_oracle, scoped_cluster_and_grid_barriers_one_shard)
 Test(vc_oracle, scoped_cluster_and_grid_barriers_host_side_three_shards)
 {
     check_all_xbar(&wr_engine_scoped, true, true, 3, true);
+}
+
+/* Shared memory reached through distributed shared memory (DSMEM): one
+ * launch whose accesses all go to shared memory, a third to the block's
+ * own as SHARED accesses, the others as DSMEM accesses of blocks of its
+ * cluster (its own too: the same words), clusters of two blocks (one in
+ * a quarter of the programs); cluster and grid barriers as above.  The
+ * model keeps one word per (block, offset): a DSMEM access must meet the
+ * owner's own accesses on it, at any shard count, and a race's example
+ * must name the owner. */
+static void check_all_dsmem(const wr_engine_ops *engine, bool scoped, bool strong_plain,
+                            unsigned shards)
+{
+    dsmem_programs = true;
+    check_all(engine, scoped, strong_plain, shards, false);
+    dsmem_programs = false;
+}
+
+Test(vc_oracle, dsmem_one_shard)
+{
+    check_all_dsmem(&wr_engine_vc, false, true, 1);
+}
+Test(vc_oracle, dsmem_three_shards)
+{
+    check_all_dsmem(&wr_engine_vc, false, false, 3);
+}
+Test(vc_oracle, scoped_dsmem_one_shard)
+{
+    check_all_dsmem(&wr_engine_scoped, true, true, 1);
+}
+Test(vc_oracle, scoped_dsmem_three_shards)
+{
+    check_all_dsmem(&wr_engine_scoped, true, true, 3);
 }

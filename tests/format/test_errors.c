@@ -456,6 +456,101 @@ Test(errors, forged_barrier_scopes)
     wr_reader_close(r);
 }
 
+/* An ALLOCS entry (24 bytes): base, size, no name, space. */
+static void forge_alloc(uint8_t entry[24], uint8_t space)
+{
+    memset(entry, 0, 24);
+    wrf_put64(entry, 0x400);
+    wrf_put64(entry + 8, 256);
+    entry[20] = space;
+}
+
+Test(errors, forged_dsmem_allocation_is_rejected)
+{
+    /* DSMEM names other blocks' SHARED allocations: an allocation of its own
+     * is corrupt, whatever the file's minor version */
+    for (uint8_t space = WR_SPACE_DSMEM; space <= WR_SPACE_DSMEM + 1; space++) {
+        forge f;
+        forge_begin(&f);
+        uint8_t entry[24];
+        forge_alloc(entry, space);
+        uint64_t at = forge_chunk(&f, WRF_CHUNK_ALLOCS, 1, 0, 1, entry, sizeof entry);
+        wr_error err = {0};
+        uint64_t events;
+        cr_assert_eq(forge_read(&f, &err, &events), -1, "space %u accepted", space);
+        assert_names_file_and_offset(&err, tmp_path, at + WRF_CHUNK_HEADER_SIZE);
+        char want[64];
+        snprintf(want, sizeof want, "allocation 1 has a bad space %u", space);
+        cr_assert(strstr(err.msg, want), "%s", err.msg);
+        cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 2);
+    }
+    /* the same entry in the spaces an allocation may lie in reads */
+    for (uint8_t space = 0; space <= WR_ALLOC_SPACE_MAX; space++) {
+        forge f;
+        forge_begin(&f);
+        uint8_t entry[24];
+        forge_alloc(entry, space);
+        forge_chunk(&f, WRF_CHUNK_ALLOCS, 1, 0, 1, entry, sizeof entry);
+        uint8_t rec[12] = {WR_EV_ALLOC, [8] = 1};
+        forge_chunk(&f, WRF_CHUNK_EVENTS, 1, 0, 0, rec, sizeof rec);
+        wr_error err = {0};
+        uint64_t events;
+        cr_assert_eq(forge_read(&f, &err, &events), 0, "space %u: %s", space, err.msg);
+        cr_assert_eq(events, 1);
+    }
+}
+
+/* A full-warp UNIFORM 4-byte load (28 bytes) from the DSMEM address of
+ * owner block `owner`, offset `offset`, with memory order `order`. */
+static void forge_dsmem_load(uint8_t rec[28], uint32_t owner, uint32_t offset, uint8_t order)
+{
+    memset(rec, 0, 28);
+    rec[0] = WR_EV_ACCESS;
+    rec[1] = 0x04 | 2 << 4 | WR_ADDR_UNIFORM;
+    rec[2] = (uint8_t)(WR_OP_LOAD | WR_SPACE_DSMEM << 3 | order << 5);
+    wrf_put32(rec + 8, 1);       /* launch */
+    wrf_put32(rec + 12, 6);      /* block */
+    wrf_put32(rec + 16, 2);      /* warp */
+    wrf_put64(rec + 20, wr_dsmem_addr(owner, offset));
+}
+
+Test(errors, dsmem_access_reads_whatever_the_minor_version)
+{
+    /* As cluster barriers in a file that says 1.0 (forged_barrier_scopes):
+     * a record is judged by what it holds, not by the file's version. */
+    for (uint16_t minor = 0; minor <= WR_FORMAT_MINOR; minor++) {
+        forge f;
+        forge_begin(&f);
+        size_t hs = header_size_of(f.data);
+        wrf_put16(f.data + 10, minor);
+        wrf_put32(f.data + hs - 4, wrf_crc32c(0, f.data, hs - 4));
+        uint8_t recs[2 * 28];
+        forge_dsmem_load(recs, 7, 0x80, WR_ORDER_WEAK);
+        forge_dsmem_load(recs + 28, UINT32_MAX, UINT32_MAX - 3, WR_ORDER_SC);
+        forge_chunk(&f, WRF_CHUNK_EVENTS, 2, 0, 0, recs, sizeof recs);
+        write_file(tmp_path, f.data, f.len);
+        wr_error err = {0};
+        wr_reader *r = wr_reader_open(tmp_path, &err);
+        cr_assert(r, "%s", err.msg);
+        cr_assert_eq(wr_reader_header(r)->version_minor, minor);
+        wr_batch b;
+        cr_assert_eq(wr_reader_next(r, &b, &err), 1, "minor %u: %s", minor, err.msg);
+        cr_assert_eq(b.count, 2);
+        const wr_access *a = &b.events[0].u.access, *c = &b.events[1].u.access;
+        cr_assert_eq(a->space, WR_SPACE_DSMEM, "minor %u: space %u", minor, a->space);
+        cr_assert_eq(a->order, WR_ORDER_WEAK);
+        cr_assert_eq(a->block, 6);
+        cr_assert_eq(wr_dsmem_block(a->base), 7);
+        cr_assert_eq(wr_dsmem_offset(a->base), 0x80);
+        cr_assert_eq(c->space, WR_SPACE_DSMEM);
+        cr_assert_eq(c->order, WR_ORDER_SC, "the space bits leave the order alone");
+        cr_assert_eq(c->base, wr_dsmem_addr(UINT32_MAX, UINT32_MAX - 3));
+        wr_batch_release(&b);
+        cr_assert_eq(wr_reader_next(r, &b, &err), 0, "%s", err.msg);
+        wr_reader_close(r);
+    }
+}
+
 Test(errors, forged_metadata_is_checked)
 {
     wr_error err = {0};

@@ -263,6 +263,131 @@ Test(roundtrip, cluster_and_grid_barriers)
     free(file);
 }
 
+/* The first chunk of tmp_path, which must be an EVENTS chunk of raw_size
+ * bytes, uncompressed into raw. */
+static void read_first_event_payload(uint8_t *raw, size_t raw_size)
+{
+    size_t size;
+    unsigned char *file = sample_read_file(tmp_path, &size);
+    cr_assert(file);
+    size_t at = wrf_get32(file + 12);
+    wrf_chunk_header ch;
+    cr_assert_eq(wrf_chunk_header_decode(file + at, &ch), 0);
+    cr_assert_eq(ch.type, WRF_CHUNK_EVENTS);
+    cr_assert_eq(ch.raw_size, raw_size);
+    const uint8_t *payload = file + at + WRF_CHUNK_HEADER_SIZE;
+    if (ch.codec == WRF_CODEC_LZ4)
+        cr_assert_eq(LZ4_decompress_safe((const char *)payload, (char *)raw, (int)ch.stored_size,
+                                         (int)raw_size), (int)raw_size);
+    else
+        memcpy(raw, payload, raw_size);
+    free(file);
+}
+
+Test(roundtrip, dsmem_accesses_in_every_address_mode)
+{
+    /* Owner block in the high 32 bits, offset in the low 32: the lanes of one
+     * access may name several owners, in any encoding. */
+    wr_error err = {0};
+    wr_header h = sample_header();
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    cr_assert(w, "%s", err.msg);
+    /* narrow: the top of owner 1 and the bottom of owner 2 are neighbours
+     * as 64-bit values, within an int32 delta of lane 0 */
+    uint64_t narrow[32] = {0}, wide[32] = {0};
+    for (unsigned l = 0; l < 32; l++)
+        narrow[l] = l < 16 ? wr_dsmem_addr(1, 0xffffffc0u + 4 * l) : wr_dsmem_addr(2, 4 * (l - 16));
+    /* wide: owners 0 and 7 are 7 x 2^32 apart, beyond an int32 delta */
+    wide[0] = wr_dsmem_addr(0, 0);
+    wide[5] = wr_dsmem_addr(7, 0x100);
+    wide[31] = wr_dsmem_addr(UINT32_MAX, UINT32_MAX);
+    wr_event evs[] = {
+        {.kind = WR_EV_ACCESS, .site = 0, .u.access = {.launch = 1, .block = 2, .warp = 3,
+            .active_mask = WR_FULL_MASK, .op = WR_OP_STORE, .space = WR_SPACE_DSMEM, .size = 4,
+            .addr_mode = WR_ADDR_UNIFORM, .base = wr_dsmem_addr(3, 0x40)}},
+        {.kind = WR_EV_ACCESS, .u.access = {.launch = 1, .block = UINT32_MAX, .warp = 31,
+            .active_mask = 0x0000ffffu, .op = WR_OP_ATOMIC_RMW, .atomic_op = WR_AOP_ADD,
+            .scope = WR_SCOPE_CLUSTER, .order = WR_ORDER_ACQ_REL, .space = WR_SPACE_DSMEM, .size = 8,
+            .addr_mode = WR_ADDR_STRIDED, .base = wr_dsmem_addr(UINT32_MAX, 0), .stride = 8}},
+        {.kind = WR_EV_ACCESS, .u.access = {.launch = 1, .block = 1, .active_mask = WR_FULL_MASK,
+            .op = WR_OP_LOAD, .space = WR_SPACE_DSMEM, .size = 4, .addr_mode = WR_ADDR_VECTOR,
+            .lane_addr = narrow}},
+        {.kind = WR_EV_ACCESS, .u.access = {.launch = 1, .block = 7, .active_mask = 0x80000021u,
+            .cas_success = 0x20u, .op = WR_OP_ATOMIC_RMW, .atomic_op = WR_AOP_CAS,
+            .scope = WR_SCOPE_CLUSTER, .order = WR_ORDER_SC, .space = WR_SPACE_DSMEM, .size = 16,
+            .addr_mode = WR_ADDR_VECTOR, .lane_addr = wide}},
+    };
+    const size_t n = sizeof evs / sizeof evs[0];
+    /* 28 uniform, 8+12+4+16 strided, 8+12+8+32x4 narrow, 8+12+4+4+3x8 wide */
+    const size_t sizes[] = {28, 40, 156, 52};
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(wrf_event_encoded_size(&evs[i]), sizes[i], "event %zu: %zu bytes", i,
+                     wrf_event_encoded_size(&evs[i]));
+        total += sizes[i];
+        cr_assert_eq(wr_writer_event(w, &evs[i], &err), 0, "event %zu: %s", i, err.msg);
+    }
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+
+    wr_batch b;
+    wr_reader *r = read_back_one_batch(evs, n, &b);
+    cr_assert_eq(wr_reader_header(r)->version_minor, 2, "DSMEM is format 1.2");
+    const wr_access *nv = &b.events[2].u.access, *wv = &b.events[3].u.access;
+    cr_assert_eq(wr_dsmem_block(nv->lane_addr[15]), 1);
+    cr_assert_eq(wr_dsmem_offset(nv->lane_addr[15]), 0xfffffffcu);
+    cr_assert_eq(wr_dsmem_block(nv->lane_addr[16]), 2);
+    cr_assert_eq(wr_dsmem_offset(nv->lane_addr[31]), 60);
+    cr_assert_eq(wr_dsmem_block(wv->lane_addr[5]), 7);
+    cr_assert_eq(wr_dsmem_offset(wv->lane_addr[5]), 0x100);
+    cr_assert_eq(wv->lane_addr[31], UINT64_MAX);
+    cr_assert_eq(wr_dsmem_block(wr_access_lane_addr(&b.events[1].u.access, 15)), UINT32_MAX);
+    cr_assert_eq(wr_dsmem_offset(wr_access_lane_addr(&b.events[1].u.access, 15)), 120);
+    wr_batch_release(&b);
+    cr_assert_eq(wr_reader_next(r, &b, &err), 0, "%s", err.msg);
+    wr_reader_close(r);
+    cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 0, "%s", err.msg);
+
+    /* on disk: b2 bits 3-4 hold space 3, b1 the encodings expected above */
+    uint8_t raw[28 + 40 + 156 + 52];
+    cr_assert_eq(total, sizeof raw);
+    read_first_event_payload(raw, sizeof raw);
+    const uint8_t want_b1[] = {0x04 | 2 << 4 | WR_ADDR_UNIFORM, 3 << 4 | WR_ADDR_STRIDED,
+                               0x80 | 0x04 | 2 << 4 | WR_ADDR_VECTOR, 0x08 | 4 << 4 | WR_ADDR_VECTOR};
+    size_t at = 0;
+    for (size_t i = 0; i < n; at += sizes[i], i++) {
+        cr_assert_eq(raw[at], WR_EV_ACCESS);
+        cr_assert_eq(raw[at + 1], want_b1[i], "record %zu: b1 0x%x", i, raw[at + 1]);
+        cr_assert_eq(raw[at + 2] >> 3 & 3, WR_SPACE_DSMEM, "record %zu: b2 0x%x", i, raw[at + 2]);
+        cr_assert_eq(raw[at + 2] >> 5, evs[i].u.access.order, "record %zu: space spills into order", i);
+    }
+}
+
+Test(roundtrip, writer_refuses_a_dsmem_allocation)
+{
+    /* DSMEM names the owner's SHARED allocations: none lies in DSMEM */
+    wr_error err = {0};
+    wr_header h = sample_header();
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    cr_assert(w, "%s", err.msg);
+    cr_assert_eq(wr_writer_alloc(w, 0, 256, WR_SPACE_DSMEM, "remote"), 0);
+    cr_assert_eq(wr_writer_alloc(w, 0, 256, WR_SPACE_MAX + 1, "beyond"), 0);
+    /* the refusals took no id, and the writer carries on */
+    cr_assert_eq(wr_writer_alloc(w, 0, 256, WR_SPACE_SHARED, "tile"), 1);
+    wr_event ev = {.kind = WR_EV_ALLOC, .u.alloc = {1}};
+    cr_assert_eq(wr_writer_event(w, &ev, &err), 0, "%s", err.msg);
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    cr_assert(r, "%s", err.msg);
+    wr_batch b;
+    cr_assert_eq(wr_reader_next(r, &b, &err), 1, "%s", err.msg);
+    const wr_catalog *c = wr_reader_catalog(r);
+    cr_assert_eq(wr_catalog_alloc_count(c), 1);
+    cr_assert_eq(wr_catalog_alloc(c, 1)->space, WR_SPACE_SHARED);
+    cr_assert_str_eq(wr_catalog_alloc(c, 1)->name, "tile");
+    wr_batch_release(&b);
+    wr_reader_close(r);
+}
+
 Test(roundtrip, compact_lane_encodings)
 {
     /* A full-warp coalesced access must cost far less than 32 addresses. */
@@ -453,6 +578,8 @@ Test(roundtrip, writer_rejects_events_outside_the_model)
         {.kind = WR_EV_ACCESS, .u.access = {.size = 4, .op = WR_OP_ATOMIC_RMW}},
         {.kind = WR_EV_ACCESS, .u.access = {.size = 4, .op = WR_OP_LOAD, .atomic_op = WR_AOP_ADD}},
         {.kind = WR_EV_ACCESS, .u.access = {.size = 4, .scope = WR_SCOPE_MAX + 1}},
+        /* space 4 would spill into the order bits */
+        {.kind = WR_EV_ACCESS, .u.access = {.size = 4, .space = WR_SPACE_MAX + 1}},
         {.kind = WR_EV_ACCESS, .u.access = {.size = 4, .addr_mode = 3}},
         {.kind = WR_EV_ACCESS, .u.access = {.size = 4, .addr_mode = WR_ADDR_VECTOR}},
         {.kind = WR_EV_ACCESS, .u.access = {.size = 4, .active_mask = 1, .cas_success = 1}},

@@ -2,8 +2,8 @@
  * GPU litmus kernels written with the warprace device API.  Each mirrors a
  * text litmus trace of tests/litmus/ (same name, same allocation labels),
  * after the ScoR microbenchmarks and the barrier / warp-sync / divergence /
- * stream cases, and the cluster (sm_90) and grid (cooperative launch)
- * barriers.  `gpu_litmus NAME` runs one; `gpu_litmus --list` lists
+ * stream cases, the cluster (sm_90) and grid (cooperative launch)
+ * barriers, and distributed shared memory (sm_90 clusters).  `gpu_litmus NAME` runs one; `gpu_litmus --list` lists
  * them; `gpu_litmus --probe` exits 0 when a CUDA device is usable.
  *
  * Parties: interblock = block 0 thread 0 (A) and block 1 thread 0 (B);
@@ -212,6 +212,59 @@ __global__ void k_grid_phases(int *part, int *out)
         WR_STORE(&part[b], 0);
 }
 
+/* ---- distributed shared memory ----------------------------------------------- */
+
+/* Clusters of 2 fixed at compile time (__cluster_dims__: the recorder takes
+ * the shape from the kernel's attributes), 32 threads a block.  Block 1
+ * reaches block 0's sh through cluster.map_shared_rank(sh, 0) (recorded as
+ * DSMEM), block 0 through sh itself (SHARED).  Every block meets the other
+ * at cluster.sync() before it exits: a block's shared memory may be
+ * accessed only while that block runs (CUDA Programming Guide, distributed
+ * shared memory).
+ * HANDOFF: block 0 writes sh, cluster.sync(), block 1 reads it.
+ * Else: after a first cluster.sync() (which makes sure both blocks run, so
+ * the remote store has a target; it orders nothing between the two
+ * accesses, both after it) block 1 writes block 0's sh while block 0
+ * reads it, with no barrier between them. */
+template <bool HANDOFF>
+__global__ void __cluster_dims__(2, 1, 1) k_dsmem(int *out)
+{
+    __shared__ int sh[32];
+    cooperative_groups::cluster_group c = cooperative_groups::this_cluster();
+    unsigned t = threadIdx.x, rank = c.block_rank();
+    int *block0 = c.map_shared_rank(sh, 0);
+    if (HANDOFF) {
+        if (rank == 0)
+            WR_STORE(&sh[t], (int)t + 1);
+        WR_CLUSTER_SYNC();
+        if (rank == 1)
+            out[t] = WR_LOAD(&block0[t]);
+    } else {
+        WR_CLUSTER_SYNC();
+        if (rank == 1)
+            WR_STORE(&block0[t], (int)t + 1);
+        else
+            out[t] = WR_LOAD(&sh[t]);
+    }
+    WR_CLUSTER_SYNC();
+}
+
+static int run_dsmem(const char *name)
+{
+    int *out;
+    warprace_name_next_alloc("out");
+    CK(cudaMalloc(&out, 32 * sizeof(int)));
+    CK(cudaDeviceSynchronize());
+    if (!strcmp(name, "dsmem_handoff_norace"))
+        k_dsmem<true><<<2, 32>>>(out);
+    else
+        k_dsmem<false><<<2, 32>>>(out);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaFree(out));
+    return 0;
+}
+
 static int run_group_barrier(const char *name)
 {
     int *data, *out;
@@ -386,7 +439,8 @@ static const char *const others[] = {"barrier_interval_race", "barrier_interval_
                                      "cluster_sync_other_cluster_race",
                                      "cluster_sync_block_barrier_only_race",
                                      "grid_sync_phases_norace",
-                                     "grid_sync_missing_second_sync_race"};
+                                     "grid_sync_missing_second_sync_race",
+                                     "dsmem_handoff_norace", "dsmem_remote_race"};
 
 int main(int argc, char **argv)
 {
@@ -410,5 +464,7 @@ int main(int argc, char **argv)
         return run_host_copy(argv[1]);
     if (!strncmp(argv[1], "cluster_sync", 12) || !strncmp(argv[1], "grid_sync", 9))
         return run_group_barrier(argv[1]);
+    if (!strcmp(argv[1], "dsmem_handoff_norace") || !strcmp(argv[1], "dsmem_remote_race"))
+        return run_dsmem(argv[1]);
     return run_other(argv[1]);
 }

@@ -6,14 +6,16 @@ usage: run_gpu_litmus.py [--sanitizer GPU_LITMUS_PLAIN] WARPRACE GPU_LITMUS LITM
 
 Without a usable CUDA GPU it prints why and exits 77 (meson: skipped).
 With one, for every kernel `GPU_LITMUS --list` names (or the NAMEs given)
-that has a text litmus LITMUS_DIR/NAME.txt:
+that has a text litmus LITMUS_DIR/NAME.txt (else tests/gpu/litmus/NAME.txt,
+the text litmus of kernels only this runner checks):
   warprace record --mode api -o WORK_DIR/NAME.wrt -- GPU_LITMUS NAME
   warprace analyze WORK_DIR/NAME.wrt --db WORK_DIR/NAME.db
 then reads the races table and checks, per engine, the expectation lines of
 the text litmus (tests/litmus/README.md): the set of allocations with races
 must equal the expected set, and each VERDICT / CLASS token must be carried
 by at least one race on that allocation.  Shared-memory races (no catalog
-allocation) count for the litmus's only shared allocation.
+allocation; space shared, or dsmem: another block's shared memory) count for
+the litmus's only shared allocation.
 
 --sanitizer: the binary-instrumentation path (recorder/sanitizer).  The same
 kernels built WITHOUT the device API (GPU_LITMUS_PLAIN, -DWARPRACE_RECORD=0)
@@ -42,7 +44,14 @@ import sys
 SANITIZER_UNRECORDED = {
     "cluster_sync_global_handoff_norace": "cluster.sync() (barrier.cluster) is not recorded",
     "cluster_sync_other_cluster_race": "cluster.sync() (barrier.cluster) is not recorded",
+    "dsmem_handoff_norace": "cluster.sync() (barrier.cluster) is not recorded",
+    "dsmem_remote_race": "cluster.sync() (barrier.cluster) is not recorded, and its remote "
+                         "shared access patch is unverified (SANITIZER.md)",
 }
+
+# Text litmus of the kernels that only this runner checks (tests/litmus
+# has none of that name): looked up after LITMUS_DIR.
+GPU_LITMUS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "litmus")
 
 CLASSES = {"intra-warp", "inter-warp", "inter-block", "inter-kernel"}
 VERDICTS = {"missing-sync", "scope-fence", "scope-atomic", "scope-lock", "weak-access"}
@@ -91,6 +100,15 @@ def shared_label(path):
     return labels[0] if len(labels) == 1 else None
 
 
+def litmus_path(litmus_dir, name):
+    """The text litmus of NAME: LITMUS_DIR's, else this runner's own; None without one."""
+    for d in (litmus_dir, GPU_LITMUS_DIR):
+        p = os.path.join(d, name + ".txt")
+        if os.path.exists(p):
+            return p
+    return None
+
+
 def found_races(db, shared):
     con = sqlite3.connect(db)
     rows = con.execute("SELECT engine, ex_alloc, ex_space, scope_verdict, race_class "
@@ -98,7 +116,7 @@ def found_races(db, shared):
     con.close()
     got = {}
     for engine, alloc, space, verdict, cls in rows:
-        if not alloc and space == "shared" and shared:
+        if not alloc and space in ("shared", "dsmem") and shared:
             alloc = shared
         got.setdefault(engine, {}).setdefault(alloc or "?", set()).update(
             t for t in (verdict, cls) if t)
@@ -194,8 +212,8 @@ def gpu_main(warprace, gpu_litmus, plain, litmus_dir, work, names):
     names = names or run([gpu_litmus, "--list"]).stdout.split()
     failures = checked = differing = 0
     for name in names:
-        txt = os.path.join(litmus_dir, name + ".txt")
-        if not os.path.exists(txt):
+        txt = litmus_path(litmus_dir, name)
+        if not txt:
             print("%-45s no text litmus with this name: not compared" % name)
             continue
         exp, shared = parse_expect(txt), shared_label(txt)
@@ -244,8 +262,9 @@ def self_test(warprace, litmus_dir, work):
     os.makedirs(work, exist_ok=True)
     dbs = {}
     for name in ("syncwarp_partial_mask_race", "syncwarp_full_mask_norace",
-                 "scor_race_interblock_blkatom", "scor_norace_interblock_atom"):
-        txt = os.path.join(litmus_dir, name + ".txt")
+                 "scor_race_interblock_blkatom", "scor_norace_interblock_atom",
+                 "dsmem_remote_race", "dsmem_handoff_norace"):
+        txt = litmus_path(litmus_dir, name)
         wrt, db = os.path.join(work, name + ".wrt"), os.path.join(work, name + ".db")
         fresh(wrt)
         a = run([warprace, "asm", txt, "-o", wrt])
@@ -263,9 +282,28 @@ def self_test(warprace, litmus_dir, work):
             print("%s: a run compared with itself differs" % name)
             return 1
         dbs[name] = (got, parse_expect(txt))
+    # a recording names no catalog allocation for shared memory: its races
+    # (own block's or another's through DSMEM) count for the shared label
+    db = os.path.join(work, "shared-label.db")
+    fresh(db)
+    con = sqlite3.connect(db)
+    con.executescript("CREATE TABLE runs (id INTEGER); INSERT INTO runs VALUES (1);"
+                      "CREATE TABLE races (run_id, engine, ex_alloc, ex_space, scope_verdict,"
+                      " race_class);"
+                      "INSERT INTO races VALUES (1, 'vc', NULL, 'dsmem', NULL, 'inter-block'),"
+                      " (1, 'fsm', NULL, 'shared', NULL, 'inter-block'),"
+                      " (1, 'lockset', NULL, 'global', NULL, NULL);")
+    con.commit()
+    con.close()
+    got = found_races(db, "sh")
+    if got != {"vc": {"sh": {"inter-block"}}, "fsm": {"sh": {"inter-block"}},
+               "lockset": {"?": set()}}:
+        print("shared and dsmem races without an allocation: %s" % got)
+        return 1
     bad = 0
     for racy, fixed in (("syncwarp_partial_mask_race", "syncwarp_full_mask_norace"),
-                        ("scor_race_interblock_blkatom", "scor_norace_interblock_atom")):
+                        ("scor_race_interblock_blkatom", "scor_norace_interblock_atom"),
+                        ("dsmem_remote_race", "dsmem_handoff_norace")):
         between = compare_paths(dbs[racy][0], dbs[fixed][0])
         expect_fail = check_expectations(dbs[racy][1], dbs[fixed][0])
         print("%s vs %s: %d differences reported (%s)" % (racy, fixed, len(between),

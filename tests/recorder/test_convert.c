@@ -314,6 +314,65 @@ Test(convert, malformed_records_rejected)
     cr_assert_str_eq(why, "record shorter than its slot count");
 }
 
+/* Distributed shared memory (space 3): each lane's address is (owner
+ * block, offset), the trace's own encoding, carried through unchanged. */
+Test(convert, dsmem_lanes_in_two_owner_blocks)
+{
+    cr_assert_eq(WRR_DSMEM_ADDR(5, 0x80), wr_dsmem_addr(5, 0x80), "the device's encoding is the trace's");
+    cr_assert_eq(WRR_DSMEM_ADDR(0xffffffffu, 0xfffffffcu), wr_dsmem_addr(0xffffffffu, 0xfffffffcu));
+
+    /* block 1 of a cluster of 4 gathers from blocks 0 (even lanes) and 2 (odd) */
+    wrr_access_desc d = base_desc();
+    d.block = 1;
+    d.space = WR_SPACE_DSMEM;
+    for (uint32_t i = 0; i < 32; i++)
+        d.lane_addr[i] = wr_dsmem_addr(i & 1 ? 2 : 0, 0x100 + 4 * (i / 2));
+    unsigned n;
+    wr_event ev = roundtrip(&d, &n);
+    cr_assert_eq(n, 19, "owners 2^32 apart: no 32-bit delta holds them");
+    cr_assert_eq(ev.u.access.space, WR_SPACE_DSMEM);
+    cr_assert_eq(ev.u.access.addr_mode, WR_ADDR_VECTOR);
+    cr_assert_eq(ev.u.access.block, 1, "the issuing block stays the event's block");
+    for (unsigned i = 0; i < 32; i++) {
+        uint64_t a = wr_access_lane_addr(&ev.u.access, i);
+        cr_assert_eq(wr_dsmem_block(a), i & 1 ? 2u : 0u, "lane %u", i);
+        cr_assert_eq(wr_dsmem_offset(a), 0x100 + 4 * (i / 2), "lane %u", i);
+    }
+
+    /* a lower owner above a higher one: negative distances */
+    d.active_mask = 0x3u;
+    d.lane_addr[0] = wr_dsmem_addr(3, 0x10);
+    d.lane_addr[1] = wr_dsmem_addr(0, 0xfff0);
+    ev = roundtrip(&d, &n);
+    cr_assert_eq(ev.u.access.space, WR_SPACE_DSMEM);
+
+    /* one owner: the usual modes, the owner in the base */
+    d = base_desc();
+    d.space = WR_SPACE_DSMEM;
+    d.op = WR_OP_STORE;
+    for (uint32_t i = 0; i < 32; i++)
+        d.lane_addr[i] = wr_dsmem_addr(6, 0x200 + 4 * i);
+    ev = roundtrip(&d, &n);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(ev.u.access.addr_mode, WR_ADDR_STRIDED);
+    cr_assert_eq(ev.u.access.base, wr_dsmem_addr(6, 0x200));
+    cr_assert_eq(ev.u.access.stride, 4);
+    for (uint32_t i = 0; i < 32; i++)
+        d.lane_addr[i] = wr_dsmem_addr(6, 0x200 + 4 * ((i * 7) % 32));
+    ev = roundtrip(&d, &n);
+    cr_assert_eq(n, 11, "a gather within one owner: 32-bit deltas");
+    for (uint32_t i = 0; i < 32; i++)
+        d.lane_addr[i] = wr_dsmem_addr(7, 0x40);
+    d.op = WR_OP_ATOMIC_RMW;
+    d.atomic_op = WR_AOP_ADD;
+    d.scope = WR_SCOPE_CLUSTER;
+    d.order = WR_ORDER_RELAXED;
+    ev = roundtrip(&d, &n);
+    cr_assert_eq(ev.u.access.addr_mode, WR_ADDR_UNIFORM);
+    cr_assert_eq(ev.u.access.base, wr_dsmem_addr(7, 0x40));
+    cr_assert_eq(ev.u.access.scope, WR_SCOPE_CLUSTER);
+}
+
 Test(convert, header_fields_do_not_overlap)
 {
     uint64_t w = WRR_W0(0xdeadbeefu, WRR_K_ACCESS, 19, WR_OP_ATOMIC_RMW, WR_AOP_DEC,
@@ -329,4 +388,10 @@ Test(convert, header_fields_do_not_overlap)
     cr_assert_eq(WRR_W0_LSIZE(w), 4);
     cr_assert_eq(WRR_W0_AMODE(w), WRR_A_VECTOR64);
     cr_assert_eq(WRR_W0_RESERVED(w), 0);
+    /* space 3 sets both space bits: nothing spills into the size */
+    w = WRR_W0(0, WRR_K_ACCESS, 3, WR_OP_LOAD, 0, 0, 0, WR_SPACE_DSMEM, 0, WRR_A_UNIFORM);
+    cr_assert_eq(WRR_W0_SPACE(w), WR_SPACE_DSMEM);
+    cr_assert_eq(WRR_W0_LSIZE(w), 0);
+    cr_assert_eq(WRR_W0_ORDER(w), 0);
+    cr_assert_null(wrr_check_header(w));
 }

@@ -501,6 +501,69 @@ Test(drain, barrier_scopes_and_a_bad_one)
     wrr_sim_free(&sim);
 }
 
+/* A DSMEM record from the simulated device: block 1 of a cluster of 4
+ * reads words of blocks 0 and 2 (lanes 0-15 and 16-31), then block 2 stores
+ * to its own words through SHARED.  The drain hands out an ACCESS in space
+ * 3 whose lanes name (owner, offset). */
+Test(drain, dsmem_record_becomes_a_space_3_access)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event l = launch_ev(1);
+    l.u.launch.grid[0] = 4;
+    l.u.launch.cluster[0] = 4;
+    wrr_drain_post(&d, &l);
+    wrr_access_desc a;
+    memset(&a, 0, sizeof a);
+    a.block = 1;
+    a.warp = 0;
+    a.active_mask = WR_FULL_MASK;
+    a.op = WR_OP_LOAD;
+    a.space = WR_SPACE_DSMEM;
+    a.size = 4;
+    for (uint32_t i = 0; i < 32; i++)
+        a.lane_addr[i] = wr_dsmem_addr(i < 16 ? 0 : 2, 4 * (i % 16));
+    cr_assert_eq(wrr_encode_access(&a, enc), 19);
+    cr_assert_eq(wrr_sim_write(&sim, enc, 32, 0), 1);
+    memset(&a, 0, sizeof a);
+    a.block = 2;
+    a.active_mask = 0xffffu;
+    a.op = WR_OP_STORE;
+    a.space = WR_SPACE_SHARED;
+    a.size = 4;
+    for (uint32_t i = 0; i < 16; i++)
+        a.lane_addr[i] = 4 * i;
+    wrr_encode_access(&a, enc);
+    cr_assert_eq(wrr_sim_write(&sim, enc, 16, 0), 1);
+    cr_assert_eq(wrr_drain_finish(&d), 0, "%s", d.error);
+    cr_assert_eq(cap.n, 3);
+    const wr_access *g = &cap.ev[1].u.access;
+    cr_assert_eq(cap.ev[1].kind, WR_EV_ACCESS);
+    cr_assert_eq(g->space, WR_SPACE_DSMEM);
+    cr_assert_eq(g->launch, 1);
+    cr_assert_eq(g->block, 1);
+    cr_assert_eq(g->op, WR_OP_LOAD);
+    cr_assert_eq(g->active_mask, WR_FULL_MASK);
+    for (unsigned i = 0; i < 32; i++) {
+        uint64_t x = wr_access_lane_addr(g, i);
+        cr_assert_eq(wr_dsmem_block(x), i < 16 ? 0u : 2u, "lane %u", i);
+        cr_assert_eq(wr_dsmem_offset(x), 4 * (i % 16), "lane %u", i);
+    }
+    /* the owner's own store names the same words of block 2 */
+    const wr_access *s = &cap.ev[2].u.access;
+    cr_assert_eq(s->space, WR_SPACE_SHARED);
+    cr_assert_eq(s->block, 2);
+    for (unsigned i = 0; i < 16; i++)
+        cr_assert_eq(wr_access_lane_addr(s, i), wr_dsmem_offset(wr_access_lane_addr(g, 16 + i)));
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
 Test(drain, sink_failure_stops_the_drain)
 {
     wrr_sim sim;

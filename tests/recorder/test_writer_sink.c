@@ -205,3 +205,94 @@ Test(writer_sink, barrier_scopes_to_file_and_back)
     wrr_sim_free(&sim);
     unlink(path);
 }
+
+/* A DSMEM access from the ring keeps its space and every lane's (owner,
+ * offset) through the file: block 1 of a cluster of 4 stores to words of
+ * blocks 0 and 2, and block 0 reads its own (SHARED). */
+Test(writer_sink, dsmem_access_to_file_and_back)
+{
+    char path[] = "/tmp/wr-sink-XXXXXX";
+    wr_error err;
+    wr_writer *w = open_temp_writer(path, NULL, &err);
+    cr_assert_not_null(w, "%s", err.msg);
+    wrr_writer_sink ws;
+    wrr_sink sink;
+    wrr_writer_sink_init(&ws, w, &sink);
+    uint32_t kid = wr_writer_kernel(w, "dsmem");
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 6, 0), 0);
+    wrr_drain d;
+    wrr_drain_options o = {.read_mem = host_read};
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, &o), 0);
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_KERNEL_LAUNCH;
+    ev.u.launch = (wr_launch){.launch = 1, .kernel = kid, .grid = {4, 1, 1},
+                              .block_dim = {32, 1, 1}, .cluster = {4, 1, 1},
+                              .shared_bytes = 256};
+    wrr_drain_post(&d, &ev);
+    uint64_t rec[2 * WRR_MAX_SLOTS];
+    wrr_access_desc a;
+    memset(&a, 0, sizeof a);
+    a.block = 1;
+    a.active_mask = WR_FULL_MASK;
+    a.op = WR_OP_STORE;
+    a.space = WR_SPACE_DSMEM;
+    a.size = 4;
+    for (uint32_t i = 0; i < 32; i++)
+        a.lane_addr[i] = wr_dsmem_addr(i & 1 ? 2 : 0, 4 * (i / 2));
+    wrr_encode_access(&a, rec);
+    cr_assert_eq(wrr_sim_write(&sim, rec, 32, 0), 1);
+    memset(&a, 0, sizeof a);
+    a.block = 0;
+    a.active_mask = WR_FULL_MASK;
+    a.op = WR_OP_LOAD;
+    a.space = WR_SPACE_SHARED;
+    a.size = 4;
+    for (uint32_t i = 0; i < 32; i++)
+        a.lane_addr[i] = 4 * i;
+    wrr_encode_access(&a, rec);
+    cr_assert_eq(wrr_sim_write(&sim, rec, 32, 0), 1);
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_KERNEL_END;
+    ev.u.kernel_end.launch = 1;
+    wrr_drain_post(&d, &ev);
+    cr_assert_eq(wrr_drain_finish(&d), 0, "%s", d.error);
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+
+    wr_reader *r = wr_reader_open(path, &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    wr_batch b;
+    unsigned n = 0;
+    int rc;
+    while ((rc = wr_reader_next(r, &b, &err)) == 1) {
+        for (size_t i = 0; i < b.count; i++) {
+            const wr_event *e = &b.events[i];
+            if (e->kind != WR_EV_ACCESS)
+                continue;
+            const wr_access *x = &e->u.access;
+            if (n == 0) {
+                cr_assert_eq(x->space, WR_SPACE_DSMEM);
+                cr_assert_eq(x->block, 1);
+                cr_assert_eq(x->op, WR_OP_STORE);
+                for (unsigned l = 0; l < 32; l++) {
+                    uint64_t ad = wr_access_lane_addr(x, l);
+                    cr_assert_eq(wr_dsmem_block(ad), l & 1 ? 2u : 0u, "lane %u", l);
+                    cr_assert_eq(wr_dsmem_offset(ad), 4 * (l / 2), "lane %u", l);
+                }
+            } else {
+                cr_assert_eq(x->space, WR_SPACE_SHARED);
+                cr_assert_eq(x->block, 0);
+                cr_assert_eq(wr_access_lane_addr(x, 5), 20);
+            }
+            n++;
+        }
+        wr_batch_release(&b);
+    }
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    cr_assert_eq(n, 2);
+    wr_reader_close(r);
+    wrr_drain_destroy(&d);
+    wrr_sim_free(&sim);
+    unlink(path);
+}

@@ -375,6 +375,33 @@ Test(sanitizer_events, overlap_by_any_lane_and_per_block_shared, .init = setup, 
     cr_expect_eq(sc->stride, 64);
 }
 
+/* Distributed shared memory: block 1's atomic on block 0's word through
+ * DSMEM overlaps block 0's held SHARED read-modify-write of that word, so
+ * that goes out first when block 1's is let out; block 2's on the same
+ * offset of block 3 overlaps nothing.  Generic instructions (ATOM, LD) take
+ * the callback's space, DSMEM included, without a space mismatch. */
+Test(sanitizer_events, dsmem_overlaps_the_owners_shared_word, .init = setup, .fini = teardown)
+{
+    access(0, 0, OPCODES + 0x1c0, WR_OP_ATOMIC_RMW, WR_SPACE_SHARED, 0x20);   /* ATOMS.EXCH */
+    access(1, 0, OPCODES + 0x1b0, WR_OP_ATOMIC_RMW, WR_SPACE_DSMEM, wr_dsmem_addr(0, 0x20));
+    access(2, 0, OPCODES + 0x1b0, WR_OP_ATOMIC_RMW, WR_SPACE_DSMEM, wr_dsmem_addr(3, 0x20));
+    access(2, 0, OPCODES + 0x70, WR_OP_LOAD, WR_SPACE_GLOBAL, 0x4000);
+    cr_expect_eq(F.st.held_flushed_early, 0, "block 3's word is another word");
+    access(1, 0, OPCODES + 0x70, WR_OP_LOAD, WR_SPACE_DSMEM, wr_dsmem_addr(0, 0x40));
+    cr_expect_eq(F.st.held_flushed_early, 1, "block 0's held exchange went out first");
+    cr_expect_eq(F.st.space_mismatch, 0);
+    finish();
+    cr_expect_str_eq(trail(), "L 2.0@1b0 2.0@70 0.0@1c0 1.0@1b0 1.0@70 E");
+    const wr_access *x = &O.ev[4].u.access;
+    cr_expect_eq(x->space, WR_SPACE_DSMEM);
+    cr_expect_eq(x->op, WR_OP_ATOMIC_RMW);
+    cr_expect_eq(x->atomic_op, WR_AOP_ADD);
+    cr_expect_eq(x->base, wr_dsmem_addr(0, 0x20));
+    cr_expect_eq(O.ev[5].u.access.space, WR_SPACE_DSMEM);
+    cr_expect_eq(O.ev[5].u.access.base, wr_dsmem_addr(0, 0x40));
+    cr_expect_eq(O.ev[3].u.access.space, WR_SPACE_SHARED);
+}
+
 /* Many warps hold at once (the pool and the word index grow); a block's
  * exit and the end of the stream let everything out, in arrival order. */
 Test(sanitizer_events, many_held_reads_all_come_out_in_order, .init = setup, .fini = teardown)

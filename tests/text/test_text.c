@@ -507,6 +507,102 @@ Test(text, dump_cluster_and_grid_barriers)
     free(d);
 }
 
+/* Distributed shared memory: every address form behind its owner block.
+ * Launch 1's clusters are 2x2 boxes of its 4x2 grid: blocks 0, 1, 4, 5 and
+ * 2, 3, 6, 7; launch 3's pair blocks z = 0 and z = 1 of each (x, y). */
+static const char *dsmem_text =
+    "alloc sh shared 256\n"
+    "alloc top shared 0x100 at 0xffffff00\n"
+    "launch k grid=4,2 block=64 cluster=2,2,1\n"
+    "ld.dsmem b0 w0 b1:sh[3]\n"                                  /* LABEL[i] */
+    "st.shared::cluster.8 b0 w1 b5:sh[2..]\n"                    /* LABEL[NUM..] */
+    "ld.dsmem b5 w0 lanes=0-4 b0:sh+16 stride=-4 @d.cu:5\n"      /* LABEL+n stride=, down to 0 */
+    "atom.add.cluster.dsmem b4 w0 lanes=0-2 {b1:sh[2], b5:0x10 b4:sh+1}\n"
+    "ld.dsmem.16 b0 w0 lanes=0-3 b4:0xfffffff0 stride=0\n"       /* the last 16 bytes */
+    "ld.dsmem b1 w0 b0:top[0..]\n"                              /* lane 31 at 0xffffff7c */
+    "launch k grid=3 block=32\n"                                 /* no cluster: itself */
+    "st.dsmem b2 w0 b2:0x1000\n"                                /* in no allocation */
+    "launch k grid=4,2,2 block=32 cluster=1,1,2\n"
+    "ld.dsmem b8 w0 lanes=0-1 {b0:sh[0] b8:sh[0]}\n"
+    "ld.dsmem L3 b13 w0 b5:sh[1]\n";
+
+Test(text, dsmem_addresses)
+{
+    const char *wrt = asm_ok("dsmem", dsmem_text);
+    evs *e = calloc(1, sizeof(*e));
+    read_events(wrt, e);
+    cr_assert_eq(e->n, 2 + 3 + 9);
+    static const struct {
+        uint32_t block, mask;
+        uint8_t size, mode;
+        uint64_t base;
+        int64_t stride;
+        uint64_t lanes[3];
+    } want[] = {
+        {0, WR_FULL_MASK, 4, WR_ADDR_UNIFORM, 1ull << 32 | 12, 0, {0}},
+        {0, WR_FULL_MASK, 8, WR_ADDR_STRIDED, 5ull << 32 | 16, 8, {0}},
+        {5, 0x1f, 4, WR_ADDR_STRIDED, 0ull << 32 | 16, -4, {0}},
+        {4, 0x7, 4, WR_ADDR_VECTOR, 0, 0, {1ull << 32 | 8, 5ull << 32 | 0x10, 4ull << 32 | 1}},
+        {0, 0xf, 16, WR_ADDR_STRIDED, 4ull << 32 | 0xfffffff0u, 0, {0}},
+        {1, WR_FULL_MASK, 4, WR_ADDR_STRIDED, 0ull << 32 | 0xffffff00u, 4, {0}},
+        {2, WR_FULL_MASK, 4, WR_ADDR_UNIFORM, 2ull << 32 | 0x1000, 0, {0}},
+        {8, 0x3, 4, WR_ADDR_VECTOR, 0, 0, {0, 8ull << 32}},
+        {13, WR_FULL_MASK, 4, WR_ADDR_UNIFORM, 5ull << 32 | 4, 0, {0}},
+    };
+    size_t k = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        const wr_access *a = &e->ev[i].u.access;
+        if (e->ev[i].kind != WR_EV_ACCESS)
+            continue;
+        cr_assert_lt(k, sizeof(want) / sizeof(want[0]));
+        cr_assert_eq(a->space, WR_SPACE_DSMEM, "access %zu: space %u", k, a->space);
+        cr_assert_eq(a->block, want[k].block, "access %zu", k);
+        cr_assert_eq(a->active_mask, want[k].mask, "access %zu", k);
+        cr_assert_eq(a->size, want[k].size, "access %zu", k);
+        cr_assert_eq(a->addr_mode, want[k].mode, "access %zu: mode %u", k, a->addr_mode);
+        if (a->addr_mode == WR_ADDR_VECTOR) {
+            for (unsigned l = 0; l < 32 && a->active_mask >> l; l++)
+                cr_assert_eq(a->lane_addr[l], want[k].lanes[l], "access %zu lane %u: 0x%llx", k, l,
+                             (unsigned long long)a->lane_addr[l]);
+        } else {
+            cr_assert_eq(a->base, want[k].base, "access %zu: base 0x%llx", k, (unsigned long long)a->base);
+            cr_assert_eq(a->stride, want[k].stride, "access %zu", k);
+        }
+        k++;
+    }
+    cr_assert_eq(k, sizeof(want) / sizeof(want[0]));
+    cr_assert_eq(e->ev[6].u.access.atomic_op, WR_AOP_ADD);
+    cr_assert_eq(e->ev[6].u.access.scope, WR_SCOPE_CLUSTER);
+    free(e);
+}
+
+Test(text, dump_dsmem)
+{
+    char *d = dump_str(asm_ok("dsmemdump", dsmem_text));
+    const char *want =
+        "def alloc sh shared 256 at 0x0\n"
+        "def alloc top shared 256 at 0xffffff00\n"
+        "def site %1 \"d.cu\" 5 \"\" pc=0x0\n"
+        "alloc sh\n"
+        "alloc top\n"
+        "launch L1 k grid=4,2,1 block=64,1,1 cluster=2,2,1 shared=0 stream=0\n"
+        "ld.weak.dsmem.4 L1 b0 w0 b1:sh[3]\n"
+        "st.weak.dsmem.8 L1 b0 w1 b5:sh[2] stride=8\n"
+        "ld.weak.dsmem.4 L1 b5 w0 mask=0x1f b0:sh[4] stride=-4 @d.cu:5\n"
+        "atom.add.relaxed.cluster.dsmem.4 L1 b4 w0 mask=0x7 {b1:sh[2] b5:sh[4] b4:sh+0x1}\n"
+        "ld.weak.dsmem.16 L1 b0 w0 mask=0xf b4:top[15] stride=0\n"
+        "ld.weak.dsmem.4 L1 b1 w0 b0:top[0] stride=4\n"
+        "launch L2 k grid=3,1,1 block=32,1,1 cluster=1,1,1 shared=0 stream=0\n"
+        "st.weak.dsmem.4 L2 b2 w0 b2:0x1000\n"
+        "launch L3 k grid=4,2,2 block=32,1,1 cluster=1,1,2 shared=0 stream=0\n"
+        "ld.weak.dsmem.4 L3 b8 w0 mask=0x3 {b0:sh[0] b8:sh[0]}\n"
+        "ld.weak.dsmem.4 L3 b13 w0 b5:sh[1]\n";
+    const char *at = strstr(d, "def alloc sh ");
+    cr_assert_not_null(at, "%s", d);
+    cr_assert_str_eq(at, want);
+    free(d);
+}
+
 /* ---- errors -------------------------------------------------------------- */
 
 static void expect_error(const char *text, const char *want)
@@ -603,6 +699,55 @@ Test(text, errors)
 
     cr_assert_eq(wr_text_assemble(path_of("missing.txt"), path_of("x.wrt"), &err), -1);
     cr_assert(strstr(err.msg, "missing.txt"), "%s", err.msg);
+}
+
+/* 2x2 clusters of a 4x2 grid: block 0's cluster is blocks 0, 1, 4, 5. */
+#define LC "launch k grid=4,2 block=64 cluster=2,2,1\n"
+
+Test(text, dsmem_errors)
+{
+    /* the owner prefix: on every dsmem address, on no other */
+    expect_error("alloc sh shared 64\n" LC "ld.dsmem b0 w0 sh[3]\n",
+                 "3:16: a dsmem address needs its owner block: b<n>:ADDR, got 'sh[3]'");
+    expect_error(LC "ld.dsmem b0 w0 lanes=0-1 {b1:0x0 0x4}\n", "2:34: a dsmem address needs its owner block");
+    expect_error(LC "ld.shared::cluster b0 w0 0x4 stride=4\n", "2:26: a dsmem address needs its owner block");
+    expect_error("alloc sh shared 64\n" LC "ld.shared b0 w0 b1:sh[3]\n",
+                 "3:17: owner block 'b1' on a shared access (only dsmem addresses have one)");
+    expect_error(LC "ld b0 w0 b1:0x0\n", "2:10: owner block 'b1' on a global access");
+    expect_error(LC "st.local b0 w0 lanes=0-1 {0x0 b0:0x4}\n", "2:31: owner block 'b0' on a local access");
+    /* the owner: in the grid, in the issuing block's cluster */
+    expect_error(LC "ld.dsmem b0 w0 b8:0x0\n", "2:16: owner block 8 out of range (launch has 8)");
+    expect_error(LC "ld.dsmem b0 w0 b99999999999:0x0\n", "2:17: number out of range '99999999999'");
+    expect_error(LC "ld.dsmem b0 w0 b0x9:0x0\n", "2:16: owner block 9 out of range");   /* hex, as b<n> */
+    expect_error(LC "ld.dsmem b0 w0 b1z:0x0\n", "2:17: bad number '1z'");
+    expect_error(LC "ld.dsmem b0 w0 b2:0x0\n",
+                 "2:16: owner block 2 is not in the cluster of block 0 (cluster=2,2,1)");
+    expect_error(LC "ld.dsmem b6 w0 lanes=0-1 {b7:0x0 b1:0x0}\n",
+                 "2:34: owner block 1 is not in the cluster of block 6");
+    expect_error(L1 "ld.dsmem b0 w0 b1:0x0\n",
+                 "2:16: owner block 1 is not in the cluster of block 0 (cluster=1,1,1)");
+    expect_error("launch k grid=2,2,2 block=32 cluster=1,1,2\n" "ld.dsmem b0 w0 b1:0x0\n",
+                 "2:16: owner block 1 is not in the cluster of block 0 (cluster=1,1,2)");
+    /* the offset, and the access's bytes, below 2^32 */
+    expect_error(LC "ld.dsmem b0 w0 b1:0x100000000\n", "2:19: dsmem offset 0x100000000 does not fit in 32 bits");
+    expect_error("alloc g global 0x100000010 at 0\n" LC "ld.dsmem b0 w0 b1:g+0x100000000\n",
+                 "3:19: dsmem offset 0x100000000 does not fit in 32 bits");
+    expect_error(LC "ld.dsmem.8 b0 w0 b1:0xfffffffc\n",
+                 "2:21: dsmem access of 8 bytes at offset 0xfffffffc runs past 32 bits");
+    expect_error(LC "ld.dsmem b0 w0 lane=0 {b1:0xfffffffd}\n",
+                 "2:27: dsmem access of 4 bytes at offset 0xfffffffd runs past 32 bits");
+    /* strided: the last active lane too, up or down */
+    expect_error(LC "ld.dsmem b0 w0 b1:0xffffff84 stride=4\n",
+                 "2:37: lane 31 of the strided dsmem access falls outside block 1's 32-bit offsets");
+    expect_error(LC "ld.dsmem b0 w0 lanes=0-5 b1:0x10 stride=-4\n",
+                 "2:41: lane 5 of the strided dsmem access falls outside block 1's 32-bit offsets");
+    expect_error(LC "ld.dsmem b0 w0 b1:0x0 stride=0x2000000000000000\n", "2:30: lane 31 of the strided");
+    expect_error("alloc top shared 0x100 at 0xffffff00\n" LC "ld.dsmem b0 w0 b1:top[33..]\n",
+                 "3:19: lane 31 of the strided dsmem access falls outside block 1's 32-bit offsets");
+    /* allocations stay global, shared or local */
+    expect_error("alloc x dsmem 4\n", "1:9: an allocation is global, shared or local, not 'dsmem'");
+    expect_error("def alloc x shared::cluster 4\n",
+                 "1:13: an allocation is global, shared or local, not 'shared::cluster'");
 }
 
 Test(text, exactly_max_line_is_accepted)
@@ -720,6 +865,11 @@ Test(text, round_trip_every_kind)
 Test(text, round_trip_cluster_and_grid_barriers)
 {
     check_round_trips("scoped", scoped_barriers);
+}
+
+Test(text, round_trip_dsmem)
+{
+    check_round_trips("dsmem", dsmem_text);
 }
 
 Test(text, round_trip_definitions_mid_stream)
@@ -847,6 +997,61 @@ Test(text, dump_of_a_writer_trace_reassembles_identically)
     free(b1);
     free(b2);
     free(d);
+}
+
+Test(text, dump_of_a_strided_dsmem_access_without_a_text_form)
+{
+    /* A producer's strided base is lane 0's address even when lane 0 is
+     * inactive: lanes 16-31 reading block 1's sh[0..15] have lane 0 at
+     * offset -64, in block 0.  "b0:0xffffffc0 stride=4" would say block 0,
+     * so the dump writes the lanes one by one. */
+    const char *orig = path_of("dsmemapi.wrt");
+    wr_header h = {.producer = "rec", .warp_size = 32};
+    wr_error err;
+    wr_writer *w = wr_writer_open(orig, &h, NULL, &err);
+    cr_assert_not_null(w, "%s", err.msg);
+    cr_assert_eq(wr_writer_kernel(w, "k"), 1);
+    cr_assert_eq(wr_writer_alloc(w, 0, 256, WR_SPACE_SHARED, "sh"), 1);
+    wr_event written[3] = {
+        {.kind = WR_EV_KERNEL_LAUNCH, .u.launch = {.launch = 1, .kernel = 1, .grid = {2, 1, 1},
+                                                    .block_dim = {32, 1, 1}, .cluster = {2, 1, 1}}},
+        {.kind = WR_EV_ACCESS, .u.access = {.launch = 1, .block = 0, .active_mask = 0xffff0000u,
+            .space = WR_SPACE_DSMEM, .size = 4, .addr_mode = WR_ADDR_STRIDED,
+            .base = wr_dsmem_addr(1, 0) - 64, .stride = 4}},
+        {.kind = WR_EV_ACCESS, .u.access = {.launch = 1, .block = 0, .active_mask = WR_FULL_MASK,
+            .space = WR_SPACE_DSMEM, .size = 4, .addr_mode = WR_ADDR_STRIDED,
+            .base = wr_dsmem_addr(1, 8), .stride = 4}},
+    };
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(wr_writer_event(w, &written[i], &err), 0, "%s", err.msg);
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+
+    char *d1 = dump_str(orig);
+    char want[512] = "ld.weak.dsmem.4 L1 b0 w0 mask=0xffff0000 {";
+    for (int i = 0; i < 16; i++)
+        snprintf(want + strlen(want), sizeof(want) - strlen(want), "%sb1:sh[%d]", i ? " " : "", i);
+    strcat(want, "}\nld.weak.dsmem.4 L1 b0 w0 b1:sh[2] stride=4\n");
+    const char *at = strstr(d1, "ld.weak.dsmem.4 ");
+    cr_assert_not_null(at, "%s", d1);
+    cr_assert_str_eq(at, want);
+
+    /* it reassembles, as the same lanes, and its dump is stable */
+    const char *w2 = asm_ok("dsmemapi2", d1);
+    evs *e = calloc(1, sizeof(*e));
+    read_events(w2, e);
+    cr_assert_eq(e->n, 3);   /* the launch, two accesses */
+    const wr_access *a = &e->ev[1].u.access;
+    cr_assert_eq(a->addr_mode, WR_ADDR_VECTOR);
+    cr_assert_eq(a->active_mask, written[1].u.access.active_mask);
+    for (unsigned l = 16; l < 32; l++)
+        cr_assert_eq(wr_access_lane_addr(a, l), wr_access_lane_addr(&written[1].u.access, l), "lane %u", l);
+    cr_assert_eq(e->ev[2].u.access.addr_mode, WR_ADDR_STRIDED);
+    cr_assert_eq(e->ev[2].u.access.base, written[2].u.access.base);
+    free(e);
+    char *d2 = dump_str(w2);
+    cr_assert_str_eq(d1, d2);
+    free(d1);
+    free(d2);
 }
 
 /* ---- in-memory entry point and the commands ------------------------------ */

@@ -96,8 +96,46 @@ typedef enum wr_space {
     WR_SPACE_GLOBAL = 0,    /* device memory, shared by every kernel and the host */
     WR_SPACE_SHARED = 1,    /* per block: an offset names a word of its block only */
     WR_SPACE_LOCAL = 2,     /* per thread */
-    WR_SPACE_MAX = 2
+    /* Distributed shared memory (format 1.2; PTX shared::cluster, cooperative
+     * groups' cluster.map_shared_rank()): the shared memory of any block of
+     * the issuing block's cluster.  Each lane's address is
+     * wr_dsmem_addr(owner block, offset): the owner's linear block index in
+     * the grid in the high 32 bits, the byte offset in its shared memory in
+     * the low 32.  The word it names is the one the owner's own SHARED
+     * accesses at that offset name. */
+    WR_SPACE_DSMEM = 3,
+    WR_SPACE_MAX = 3
 } wr_space;
+
+/* The spaces an allocation (ALLOCS table, text `alloc`) may lie in: DSMEM
+ * names other blocks' shared memory, whose allocations are SHARED ones. */
+#define WR_ALLOC_SPACE_MAX WR_SPACE_LOCAL
+
+/* The linear index of the thread-block cluster that holds linear block
+ * `block` of a grid of grid[3] blocks in clusters of cluster[3] blocks (a
+ * launch's; a cluster component 0 reads as 1): the block itself where
+ * clusters are single blocks or the grid is unknown (grid[0] == 0). */
+static inline uint32_t wr_cluster_of(const uint32_t grid[3], const uint32_t cluster[3],
+                                     uint32_t block)
+{
+    uint32_t cx = cluster[0] ? cluster[0] : 1, cy = cluster[1] ? cluster[1] : 1;
+    uint32_t cz = cluster[2] ? cluster[2] : 1;
+    if (!grid[0] || (cx == 1 && cy == 1 && cz == 1))
+        return block;
+    /* 64-bit: a grid's x times y may pass 2^32 (an index past the grid
+     * gives some index, never a fault) */
+    uint64_t gx = grid[0], gy = grid[1] ? grid[1] : 1;
+    uint64_t bx = block % gx, by = (block / gx) % gy, bz = block / (gx * gy);
+    uint64_t nx = (gx + cx - 1) / cx, ny = (gy + cy - 1) / cy;
+    return (uint32_t)(bx / cx + (by / cy) * nx + (bz / cz) * nx * ny);
+}
+
+static inline uint64_t wr_dsmem_addr(uint32_t owner_block, uint32_t offset)
+{
+    return ((uint64_t)owner_block << 32) | offset;
+}
+static inline uint32_t wr_dsmem_block(uint64_t addr) { return (uint32_t)(addr >> 32); }
+static inline uint32_t wr_dsmem_offset(uint64_t addr) { return (uint32_t)addr; }
 
 /* How the per-lane addresses of an access are encoded. */
 typedef enum wr_addr_mode {

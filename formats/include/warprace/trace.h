@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define WR_FORMAT_MAJOR 1
-#define WR_FORMAT_MINOR 1
+#define WR_FORMAT_MINOR 2
 
 typedef struct wr_error {
     char msg[512];          /* "FILE: offset N: what went wrong" (binary) or
@@ -71,7 +71,7 @@ typedef struct wr_alloc {
     uint32_t id;
     uint64_t base;
     uint64_t size;
-    uint8_t space;               /* wr_space */
+    uint8_t space;               /* wr_space, at most WR_ALLOC_SPACE_MAX */
     const char *name;            /* "" when unknown */
 } wr_alloc;
 
@@ -115,7 +115,9 @@ wr_writer *wr_writer_open(const char *path, const wr_header *hdr,
 
 /* Catalog definitions return the new id (>= 1), or 0 on error.  A definition
  * is written in a metadata chunk before the first event chunk that could
- * refer to it.  Strings are copied. */
+ * refer to it.  Strings are copied.  An allocation's space is at most
+ * WR_ALLOC_SPACE_MAX (never DSMEM); another is an error, and the writer
+ * carries on without it. */
 uint32_t wr_writer_site(wr_writer *w, uint64_t pc, const char *file, uint32_t line,
                         const char *function);
 uint32_t wr_writer_kernel(wr_writer *w, const char *name);

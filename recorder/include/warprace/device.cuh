@@ -36,6 +36,14 @@
  *                 store, exchange, fetch_add, compare_exchange_strong (define
  *                 WARPRACE_ATOMIC_REF before including; needs <cuda/atomic>).
  *
+ * Distributed shared memory (sm_90 clusters): every wrapper that takes a
+ * pointer takes the generic pointer cooperative groups'
+ * cluster.map_shared_rank(p, rank) (__cluster_map_shared_rank) returns, and
+ * records the access as WR_SPACE_DSMEM with (owner block, offset) lanes; a
+ * pointer mapped to the own rank is recorded as the plain shared access it
+ * is (device_logger.cuh wrr_space_of; unverified without a GPU).  Inline
+ * PTX ld/st/atom.shared::cluster on 32-bit addresses is not seen.
+ *
  * Defining WARPRACE_REPLACE_BUILTINS makes atomicAdd(...), atomicCAS_block
  * (...), __threadfence(), __syncthreads(), __syncwarp(m) and the rest of the
  * builtins above go through the wrappers (include this header after the
