@@ -517,4 +517,24 @@ static inline void oracle_assert_racing(uint64_t seeds)
     cr_assert_gt(oracle_races_seen, 4 * seeds, "%u race groups", oracle_races_seen);
 }
 
+/* The programs of an engine's DSMEM test: seeds programs (or as
+ * oracle_seeds says) through check_seed with *dsmem set, which must race
+ * (oracle_assert_racing) and, *examples counting them, race on shared
+ * words of another block often enough to check anything. */
+static inline void oracle_run_dsmem(const char *engine, bool *dsmem, uint64_t seeds,
+                                    void (*check_seed)(uint64_t), const unsigned *examples)
+{
+    *dsmem = true;
+    uint64_t first, last = oracle_seeds(seeds, &first);
+    for (uint64_t seed = first; seed <= last; seed++)
+        check_seed(seed);
+    *dsmem = false;
+    if (getenv("WR_ORACLE_SEED"))
+        return;   /* one seed alone: no totals to judge */
+    oracle_assert_racing(last);
+    fprintf(stderr, "%s oracle, dsmem: %u races on another block's shared word\n", engine,
+            *examples);
+    cr_assert_gt(*examples, last / 4, "%u races through DSMEM", *examples);
+}
+
 #endif

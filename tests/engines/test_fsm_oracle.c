@@ -534,14 +534,5 @@ Test(fsm_oracle, random_programs_match_the_model, .timeout = 120)
  * accesses when it owns the word, else by its DSMEM ones. */
 Test(fsm_oracle, random_programs_with_dsmem_match_the_model, .timeout = 120)
 {
-    dsmem_programs = true;
-    uint64_t first, last = oracle_seeds(SEEDS / 2, &first);
-    for (uint64_t seed = first; seed <= last; seed++)
-        check_seed(seed);
-    dsmem_programs = false;
-    if (getenv("WR_ORACLE_SEED"))
-        return;
-    oracle_assert_racing(last);
-    fprintf(stderr, "fsm oracle, dsmem: %u races on another block's shared word\n", dsmem_examples);
-    cr_assert_gt(dsmem_examples, last / 4, "%u races through DSMEM", dsmem_examples);
+    oracle_run_dsmem("fsm", &dsmem_programs, SEEDS / 2, check_seed, &dsmem_examples);
 }

@@ -37,6 +37,61 @@ static wr_writer *open_temp_writer(char *path, const wr_writer_options *wo, wr_e
     return wr_writer_open(path, &h, wo, err);
 }
 
+/* A simulated device ring drained through the writer sink into a new
+ * temporary file, with kernel `kernel` launched as launch 1 (geometry from
+ * *l): the set-up of the tests that send device records to a file. */
+typedef struct sink_rig {
+    char path[32];
+    wr_writer *w;
+    wrr_writer_sink ws;
+    wrr_sink sink;
+    wrr_sim sim;
+    wrr_drain d;
+} sink_rig;
+
+static void rig_open(sink_rig *g, const char *kernel, wr_launch l)
+{
+    wr_error err;
+    strcpy(g->path, "/tmp/wr-sink-XXXXXX");
+    g->w = open_temp_writer(g->path, NULL, &err);
+    cr_assert_not_null(g->w, "%s", err.msg);
+    wrr_writer_sink_init(&g->ws, g->w, &g->sink);
+    l.launch = 1;
+    l.kernel = wr_writer_kernel(g->w, kernel);
+    cr_assert_eq(wrr_sim_init(&g->sim, 6, 0), 0);
+    wrr_drain_options o = {.read_mem = host_read};
+    cr_assert_eq(wrr_drain_init(&g->d, &g->sim.ring, &g->sink, &o), 0);
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_KERNEL_LAUNCH;
+    ev.u.launch = l;
+    wrr_drain_post(&g->d, &ev);
+}
+
+/* Ends launch 1, drains and closes the file, and opens it to read. */
+static wr_reader *rig_read_back(sink_rig *g)
+{
+    wr_error err;
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_KERNEL_END;
+    ev.u.kernel_end.launch = 1;
+    wrr_drain_post(&g->d, &ev);
+    cr_assert_eq(wrr_drain_finish(&g->d), 0, "%s", g->d.error);
+    cr_assert_eq(wr_writer_close(g->w, &err), 0, "%s", err.msg);
+    wr_reader *r = wr_reader_open(g->path, &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    return r;
+}
+
+static void rig_free(sink_rig *g, wr_reader *r)
+{
+    wr_reader_close(r);
+    wrr_drain_destroy(&g->d);
+    wrr_sim_free(&g->sim);
+    unlink(g->path);
+}
+
 Test(writer_sink, ring_to_file_and_back)
 {
     static char file[64] = "litmus.cu", func[64] = "kern";
@@ -137,25 +192,9 @@ Test(writer_sink, ring_to_file_and_back)
  * expected count through the file. */
 Test(writer_sink, barrier_scopes_to_file_and_back)
 {
-    char path[] = "/tmp/wr-sink-XXXXXX";
-    wr_error err;
-    wr_writer *w = open_temp_writer(path, NULL, &err);
-    cr_assert_not_null(w, "%s", err.msg);
-    wrr_writer_sink ws;
-    wrr_sink sink;
-    wrr_writer_sink_init(&ws, w, &sink);
-    uint32_t kid = wr_writer_kernel(w, "coop");
-    wrr_sim sim;
-    cr_assert_eq(wrr_sim_init(&sim, 6, 0), 0);
-    wrr_drain d;
-    wrr_drain_options o = {.read_mem = host_read};
-    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, &o), 0);
-    wr_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = WR_EV_KERNEL_LAUNCH;
-    ev.u.launch = (wr_launch){.launch = 1, .kernel = kid, .grid = {4, 1, 1},
-                              .block_dim = {64, 1, 1}, .cluster = {2, 1, 1}};
-    wrr_drain_post(&d, &ev);
+    sink_rig g;
+    rig_open(&g, "coop",
+             (wr_launch){.grid = {4, 1, 1}, .block_dim = {64, 1, 1}, .cluster = {2, 1, 1}});
     uint64_t rec[4];
     const struct { uint32_t block, aux; uint8_t scope; } sent[] = {
         {0, WRR_BAR_AUX_BLOCK(2, 64), WR_BAR_BLOCK},
@@ -165,17 +204,10 @@ Test(writer_sink, barrier_scopes_to_file_and_back)
     for (unsigned i = 0; i < 3; i++) {
         wrr_encode_sync(rec, WRR_K_BARRIER, sent[i].block, 1, WR_FULL_MASK, sent[i].aux,
                         sent[i].scope, 0, 0);
-        cr_assert_eq(wrr_sim_write(&sim, rec, 32, 0), 1);
+        cr_assert_eq(wrr_sim_write(&g.sim, rec, 32, 0), 1);
     }
-    memset(&ev, 0, sizeof ev);
-    ev.kind = WR_EV_KERNEL_END;
-    ev.u.kernel_end.launch = 1;
-    wrr_drain_post(&d, &ev);
-    cr_assert_eq(wrr_drain_finish(&d), 0, "%s", d.error);
-    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
-
-    wr_reader *r = wr_reader_open(path, &err);
-    cr_assert_not_null(r, "%s", err.msg);
+    wr_reader *r = rig_read_back(&g);
+    wr_error err;
     wr_batch b;
     wr_barrier got[3];
     unsigned n = 0;
@@ -200,10 +232,7 @@ Test(writer_sink, barrier_scopes_to_file_and_back)
     cr_assert_eq(got[2].expected, 0x01000000u);
     cr_assert_eq(got[2].block, 3);
     cr_assert_eq(got[2].warp, 1);
-    wr_reader_close(r);
-    wrr_drain_destroy(&d);
-    wrr_sim_free(&sim);
-    unlink(path);
+    rig_free(&g, r);
 }
 
 /* A DSMEM access from the ring keeps its space and every lane's (owner,
@@ -211,26 +240,10 @@ Test(writer_sink, barrier_scopes_to_file_and_back)
  * blocks 0 and 2, and block 0 reads its own (SHARED). */
 Test(writer_sink, dsmem_access_to_file_and_back)
 {
-    char path[] = "/tmp/wr-sink-XXXXXX";
-    wr_error err;
-    wr_writer *w = open_temp_writer(path, NULL, &err);
-    cr_assert_not_null(w, "%s", err.msg);
-    wrr_writer_sink ws;
-    wrr_sink sink;
-    wrr_writer_sink_init(&ws, w, &sink);
-    uint32_t kid = wr_writer_kernel(w, "dsmem");
-    wrr_sim sim;
-    cr_assert_eq(wrr_sim_init(&sim, 6, 0), 0);
-    wrr_drain d;
-    wrr_drain_options o = {.read_mem = host_read};
-    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, &o), 0);
-    wr_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = WR_EV_KERNEL_LAUNCH;
-    ev.u.launch = (wr_launch){.launch = 1, .kernel = kid, .grid = {4, 1, 1},
-                              .block_dim = {32, 1, 1}, .cluster = {4, 1, 1},
-                              .shared_bytes = 256};
-    wrr_drain_post(&d, &ev);
+    sink_rig g;
+    rig_open(&g, "dsmem",
+             (wr_launch){.grid = {4, 1, 1}, .block_dim = {32, 1, 1}, .cluster = {4, 1, 1},
+                         .shared_bytes = 256});
     uint64_t rec[2 * WRR_MAX_SLOTS];
     wrr_access_desc a;
     memset(&a, 0, sizeof a);
@@ -242,7 +255,7 @@ Test(writer_sink, dsmem_access_to_file_and_back)
     for (uint32_t i = 0; i < 32; i++)
         a.lane_addr[i] = wr_dsmem_addr(i & 1 ? 2 : 0, 4 * (i / 2));
     wrr_encode_access(&a, rec);
-    cr_assert_eq(wrr_sim_write(&sim, rec, 32, 0), 1);
+    cr_assert_eq(wrr_sim_write(&g.sim, rec, 32, 0), 1);
     memset(&a, 0, sizeof a);
     a.block = 0;
     a.active_mask = WR_FULL_MASK;
@@ -252,16 +265,9 @@ Test(writer_sink, dsmem_access_to_file_and_back)
     for (uint32_t i = 0; i < 32; i++)
         a.lane_addr[i] = 4 * i;
     wrr_encode_access(&a, rec);
-    cr_assert_eq(wrr_sim_write(&sim, rec, 32, 0), 1);
-    memset(&ev, 0, sizeof ev);
-    ev.kind = WR_EV_KERNEL_END;
-    ev.u.kernel_end.launch = 1;
-    wrr_drain_post(&d, &ev);
-    cr_assert_eq(wrr_drain_finish(&d), 0, "%s", d.error);
-    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
-
-    wr_reader *r = wr_reader_open(path, &err);
-    cr_assert_not_null(r, "%s", err.msg);
+    cr_assert_eq(wrr_sim_write(&g.sim, rec, 32, 0), 1);
+    wr_reader *r = rig_read_back(&g);
+    wr_error err;
     wr_batch b;
     unsigned n = 0;
     int rc;
@@ -291,8 +297,5 @@ Test(writer_sink, dsmem_access_to_file_and_back)
     }
     cr_assert_eq(rc, 0, "%s", err.msg);
     cr_assert_eq(n, 2);
-    wr_reader_close(r);
-    wrr_drain_destroy(&d);
-    wrr_sim_free(&sim);
-    unlink(path);
+    rig_free(&g, r);
 }
