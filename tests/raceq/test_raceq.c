@@ -737,6 +737,26 @@ Test(raceq, reports_on_a_database_from_warprace_analyze)
     run_free(&r);
 }
 
+/* A race on another block's shared word (through DSMEM) names the word by
+ * its offset and owner block, and is placed in the shared allocation. */
+Test(raceq, races_name_another_blocks_shared_word_by_its_owner)
+{
+    char db[700];
+    snprintf(db, sizeof db, "%s/dsmem.db", g_dir);
+    analyze(db, "dsmem", "dsmem");
+    run r = RQ(db, "races", "-p", "engine=vc", "-f", "csv");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "vc,inter-block,dsmem,dsmem.cu:10:dsmem,write,dsmem.cu:20:dsmem,read,"),
+              "%s", r.out);
+    cr_assert(strstr(r.out, ",shared 0x8 of B0 (tile+8),"), "%s", r.out);
+    run_free(&r);
+    r = RQ(db, "allocations", "-f", "csv");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "tile,shared,0x0,64,1,1,4"), "%s", r.out);
+    cr_assert_null(strstr(r.out, "(unknown)"), "%s", r.out);
+    run_free(&r);
+}
+
 /* A first side fsm no longer had: site '?', trace position '@?' (not @0). */
 Test(raceq, races_report_an_unknown_first_side_as_such)
 {
