@@ -101,4 +101,74 @@ static inline void wr_barrier_wake_lazy(wr_block_barriers **t, wr_pool *pool, ui
     wr_barrier_release_idle(t, pool);
 }
 
+/* ---- barriers that gather blocks, as fsm and lockset order blocks ----
+ *
+ * Neither engine keeps clocks across blocks.  What they keep instead, per
+ * block: how many cluster and grid barriers its share completed, and for
+ * the latest two a stamp of the block at that barrier (the engine's own
+ * count, modulo what its cells keep: fsm's block-barrier count, lockset's
+ * barrier generation), at least the stamp of every access the block made
+ * before it arrived and below that of every access after.  An access of
+ * block X with stamp s came before X arrived at a barrier that the current
+ * block Y has passed, one that gathers both (a cluster barrier of their
+ * cluster, or a grid barrier), when s is at most X's stamp at the k-th
+ * such barrier, k being Y's count of them: the k-th barrier of X is the
+ * k-th of Y, as every block of a cluster (grid) takes part in every one of
+ * its barriers.  Not told (false) when X is more than one barrier behind
+ * or ahead of that. */
+typedef struct wr_cross_hist {
+    uint32_t n, stamp[2];       /* [k & 1]: at the k-th */
+} wr_cross_hist;
+
+typedef struct wr_cross_bars {
+    wr_cross_hist cluster;      /* cluster and grid barriers: blocks of one cluster */
+    wr_cross_hist grid;         /* grid barriers: any blocks of the launch */
+    uint8_t arriving;           /* the wr_barrier_scope under way, 0 none */
+} wr_cross_bars;
+
+/* A warp of the block arrives at cluster or grid barrier br: the block's
+ * share is a barrier of all its threads, `threads` of them (0: not known;
+ * it then completes when one of its warps goes on), the one returned. */
+static inline wr_barrier wr_cross_arrive(wr_cross_bars *x, const wr_barrier *br, uint64_t threads)
+{
+    if (!x->arriving)
+        x->arriving = br->scope;
+    wr_barrier share = *br;
+    share.scope = WR_BAR_BLOCK;
+    share.barrier_id = 0;
+    share.expected = threads > UINT32_MAX ? 0 : (uint32_t)threads;
+    return share;
+}
+
+/* The block's share of the barrier under way (if any) completed; `stamp`
+ * as above. */
+static inline void wr_cross_done(wr_cross_bars *x, uint32_t stamp)
+{
+    if (!x || !x->arriving)
+        return;
+    x->cluster.n++;
+    x->cluster.stamp[x->cluster.n & 1u] = stamp;
+    if (x->arriving == WR_BAR_GRID) {
+        x->grid.n++;
+        x->grid.stamp[x->grid.n & 1u] = stamp;
+    }
+    x->arriving = 0;
+}
+
+/* Did block X's access with stamp s (modulo mask + 1, a power of two: the
+ * cell's bits) come before X arrived at a barrier gathering X and Y (of
+ * one cluster: same_cluster) that Y has passed?  Stamps compared within
+ * half the modulus. */
+static inline bool wr_cross_before(const wr_cross_bars *x, const wr_cross_bars *y, bool same_cluster,
+                                   uint32_t s, uint32_t mask)
+{
+    if (!x || !y)
+        return false;
+    const wr_cross_hist *hx = same_cluster ? &x->cluster : &x->grid;
+    uint32_t passed = same_cluster ? y->cluster.n : y->grid.n;
+    if (!passed || hx->n < passed || hx->n > passed + 1)
+        return false;
+    return ((hx->stamp[passed & 1u] - s) & mask) <= mask / 2;
+}
+
 #endif

@@ -19,6 +19,10 @@
  * concurrent with the current one (other stream, no event, no host wait) is
  * compared with relation G and sync U.  Pages are swept lazily when a newer
  * epoch first touches them, so the 8-bit epoch tag never becomes ambiguous.
+ *
+ * Cluster and grid barriers order blocks the same way: a word about to
+ * race between two blocks that such a barrier ordered, whose history is
+ * of one block, starts again from INIT (block_ordered; ENGINES.md, fsm).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,6 +36,7 @@
 #include "engine.h"
 #include "engine_fsm.h"
 #include "epochs.h"
+#include "launch_geo.h"
 #include "shadow.h"
 #include "xalloc.h"
 
@@ -47,6 +52,9 @@ typedef struct block_st {
     wr_block_barriers *bars;    /* NULL while no barrier is pending */
     uint64_t *shared_keys;  /* shared-memory pages of this block (this shard) */
     uint32_t nshared, capshared;
+    /* NULL until a cluster or grid barrier; its stamp: the largest
+     * block-barrier count the block's warps arrived with (barriers.h) */
+    wr_cross_bars *cross;
 } block_st;
 
 typedef struct fsm {
@@ -59,7 +67,8 @@ typedef struct fsm {
     /* What blocks and warps own comes from these pools (the shared page
      * lists excepted), so that a purge dropping every block releases them
      * whole; blocks_with_shared counts the blocks holding a list. */
-    wr_pool bar_pool, lanes_pool;
+    wr_pool bar_pool, lanes_pool, cross_pool;
+    wr_launch_geos geo;     /* blocks per cluster, threads per block */
     wr_ring_pool ring_pool;
     uint64_t blocks_with_shared;
 } fsm;
@@ -121,6 +130,7 @@ static void drop_block(wr_block_head *head, void *ctx)
     block_st *b = (block_st *)head;
     drop_shared_pages(f, b);
     wr_pool_put(&f->bar_pool, b->bars);
+    wr_pool_put(&f->cross_pool, b->cross);
     wr_blockstate_drop(&f->bs, head, drop_warp, f);
 }
 
@@ -129,6 +139,7 @@ static void drop_block(wr_block_head *head, void *ctx)
 static void release_owned_pools(fsm *f)
 {
     wr_pool_release(&f->bar_pool);
+    wr_pool_release(&f->cross_pool);
     wr_ring_pool_release(&f->ring_pool);
     wr_pool_release(&f->lanes_pool);
 }
@@ -169,7 +180,8 @@ static inline void locate(fsm *f, uint32_t launch, uint32_t block, uint32_t warp
 }
 
 /* A completed barrier orders its warps: each takes the largest block-barrier
- * count among them, plus one. */
+ * count among them, plus one.  The block's share of a cluster or grid
+ * barrier is also kept in its history (cross_bars). */
 static void barrier_done(void *ctx, uint32_t warps)
 {
     block_st *b = ctx;
@@ -179,6 +191,7 @@ static void barrier_done(void *ctx, uint32_t warps)
         if (w && w->bc > m)
             m = w->bc;
     }
+    wr_cross_done(b->cross, m);
     for (uint32_t x = warps; x; x &= x - 1) {
         warp_st *w = wr_blockstate_warp_if(&b->head, (uint32_t)__builtin_ctz(x));
         if (w)
@@ -192,7 +205,43 @@ static void on_barrier(fsm *f, const wr_barrier *br)
     block_st *b;
     warp_st *w;
     locate(f, br->launch, br->block, br->warp, &e, &b, &w);
-    wr_barrier_arrive_lazy(&b->bars, &f->bar_pool, br, barrier_done, b);
+    if (br->scope == WR_BAR_BLOCK) {
+        wr_barrier_arrive_lazy(&b->bars, &f->bar_pool, br, barrier_done, b);
+        return;
+    }
+    /* A cluster or grid barrier: the block's share, noted in its history.
+     * A warp that arrives again has gone on from the barrier it waited at:
+     * that one completes first, under its own scope. */
+    if (!b->cross)
+        b->cross = wr_pool_get(&f->cross_pool);
+    wr_barrier_wake_lazy(&b->bars, &f->bar_pool, 1u << (br->warp & 31u), barrier_done, b);
+    wr_barrier share = wr_cross_arrive(
+        b->cross, br, wr_launch_geo_threads(wr_launch_geos_get(&f->geo, br->launch)));
+    wr_barrier_arrive_lazy(&b->bars, &f->bar_pool, &share, barrier_done, b);
+}
+
+/* Was the access `old` stored (of block X, in the current epoch) made
+ * before X arrived at a cluster or grid barrier that the current block has
+ * passed, one that gathers both blocks (barriers.h, wr_cross_before)?
+ * Then every access of X's history (a state of one block's accesses) is
+ * ordered before the current one, as if a kernel boundary lay between
+ * them.  False where that cannot be told: block ids folded (grids of
+ * WR_FSM_HOST_BLOCK blocks or more), a launch never announced, a block
+ * retired.  (The current access: block `block` of `launch`.) */
+static bool block_ordered(fsm *f, uint32_t epoch, uint32_t launch, uint32_t block, uint64_t old)
+{
+    uint32_t x = wr_fsm_block(old);
+    const wr_launch_geo *g = launch ? wr_launch_geos_get(&f->geo, launch) : NULL;
+    if (x == WR_FSM_HOST_BLOCK || !g ||
+        (uint64_t)g->grid[0] * (g->grid[1] ? g->grid[1] : 1) * (g->grid[2] ? g->grid[2] : 1) >=
+            WR_FSM_HOST_BLOCK)
+        return false;
+    const block_st *bx = block_find(f, epoch, x, false);
+    const block_st *by = block_find(f, epoch, block, false);
+    if (!bx || !by)
+        return false;
+    bool cluster = wr_cluster_of(g->grid, g->cluster, x) == wr_cluster_of(g->grid, g->cluster, block);
+    return wr_cross_before(bx->cross, by->cross, cluster, wr_fsm_bc(old), 0x7ffu);
 }
 
 static void on_warp_sync(fsm *f, const wr_warp_sync *s)
@@ -422,6 +471,16 @@ static uint64_t step_slow(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t 
     }
     unsigned st = wr_fsm_state(old);
     unsigned next = wr_fsm25_next[st][c->acc][sync][rel];
+    /* two blocks a cluster or grid barrier ordered: the table has no such
+     * barrier, so the word starts again, as at a kernel boundary, where its
+     * history is of one block */
+    if (next == WR_FSM25_RACE && st != WR_FSM25_RACE && old_epoch == c->epoch &&
+        rel == WR_FSM_REL_G && state_scope_class(st) != WR_CLASS_INTER_BLOCK && c->launch &&
+        block_ordered(f, c->epoch, c->launch, c->block, old)) {
+        old = 0;
+        st = WR_FSM25_INIT;
+        next = wr_fsm25_next[st][c->acc][sync][rel];
+    }
     bool race = next == WR_FSM25_RACE && st != WR_FSM25_RACE;
     if (races)
         *races = race;
@@ -816,6 +875,7 @@ static void *fsm_create(const wr_engine_config *cfg)
     fsm *f = xcalloc(1, sizeof *f);
     wr_blockstate_init(&f->bs, sizeof(block_st), sizeof(warp_st), offsetof(warp_st, ring));
     f->bar_pool.size = sizeof(wr_block_barriers);
+    f->cross_pool.size = sizeof(wr_cross_bars);
     f->lanes_pool.size = 32 * sizeof(uint32_t);
     wr_ring_pool_init(&f->ring_pool);
     f->cfg = *cfg;
@@ -849,6 +909,8 @@ static void fsm_on_event(void *self, const wr_event *ev)
         break;
     case WR_EV_KERNEL_LAUNCH:
     case WR_EV_HOST_COPY: {
+        if (ev->kind == WR_EV_KERNEL_LAUNCH)
+            wr_launch_geos_note(&f->geo, &ev->u.launch);
         uint32_t e = wr_epochs_on_event(f->ep, ev);
         purge_blocks(f, e);
         if (ev->kind == WR_EV_HOST_COPY)
@@ -885,6 +947,7 @@ static void fsm_destroy(void *self)
     release_owned_pools(f);
     wr_shadow_free(f->map);
     wr_epochs_free(f->ep);
+    wr_launch_geos_free(&f->geo);
     free(f);
 }
 

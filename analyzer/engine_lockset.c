@@ -24,7 +24,9 @@
  * (read by several, no write), SHARED_MOD; the candidate set C(v) is
  * intersected with the accessor's locks on every access; a warning is issued
  * (once per word) when the word is SHARED_MOD and C(v) holds no valid lock.
- * A block barrier resets words touched by that block only; a launch boundary
+ * A block barrier resets words touched by that block only; a cluster or
+ * grid barrier also resets, at another block's access, a word only one
+ * block touched before it arrived (block_ordered); a launch boundary
  * that orders the previous accesses resets everything (epochs.h).  Lockset
  * does not track happens-before, so every warning is potential = 1.
  */
@@ -40,7 +42,7 @@
 #include "engine.h"
 #include "epochs.h"
 #include "shadow.h"
-#include "u32map.h"
+#include "launch_geo.h"
 #include "xalloc.h"
 
 enum { ST_VIRGIN = 0, ST_EXCL = 1, ST_SHARED = 2, ST_SMOD = 3 };
@@ -259,6 +261,9 @@ typedef struct block_st {
     wr_block_head head;         /* epoch, block, warp_st by warp */
     uint32_t gen;               /* completed barriers */
     wr_block_barriers *bars;    /* NULL while no barrier is pending */
+    /* NULL until a cluster or grid barrier; its stamp: gen before the
+     * barrier completed (barriers.h) */
+    wr_cross_bars *cross;
 } block_st;
 
 typedef struct lk {
@@ -270,17 +275,11 @@ typedef struct lk {
     bool avx2;              /* uniform_piece_avx2 for a piece of one lockset */
     uint64_t atom_key;      /* memo of an atomic's set without locks: key + 1 */
     uint32_t atom_id;
-    /* the clustered launches' geometry (launch id -> index + 1 into geo):
-     * the cluster of a block, for cluster-scoped locks and atomics */
-    wr_u32map geo_ix;
-    struct launch_geo {
-        uint32_t grid[3], cluster[3];
-    } *geo;
-    uint32_t ngeo, capgeo;
+    wr_launch_geos geo;     /* the cluster of a block: cluster-scoped locks, atomics */
     /* What blocks and warps own comes from these pools, so that a purge
      * dropping every block releases them whole; the host's ring outlives
      * the blocks and has a pool of its own. */
-    wr_pool bar_pool, locks_pool, fences_pool;
+    wr_pool bar_pool, locks_pool, fences_pool, cross_pool;
     wr_ring_pool ring_pool, host_ring_pool;
     lockrec *locks;
     uint32_t lcap, lcount;
@@ -340,6 +339,7 @@ static void drop_block(wr_block_head *head, void *ctx)
 {
     lk *s = ctx;
     wr_pool_put(&s->bar_pool, ((block_st *)head)->bars);
+    wr_pool_put(&s->cross_pool, ((block_st *)head)->cross);
     wr_blockstate_drop(&s->bs, head, drop_warp, s);
 }
 
@@ -347,6 +347,7 @@ static void drop_block(wr_block_head *head, void *ctx)
 static void release_owned_pools(lk *s)
 {
     wr_pool_release(&s->bar_pool);
+    wr_pool_release(&s->cross_pool);
     wr_pool_release(&s->locks_pool);
     wr_pool_release(&s->fences_pool);
     wr_ring_pool_release(&s->ring_pool);
@@ -374,7 +375,9 @@ static inline void locate(lk *s, uint32_t launch, uint32_t block, uint32_t warp,
 static void barrier_done(void *ctx, uint32_t warps)
 {
     (void)warps;
-    ((block_st *)ctx)->gen++;
+    block_st *b = ctx;
+    wr_cross_done(b->cross, b->gen);
+    b->gen++;
 }
 
 static void on_barrier(lk *s, const wr_barrier *br)
@@ -383,7 +386,19 @@ static void on_barrier(lk *s, const wr_barrier *br)
     block_st *b;
     warp_st *w;
     locate(s, br->launch, br->block, br->warp, &e, &b, &w);
-    wr_barrier_arrive_lazy(&b->bars, &s->bar_pool, br, barrier_done, b);
+    if (br->scope == WR_BAR_BLOCK) {
+        wr_barrier_arrive_lazy(&b->bars, &s->bar_pool, br, barrier_done, b);
+        return;
+    }
+    /* A cluster or grid barrier: the block's share, noted in its history.
+     * A warp that arrives again has gone on from the barrier it waited at:
+     * that one completes first, under its own scope. */
+    if (!b->cross)
+        b->cross = wr_pool_get(&s->cross_pool);
+    wr_barrier_wake_lazy(&b->bars, &s->bar_pool, 1u << (br->warp & 31u), barrier_done, b);
+    wr_barrier share = wr_cross_arrive(
+        b->cross, br, wr_launch_geo_threads(wr_launch_geos_get(&s->geo, br->launch)));
+    wr_barrier_arrive_lazy(&b->bars, &s->bar_pool, &share, barrier_done, b);
 }
 
 /* ---- lock inference ---- */
@@ -645,6 +660,8 @@ typedef struct cur_ctx {
     uint32_t epoch, launch, block, warp;
     uint32_t block_field, gen;
     uint32_t cluster_field; /* CLUSTER_FLAG | the block's cluster, or NO_CLUSTER */
+    const block_st *b;      /* the current block's state, when it passed a cluster
+                               or grid barrier (block_ordered); else NULL */
     uint64_t seq;
     uint32_t site;
     uint8_t space, kind;    /* space of the words: SHARED for a DSMEM part */
@@ -751,6 +768,27 @@ static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch,
         wr_findings_report(s->cfg.findings, &r);
 }
 
+/* Did only block X (the cell's) touch the word, before X arrived at a
+ * cluster or grid barrier gathering X and the current block, which that
+ * block has passed (barriers.h, wr_cross_before)?  Then every access to it
+ * is ordered before the current one: the word resets, as at X's own
+ * barrier.  False where that cannot be told: block ids folded (grids of
+ * HOST_BLOCK blocks or more), a launch never announced, X retired. */
+static __attribute__((noinline)) bool block_ordered(lk *s, const cur_ctx *c, const cell *old)
+{
+    uint32_t x = (old->who >> 10) & HOST_BLOCK;
+    const wr_launch_geo *g = wr_launch_geos_get(&s->geo, c->launch);
+    if (x == HOST_BLOCK || !g ||
+        (uint64_t)g->grid[0] * (g->grid[1] ? g->grid[1] : 1) * (g->grid[2] ? g->grid[2] : 1) >=
+            HOST_BLOCK)
+        return false;
+    const block_st *bx = (const block_st *)wr_blockstate_block(&s->bs, c->epoch, x, false);
+    if (!bx)
+        return false;
+    bool cluster = wr_cluster_of(g->grid, g->cluster, x) == wr_cluster_of(g->grid, g->cluster, c->block);
+    return wr_cross_before(bx->cross, c->b->cross, cluster, M_BAR(old->meta), 0xfffu);
+}
+
 /* Inlined into the word loops (the call was a large part of the per-word cost). */
 static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c, wr_shadow_page *p,
                                                         cell *cl, uint32_t who_id, uint32_t lsid,
@@ -772,6 +810,9 @@ static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c,
     if (old.meta && !concurrent_epoch && !(old.meta & M_MULTI) &&
         ((old.who >> 10) & HOST_BLOCK) == c->block_field && M_BAR(old.meta) != (c->gen & 0xfffu))
         old.meta = 0;   /* only this block touched it, and a barrier intervened */
+    else if (c->b && old.meta && !concurrent_epoch && !(old.meta & M_MULTI) &&
+             ((old.who >> 10) & HOST_BLOCK) != c->block_field && block_ordered(s, c, &old))
+        old.meta = 0;   /* only another block touched it, and a cluster or grid barrier ordered it */
 
     cell nc;
     unsigned st;
@@ -1041,32 +1082,16 @@ access_words(lk *s, const cur_ctx *c, warp_st *w, const wr_access *a, unsigned s
 static void on_dsmem_access(lk *s, const wr_event *ev, cur_ctx *c, warp_st *w, unsigned size,
                             bool atomic, uint8_t ascope);
 
-/* A launch's geometry, kept where its clusters hold several blocks. */
-static void note_launch(lk *s, const wr_launch *l)
-{
-    if ((l->cluster[0] <= 1 && l->cluster[1] <= 1 && l->cluster[2] <= 1) || !l->grid[0])
-        return;
-    if (s->ngeo == s->capgeo) {
-        s->capgeo = s->capgeo ? 2 * s->capgeo : 8;
-        s->geo = xrealloc(s->geo, s->capgeo * sizeof *s->geo);
-    }
-    struct launch_geo *g = &s->geo[s->ngeo++];
-    memcpy(g->grid, l->grid, sizeof g->grid);
-    memcpy(g->cluster, l->cluster, sizeof g->cluster);
-    wr_map_put(&s->geo_ix, l->launch, s->ngeo);
-}
-
 /* The cluster field of lock entries made by block `block` of `launch`:
  * NO_CLUSTER where its clusters are single blocks (a cluster-scoped hold
  * or atomic then protects what a block-scoped one does). */
 static inline uint32_t cluster_field(const lk *s, uint32_t launch, uint32_t block)
 {
-    if (!s->ngeo)
+    if (!s->geo.clustered)
         return NO_CLUSTER;
-    uint32_t ix = wr_map_get(&s->geo_ix, launch);
-    if (!ix)
+    const wr_launch_geo *g = wr_launch_geos_get(&s->geo, launch);
+    if (wr_launch_geo_single_block_clusters(g))
         return NO_CLUSTER;
-    const struct launch_geo *g = &s->geo[ix - 1];
     return CLUSTER_FLAG | (wr_cluster_of(g->grid, g->cluster, block) % (CLUSTER_FLAG - 1u));
 }
 
@@ -1102,7 +1127,8 @@ static void on_access(lk *s, const wr_event *ev)
     uint8_t kind = atomic ? WR_KIND_ATOMIC : a->op == WR_OP_STORE ? WR_KIND_WRITE : WR_KIND_READ;
     cur_ctx c = {.a = a, .epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
                  .block_field = fold_block(a->block), .gen = b->gen,
-                 .cluster_field = cluster_field(s, a->launch, a->block), .seq = ev->seq,
+                 .cluster_field = cluster_field(s, a->launch, a->block),
+                 .b = b->cross && b->cross->cluster.n ? b : NULL, .seq = ev->seq,
                  .site = ev->site, .space = a->space, .owner = a->block,
                  .kind = kind, .write = atomic || a->op == WR_OP_STORE};
     if (a->space == WR_SPACE_DSMEM) {
@@ -1240,6 +1266,7 @@ static void *lk_create(const wr_engine_config *cfg)
     lk *s = xcalloc(1, sizeof *s);
     wr_blockstate_init(&s->bs, sizeof(block_st), sizeof(warp_st), offsetof(warp_st, ring));
     s->bar_pool.size = sizeof(wr_block_barriers);
+    s->cross_pool.size = sizeof(wr_cross_bars);
     s->locks_pool.size = sizeof(warp_locks);
     s->fences_pool.size = sizeof(warp_fences);
     wr_ring_pool_init(&s->ring_pool);
@@ -1275,7 +1302,7 @@ static void lk_on_event(void *self, const wr_event *ev)
     case WR_EV_KERNEL_LAUNCH:
     case WR_EV_HOST_COPY: {
         if (ev->kind == WR_EV_KERNEL_LAUNCH)
-            note_launch(s, &ev->u.launch);
+            wr_launch_geos_note(&s->geo, &ev->u.launch);
         uint32_t e = wr_epochs_on_event(s->ep, ev);
         purge_blocks(s, e);
         if (ev->kind == WR_EV_HOST_COPY)
@@ -1313,8 +1340,7 @@ static void lk_destroy(void *self)
     wr_ring_release(&s->host_ring, &s->host_ring_pool);
     wr_ring_pool_release(&s->host_ring_pool);
     free(s->locks);
-    free(s->geo);
-    wr_map_free(&s->geo_ix);
+    wr_launch_geos_free(&s->geo);
     ls_free(&s->ls);
     wr_shadow_free(s->map);
     wr_epochs_free(s->ep);

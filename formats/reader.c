@@ -532,6 +532,8 @@ static int decode_events(const uint8_t *start, size_t raw_size, uint32_t count, 
                 a->stride = 0;
                 a->lane_addr = out;
             }
+            if (!wr_access_shared_offsets_ok(a))
+                DECODE_FAIL("shared memory offset at or past 16 MiB (2^24)");
             p = q;
             continue;
         }

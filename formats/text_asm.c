@@ -1267,7 +1267,7 @@ static int parse_addr(P *p, const char *s, int col, unsigned size, uint64_t *out
 
 int wr_text_dsmem_strided_fits(const wr_access *a)
 {
-    const uint64_t room = ((uint64_t)1 << 32) - a->size;   /* the highest offset it may start at */
+    const uint64_t room = WR_SHARED_LIMIT - a->size;   /* the highest offset it may start at */
     const uint32_t off0 = wr_dsmem_offset(a->base);
     if (off0 > room)
         return 0;
@@ -1304,7 +1304,8 @@ static int same_cluster(const launch_info *li, uint32_t a, uint32_t b)
 
 /* One address of an access.  A dsmem address is "b"N":"ADDR: the owner
  * block N, which must share the issuing block's cluster, and ADDR, an
- * offset in N's shared memory that the access must fit below 2^32; the
+ * offset in N's shared memory that the access must fit below
+ * WR_SHARED_LIMIT; the
  * result is wr_dsmem_addr(N, offset).  Other spaces take ADDR alone.
  * *range as for parse_addr. */
 static int access_addr(P *p, const tok *t, const wr_access *a, const thread_ref *th, uint64_t *out,
@@ -1335,11 +1336,12 @@ static int access_addr(P *p, const tok *t, const wr_access *a, const thread_ref 
     uint64_t off;
     if (parse_addr(p, t->s + pre, acol, a->size, &off, range, NULL))
         return -1;
-    if (off > UINT32_MAX)
-        return perr(p, acol, "dsmem offset 0x%llx does not fit in 32 bits", (unsigned long long)off);
-    if (off + a->size > (uint64_t)1 << 32)
-        return perr(p, acol, "dsmem access of %u bytes at offset 0x%llx runs past 32 bits", a->size,
+    if (off >= WR_SHARED_LIMIT)
+        return perr(p, acol, "dsmem offset 0x%llx is past a block's 16 MiB of shared memory",
                     (unsigned long long)off);
+    if (off + a->size > WR_SHARED_LIMIT)
+        return perr(p, acol, "dsmem access of %u bytes at offset 0x%llx runs past a block's 16 MiB "
+                    "of shared memory", a->size, (unsigned long long)off);
     *out = wr_dsmem_addr(owner, (uint32_t)off);
     return 0;
 }
@@ -1482,7 +1484,7 @@ static int access_line(P *p, const char *base_op)
         }
         /* lane 0 fits (access_addr); the last active lane must too */
         if (a->space == WR_SPACE_DSMEM && a->addr_mode == WR_ADDR_STRIDED && !wr_text_dsmem_strided_fits(a))
-            return perr(p, col, "lane %d of the strided dsmem access falls outside block %u's 32-bit offsets",
+            return perr(p, col, "lane %d of the strided dsmem access falls outside block %u's 16 MiB of shared memory",
                         a->active_mask ? 31 - __builtin_clz(a->active_mask) : 0, wr_dsmem_block(a->base));
     }
     int col;

@@ -407,6 +407,10 @@ static size_t encode_event(uint8_t *out, const wr_event *ev, int *is_vector, con
         if (a->space > WR_SPACE_MAX) return *why = "space out of range", 0;
         if (lg > 4) return *why = "access size must be 1, 2, 4, 8 or 16", 0;
         if (a->addr_mode > WR_ADDR_VECTOR) return *why = "address mode out of range", 0;
+        if (a->addr_mode == WR_ADDR_VECTOR && !a->lane_addr)
+            return *why = "vector access without lane addresses", 0;
+        if (!wr_access_shared_offsets_ok(a))
+            return *why = "shared memory offset at or past 16 MiB (2^24)", 0;
         int cas = a->atomic_op == WR_AOP_CAS;
         if (!cas && a->cas_success) return *why = "cas_success set on a non-CAS access", 0;
         if (a->cas_success & ~a->active_mask) return *why = "cas_success has inactive lanes", 0;

@@ -83,6 +83,11 @@ typedef struct model {
     mring ring[MAX_EPOCHS + 1][BLOCKS + 1][WARPS];  /* [BLOCKS]: the host */
     mword global[WORDS];
     mword shared[MAX_EPOCHS + 1][BLOCKS][WORDS];
+    /* per epoch and block, the cluster and grid barriers its share of
+     * completed ([0]: cluster or grid, [1]: grid): how many, and the
+     * largest block-barrier count its warps arrived with, at each */
+    uint32_t cross_n[MAX_EPOCHS + 1][BLOCKS][2];
+    uint32_t cross_max[MAX_EPOCHS + 1][BLOCKS][2][64];
     wr_findings *found;
 } model;
 
@@ -125,6 +130,10 @@ static uint8_t label_kind(unsigned acc)
     return acc == WR_FSM_ACC_R ? WR_KIND_READ : acc == WR_FSM_ACC_W ? WR_KIND_WRITE : WR_KIND_ATOMIC;
 }
 
+/* dsmem programs: shared accesses through DSMEM too; each launch is one
+ * cluster of both blocks, whose cluster and grid barriers gather both */
+static bool dsmem_programs;
+
 /* ---- the model's steps ---- */
 
 typedef struct cur {
@@ -142,6 +151,7 @@ static mring *ring_of(model *m, uint32_t epoch, uint32_t block, uint32_t warp)
 
 static unsigned older_named;   /* first sides named by an older instruction */
 static unsigned dsmem_examples;   /* races on shared words of another block */
+static unsigned barrier_restarts;   /* words a cluster or grid barrier started again */
 
 /* An access of the ring (or an older instruction) that a first side may
  * name: not the current access, in the space, of the lane, holding the
@@ -218,6 +228,21 @@ static void fill_first(const model *m, wr_race_access *a, const mword *w, uint8_
     }
 }
 
+/* Did block x arrive at a cluster or grid barrier gathering it and block
+ * y (both blocks of the programs' launches are one cluster in the dsmem
+ * programs, two of one block otherwise) after an access of x with
+ * block-barrier count bc, one that y has passed?  Counted as the engine
+ * counts: the k-th such barrier of x is the k-th of y, and x's history
+ * goes back one barrier before y's latest. */
+static bool barrier_ordered(const model *m, uint32_t epoch, uint32_t x, uint32_t y, uint32_t bc)
+{
+    unsigned k = dsmem_programs ? 0 : 1;   /* one cluster of both, else only grid barriers */
+    uint32_t passed = m->cross_n[epoch][y][k], nx = m->cross_n[epoch][x][k];
+    if (!passed || nx < passed || nx > passed + 1)
+        return false;
+    return bc <= m->cross_max[epoch][x][k][passed];
+}
+
 /* One thread's access to one word: a global word at addr, or a shared
  * word of block `owner` at offset addr. */
 static void step(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space, uint32_t owner,
@@ -244,6 +269,16 @@ static void step(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space,
         }
     }
     unsigned next = wr_fsm25_next[old_state][c->acc][sync][rel];
+    /* another block's access, of a one-block history, before that block
+     * arrived at a cluster or grid barrier the current block has passed:
+     * the word starts again (ENGINES.md, fsm) */
+    if (next == WR_FSM25_RACE && old_state != WR_FSM25_RACE && !concurrent && !host &&
+        rel == WR_FSM_REL_G && w->block != HOST && state_scope_class(old_state) != WR_CLASS_INTER_BLOCK &&
+        barrier_ordered(m, c->epoch, w->block, c->block, w->bc)) {
+        old_state = WR_FSM25_INIT;
+        next = wr_fsm25_next[old_state][c->acc][sync][rel];
+        barrier_restarts++;
+    }
     if (next == WR_FSM25_RACE && old_state != WR_FSM25_RACE) {
         wr_race r;
         memset(&r, 0, sizeof r);
@@ -345,13 +380,22 @@ static void model_copy(model *m, const wr_event *ev, uint32_t epoch)
     }
 }
 
-/* A barrier of `warps` (a mask) of a block completes: Lamport max + 1. */
-static void model_barrier(model *m, uint32_t epoch, uint32_t block, uint32_t warps)
+/* A barrier of `warps` (a mask) of a block completes: Lamport max + 1.
+ * The block's share of a cluster or grid barrier (scope) is noted in its
+ * history with the largest count its warps arrived with. */
+static void model_barrier(model *m, uint32_t epoch, uint32_t block, uint32_t warps, uint8_t scope)
 {
     uint32_t mx = 0;
     for (unsigned w = 0; w < WARPS; w++)
         if ((warps >> w) & 1u && m->bc[epoch][block][w] > mx)
             mx = m->bc[epoch][block][w];
+    for (unsigned k = 0; k < 2 && scope != WR_BAR_BLOCK; k++) {
+        if (k == 1 && scope != WR_BAR_GRID)
+            break;
+        uint32_t n = ++m->cross_n[epoch][block][k];
+        cr_assert_lt(n, 64);
+        m->cross_max[epoch][block][k][n] = mx;
+    }
     for (unsigned w = 0; w < WARPS; w++)
         if ((warps >> w) & 1u)
             m->bc[epoch][block][w] = mx + 1;
@@ -373,7 +417,6 @@ static void model_warp_sync(model *m, uint32_t epoch, uint32_t block, uint32_t w
 
 typedef oracle_prog prog;
 
-static bool dsmem_programs;   /* shared accesses through DSMEM too */
 
 /* A random access of a warp of a launch that may act. */
 static void random_access(prog *p, model *m, uint32_t epoch)
@@ -468,19 +511,28 @@ static void random_program(prog *p, model *m)
                  * is the cluster's or grid's: a barrier of each block it
                  * gathers, as far as the table goes (the choice draws no
                  * random number, so the programs stay what they were) */
-                wr_event e0 = lf_barrier(launch, b, 0, 64), e1 = lf_barrier(launch, b, 1, 64);
-                if (step_no % 3 == 0) {
-                    e0.u.barrier.scope = e1.u.barrier.scope =
-                        step_no % 2 ? WR_BAR_CLUSTER : WR_BAR_GRID;
-                    e0.u.barrier.expected = e1.u.barrier.expected = 64 * BLOCKS;
+                uint8_t scope = step_no % 3 ? WR_BAR_BLOCK
+                                : step_no % 2 ? WR_BAR_CLUSTER
+                                              : WR_BAR_GRID;
+                /* in the dsmem programs a cluster or grid barrier gathers
+                 * both blocks, and orders them (block_ordered) */
+                bool both = dsmem_programs && scope != WR_BAR_BLOCK;
+                for (uint32_t k = 0; k < (both ? BLOCKS : 1); k++) {
+                    uint32_t bk = both ? k : b;
+                    wr_event e0 = lf_barrier(launch, bk, 0, 64), e1 = lf_barrier(launch, bk, 1, 64);
+                    if (scope != WR_BAR_BLOCK) {
+                        e0.u.barrier.scope = e1.u.barrier.scope = scope;
+                        e0.u.barrier.expected = e1.u.barrier.expected = 64 * BLOCKS;
+                    }
+                    oracle_emit(p, e0);
+                    oracle_emit(p, e1);
                 }
-                oracle_emit(p, e0);
-                oracle_emit(p, e1);
-                model_barrier(m, x, b, 3u);
+                for (uint32_t k = 0; k < (both ? BLOCKS : 1); k++)
+                    model_barrier(m, x, both ? k : b, 3u, scope);
             } else {
                 uint32_t w = rnd(WARPS);
                 oracle_emit(p, lf_barrier(launch, b, w, 32));
-                model_barrier(m, x, b, 1u << w);
+                model_barrier(m, x, b, 1u << w, WR_BAR_BLOCK);
             }
         } else if (what < 24) {   /* a warp sync, full or partial */
             uint32_t b = rnd(BLOCKS), w = rnd(WARPS);
@@ -534,5 +586,12 @@ Test(fsm_oracle, random_programs_match_the_model, .timeout = 120)
  * accesses when it owns the word, else by its DSMEM ones. */
 Test(fsm_oracle, random_programs_with_dsmem_match_the_model, .timeout = 120)
 {
+    barrier_restarts = 0;
     oracle_run_dsmem("fsm", &dsmem_programs, SEEDS / 2, check_seed, &dsmem_examples);
+    if (getenv("WR_ORACLE_SEED"))
+        return;
+    /* and blocks were ordered by cluster and grid barriers, often */
+    fprintf(stderr, "fsm oracle, dsmem: %u words started again by a cluster or grid barrier\n",
+            barrier_restarts);
+    cr_assert_gt(barrier_restarts, SEEDS / 4, "%u words started again", barrier_restarts);
 }

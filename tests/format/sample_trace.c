@@ -72,6 +72,13 @@ void sample_event(uint64_t i, wr_event *ev, uint64_t lanes[32])
                 a->cas_success = a->active_mask & mix32(i + 7);
         }
         uint64_t base = 0x7f0000000000ull + (uint64_t)(r % 4096) * 16;
+        if (a->space == WR_SPACE_SHARED) {
+            /* shared offsets stay below WR_SHARED_LIMIT: small, and never
+             * the wide vector's lanes far apart (those go to local memory) */
+            base = 0x1000 + (uint64_t)(r % 4096) * 16;
+            if (c % 4 == 3)
+                a->space = WR_SPACE_LOCAL;
+        }
         switch (c % 4) {
         case 0:
             a->addr_mode = WR_ADDR_STRIDED;

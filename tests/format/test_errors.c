@@ -526,7 +526,7 @@ Test(errors, dsmem_access_reads_whatever_the_minor_version)
         wrf_put32(f.data + hs - 4, wrf_crc32c(0, f.data, hs - 4));
         uint8_t recs[2 * 28];
         forge_dsmem_load(recs, 7, 0x80, WR_ORDER_WEAK);
-        forge_dsmem_load(recs + 28, UINT32_MAX, UINT32_MAX - 3, WR_ORDER_SC);
+        forge_dsmem_load(recs + 28, UINT32_MAX, WR_SHARED_LIMIT - 4, WR_ORDER_SC);
         forge_chunk(&f, WRF_CHUNK_EVENTS, 2, 0, 0, recs, sizeof recs);
         write_file(tmp_path, f.data, f.len);
         wr_error err = {0};
@@ -544,11 +544,58 @@ Test(errors, dsmem_access_reads_whatever_the_minor_version)
         cr_assert_eq(wr_dsmem_offset(a->base), 0x80);
         cr_assert_eq(c->space, WR_SPACE_DSMEM);
         cr_assert_eq(c->order, WR_ORDER_SC, "the space bits leave the order alone");
-        cr_assert_eq(c->base, wr_dsmem_addr(UINT32_MAX, UINT32_MAX - 3));
+        cr_assert_eq(c->base, wr_dsmem_addr(UINT32_MAX, WR_SHARED_LIMIT - 4));
         wr_batch_release(&b);
         cr_assert_eq(wr_reader_next(r, &b, &err), 0, "%s", err.msg);
         wr_reader_close(r);
     }
+}
+
+/* A shared offset at or past WR_SHARED_LIMIT (its bytes, in any lane) is
+ * an error at the record's offset, SHARED or DSMEM; the writer refuses it. */
+Test(errors, shared_offsets_past_the_limit_are_rejected)
+{
+    static const struct { uint8_t space; uint32_t offset; bool ok; } cases[] = {
+        {WR_SPACE_DSMEM, WR_SHARED_LIMIT - 4, true},
+        {WR_SPACE_DSMEM, WR_SHARED_LIMIT - 3, false},   /* its last byte past the limit */
+        {WR_SPACE_DSMEM, UINT32_MAX - 3, false},
+        {WR_SPACE_SHARED, WR_SHARED_LIMIT - 4, true},
+        {WR_SPACE_SHARED, WR_SHARED_LIMIT, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        forge f;
+        forge_begin(&f);
+        uint8_t rec[28];
+        forge_dsmem_load(rec, 3, cases[i].offset, WR_ORDER_WEAK);
+        if (cases[i].space == WR_SPACE_SHARED) {   /* the plain offset, space bits 1 */
+            rec[2] = (uint8_t)(WR_OP_LOAD | WR_SPACE_SHARED << 3);
+            wrf_put64(rec + 20, cases[i].offset);
+        }
+        forge_chunk(&f, WRF_CHUNK_EVENTS, 1, 0, 0, rec, sizeof rec);
+        wr_error err = {0};
+        uint64_t events;
+        int rc = forge_read(&f, &err, &events);
+        if (cases[i].ok) {
+            cr_assert_eq(rc, 0, "case %zu: %s", i, err.msg);
+            continue;
+        }
+        cr_assert_neq(rc, 0, "case %zu: offset %#x read", i, cases[i].offset);
+        cr_assert(strstr(err.msg, "shared memory offset at or past 16 MiB") && strstr(err.msg, "offset"),
+                  "case %zu: %s", i, err.msg);
+    }
+    /* the writer: a strided access whose last lane crosses the limit */
+    wr_header h = sample_header();
+    wr_error err = {0};
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    cr_assert(w, "%s", err.msg);
+    wr_event ev = {.kind = WR_EV_ACCESS, .u.access = {.launch = 1, .active_mask = WR_FULL_MASK,
+                   .op = WR_OP_STORE, .space = WR_SPACE_SHARED, .size = 4,
+                   .addr_mode = WR_ADDR_STRIDED, .base = WR_SHARED_LIMIT - 64, .stride = 4}};
+    cr_assert_neq(wr_writer_event(w, &ev, &err), 0);
+    cr_assert(strstr(err.msg, "shared memory offset"), "%s", err.msg);
+    ev.u.access.base = WR_SHARED_LIMIT - 128;
+    cr_assert_eq(wr_writer_event(w, &ev, &err), 0, "%s", err.msg);
+    wr_writer_abandon(w);
 }
 
 Test(errors, forged_metadata_is_checked)

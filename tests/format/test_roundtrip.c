@@ -292,15 +292,15 @@ Test(roundtrip, dsmem_accesses_in_every_address_mode)
     wr_header h = sample_header();
     wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
     cr_assert(w, "%s", err.msg);
-    /* narrow: the top of owner 1 and the bottom of owner 2 are neighbours
-     * as 64-bit values, within an int32 delta of lane 0 */
+    /* narrow: one owner's top and bottom offsets, within an int32 delta of
+     * lane 0 (two owners are 2^32 - WR_SHARED_LIMIT apart at least: wide) */
     uint64_t narrow[32] = {0}, wide[32] = {0};
     for (unsigned l = 0; l < 32; l++)
-        narrow[l] = l < 16 ? wr_dsmem_addr(1, 0xffffffc0u + 4 * l) : wr_dsmem_addr(2, 4 * (l - 16));
+        narrow[l] = wr_dsmem_addr(1, l < 16 ? WR_SHARED_LIMIT - 64 + 4 * l : 4 * (l - 16));
     /* wide: owners 0 and 7 are 7 x 2^32 apart, beyond an int32 delta */
     wide[0] = wr_dsmem_addr(0, 0);
     wide[5] = wr_dsmem_addr(7, 0x100);
-    wide[31] = wr_dsmem_addr(UINT32_MAX, UINT32_MAX);
+    wide[31] = wr_dsmem_addr(UINT32_MAX, WR_SHARED_LIMIT - 16);
     wr_event evs[] = {
         {.kind = WR_EV_ACCESS, .site = 0, .u.access = {.launch = 1, .block = 2, .warp = 3,
             .active_mask = WR_FULL_MASK, .op = WR_OP_STORE, .space = WR_SPACE_DSMEM, .size = 4,
@@ -334,12 +334,12 @@ Test(roundtrip, dsmem_accesses_in_every_address_mode)
     cr_assert_eq(wr_reader_header(r)->version_minor, 2, "DSMEM is format 1.2");
     const wr_access *nv = &b.events[2].u.access, *wv = &b.events[3].u.access;
     cr_assert_eq(wr_dsmem_block(nv->lane_addr[15]), 1);
-    cr_assert_eq(wr_dsmem_offset(nv->lane_addr[15]), 0xfffffffcu);
-    cr_assert_eq(wr_dsmem_block(nv->lane_addr[16]), 2);
+    cr_assert_eq(wr_dsmem_offset(nv->lane_addr[15]), WR_SHARED_LIMIT - 4);
+    cr_assert_eq(wr_dsmem_block(nv->lane_addr[16]), 1);
     cr_assert_eq(wr_dsmem_offset(nv->lane_addr[31]), 60);
     cr_assert_eq(wr_dsmem_block(wv->lane_addr[5]), 7);
     cr_assert_eq(wr_dsmem_offset(wv->lane_addr[5]), 0x100);
-    cr_assert_eq(wv->lane_addr[31], UINT64_MAX);
+    cr_assert_eq(wv->lane_addr[31], wr_dsmem_addr(UINT32_MAX, WR_SHARED_LIMIT - 16));
     cr_assert_eq(wr_dsmem_block(wr_access_lane_addr(&b.events[1].u.access, 15)), UINT32_MAX);
     cr_assert_eq(wr_dsmem_offset(wr_access_lane_addr(&b.events[1].u.access, 15)), 120);
     wr_batch_release(&b);

@@ -512,14 +512,14 @@ Test(text, dump_cluster_and_grid_barriers)
  * 2, 3, 6, 7; launch 3's pair blocks z = 0 and z = 1 of each (x, y). */
 static const char *dsmem_text =
     "alloc sh shared 256\n"
-    "alloc top shared 0x100 at 0xffffff00\n"
+    "alloc top shared 0x100 at 0xffff00\n"
     "launch k grid=4,2 block=64 cluster=2,2,1\n"
     "ld.dsmem b0 w0 b1:sh[3]\n"                                  /* LABEL[i] */
     "st.shared::cluster.8 b0 w1 b5:sh[2..]\n"                    /* LABEL[NUM..] */
     "ld.dsmem b5 w0 lanes=0-4 b0:sh+16 stride=-4 @d.cu:5\n"      /* LABEL+n stride=, down to 0 */
     "atom.add.cluster.dsmem b4 w0 lanes=0-2 {b1:sh[2], b5:0x10 b4:sh+1}\n"
-    "ld.dsmem.16 b0 w0 lanes=0-3 b4:0xfffffff0 stride=0\n"       /* the last 16 bytes */
-    "ld.dsmem b1 w0 b0:top[0..]\n"                              /* lane 31 at 0xffffff7c */
+    "ld.dsmem.16 b0 w0 lanes=0-3 b4:0xfffff0 stride=0\n"         /* the last 16 bytes */
+    "ld.dsmem b1 w0 b0:top[0..]\n"                              /* lane 31 at 0xffff7c */
     "launch k grid=3 block=32\n"                                 /* no cluster: itself */
     "st.dsmem b2 w0 b2:0x1000\n"                                /* in no allocation */
     "launch k grid=4,2,2 block=32 cluster=1,1,2\n"
@@ -543,8 +543,8 @@ Test(text, dsmem_addresses)
         {0, WR_FULL_MASK, 8, WR_ADDR_STRIDED, 5ull << 32 | 16, 8, {0}},
         {5, 0x1f, 4, WR_ADDR_STRIDED, 0ull << 32 | 16, -4, {0}},
         {4, 0x7, 4, WR_ADDR_VECTOR, 0, 0, {1ull << 32 | 8, 5ull << 32 | 0x10, 4ull << 32 | 1}},
-        {0, 0xf, 16, WR_ADDR_STRIDED, 4ull << 32 | 0xfffffff0u, 0, {0}},
-        {1, WR_FULL_MASK, 4, WR_ADDR_STRIDED, 0ull << 32 | 0xffffff00u, 4, {0}},
+        {0, 0xf, 16, WR_ADDR_STRIDED, 4ull << 32 | 0xfffff0u, 0, {0}},
+        {1, WR_FULL_MASK, 4, WR_ADDR_STRIDED, 0ull << 32 | 0xffff00u, 4, {0}},
         {2, WR_FULL_MASK, 4, WR_ADDR_UNIFORM, 2ull << 32 | 0x1000, 0, {0}},
         {8, 0x3, 4, WR_ADDR_VECTOR, 0, 0, {0, 8ull << 32}},
         {13, WR_FULL_MASK, 4, WR_ADDR_UNIFORM, 5ull << 32 | 4, 0, {0}},
@@ -581,7 +581,7 @@ Test(text, dump_dsmem)
     char *d = dump_str(asm_ok("dsmemdump", dsmem_text));
     const char *want =
         "def alloc sh shared 256 at 0x0\n"
-        "def alloc top shared 256 at 0xffffff00\n"
+        "def alloc top shared 256 at 0xffff00\n"
         "def site %1 \"d.cu\" 5 \"\" pc=0x0\n"
         "alloc sh\n"
         "alloc top\n"
@@ -728,22 +728,27 @@ Test(text, dsmem_errors)
                  "2:16: owner block 1 is not in the cluster of block 0 (cluster=1,1,1)");
     expect_error("launch k grid=2,2,2 block=32 cluster=1,1,2\n" "ld.dsmem b0 w0 b1:0x0\n",
                  "2:16: owner block 1 is not in the cluster of block 0 (cluster=1,1,2)");
-    /* the offset, and the access's bytes, below 2^32 */
-    expect_error(LC "ld.dsmem b0 w0 b1:0x100000000\n", "2:19: dsmem offset 0x100000000 does not fit in 32 bits");
+    /* the offset, and the access's bytes, below WR_SHARED_LIMIT (16 MiB) */
+    expect_error(LC "ld.dsmem b0 w0 b1:0x100000000\n",
+                 "2:19: dsmem offset 0x100000000 is past a block's 16 MiB of shared memory");
+    expect_error(LC "ld.dsmem b0 w0 b1:0x1000000\n",
+                 "2:19: dsmem offset 0x1000000 is past a block's 16 MiB of shared memory");
     expect_error("alloc g global 0x100000010 at 0\n" LC "ld.dsmem b0 w0 b1:g+0x100000000\n",
-                 "3:19: dsmem offset 0x100000000 does not fit in 32 bits");
-    expect_error(LC "ld.dsmem.8 b0 w0 b1:0xfffffffc\n",
-                 "2:21: dsmem access of 8 bytes at offset 0xfffffffc runs past 32 bits");
-    expect_error(LC "ld.dsmem b0 w0 lane=0 {b1:0xfffffffd}\n",
-                 "2:27: dsmem access of 4 bytes at offset 0xfffffffd runs past 32 bits");
+                 "3:19: dsmem offset 0x100000000 is past a block's 16 MiB of shared memory");
+    expect_error(LC "ld.dsmem.8 b0 w0 b1:0xfffffc\n",
+                 "2:21: dsmem access of 8 bytes at offset 0xfffffc runs past a block's 16 MiB of shared memory");
+    expect_error(LC "ld.dsmem b0 w0 lane=0 {b1:0xfffffd}\n",
+                 "2:27: dsmem access of 4 bytes at offset 0xfffffd runs past a block's 16 MiB of shared memory");
     /* strided: the last active lane too, up or down */
-    expect_error(LC "ld.dsmem b0 w0 b1:0xffffff84 stride=4\n",
-                 "2:37: lane 31 of the strided dsmem access falls outside block 1's 32-bit offsets");
+    expect_error(LC "ld.dsmem b0 w0 b1:0xffff84 stride=4\n",
+                 "2:35: lane 31 of the strided dsmem access falls outside block 1's 16 MiB of shared memory");
     expect_error(LC "ld.dsmem b0 w0 lanes=0-5 b1:0x10 stride=-4\n",
-                 "2:41: lane 5 of the strided dsmem access falls outside block 1's 32-bit offsets");
+                 "2:41: lane 5 of the strided dsmem access falls outside block 1's 16 MiB of shared memory");
     expect_error(LC "ld.dsmem b0 w0 b1:0x0 stride=0x2000000000000000\n", "2:30: lane 31 of the strided");
-    expect_error("alloc top shared 0x100 at 0xffffff00\n" LC "ld.dsmem b0 w0 b1:top[33..]\n",
-                 "3:19: lane 31 of the strided dsmem access falls outside block 1's 32-bit offsets");
+    expect_error("alloc top shared 0x100 at 0xffff00\n" LC "ld.dsmem b0 w0 b1:top[33..]\n",
+                 "3:19: lane 31 of the strided dsmem access falls outside block 1's 16 MiB of shared memory");
+    /* a plain shared access past the limit: the writer's error, at the line */
+    expect_error(LC "ld.shared b0 w0 0x1000000\n", "2:1: ");
     /* allocations stay global, shared or local */
     expect_error("alloc x dsmem 4\n", "1:9: an allocation is global, shared or local, not 'dsmem'");
     expect_error("def alloc x shared::cluster 4\n",
@@ -970,10 +975,12 @@ Test(text, dump_of_a_writer_trace_reassembles_identically)
             a->space = (uint8_t)(i % 2);
             a->size = (uint8_t)(1u << (i % 5));
             a->addr_mode = (uint8_t)(i % 3);
-            a->base = a->space ? 4 * i : 0x7f0000000000ull + 3 * i;
+            /* shared offsets stay below WR_SHARED_LIMIT in every lane */
+            uint64_t region = a->space ? 0x1000 : 0x7f0000000000ull;
+            a->base = a->space ? region + 4 * i : region + 3 * i;
             a->stride = (int64_t)(i % 7) - 3;
             for (int l = 0; l < 32; l++)
-                lanes[l] = (a->active_mask >> l & 1) ? 0x7f0000000000ull + 64 * (uint64_t)l + i : 0;
+                lanes[l] = (a->active_mask >> l & 1) ? region + 64 * (uint64_t)l + i : 0;
             a->lane_addr = lanes;
         }
         cr_assert_eq(wr_writer_event(w, &ev, &err), 0, "%s", err.msg);

@@ -130,6 +130,13 @@ static inline uint32_t wr_cluster_of(const uint32_t grid[3], const uint32_t clus
     return (uint32_t)(bx / cx + (by / cy) * nx + (bz / cz) * nx * ny);
 }
 
+/* Shared memory offsets (format 1.2): every active lane of a SHARED or
+ * DSMEM access touches bytes below WR_SHARED_LIMIT of its block's shared
+ * memory (an sm_90 block has at most 228 KiB); the reader and the writer
+ * reject an access that does not.  The analyzer keys a shared word by
+ * its block and offset and relies on it. */
+#define WR_SHARED_LIMIT (UINT32_C(1) << 24)
+
 static inline uint64_t wr_dsmem_addr(uint32_t owner_block, uint32_t offset)
 {
     return ((uint64_t)owner_block << 32) | offset;
@@ -299,6 +306,34 @@ static inline uint64_t wr_access_lane_addr(const wr_access *a, unsigned lane)
     case WR_ADDR_STRIDED: return a->base + (uint64_t)lane * (uint64_t)a->stride;
     default: return a->lane_addr[lane];
     }
+}
+
+/* Does every active lane of access a keep to WR_SHARED_LIMIT (its offset,
+ * a DSMEM lane's low 32 bits, plus its size)?  True for other spaces. */
+static inline bool wr_access_shared_offsets_ok(const wr_access *a)
+{
+    if (a->space != WR_SPACE_SHARED && a->space != WR_SPACE_DSMEM)
+        return true;
+    uint64_t room = WR_SHARED_LIMIT - (a->size ? a->size : 1u);   /* the last start that fits */
+    uint32_t m = a->active_mask;
+    if (!m)
+        return true;
+    bool dsmem = a->space == WR_SPACE_DSMEM;
+    if (a->addr_mode != WR_ADDR_VECTOR && !dsmem &&
+        (a->addr_mode == WR_ADDR_UNIFORM ||
+         (a->stride > -(int64_t)WR_SHARED_LIMIT && a->stride < (int64_t)WR_SHARED_LIMIT))) {
+        /* the lanes lie between the lowest and highest active lane's (a
+         * stride this short cannot wrap from an offset in range) */
+        uint64_t lo = wr_access_lane_addr(a, (unsigned)__builtin_ctz(m));
+        uint64_t hi = wr_access_lane_addr(a, 31u - (unsigned)__builtin_clz(m));
+        return lo <= room && hi <= room;
+    }
+    for (; m; m &= m - 1) {
+        uint64_t addr = wr_access_lane_addr(a, (unsigned)__builtin_ctz(m));
+        if ((dsmem ? (uint32_t)addr : addr) > room)
+            return false;
+    }
+    return true;
 }
 
 static inline bool wr_op_is_atomic(uint8_t op)
