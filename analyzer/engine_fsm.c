@@ -13,6 +13,19 @@
  * access to the current one, the current count is larger; plain program
  * order changes nothing.  The shadow word keeps them modulo 2^11 / 2^10.
  *
+ * Split barriers (format 1.3).  An ARRIVE (bar.arrive, a cluster or grid
+ * barrier's arrive) brings the warp's bc at its arrival to the phase's max
+ * m and goes on: it does not take m + 1 (it did not wait), but its own bc
+ * steps by one at the arrival, so that its later accesses are told apart
+ * from its earlier ones.  Waiters (SYNC, and a cluster or grid WAIT) take
+ * max(m + 1, their bc + 1) at completion.  The Lamport property holds
+ * (no false race), and a waiter's count equals, not exceeds, the arriver's
+ * count after its arrival when the arriver brought the largest count, so
+ * an access of the arriver after its arrival stays unordered with the
+ * waiter's later ones (the producer that overwrites a buffer without
+ * waiting for the consumer).  Counts cannot say more than that: what fsm
+ * misses is in ENGINES.md (fsm, "Split barriers").
+ *
  * Launch boundaries: every launch and host copy is an epoch (epochs.h).  A
  * word whose stored epoch happens before the current one is treated as INIT
  * (kernel boundary = global synchronisation); a word whose stored epoch is
@@ -179,56 +192,94 @@ static inline void locate(fsm *f, uint32_t launch, uint32_t block, uint32_t warp
     *ws = w;
 }
 
-/* A completed barrier orders its warps: each takes the largest block-barrier
- * count among them, plus one.  The block's share of a cluster or grid
- * barrier is also kept in its history (cross_bars). */
-static void barrier_done(void *ctx, uint32_t warps)
+/* A phase completed: each of its waiters takes the largest block-barrier
+ * count a releasing arrival brought (ph->m is that plus one), plus one,
+ * and never less than its own plus one (a WAIT's own count may be larger:
+ * it stepped at its arrival and may have passed block barriers since).
+ * Its arrivers take nothing: they went on (their count stepped at their
+ * arrival, on_barrier).  The block's share of a cluster or grid barrier
+ * is also kept in its history (cross_bars): its stamp is the largest
+ * count a releasing arrival brought, at least that of every access its
+ * arrivers made before and below that of every access of its waiters
+ * after; a late WAIT takes done_stamp, the phase's m. */
+static void barrier_done(void *ctx, unsigned slot, const wr_bar_phase *ph, bool relaxed)
 {
     block_st *b = ctx;
-    uint32_t m = 0;
-    for (uint32_t x = warps; x; x &= x - 1) {
-        warp_st *w = wr_blockstate_warp_if(&b->head, (uint32_t)__builtin_ctz(x));
-        if (w && w->bc > m)
-            m = w->bc;
+    if (slot == WR_BAR_SHARE) {
+        wr_cross_done(b->cross, ph, relaxed, ph->m ? ph->m - 1u : 0u);
+        if (b->cross)
+            b->cross->done_stamp = ph->m;
     }
-    wr_cross_done(b->cross, m);
-    for (uint32_t x = warps; x; x &= x - 1) {
+    for (uint32_t x = ph->waiters; x; x &= x - 1) {
         warp_st *w = wr_blockstate_warp_if(&b->head, (uint32_t)__builtin_ctz(x));
         if (w)
-            w->bc = m + 1;
+            w->bc = ph->m > w->bc + 1u ? ph->m : w->bc + 1u;
     }
 }
 
+static void warp_sync_lanes(fsm *f, warp_st *w, uint32_t mask);
+
+/* A barrier event.  SYNC: the warp arrives and waits (barrier_done gives
+ * it its count).  ARRIVE: it brings its count to the phase and goes on; its
+ * own count steps by one, so that its accesses after the arrival are told
+ * apart from those before it: a waiter of the phase takes at most the
+ * arrival's count + 1 from it, which does not order the arriver's later
+ * accesses (counts equal), and every sync chain from an access before the
+ * arrival to a later one still makes the later count larger (Lamport).
+ * ARRIVE_RELAXED (the share only): it counts and releases nothing, so it
+ * brings no count and keeps its own; its lanes meet at the instruction (a
+ * warp sync of them).  WAIT (the share only): the warp waits for the phase
+ * its last arrival joined: as a waiter when that is still under way, else
+ * it takes that phase's completion now (or nothing: it never arrived). */
 static void on_barrier(fsm *f, const wr_barrier *br)
 {
     uint32_t e;
     block_st *b;
     warp_st *w;
     locate(f, br->launch, br->block, br->warp, &e, &b, &w);
+    uint32_t bit = 1u << (br->warp & 31u);
+    /* it acts again: what it waited for completed (under its own scope) */
+    wr_barrier_wake_lazy(&b->bars, &f->bar_pool, bit, barrier_done, b);
+    uint32_t threads = (uint32_t)__builtin_popcount(br->active_mask);
     if (br->scope == WR_BAR_BLOCK) {
-        wr_barrier_arrive_lazy(&b->bars, &f->bar_pool, br, barrier_done, b);
-        return;
+        if (br->mode == WR_BARMODE_WAIT)
+            return;   /* not a block barrier's (the format refuses it) */
+        wr_barrier_arrive_lazy(&b->bars, &f->bar_pool, br->barrier_id & 15u, br->mode, br->warp,
+                               threads, br->expected, w->bc, barrier_done, b);
+    } else {
+        if (!b->cross)
+            b->cross = wr_pool_get(&f->cross_pool);
+        if (br->mode == WR_BARMODE_WAIT) {
+            if (!wr_barrier_wait_lazy(&b->bars, &f->bar_pool, WR_BAR_SHARE, br->warp,
+                                      barrier_done, b) &&
+                wr_cross_wait_late(b->cross, br->warp)) {
+                uint32_t m = b->cross->done_stamp;
+                w->bc = m > w->bc + 1u ? m : w->bc + 1u;
+            }
+            return;
+        }
+        uint32_t expected = wr_cross_arrive(
+            b->cross, br, wr_launch_geo_threads(wr_launch_geos_get(&f->geo, br->launch)));
+        wr_barrier_arrive_lazy(&b->bars, &f->bar_pool, WR_BAR_SHARE, br->mode, br->warp, threads,
+                               expected, w->bc, barrier_done, b);
     }
-    /* A cluster or grid barrier: the block's share, noted in its history.
-     * A warp that arrives again has gone on from the barrier it waited at:
-     * that one completes first, under its own scope. */
-    if (!b->cross)
-        b->cross = wr_pool_get(&f->cross_pool);
-    wr_barrier_wake_lazy(&b->bars, &f->bar_pool, 1u << (br->warp & 31u), barrier_done, b);
-    wr_barrier share = wr_cross_arrive(
-        b->cross, br, wr_launch_geo_threads(wr_launch_geos_get(&f->geo, br->launch)));
-    wr_barrier_arrive_lazy(&b->bars, &f->bar_pool, &share, barrier_done, b);
+    if (br->mode == WR_BARMODE_ARRIVE)
+        w->bc++;
+    else if (br->mode == WR_BARMODE_ARRIVE_RELAXED)
+        warp_sync_lanes(f, w, br->active_mask);
 }
 
 /* Was the access `old` stored (of block X, in the current epoch) made
- * before X arrived at a cluster or grid barrier that the current block has
- * passed, one that gathers both blocks (barriers.h, wr_cross_before)?
- * Then every access of X's history (a state of one block's accesses) is
- * ordered before the current one, as if a kernel boundary lay between
- * them.  False where that cannot be told: block ids folded (grids of
- * WR_FSM_HOST_BLOCK blocks or more), a launch never announced, a block
- * retired.  (The current access: block `block` of `launch`.) */
-static bool block_ordered(fsm *f, uint32_t epoch, uint32_t launch, uint32_t block, uint64_t old)
+ * before X arrived at a cluster or grid barrier that the current warp has
+ * passed, one that gathers both blocks and released X's accesses
+ * (barriers.h, wr_cross_before)?  Then every access of X's history (a
+ * state of one block's accesses) is ordered before the current one, as if
+ * a kernel boundary lay between them.  False where that cannot be told:
+ * block ids folded (grids of WR_FSM_HOST_BLOCK blocks or more), a launch
+ * never announced, a block retired.  (The current access: warp `warp` of
+ * block `block` of `launch`.) */
+static bool block_ordered(fsm *f, uint32_t epoch, uint32_t launch, uint32_t block, uint32_t warp,
+                          uint64_t old)
 {
     uint32_t x = wr_fsm_block(old);
     const wr_launch_geo *g = launch ? wr_launch_geos_get(&f->geo, launch) : NULL;
@@ -241,16 +292,13 @@ static bool block_ordered(fsm *f, uint32_t epoch, uint32_t launch, uint32_t bloc
     if (!bx || !by)
         return false;
     bool cluster = wr_cluster_of(g->grid, g->cluster, x) == wr_cluster_of(g->grid, g->cluster, block);
-    return wr_cross_before(bx->cross, by->cross, cluster, wr_fsm_bc(old), 0x7ffu);
+    return wr_cross_before(bx->cross, by->cross, warp, cluster, wr_fsm_bc(old), 0x7ffu);
 }
 
-static void on_warp_sync(fsm *f, const wr_warp_sync *s)
+/* __syncwarp(mask) of warp w: the lanes in mask take the largest of their
+ * warp-sync counts, plus one. */
+static void warp_sync_lanes(fsm *f, warp_st *w, uint32_t mask)
 {
-    uint32_t e;
-    block_st *b;
-    warp_st *w;
-    locate(f, s->launch, s->block, s->warp, &e, &b, &w);
-    uint32_t mask = s->mask;
     if (!mask)
         return;
     if (mask == WR_FULL_MASK && !w->wcl) {
@@ -268,6 +316,15 @@ static void on_warp_sync(fsm *f, const wr_warp_sync *s)
             m = w->wcl[__builtin_ctz(x)];
     for (uint32_t x = mask; x; x &= x - 1)
         w->wcl[__builtin_ctz(x)] = m + 1;
+}
+
+static void on_warp_sync(fsm *f, const wr_warp_sync *s)
+{
+    uint32_t e;
+    block_st *b;
+    warp_st *w;
+    locate(f, s->launch, s->block, s->warp, &e, &b, &w);
+    warp_sync_lanes(f, w, s->mask);
 }
 
 /* ---- races ---- */
@@ -476,7 +533,7 @@ static uint64_t step_slow(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t 
      * history is of one block */
     if (next == WR_FSM25_RACE && st != WR_FSM25_RACE && old_epoch == c->epoch &&
         rel == WR_FSM_REL_G && state_scope_class(st) != WR_CLASS_INTER_BLOCK && c->launch &&
-        block_ordered(f, c->epoch, c->launch, c->block, old)) {
+        block_ordered(f, c->epoch, c->launch, c->block, c->warp, old)) {
         old = 0;
         st = WR_FSM25_INIT;
         next = wr_fsm25_next[st][c->acc][sync][rel];

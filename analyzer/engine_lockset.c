@@ -27,7 +27,9 @@
  * A block barrier resets words touched by that block only; a cluster or
  * grid barrier also resets, at another block's access, a word only one
  * block touched before it arrived (block_ordered); a launch boundary
- * that orders the previous accesses resets everything (epochs.h).  Lockset
+ * that orders the previous accesses resets everything (epochs.h).  Once a
+ * block has a split barrier (bar.arrive, a cluster or grid arrive or
+ * wait), its warps are told apart: lk_split.  Lockset
  * does not track happens-before, so every warning is potential = 1.
  */
 #include <stdbool.h>
@@ -257,13 +259,38 @@ typedef struct warp_st {
     wr_access_ring ring;        /* recent accesses: the first side's trace position */
 } warp_st;
 
+/* A block's split-barrier state (format 1.3), from its first barrier
+ * event that is not a SYNC (split_begin); until then every warp of it
+ * waits at every barrier it arrives at, and a completed phase orders all
+ * of the block's earlier accesses before all of its later ones.  After:
+ *   - an access is stamped gen + pend: pend counts the phases the warp
+ *     arrived at and went on from (ARRIVE, ARRIVE_RELAXED) that have not
+ *     completed, each of which must complete, and then the warp's next
+ *     arrival's, before the access can be ordered before anything;
+ *   - a warp sees the words stamped before its view: gen just after the
+ *     completion of the last phase it waited for (SYNC, WAIT), so what
+ *     the block did after that is not ordered before a warp that has
+ *     only arrived since (the producer's overwrite without waiting for
+ *     the consumer);
+ *   - a word resets when its stamp is before the current warp's view,
+ *     compared within half the 12-bit field (ENGINES.md, lockset). */
+typedef struct lk_split {
+    uint32_t view[32];
+    uint8_t pend[32];
+    /* the smallest stamp an ARRIVE brought to the block's share of the
+     * cluster or grid barrier under way; UINT32_MAX: none */
+    uint32_t share_lo;
+} lk_split;
+
 typedef struct block_st {
     wr_block_head head;         /* epoch, block, warp_st by warp */
     uint32_t gen;               /* completed barriers */
-    wr_block_barriers *bars;    /* NULL while no barrier is pending */
-    /* NULL until a cluster or grid barrier; its stamp: gen before the
-     * barrier completed (barriers.h) */
+    wr_block_barriers *bars;    /* NULL while no phase has an arrival */
+    /* NULL until a cluster or grid barrier; its stamp: the smaller of gen
+     * before the barrier completed and the stamps its ARRIVEs brought
+     * (barriers.h) */
     wr_cross_bars *cross;
+    lk_split *split;            /* NULL until a split barrier (above) */
 } block_st;
 
 typedef struct lk {
@@ -279,7 +306,7 @@ typedef struct lk {
     /* What blocks and warps own comes from these pools, so that a purge
      * dropping every block releases them whole; the host's ring outlives
      * the blocks and has a pool of its own. */
-    wr_pool bar_pool, locks_pool, fences_pool, cross_pool;
+    wr_pool bar_pool, locks_pool, fences_pool, cross_pool, split_pool;
     wr_ring_pool ring_pool, host_ring_pool;
     lockrec *locks;
     uint32_t lcap, lcount;
@@ -340,6 +367,7 @@ static void drop_block(wr_block_head *head, void *ctx)
     lk *s = ctx;
     wr_pool_put(&s->bar_pool, ((block_st *)head)->bars);
     wr_pool_put(&s->cross_pool, ((block_st *)head)->cross);
+    wr_pool_put(&s->split_pool, ((block_st *)head)->split);
     wr_blockstate_drop(&s->bs, head, drop_warp, s);
 }
 
@@ -348,6 +376,7 @@ static void release_owned_pools(lk *s)
 {
     wr_pool_release(&s->bar_pool);
     wr_pool_release(&s->cross_pool);
+    wr_pool_release(&s->split_pool);
     wr_pool_release(&s->locks_pool);
     wr_pool_release(&s->fences_pool);
     wr_ring_pool_release(&s->ring_pool);
@@ -371,34 +400,103 @@ static inline void locate(lk *s, uint32_t launch, uint32_t block, uint32_t warp,
     *ws = w;
 }
 
-/* A completed barrier starts a new barrier interval of the block. */
-static void barrier_done(void *ctx, uint32_t warps)
+/* A completed phase starts a new barrier interval of the block (gen).
+ * Split blocks: its waiters see everything stamped before now, unless the
+ * phase had an ARRIVE_RELAXED (a cluster barrier's): that one orders
+ * nothing in the block, whatever its other arrivals did (a potential
+ * warning rather than silence), and its waiters' views stay; its arrivers'
+ * pending phases are one fewer (gen + pend, their stamp, stays: the
+ * interval counts for them once a later phase they wait for completes,
+ * as for everyone).  The share of a cluster or grid barrier goes into the
+ * block's history with the smaller of gen before it and the stamps its
+ * ARRIVEs brought (an arriver's later accesses are stamped above both); a
+ * late WAIT takes done_stamp, the view after this completion. */
+static void barrier_done(void *ctx, unsigned slot, const wr_bar_phase *ph, bool relaxed)
 {
-    (void)warps;
     block_st *b = ctx;
-    wr_cross_done(b->cross, b->gen);
-    b->gen++;
+    lk_split *sp = b->split;
+    uint32_t before = b->gen++;
+    if (slot == WR_BAR_SHARE) {
+        uint32_t stamp = sp && sp->share_lo < before ? sp->share_lo : before;
+        wr_cross_done(b->cross, ph, relaxed, stamp);
+        if (b->cross)   /* a relaxed phase: its late WAITs learn nothing, as its waiters */
+            b->cross->done_stamp = relaxed ? 0 : b->gen;
+        if (sp)
+            sp->share_lo = UINT32_MAX;
+    }
+    if (!sp)
+        return;
+    for (uint32_t x = ph->arrivers; x; x &= x - 1)
+        if (sp->pend[__builtin_ctz(x)])
+            sp->pend[__builtin_ctz(x)]--;
+    if (!relaxed)
+        for (uint32_t x = ph->waiters; x; x &= x - 1)
+            sp->view[__builtin_ctz(x)] = b->gen;
 }
 
+/* The block's first split barrier event: every warp has waited for all
+ * that completed so far (the rule until now), and none went on from an
+ * arrival. */
+static void split_begin(lk *s, block_st *b)
+{
+    lk_split *sp = b->split = wr_pool_get(&s->split_pool);
+    for (unsigned i = 0; i < 32; i++)
+        sp->view[i] = b->gen;
+    sp->share_lo = UINT32_MAX;
+}
+
+/* A barrier event (barriers.h: which phases it joins and completes).  A
+ * cluster or grid barrier is a phase of the block's share, noted in its
+ * history.  The warp acts again first: what it waited for completed,
+ * under its own scope. */
 static void on_barrier(lk *s, const wr_barrier *br)
 {
     uint32_t e;
     block_st *b;
     warp_st *w;
     locate(s, br->launch, br->block, br->warp, &e, &b, &w);
+    uint32_t wi = br->warp & 31u;
+    wr_barrier_wake_lazy(&b->bars, &s->bar_pool, 1u << wi, barrier_done, b);
+    if (br->mode != WR_BARMODE_SYNC && !b->split)
+        split_begin(s, b);
+    lk_split *sp = b->split;
+    unsigned slot;
+    uint32_t expected;
     if (br->scope == WR_BAR_BLOCK) {
-        wr_barrier_arrive_lazy(&b->bars, &s->bar_pool, br, barrier_done, b);
-        return;
+        if (br->mode == WR_BARMODE_WAIT)
+            return;   /* not a block barrier's (the format refuses it) */
+        slot = br->barrier_id & 15u;
+        expected = br->expected;
+    } else {
+        if (!b->cross)
+            b->cross = wr_pool_get(&s->cross_pool);
+        slot = WR_BAR_SHARE;
+        if (br->mode == WR_BARMODE_WAIT) {
+            bool arrived = wr_barrier_is_arriver(b->bars, slot, wi);
+            if (wr_barrier_wait_lazy(&b->bars, &s->bar_pool, slot, wi, barrier_done, b)) {
+                if (arrived && sp->pend[wi])
+                    sp->pend[wi]--;   /* it waits now: barrier_done gives it its view */
+            } else if (wr_cross_wait_late(b->cross, wi) && b->cross->done_stamp > sp->view[wi]) {
+                sp->view[wi] = b->cross->done_stamp;
+            }
+            return;
+        }
+        expected = wr_cross_arrive(
+            b->cross, br, wr_launch_geo_threads(wr_launch_geos_get(&s->geo, br->launch)));
+        if (sp && br->mode == WR_BARMODE_ARRIVE && b->gen + sp->pend[wi] < sp->share_lo)
+            sp->share_lo = b->gen + sp->pend[wi];
     }
-    /* A cluster or grid barrier: the block's share, noted in its history.
-     * A warp that arrives again has gone on from the barrier it waited at:
-     * that one completes first, under its own scope. */
-    if (!b->cross)
-        b->cross = wr_pool_get(&s->cross_pool);
-    wr_barrier_wake_lazy(&b->bars, &s->bar_pool, 1u << (br->warp & 31u), barrier_done, b);
-    wr_barrier share = wr_cross_arrive(
-        b->cross, br, wr_launch_geo_threads(wr_launch_geos_get(&s->geo, br->launch)));
-    wr_barrier_arrive_lazy(&b->bars, &s->bar_pool, &share, barrier_done, b);
+    if (sp) {
+        /* pend before the arrival: it may complete the phase at once */
+        bool arrived = wr_barrier_is_arriver(b->bars, slot, wi);
+        if (br->mode != WR_BARMODE_SYNC && !arrived)
+            sp->pend[wi]++;
+        else if (br->mode == WR_BARMODE_SYNC && arrived && sp->pend[wi])
+            sp->pend[wi]--;
+    }
+    wr_barrier_arrive_lazy(&b->bars, &s->bar_pool, slot, br->mode, wi,
+                           (uint32_t)__builtin_popcount(br->active_mask), expected, 0,
+                           barrier_done, b);
 }
 
 /* ---- lock inference ---- */
@@ -658,7 +756,9 @@ static inline bool effective(lk *s, uint32_t id)
 typedef struct cur_ctx {
     const wr_access *a;     /* NULL for a host copy */
     uint32_t epoch, launch, block, warp;
-    uint32_t block_field, gen;
+    uint32_t block_field;
+    uint32_t gen;           /* the stamp of the access (lk_split) */
+    uint32_t view, lim;     /* a word of this block resets when its stamp is 1..lim before view */
     uint32_t cluster_field; /* CLUSTER_FLAG | the block's cluster, or NO_CLUSTER */
     const block_st *b;      /* the current block's state, when it passed a cluster
                                or grid barrier (block_ordered); else NULL */
@@ -786,7 +886,7 @@ static __attribute__((noinline)) bool block_ordered(lk *s, const cur_ctx *c, con
     if (!bx)
         return false;
     bool cluster = wr_cluster_of(g->grid, g->cluster, x) == wr_cluster_of(g->grid, g->cluster, c->block);
-    return wr_cross_before(bx->cross, c->b->cross, cluster, M_BAR(old->meta), 0xfffu);
+    return wr_cross_before(bx->cross, c->b->cross, c->warp, cluster, M_BAR(old->meta), 0xfffu);
 }
 
 /* Inlined into the word loops (the call was a large part of the per-word cost). */
@@ -808,7 +908,8 @@ static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c,
             concurrent_epoch = true;
     }
     if (old.meta && !concurrent_epoch && !(old.meta & M_MULTI) &&
-        ((old.who >> 10) & HOST_BLOCK) == c->block_field && M_BAR(old.meta) != (c->gen & 0xfffu))
+        ((old.who >> 10) & HOST_BLOCK) == c->block_field &&
+        ((c->view - M_BAR(old.meta)) & 0xfffu) - 1u < c->lim)
         old.meta = 0;   /* only this block touched it, and a barrier intervened */
     else if (c->b && old.meta && !concurrent_epoch && !(old.meta & M_MULTI) &&
              ((old.who >> 10) & HOST_BLOCK) != c->block_field && block_ordered(s, c, &old))
@@ -1125,8 +1226,16 @@ static void on_access(lk *s, const wr_event *ev)
 
     unsigned size = a->size ? a->size : 4;
     uint8_t kind = atomic ? WR_KIND_ATOMIC : a->op == WR_OP_STORE ? WR_KIND_WRITE : WR_KIND_READ;
+    /* without split barriers a word resets when its stamp is not the
+     * block's gen (lim: any other value of the field) */
+    uint32_t gen = b->gen, view = b->gen, lim = 0xfffu;
+    if (b->split) {
+        gen += b->split->pend[a->warp & 31u];
+        view = b->split->view[a->warp & 31u];
+        lim = 0x7ffu;
+    }
     cur_ctx c = {.a = a, .epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
-                 .block_field = fold_block(a->block), .gen = b->gen,
+                 .block_field = fold_block(a->block), .gen = gen, .view = view, .lim = lim,
                  .cluster_field = cluster_field(s, a->launch, a->block),
                  .b = b->cross && b->cross->cluster.n ? b : NULL, .seq = ev->seq,
                  .site = ev->site, .space = a->space, .owner = a->block,
@@ -1245,7 +1354,7 @@ static void on_host_copy(lk *s, const wr_event *ev, uint32_t epoch)
 {
     const wr_host_copy *cp = &ev->u.copy;
     cur_ctx c = {.epoch = epoch, .launch = 0, .block = UINT32_MAX, .warp = UINT32_MAX,
-                 .block_field = HOST_BLOCK, .gen = 0, .seq = ev->seq, .site = ev->site,
+                 .block_field = HOST_BLOCK, .gen = 0, .view = 0, .lim = 0xfffu, .seq = ev->seq, .site = ev->site,
                  .space = WR_SPACE_GLOBAL};
     if ((cp->kind == WR_COPY_D2H || cp->kind == WR_COPY_D2D) && cp->src) {
         c.kind = WR_KIND_READ;
@@ -1267,6 +1376,7 @@ static void *lk_create(const wr_engine_config *cfg)
     wr_blockstate_init(&s->bs, sizeof(block_st), sizeof(warp_st), offsetof(warp_st, ring));
     s->bar_pool.size = sizeof(wr_block_barriers);
     s->cross_pool.size = sizeof(wr_cross_bars);
+    s->split_pool.size = sizeof(lk_split);
     s->locks_pool.size = sizeof(warp_locks);
     s->fences_pool.size = sizeof(warp_fences);
     wr_ring_pool_init(&s->ring_pool);

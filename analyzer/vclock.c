@@ -100,21 +100,36 @@ typedef struct hb_pend {     /* relaxed CAS read awaiting a fence */
 } hb_pend;
 
 typedef struct hb_bar {
-    uint32_t count;
-    uint64_t arrived;        /* warps */
+    uint32_t count;          /* threads arrived, waiting or not */
+    uint64_t arrived;        /* warps waiting (SYNC) */
     uint32_t stamp[64];
+    /* the phase's ARRIVE arrivals (bar.arrive): the join of their clocks at
+     * arrival, per layer; NULL until the block's first one.  They went on,
+     * so their clocks at completion would say too much. */
+    wr_vclock *rel;
 } hb_bar;
 
 /* A cluster or grid barrier under way.  Arrivals are kept by position,
  * not by pointer: a block's warps may be regrown before it completes. */
 typedef struct hb_xarrival {
-    uint32_t block, widx, stamp, mask;
+    uint32_t block, widx;
+    uint32_t stamp;          /* of its arrival; of its WAIT once it waits */
+    uint32_t mask;
+    uint8_t mode;            /* wr_barrier_mode of the arrival */
+    uint8_t waiting;         /* SYNC, or an arrival whose WAIT came */
+    /* ARRIVE: its clock at arrival, per kept layer (it went on since) */
+    wr_vc_snap *snap[WR_HB_MAX_LAYERS];
 } hb_xarrival;
 
 typedef struct hb_xbar {
     uint64_t count;          /* threads arrived */
     hb_xarrival *arr;
     uint32_t n, cap;
+    uint32_t phase;          /* phases completed */
+    /* the last completed phase's join, per layer, for its arrivers whose
+     * WAIT comes later (one phase at most: the next cannot complete before
+     * they arrive again, and they wait first) */
+    wr_vclock done[WR_HB_MAX_LAYERS];
 } hb_xbar;
 
 typedef struct wr_hb_block {
@@ -568,16 +583,33 @@ static void learn_ends(wr_hb *hb, wr_vclock *c)
  * things ran), and a long trace keeps every launch record.  Not earlier:
  * a grid whose blocks run one after another would make the array anew
  * for each. */
+static void xarrival_drop_snaps(hb_xarrival *a)
+{
+    for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++) {
+        wr_snap_unref(a->snap[k]);
+        a->snap[k] = NULL;
+    }
+}
+
+static void xbar_free(hb_xbar *x)
+{
+    for (uint32_t i = 0; i < x->n; i++)
+        xarrival_drop_snaps(&x->arr[i]);
+    free(x->arr);
+    for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++)
+        wr_vc_free(&x->done[k]);
+}
+
 static void launch_drop_xbars(hb_launch *l)
 {
     for (uint32_t i = 0; i < l->nxbar; i++)
-        free(l->xbar[i].arr);
+        xbar_free(&l->xbar[i]);
     free(l->xbar);
     l->xbar = NULL;
     l->nxbar = 0;
     wr_map_free(&l->xbar_ix);
     if (l->grid_bar)
-        free(l->grid_bar->arr);
+        xbar_free(l->grid_bar);
     free(l->grid_bar);
     l->grid_bar = NULL;
 }
@@ -935,8 +967,14 @@ static void block_fold(wr_hb *hb, hb_launch *l, hb_block *b)
         warp_fini(w);
     }
     for (int i = 0; i < 16; i++)
-        if (b->bar[i])
+        if (b->bar[i]) {
+            if (b->bar[i]->rel) {
+                for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++)
+                    wr_vc_free(&b->bar[i]->rel[k]);
+                free(b->bar[i]->rel);
+            }
             free(b->bar[i]);
+        }
     block_delete(hb, b);
 }
 
@@ -1480,6 +1518,21 @@ static void layer_split(wr_hb *hb, unsigned k)
                     x->snap[k] = x->snap[WR_HB_OBL];
                 }
             }
+            /* what the block's barriers hold of their ARRIVE arrivals */
+            for (unsigned id = 0; bl && id < 16; id++)
+                if (bl->bar[id] && bl->bar[id]->rel)
+                    wr_vc_copy(&bl->bar[id]->rel[k], &bl->bar[id]->rel[WR_HB_OBL]);
+        }
+        for (uint32_t i2 = 0; i2 <= l->nxbar; i2++) {
+            hb_xbar *x = i2 < l->nxbar ? &l->xbar[i2] : l->grid_bar;
+            if (!x)
+                continue;
+            wr_vc_copy(&x->done[k], &x->done[WR_HB_OBL]);
+            for (uint32_t a = 0; a < x->n; a++)
+                if (x->arr[a].snap[WR_HB_OBL]) {
+                    wr_snap_ref(x->arr[a].snap[WR_HB_OBL]);
+                    x->arr[a].snap[k] = x->arr[a].snap[WR_HB_OBL];
+                }
         }
     }
     for (uint32_t i = 0; i < hb->nstreams; i++)
@@ -1886,61 +1939,127 @@ static hb_xbar *xbar_of(hb_launch *l, unsigned bscope, uint32_t cluster)
     return &l->xbar[l->nxbar - 1];
 }
 
-/* A cluster or grid barrier completes: every arriver's clock at its
- * arrival is joined and given to all of them, in every layer (a barrier's
- * scope holds every thread it gathers, and it orders weak accesses as a
- * block barrier does), and each arriving warp reconverges. */
+/* A cluster or grid barrier's phase completes: the clocks its arrivals
+ * released (a SYNC arriver's at its arrival, where it still waits; an
+ * ARRIVE's as taken then; a relaxed arrival releases nothing) are joined
+ * and given to every arriver that waits, in every layer (a barrier's scope
+ * holds every thread it gathers, and it orders weak accesses as a block
+ * barrier does), and each of them reconverges.  The join stays in x->done
+ * for the arrivers whose WAIT is still to come. */
 static void xbar_complete(wr_hb *hb, hb_launch *l, hb_xbar *x)
 {
-    /* an arriver whose block is gone (a malformed trace) takes no part */
+    /* an arriver whose block is gone (a malformed trace) takes no part,
+     * but what an ARRIVE released stays released */
     uint32_t n = 0;
     for (uint32_t i = 0; i < x->n; i++) {
         hb_xarrival a = x->arr[i];
-        if (l->blocks && a.block < l->nblocks && l->blocks[a.block] &&
-            a.widx < l->blocks[a.block]->nw)
+        bool alive = l->blocks && a.block < l->nblocks && l->blocks[a.block] &&
+                     a.widx < l->blocks[a.block]->nw;
+        if (alive || a.mode == WR_BARMODE_ARRIVE)
             x->arr[n++] = a;
+        else
+            xarrival_drop_snaps(&x->arr[i]);
     }
     for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
-        wr_vclock *j = &hb->tmp;
+        wr_vclock *j = &x->done[k];
         wr_vc_clear(j);
         for (uint32_t i = 0; i < n; i++) {
-            wr_hb_warp *w = &l->blocks[x->arr[i].block]->w[x->arr[i].widx];
-            wr_vc_snap *sn = warp_flatten(hb, w, k, x->arr[i].stamp);
-            wr_vc_join(j, &sn->c);
-            wr_snap_unref(sn);
+            hb_xarrival *a = &x->arr[i];
+            if (a->mode == WR_BARMODE_ARRIVE) {
+                if (a->snap[k])
+                    wr_vc_join(j, &a->snap[k]->c);
+            } else if (a->mode == WR_BARMODE_SYNC) {
+                wr_hb_warp *w = &l->blocks[a->block]->w[a->widx];
+                wr_vc_snap *sn = warp_flatten(hb, w, k, a->stamp);
+                wr_vc_join(j, &sn->c);
+                wr_snap_unref(sn);
+            }
         }
-        for (uint32_t i = 0; i < n; i++)
-            warp_join(hb, &l->blocks[x->arr[i].block]->w[x->arr[i].widx], k, j,
-                      x->arr[i].mask);
     }
     for (uint32_t i = 0; i < n; i++) {
-        wr_hb_warp *w = &l->blocks[x->arr[i].block]->w[x->arr[i].widx];
-        w->xbar_wait = 0;
-        barrier_reconverge(w, x->arr[i].stamp);
+        hb_xarrival *a = &x->arr[i];
+        bool alive = l->blocks && a->block < l->nblocks && l->blocks[a->block] &&
+                     a->widx < l->blocks[a->block]->nw;
+        if (alive && a->waiting) {
+            wr_hb_warp *w = &l->blocks[a->block]->w[a->widx];
+            for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
+                warp_join(hb, w, k, &x->done[k], a->mask);
+            w->xbar_wait = 0;
+            barrier_reconverge(w, a->stamp);
+        }
+        xarrival_drop_snaps(a);
     }
     x->n = 0;
     x->count = 0;
+    x->phase++;
 }
 
-/* A warp arrives at a cluster barrier (cluster.sync()) or a grid barrier
- * (grid.sync()). */
+/* A warp's WAIT (barrier.cluster.wait) for the phase its last arrival
+ * joined: taken now if that phase completed, else when it does.  A WAIT
+ * with no arrival before it (a malformed trace) acquires nothing. */
+static void do_xbar_wait(wr_hb *hb, hb_launch *l, wr_hb_warp *w, const wr_barrier *br)
+{
+    uint32_t s = stamp_next(w);
+    if (!w->xbar_armed)
+        return;
+    hb_xbar *x = xbar_of(l, w->xbar_armed, w->cluster);
+    if (x->phase != w->xbar_phase) {
+        for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
+            warp_join(hb, w, k, &x->done[k], br->active_mask);
+        barrier_reconverge(w, s);
+    } else if (w->xbar_at < x->n) {
+        x->arr[w->xbar_at].waiting = 1;
+        x->arr[w->xbar_at].stamp = s;
+        x->arr[w->xbar_at].mask = br->active_mask;
+        w->xbar_wait = w->xbar_armed;
+    }
+    w->xbar_armed = 0;
+}
+
+/* A warp arrives at a cluster barrier (cluster.sync(),
+ * barrier.cluster.arrive) or a grid barrier (grid.sync()), or waits at
+ * one (WAIT). */
 static void do_xbarrier(wr_hb *hb, const wr_barrier *br)
 {
     wr_hb_warp *w = warp_get(hb, br->launch, br->block, br->warp);
     hb_launch *l = launch_get(hb, br->launch);
+    if (br->mode == WR_BARMODE_WAIT) {
+        do_xbar_wait(hb, l, w, br);
+        return;
+    }
     unsigned scope = br->scope == WR_BAR_CLUSTER ? WR_SCOPE_CLUSTER : WR_SCOPE_DEVICE;
-    uint32_t s = barrier_arrival(hb, w, scope, br->active_mask);
+    /* a relaxed arrival is no fence: it releases nothing */
+    uint32_t s = br->mode == WR_BARMODE_ARRIVE_RELAXED
+                     ? stamp_next(w)
+                     : barrier_arrival(hb, w, scope, br->active_mask);
     /* a warp that arrives again went on: the barrier it waited at
      * completed (a count short of `expected`, as with exited threads) */
     if (w->xbar_wait)
         xbar_complete(hb, l, xbar_of(l, w->xbar_wait, w->cluster));
-    w->xbar_wait = br->scope;
+    /* one that arrived and never waited stays counted in that phase */
+    w->xbar_armed = 0;
     hb_xbar *x = xbar_of(l, br->scope, w->cluster);
     if (x->n == x->cap) {
         x->cap = x->cap ? x->cap * 2 : 8;
         x->arr = xrealloc(x->arr, (size_t)x->cap * sizeof *x->arr);
     }
-    x->arr[x->n++] = (hb_xarrival){br->block, w->widx, s, br->active_mask};
+    hb_xarrival *a = &x->arr[x->n];
+    *a = (hb_xarrival){.block = br->block, .widx = w->widx, .stamp = s, .mask = br->active_mask,
+                       .mode = br->mode, .waiting = br->mode == WR_BARMODE_SYNC};
+    if (br->mode == WR_BARMODE_SYNC) {
+        w->xbar_wait = br->scope;
+    } else {
+        /* it goes on: its clock now is what it releases; its lanes wait
+         * for each other at the instruction */
+        if (br->mode == WR_BARMODE_ARRIVE)
+            for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
+                a->snap[k] = warp_flatten(hb, w, k, s);
+        barrier_reconverge(w, s);
+        w->xbar_armed = br->scope;
+        w->xbar_phase = x->phase;
+        w->xbar_at = x->n;
+    }
+    x->n++;
     x->count += (uint32_t)__builtin_popcount(br->active_mask);
     uint64_t expected = br->expected ? br->expected : xbar_expected(l, br->scope);
     if (x->count >= expected)
@@ -1960,7 +2079,18 @@ static void do_barrier(wr_hb *hb, const wr_barrier *br)
         b->bar[id] = xcalloc(1, sizeof(hb_bar));
     hb_bar *bar = b->bar[id];
     uint32_t s = barrier_arrival(hb, w, WR_SCOPE_BLOCK, br->active_mask);
-    if (w->widx < 64) {
+    if (br->mode == WR_BARMODE_ARRIVE) {
+        /* bar.arrive: it releases its clock now and goes on; its lanes
+         * wait for each other at the instruction */
+        if (!bar->rel)
+            bar->rel = xcalloc(WR_HB_MAX_LAYERS, sizeof *bar->rel);
+        for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
+            wr_vc_snap *sn = warp_flatten(hb, w, k, s);
+            wr_vc_join(&bar->rel[k], &sn->c);
+            wr_snap_unref(sn);
+        }
+        barrier_reconverge(w, s);
+    } else if (w->widx < 64) {
         bar->arrived |= 1ull << w->widx;
         bar->stamp[w->widx] = s;
     }
@@ -1996,8 +2126,12 @@ static void do_barrier(wr_hb *hb, const wr_barrier *br)
             wr_vc_join(&x->ext[k], j);
             memcpy(warp_blk(x, k), jb, (size_t)b->nw * sizeof(uint32_t));
             warp_drop_snaps(x);
+            if (bar->rel)
+                warp_join(hb, x, k, &bar->rel[k], WR_FULL_MASK);
         }
         free(jb);
+        if (bar->rel)
+            wr_vc_clear(&bar->rel[k]);
     }
     for (uint32_t i = 0; i < b->nw && i < 64; i++) {
         if (!((bar->arrived >> i) & 1u))

@@ -101,8 +101,10 @@ struct wr_hb_warp {
     uint8_t narrow;          /* scoped: last too-narrow sync seen (verdict) */
     uint8_t has_fence;
     uint8_t fence_scope;
-    uint8_t xbar_wait;       /* waits at a cluster or grid barrier */
+    uint8_t xbar_wait;       /* waits at a cluster or grid barrier (its scope) */
+    uint8_t xbar_armed;      /* arrived at one (ARRIVE) and not waited yet */
     uint32_t fence_c;        /* stamp at the last fence (release pattern) */
+    uint32_t xbar_phase, xbar_at;  /* xbar_armed: the phase, the arrival's index */
     uint32_t *blk[WR_HB_MAX_LAYERS];  /* dense over the block's warps, or NULL */
     wr_vclock ext[WR_HB_MAX_LAYERS];
     /* Ordering between lanes.  lane_floor and pair come from barriers and

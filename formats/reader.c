@@ -548,17 +548,26 @@ static int decode_events(const uint8_t *start, size_t raw_size, uint32_t count, 
             DECODE_FAIL("unknown event kind");
         if (left < body_size[kind])
             DECODE_FAIL("record overruns the chunk");
-        /* b1 of a BARRIER is its scope (1.1); a 1.0 reader sees it as reserved */
-        if ((b1 && kind != WR_EV_BARRIER) || ((b2 || b3) && kind != WR_EV_FENCE && kind != WR_EV_HOST_COPY))
+        /* b1 of a BARRIER is its scope (1.1), b2 its mode (1.3); older
+         * readers see them as reserved */
+        if ((b1 && kind != WR_EV_BARRIER) ||
+            (b2 && kind != WR_EV_FENCE && kind != WR_EV_HOST_COPY && kind != WR_EV_BARRIER) ||
+            (b3 && kind != WR_EV_FENCE && kind != WR_EV_HOST_COPY))
             DECODE_FAIL("reserved record byte is not zero");
         switch (kind) {
         case WR_EV_BARRIER:
             if (!wr_barrier_scope_ok(b1))
                 DECODE_FAIL("bad barrier scope");
             ev->u.barrier = (wr_barrier){wrf_get32(q), wrf_get32(q + 4), wrf_get32(q + 8),
-                                         wrf_get32(q + 12), wrf_get32(q + 16), wrf_get32(q + 20), b1};
+                                         wrf_get32(q + 12), wrf_get32(q + 16), wrf_get32(q + 20), b1,
+                                         b2};
             if (b1 != WR_BAR_BLOCK && ev->u.barrier.barrier_id)
                 DECODE_FAIL("cluster or grid barrier with a barrier id");
+            {
+                const char *why = wr_barrier_mode_problem(&ev->u.barrier);
+                if (why)
+                    DECODE_FAIL(why);
+            }
             break;
         case WR_EV_WARP_SYNC:
             ev->u.warp_sync = (wr_warp_sync){wrf_get32(q), wrf_get32(q + 4), wrf_get32(q + 8),

@@ -1500,19 +1500,44 @@ static int access_line(P *p, const char *base_op)
     return emit(p, &ev, t0->col);
 }
 
-/* The wr_barrier_scope a barrier directive names, -1 if s is none. */
-static int barrier_word(const char *s)
+/* The barrier a directive names: its wr_barrier_scope, and its
+ * wr_barrier_mode in *mode; -1 if s names none.  The first spelling of each
+ * (scope, mode) is the one dump writes. */
+static int barrier_word(const char *s, int *mode)
 {
-    static const struct { const char *w; int scope; } words[] = {
-        {"barrier", WR_BAR_BLOCK}, {"bar", WR_BAR_BLOCK},
-        {"barrier.block", WR_BAR_BLOCK}, {"bar.block", WR_BAR_BLOCK},
-        {"barrier.cluster", WR_BAR_CLUSTER}, {"bar.cluster", WR_BAR_CLUSTER},
-        {"cluster_sync", WR_BAR_CLUSTER},
-        {"barrier.grid", WR_BAR_GRID}, {"bar.grid", WR_BAR_GRID}, {"grid_sync", WR_BAR_GRID},
+    static const struct { const char *w; uint8_t scope, mode; } words[] = {
+        {"barrier", WR_BAR_BLOCK, WR_BARMODE_SYNC}, {"bar", WR_BAR_BLOCK, WR_BARMODE_SYNC},
+        {"barrier.block", WR_BAR_BLOCK, WR_BARMODE_SYNC}, {"bar.block", WR_BAR_BLOCK, WR_BARMODE_SYNC},
+        {"barrier.cluster", WR_BAR_CLUSTER, WR_BARMODE_SYNC},
+        {"bar.cluster", WR_BAR_CLUSTER, WR_BARMODE_SYNC},
+        {"cluster_sync", WR_BAR_CLUSTER, WR_BARMODE_SYNC},
+        {"barrier.grid", WR_BAR_GRID, WR_BARMODE_SYNC}, {"bar.grid", WR_BAR_GRID, WR_BARMODE_SYNC},
+        {"grid_sync", WR_BAR_GRID, WR_BARMODE_SYNC},
+        /* split barriers (format 1.3): PTX's own spellings, and names like
+         * cluster_sync's for the cluster's */
+        {"bar.arrive", WR_BAR_BLOCK, WR_BARMODE_ARRIVE},
+        {"barrier.arrive", WR_BAR_BLOCK, WR_BARMODE_ARRIVE},
+        {"barrier.cta.arrive", WR_BAR_BLOCK, WR_BARMODE_ARRIVE},
+        {"barrier.cluster.arrive", WR_BAR_CLUSTER, WR_BARMODE_ARRIVE},
+        {"bar.cluster.arrive", WR_BAR_CLUSTER, WR_BARMODE_ARRIVE},
+        {"cluster_arrive", WR_BAR_CLUSTER, WR_BARMODE_ARRIVE},
+        {"barrier.cluster.arrive.relaxed", WR_BAR_CLUSTER, WR_BARMODE_ARRIVE_RELAXED},
+        {"bar.cluster.arrive.relaxed", WR_BAR_CLUSTER, WR_BARMODE_ARRIVE_RELAXED},
+        {"cluster_arrive_relaxed", WR_BAR_CLUSTER, WR_BARMODE_ARRIVE_RELAXED},
+        {"barrier.cluster.wait", WR_BAR_CLUSTER, WR_BARMODE_WAIT},
+        {"bar.cluster.wait", WR_BAR_CLUSTER, WR_BARMODE_WAIT},
+        {"cluster_wait", WR_BAR_CLUSTER, WR_BARMODE_WAIT},
+        {"barrier.grid.arrive", WR_BAR_GRID, WR_BARMODE_ARRIVE},
+        {"bar.grid.arrive", WR_BAR_GRID, WR_BARMODE_ARRIVE},
+        {"barrier.grid.wait", WR_BAR_GRID, WR_BARMODE_WAIT},
+        {"bar.grid.wait", WR_BAR_GRID, WR_BARMODE_WAIT},
     };
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-        if (!strcmp(s, words[i].w))
+        if (!strcmp(s, words[i].w)) {
+            if (mode)
+                *mode = words[i].mode;
             return words[i].scope;
+        }
     return -1;
 }
 
@@ -1547,27 +1572,46 @@ static int sync_line(P *p, int kind)
                                 (uint8_t)(scope >= 0 ? scope : WR_SCOPE_DEVICE),
                                 (uint8_t)(order >= 0 ? order : WR_ORDER_SC)};
     } else if (kind == WR_EV_BARRIER) {
-        int scope = barrier_word(t0->s);
+        int mode = WR_BARMODE_SYNC, scope = barrier_word(t0->s, &mode);
         if (thread_spec(p, &th, 1))
             return -1;
         /* by default every thread the barrier gathers: the block's, the
          * cluster's or the grid's, spelled out (expected=0 leaves it to the
-         * analyzer) */
+         * analyzer); a wait counts no thread (event.h) */
         uint64_t threads = th.li->threads;
         if (scope == WR_BAR_CLUSTER)
             threads = sat_mul(threads, th.li->cluster_blocks);
         else if (scope == WR_BAR_GRID)
             threads = sat_mul(threads, th.li->blocks);
+        if (mode == WR_BARMODE_WAIT)
+            threads = 0;
         uint32_t id = 0, expected = threads > UINT32_MAX ? UINT32_MAX : (uint32_t)threads;
         int col;
         const char *v;
-        if ((v = take_kv(p, "id=", &col)) && get_u32(p, v, col, &id))
+        /* a wait waits for the phase its warp's last arrive joined: neither
+         * an id nor a count of its own */
+        if ((v = take_kv(p, "id=", &col)) && mode == WR_BARMODE_WAIT)
+            return perr(p, col - 3, "a barrier wait has no id");
+        if (v && get_u32(p, v, col, &id))
             return -1;
         if (v && id && scope != WR_BAR_BLOCK)
             return perr(p, col, "cluster and grid barriers have no id");
-        if ((v = take_kv(p, "expected=", &col)) && get_u32(p, v, col, &expected))
+        if ((v = take_kv(p, "expected=", &col)) && mode == WR_BARMODE_WAIT)
+            return perr(p, col - 9, "a barrier wait has no expected= (it counts no thread)");
+        if (v && get_u32(p, v, col, &expected))
             return -1;
-        ev.u.barrier = (wr_barrier){th.launch, th.block, th.warp, th.mask, id, expected, (uint8_t)scope};
+        if (scope == WR_BAR_BLOCK && mode == WR_BARMODE_ARRIVE) {
+            /* PTX's bar.arrive always names its thread count (a producer /
+             * consumer pair rarely gathers the whole block), and so must the
+             * record (event.h): no default from the launch */
+            if (!v)
+                return perr(p, peek(p) ? peek(p)->col : end_col(p),
+                            "missing field 'expected=' (%s names its thread count)", t0->s);
+            if (!expected)
+                return perr(p, col, "%s needs a thread count: expected=0 is not one", t0->s);
+        }
+        ev.u.barrier = (wr_barrier){th.launch, th.block, th.warp, th.mask, id, expected,
+                                    (uint8_t)scope, (uint8_t)mode};
     } else if (kind == WR_EV_WARP_SYNC) {
         if (thread_spec(p, &th, 1))
             return -1;
@@ -1859,7 +1903,7 @@ static int body_line(P *p)
     if (is_op(s, "ld")) return access_line(p, "ld");
     if (is_op(s, "st")) return access_line(p, "st");
     if (is_op(s, "atom")) return access_line(p, "atom");
-    if (barrier_word(s) >= 0) return sync_line(p, WR_EV_BARRIER);
+    if (barrier_word(s, NULL) >= 0) return sync_line(p, WR_EV_BARRIER);
     if (!strcmp(s, "warpsync") || !strcmp(s, "syncwarp")) return sync_line(p, WR_EV_WARP_SYNC);
     if (is_op(s, "fence")) return sync_line(p, WR_EV_FENCE);
     if (!strcmp(s, "block_enter") || !strcmp(s, "enter")) return sync_line(p, WR_EV_BLOCK_ENTER);

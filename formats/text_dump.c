@@ -282,15 +282,23 @@ static void put_event(D *d, const wr_event *ev)
     case WR_EV_BARRIER: {
         const wr_barrier *b = &ev->u.barrier;
         if (b->scope == WR_BAR_BLOCK) {
-            fputs("barrier", o);
+            /* the reader lets only SYNC and ARRIVE through for a block */
+            fputs(b->mode == WR_BARMODE_ARRIVE ? "bar.arrive" : "barrier", o);
             put_thread(d, b->launch, b->block, b->warp, b->active_mask);
             fprintf(o, " id=%u expected=%u", b->barrier_id, b->expected);
             break;
         }
         /* no id=: the reader let no id through for these */
         fputs(b->scope == WR_BAR_CLUSTER ? "barrier.cluster" : "barrier.grid", o);
+        static const char *const mode_suffix[] = {
+            [WR_BARMODE_SYNC] = "", [WR_BARMODE_ARRIVE] = ".arrive",
+            [WR_BARMODE_ARRIVE_RELAXED] = ".arrive.relaxed", [WR_BARMODE_WAIT] = ".wait",
+        };
+        fputs(b->mode <= WR_BARMODE_MAX ? mode_suffix[b->mode] : "", o);
         put_thread(d, b->launch, b->block, b->warp, b->active_mask);
-        fprintf(o, " expected=%u", b->expected);
+        /* nor expected= on a wait: it counts no thread (expected is 0) */
+        if (b->mode != WR_BARMODE_WAIT)
+            fprintf(o, " expected=%u", b->expected);
         break;
     }
     case WR_EV_WARP_SYNC: {

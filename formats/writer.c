@@ -466,7 +466,10 @@ static size_t encode_event(uint8_t *out, const wr_event *ev, int *is_vector, con
         /* only the block has named barriers: a reader rejects an id on the others */
         if (b->scope != WR_BAR_BLOCK && b->barrier_id)
             return *why = "cluster and grid barriers have no barrier id", 0;
+        const char *mode_why = wr_barrier_mode_problem(b);
+        if (mode_why) return *why = mode_why, 0;
         out[1] = b->scope;
+        out[2] = b->mode;
         wrf_put32(p, b->launch); wrf_put32(p + 4, b->block); wrf_put32(p + 8, b->warp);
         wrf_put32(p + 12, b->active_mask); wrf_put32(p + 16, b->barrier_id);
         wrf_put32(p + 20, b->expected);

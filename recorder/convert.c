@@ -45,6 +45,8 @@ const char *wrr_check_header(uint64_t w0)
             return "fence scope out of range";
         if (kind == WRR_K_BARRIER && !wr_barrier_scope_ok(WRR_W0_SCOPE(w0)))
             return "barrier scope out of range";
+        if (kind == WRR_K_BARRIER && WRR_W0_BARMODE(w0) > WR_BARMODE_MAX)
+            return "barrier mode out of range";
     }
     return NULL;
 }
@@ -106,15 +108,26 @@ int wrr_convert(const uint64_t *w, size_t nwords, uint32_t launch, uint32_t site
         }
         break;
     }
-    case WRR_K_BARRIER:
+    case WRR_K_BARRIER: {
         ev->kind = WR_EV_BARRIER;
+        uint8_t mode = (uint8_t)WRR_W0_BARMODE(w[0]);
         if (WRR_W0_SCOPE(w[0]) == WR_BAR_BLOCK)
             ev->u.barrier = (wr_barrier){launch, block, warp, mask, aux & 0xffu, aux >> 8,
-                                         WR_BAR_BLOCK};
+                                         WR_BAR_BLOCK, mode};
         else
             ev->u.barrier = (wr_barrier){launch, block, warp, mask, 0, aux,
-                                         (uint8_t)WRR_W0_SCOPE(w[0])};
+                                         (uint8_t)WRR_W0_SCOPE(w[0]), mode};
+        /* a mode the trace cannot hold (a block wait, a wait with a count)
+         * is no record the device writes: corrupt, as a bad scope is,
+         * rather than a writer error later */
+        const char *bad_mode = wr_barrier_mode_problem(&ev->u.barrier);
+        if (bad_mode) {
+            if (why)
+                *why = bad_mode;
+            return -1;
+        }
         break;
+    }
     case WRR_K_WARP_SYNC:
         ev->kind = WR_EV_WARP_SYNC;
         ev->u.warp_sync = (wr_warp_sync){launch, block, warp, mask};

@@ -40,6 +40,9 @@ typedef struct wrr_access_desc {
     uint64_t lane_addr[32];     /* meaningful for active lanes */
 } wrr_access_desc;
 unsigned wrr_encode_access(const wrr_access_desc *d, uint64_t *words);
+/* A sync record as device_logger.cuh wrr_sync_record writes it: `scope` is
+ * a FENCE's wr_scope or a BARRIER's wr_barrier_scope, `order` a FENCE's
+ * wr_order or a BARRIER's wr_barrier_mode (ring_format.h). */
 unsigned wrr_encode_sync(uint64_t *words, unsigned kind, uint32_t block, uint32_t warp,
                          uint32_t mask, uint32_t aux, uint8_t scope, uint8_t order,
                          uint64_t site_addr);

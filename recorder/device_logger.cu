@@ -92,6 +92,27 @@ extern "C" __global__ void warprace_api_selftest_groups(int *g)
     WR_STORE(&g[t], a + WR_LOAD(&g[(t + blockDim.x) % (blockDim.x * gridDim.x)]));
 }
 
+/* Split barriers: a producer warp arrives at named barrier 1 (bar.arrive)
+ * where the consumer warp syncs; the cluster's arrive, relaxed arrive and
+ * wait (clusters of 2 fixed at compile time, as barrier.cluster needs a
+ * cluster launch). */
+extern "C" __global__ void __cluster_dims__(2, 1, 1) warprace_api_selftest_split(int *g)
+{
+    __shared__ int sh[32];
+    unsigned t = threadIdx.x;
+    if (t < 32) {
+        WR_STORE(&sh[t], (int)t);
+        WR_BARRIER_ARRIVE(1, 64);
+    } else if (t < 64) {
+        WR_BARRIER_SYNC(1, 64);
+        WR_STORE(&g[blockIdx.x * 32 + t - 32], WR_LOAD(&sh[t - 32]));
+    }
+    WR_CLUSTER_ARRIVE();
+    WR_CLUSTER_WAIT();
+    WR_CLUSTER_ARRIVE_RELAXED();
+    WR_CLUSTER_WAIT();
+}
+
 /* Distributed shared memory: the wrappers reach another block's shared
  * memory through the generic pointer cluster.map_shared_rank() returns
  * (recorded as DSMEM), and the own block's through either pointer. */

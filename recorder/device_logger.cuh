@@ -294,7 +294,9 @@ WRR_DEV void wrr_access_end(wrr_dev_state *s, wrr_pending *pd, unsigned op, unsi
 
 /* ---- sync records ------------------------------------------------------------ */
 
-/* One record for the lanes executing together (the leader writes it). */
+/* One record for the lanes executing together (the leader writes it).
+ * `order` is a FENCE's wr_order or a BARRIER's wr_barrier_mode
+ * (ring_format.h). */
 WRR_DEV void wrr_sync_record(wrr_dev_state *s, unsigned kind, unsigned mask, uint32_t aux,
                              unsigned scope, unsigned order, const wrr_site_desc *site)
 {

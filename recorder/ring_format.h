@@ -33,6 +33,11 @@
  *                    barrier scope   (wr_barrier_scope)    BARRIER: 0 block,
  *                                      2 cluster, 3 grid; else corrupt
  *       bits 52..54  order           (wr_order)            ACCESS, FENCE
+ *                    barrier mode    (wr_barrier_mode)     BARRIER: 0 sync,
+ *                                      1 arrive, 2 relaxed arrive, 3 wait;
+ *                                      else corrupt, and so is a mode that
+ *                                      does not fit the scope and count
+ *                                      (wr_barrier_mode_problem)
  *       bits 55..56  space           (wr_space)            ACCESS
  *       bits 57..59  log2(size)      (1..16 bytes)         ACCESS
  *       bits 60..61  address mode    (wrr_amode)           ACCESS
@@ -43,7 +48,7 @@
  *                    expected threads (bits 40..63); BARRIER of cluster or
  *                    grid scope = expected threads (bits 32..63): they have
  *                    no barrier id, so the count keeps the event model's
- *                    32 bits (a grid's saturates there)
+ *                    32 bits (a grid's saturates there); a wait's is 0
  *   w2  bits  0..31  linear block index in the grid
  *       bits 32..47  warp index in the block
  *       bits 48..63  reserved, 0
@@ -154,6 +159,8 @@ typedef struct wrr_dev_state {
 #define WRR_W0_AOP(w)    ((unsigned)(((w) >> 45) & 15u))
 #define WRR_W0_SCOPE(w)  ((unsigned)(((w) >> 49) & 7u))
 #define WRR_W0_ORDER(w)  ((unsigned)(((w) >> 52) & 7u))
+/* a BARRIER has no memory order: its order bits carry its mode */
+#define WRR_W0_BARMODE(w) WRR_W0_ORDER(w)
 #define WRR_W0_SPACE(w)  ((unsigned)(((w) >> 55) & 3u))
 #define WRR_W0_LSIZE(w)  ((unsigned)(((w) >> 57) & 7u))
 #define WRR_W0_AMODE(w)  ((unsigned)(((w) >> 60) & 3u))

@@ -95,6 +95,7 @@ static struct {
     uint64_t dmalloc_lost;        /* device malloc/free records past WRS_DMALLOC_MAX */
     uint64_t dfree_unknown;       /* device frees of a pointer with no recorded malloc */
     int dsmem_unpatched;          /* the API refused the remote shared access patch */
+    int cluster_bar_unpatched;    /* ... the cluster barrier patches (1), or the wait's (2) */
     uint64_t t_start;
     char error[512];
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .wlock = PTHREAD_MUTEX_INITIALIZER};
@@ -415,6 +416,26 @@ static void module_loaded(const Sanitizer_ResourceModuleData *d)
         G.dsmem_unpatched = 1;
         fprintf(stderr, "warprace (sanitizer): accesses to other blocks' shared memory "
                         "(distributed shared memory) cannot be patched: not recorded\n");
+    }
+    /* Cluster barriers (barrier.cluster.arrive / wait, cluster.sync()):
+     * the arrive first, the wait only where the arrive is patched, so that
+     * a refusal loses waits (what they acquire: races reported that are
+     * none; the analyzers take an arrival never waited for) rather than
+     * leave waits with no arrival.  Without them, what they order across a
+     * cluster's blocks looks unordered: said once. */
+    int arrive_ok = 0, wait_ok = 0;
+#if WRS_HAVE_CLUSTER_BARRIER_CB
+    arrive_ok = G.fn.patch_instructions(SANITIZER_INSTRUCTION_CLUSTER_BARRIER_ARRIVE, d->module,
+                                        "wrs_cluster_arrive") == SANITIZER_SUCCESS;
+    wait_ok = arrive_ok &&
+              G.fn.patch_instructions(SANITIZER_INSTRUCTION_CLUSTER_BARRIER_WAIT, d->module,
+                                      "wrs_cluster_wait") == SANITIZER_SUCCESS;
+#endif
+    if (!wait_ok && !G.cluster_bar_unpatched) {
+        G.cluster_bar_unpatched = arrive_ok ? 2 : 1;
+        fprintf(stderr, "warprace (sanitizer): cluster barrier %s (barrier.cluster.arrive / "
+                        "wait, cluster.sync()) cannot be patched: not recorded\n",
+                arrive_ok ? "waits" : "arrivals and waits");
     }
     san_ok(G.fn.patch_module(d->module), "sanitizerPatchModule");
     pthread_mutex_unlock(&G.lock);
@@ -765,6 +786,12 @@ static void shutdown_recorder(void)
             fprintf(f, "sanitizer_held_flushed_early=%llu\n",
                     (unsigned long long)s->held_flushed_early);
             fprintf(f, "sanitizer_dsmem_unpatched=%d\n", G.dsmem_unpatched);
+            fprintf(f, "sanitizer_cluster_barriers_unpatched=%d\n", G.cluster_bar_unpatched);
+            fprintf(f, "sanitizer_barrier_mode_unknown=%llu\n",
+                    (unsigned long long)s->barrier_mode_unknown);
+            fprintf(f, "sanitizer_barrier_arrive_uncounted=%llu\n",
+                    (unsigned long long)s->barrier_arrive_uncounted);
+            fprintf(f, "sanitizer_waits_held=%llu\n", (unsigned long long)s->waits_held);
             fprintf(f, "ok=%d\n", ok);
             if (G.error[0])
                 fprintf(f, "error=%s\n", G.error);

@@ -14,7 +14,8 @@ struct wrs_warp_slot {
 };
 
 struct wrs_held {
-    wr_event ev;                  /* lane_addr points at `lanes` */
+    wr_event ev;                  /* an atomic read (lane_addr points at `lanes`) or a
+                                     cluster barrier's WAIT */
     uint64_t lanes[WR_WARP_SIZE];
     uint64_t warp_key;
     uint64_t seq;                 /* arrival order */
@@ -340,6 +341,51 @@ static void complete_access(wrs_finisher *f, wr_access *a, const wrs_range *r, u
     f->st.accesses_classified++;
 }
 
+/* The mode of a barrier from the classification of its PC (san_events.h).
+ * What the callbacks wrote: a block barrier's SYNC (the barrier callback,
+ * whatever the instruction) with the callback's thread count, 0 where it
+ * gave none; a cluster barrier's ARRIVE or WAIT (one callback each). */
+static void complete_barrier(wrs_finisher *f, wr_barrier *b, const wrs_range *r, uint64_t pc)
+{
+    if (b->scope != WR_BAR_BLOCK && b->scope != WR_BAR_CLUSTER)
+        return;                   /* no patch writes another: nothing to complete */
+    const wrs_insn *in = r ? wrs_find_insn(r->fn, pc - r->start) : NULL;
+    const wrs_class *c = in ? &in->cls : NULL;
+    int known = c && c->kind == WRS_K_BARRIER && c->barmode != WRS_BARMODE_UNKNOWN;
+    if (known && b->scope == WR_BAR_BLOCK)
+        known = c->scope == WR_SCOPE_BLOCK;
+    else if (known)               /* cluster: an arrive stays an arrive, a wait a wait */
+        known = c->scope == WR_SCOPE_CLUSTER &&
+                (c->barmode == WR_BARMODE_WAIT) == (b->mode == WR_BARMODE_WAIT);
+    wr_barrier nb = *b;
+    if (known)
+        nb.mode = c->barmode;
+    else
+        f->st.barrier_mode_unknown++;
+    if (nb.scope == WR_BAR_BLOCK) {
+        /* PTX's bar.arrive always names its count, and a block ARRIVE must
+         * carry it: without one from the callback, SYNC is what can be
+         * recorded (its arrival counted, the warp then seen to wait) */
+        if (nb.mode == WR_BARMODE_ARRIVE && !nb.expected) {
+            nb.mode = WR_BARMODE_SYNC;
+            f->st.barrier_arrive_uncounted++;
+        }
+        /* no count for a sync: all of the block's threads, as the device
+         * API records __syncthreads (0 where the launch is not known: "all
+         * of them" in the format too) */
+        if (!nb.expected && nb.launch == f->launch)
+            nb.expected = f->block_threads;
+    }
+    /* never an invalid record: the event as converted passed the same
+     * check, so it is kept where the completed one would not */
+    if (wr_barrier_mode_problem(&nb)) {
+        if (known)
+            f->st.barrier_mode_unknown++;
+        return;
+    }
+    *b = nb;
+}
+
 /* ---- atomic reads held until their warp's next record (san_events.h) ------ */
 
 /* word: the access's address / 4.  A shared word is keyed by (owner
@@ -513,13 +559,15 @@ static int emit_all_held(wrs_finisher *f)
 static int release_held(wrs_finisher *f, wrs_warp_slot *slot)
 {
     uint32_t idx = slot->held;
-    if (emit_writes_before(f, &f->held[idx - 1].ev.u.access, idx) != 0)
+    /* a held wait reads no memory: no write has to go before it */
+    if (f->held[idx - 1].ev.kind == WR_EV_ACCESS &&
+        emit_writes_before(f, &f->held[idx - 1].ev.u.access, idx) != 0)
         return -1;
     return emit_held(f, idx, false);
 }
 
-/* Holds e (an atomic read of the warp in slot).  Returns 1 when it could
- * not (no memory): the caller emits it at once. */
+/* Holds e (an atomic read or a cluster wait of the warp in slot).  Returns
+ * 1 when it could not (no memory): the caller emits it at once. */
 static int hold(wrs_finisher *f, wrs_warp_slot *slot, const wr_event *e)
 {
     if (!f->held_free) {
@@ -528,8 +576,9 @@ static int hold(wrs_finisher *f, wrs_warp_slot *slot, const wr_event *e)
         if (!n)
             return 1;
         f->held = n;
-        for (uint32_t i = 0; i < f->held_cap; i++)   /* they point into the pool */
-            n[i].ev.u.access.lane_addr = n[i].lanes;
+        for (uint32_t i = 0; i < f->held_cap; i++)   /* accesses point into the pool */
+            if (n[i].ev.kind == WR_EV_ACCESS)
+                n[i].ev.u.access.lane_addr = n[i].lanes;
         for (uint32_t i = cap; i > f->held_cap; i--) {
             n[i - 1].next = f->held_free;
             f->held_free = i;
@@ -540,12 +589,15 @@ static int hold(wrs_finisher *f, wrs_warp_slot *slot, const wr_event *e)
     wrs_held *h = &f->held[idx - 1];
     f->held_free = h->next;
     h->ev = *e;
-    if (e->u.access.addr_mode == WR_ADDR_VECTOR)
-        memcpy(h->lanes, e->u.access.lane_addr, sizeof h->lanes);
-    h->ev.u.access.lane_addr = h->lanes;
+    h->writes = 0;
+    if (e->kind == WR_EV_ACCESS) {
+        if (e->u.access.addr_mode == WR_ADDR_VECTOR)
+            memcpy(h->lanes, e->u.access.lane_addr, sizeof h->lanes);
+        h->ev.u.access.lane_addr = h->lanes;
+        h->writes = wr_op_writes(e->u.access.op);
+    }
     h->warp_key = slot->key;
     h->seq = ++f->held_seq;
-    h->writes = wr_op_writes(e->u.access.op);
     wrs_held_list *l = h->writes ? &f->held_writes : &f->held_loads;
     h->prev = l->tail;
     h->next = 0;
@@ -557,7 +609,10 @@ static int hold(wrs_finisher *f, wrs_warp_slot *slot, const wr_event *e)
     if (h->writes)
         for_each_word(f, &h->ev.u.access, word_add, &idx);
     slot->held = idx;
-    f->st.reads_held++;
+    if (e->kind == WR_EV_ACCESS)
+        f->st.reads_held++;
+    else
+        f->st.waits_held++;
     return 0;
 }
 
@@ -571,6 +626,8 @@ static int fin_event(void *ctx, const wr_event *ev)
         if (emit_all_held(f) != 0)
             return -1;
         f->launch = ev->u.launch.launch;
+        f->block_threads = ev->u.launch.block_dim[0] * ev->u.launch.block_dim[1] *
+                           ev->u.launch.block_dim[2];
         clear_warps(f);
         return emit(f, ev);
     case WR_EV_ACCESS:
@@ -595,6 +652,8 @@ static int fin_event(void *ctx, const wr_event *ev)
     const wrs_range *r = pc ? find_range(f, pc) : NULL;
     if (e.kind == WR_EV_ACCESS)
         complete_access(f, &e.u.access, r, pc);
+    else if (e.kind == WR_EV_BARRIER)
+        complete_barrier(f, &e.u.barrier, r, pc);
     uint64_t key = (((uint64_t)block << 32) | warp) + 1;
     wrs_warp_slot *slot = warp_slot(f, key, 1);
     if (slot && slot->held && release_held(f, slot) != 0)
@@ -630,6 +689,12 @@ static int fin_event(void *ctx, const wr_event *ev)
     }
     if (slot)
         slot->pc = pc;
+    /* a wait goes out once its warp has moved on (san_events.h) */
+    if (e.kind == WR_EV_BARRIER && e.u.barrier.mode == WR_BARMODE_WAIT && slot) {
+        int rc = hold(f, slot, &e);
+        if (rc <= 0)
+            return rc;
+    }
     if (e.kind == WR_EV_ACCESS && wr_op_is_atomic(e.u.access.op)) {
         if (wr_op_reads(e.u.access.op) && slot) {
             int rc = hold(f, slot, &e);

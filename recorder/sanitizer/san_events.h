@@ -32,6 +32,18 @@
  *    the held read-modify-writes up to the last that overlaps it are
  *    emitted first, in arrival order.  A host event, a block exit and the
  *    drain's flush emit everything held (counted as flushed early).
+ *  - completes every BARRIER event's mode (format 1.3) from the
+ *    classification of its PC: the barrier callback fires alike for
+ *    bar.sync and bar.arrive (BAR.ARV: ARRIVE, with the callback's thread
+ *    count), the cluster arrive callback alike for barrier.cluster.arrive
+ *    and its .relaxed form.  Where the PC does not say (no disassembly, an
+ *    unknown BAR form, or callback and instruction disagree) the callback's
+ *    mode stays (SYNC for a block barrier) and is counted; a BAR.ARV whose
+ *    callback gave no count is recorded as SYNC and counted, since a block
+ *    ARRIVE without its count is no valid record.  A cluster WAIT is held
+ *    like an atomic read: its callback runs before the wait, and only the
+ *    warp's next record is certainly reserved after every arrival of the
+ *    phase it waited for.
  */
 #ifndef WARPRACE_SAN_EVENTS_H
 #define WARPRACE_SAN_EVENTS_H
@@ -59,6 +71,9 @@ typedef struct wrs_stats {
     uint64_t fence_cross_function;    /* previous PC in another function */
     uint64_t reads_held;              /* atomic reads moved to the warp's next record */
     uint64_t held_flushed_early;      /* ... emitted before it (overlap, block exit, host event) */
+    uint64_t barrier_mode_unknown;    /* barrier PC unknown / not that barrier: callback's mode kept */
+    uint64_t barrier_arrive_uncounted;/* BAR.ARV without a thread count: recorded as SYNC */
+    uint64_t waits_held;              /* cluster waits moved to the warp's next record */
 } wrs_stats;
 
 /* A loaded function: [start, start + size) in the device's address space. */
@@ -99,11 +114,13 @@ typedef struct wrs_finisher {
     wrs_held *held;
     uint32_t held_cap, held_free;
     uint64_t held_seq;
-    wrs_held_list held_writes, held_loads;
+    wrs_held_list held_writes;    /* held read-modify-writes */
+    wrs_held_list held_loads;     /* held atomic loads and cluster waits: they write nothing */
     /* words of the held read-modify-writes -> pool index */
     wrs_word_slot *words;
     size_t word_cap, word_used;
     uint32_t launch;
+    uint32_t block_threads;       /* the current launch's block size (0: not known) */
     wrs_stats st;
 } wrs_finisher;
 

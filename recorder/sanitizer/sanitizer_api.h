@@ -43,8 +43,15 @@
 #include <sanitizer.h>
 #endif
 #define WRS_API_VERIFIED 1
+/* set by meson: does this sanitizer.h declare the cluster barrier patch
+ * points (newer than some toolkits)? */
+#ifndef WRS_HAVE_CLUSTER_BARRIER_CB
+#define WRS_HAVE_CLUSTER_BARRIER_CB 0
+#endif
 #else /* ---- declared from the documentation ---------------------------------- */
 #define WRS_API_VERIFIED 0
+#undef WRS_HAVE_CLUSTER_BARRIER_CB
+#define WRS_HAVE_CLUSTER_BARRIER_CB 1     /* declared below */
 
 #ifndef SANITIZERAPI
 #define SANITIZERAPI
@@ -198,6 +205,14 @@ typedef enum {
     SANITIZER_INSTRUCTION_PIPELINE_COMMIT = 15,
     SANITIZER_INSTRUCTION_PIPELINE_WAIT = 16,
     SANITIZER_INSTRUCTION_REMOTE_SHARED_MEMORY_ACCESS = 17,
+    /* 18 DEVICE_ALIGNED_MALLOC, 19 MATRIX_MEMORY_ACCESS, 20 CACHE_CONTROL:
+     * not used.  The cluster barrier patch points come next in the
+     * documentation ("Cluster barrier arrive instruction", callback type
+     * SanitizerCallbackClusterBarrierArrive / ...Wait, (userdata, pc)); a
+     * header that declares values 18..20 in that order (seen) makes them
+     * 21 and 22, if nothing lies between (unverified). */
+    SANITIZER_INSTRUCTION_CLUSTER_BARRIER_ARRIVE = 21,
+    SANITIZER_INSTRUCTION_CLUSTER_BARRIER_WAIT = 22,
     SANITIZER_INSTRUCTION_FORCE_INT = 0x7fffffff
 } Sanitizer_InstructionId;
 

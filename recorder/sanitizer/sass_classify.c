@@ -164,7 +164,32 @@ void wrs_classify_opcode(const char *opcode, wrs_class *c)
         return;
     }
     if (!strcmp(base, "BAR")) {
+        /* a block barrier (bar / barrier.cta): BAR.ARV is bar.arrive, an
+         * arrival that does not wait; BAR.SYNC[.DEFER_BLOCKING] (bar.sync,
+         * __syncthreads), BAR.SYNCALL and BAR.RED.{POPC,AND,OR} (bar.red,
+         * __syncthreads_count/and/or) arrive and wait.  Any other form is
+         * left unknown: the finisher keeps SYNC for it and counts it. */
         c->kind = WRS_K_BARRIER;
+        c->scope = WR_SCOPE_BLOCK;
+        if (nmods && !strcmp(mods[0], "ARV"))
+            c->barmode = WR_BARMODE_ARRIVE;
+        else if (nmods && (!strcmp(mods[0], "SYNC") || !strcmp(mods[0], "SYNCALL") ||
+                           !strcmp(mods[0], "RED")))
+            c->barmode = WR_BARMODE_SYNC;
+        else
+            c->barmode = WRS_BARMODE_UNKNOWN;
+        return;
+    }
+    /* sm_90 cluster barriers: barrier.cluster.wait is UCGABAR_WAIT;
+     * barrier.cluster.arrive, its .release and its .relaxed forms are all
+     * one UCGABAR_ARV (ptxas 13.0 emits the same encoding for each), the
+     * release being the MEMBAR that ptxas puts before it.  Alone, an
+     * UCGABAR_ARV therefore releases nothing: finish_function makes it an
+     * ARRIVE where that MEMBAR directly precedes it. */
+    if (!strcmp(base, "UCGABAR_ARV") || !strcmp(base, "UCGABAR_WAIT")) {
+        c->kind = WRS_K_BARRIER;
+        c->scope = WR_SCOPE_CLUSTER;
+        c->barmode = base[8] == 'W' ? WR_BARMODE_WAIT : WR_BARMODE_ARRIVE_RELAXED;
         return;
     }
     if (!strcmp(base, "WARPSYNC")) {
@@ -303,6 +328,22 @@ static int cmp_insn(const void *a, const void *b)
     return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
+/* Is opcode `name`, with or without modifiers? */
+static int base_is(const char *opcode, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(opcode, name, n) && (opcode[n] == 0 || opcode[n] == '.');
+}
+
+/* Does some branch of f (targets resolved) land on pc? */
+static int is_branch_target(const wrs_function *f, uint64_t pc)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (f->insns[i].target >= 0 && (uint64_t)f->insns[i].target == pc)
+            return 1;
+    return 0;
+}
+
 /* Ends the current function: sorts it, resolves label targets. */
 static int finish_function(parser *p)
 {
@@ -332,6 +373,28 @@ static int finish_function(parser *p)
         if ((in->cls.op == WR_OP_ATOMIC_LOAD || in->cls.op == WR_OP_ATOMIC_RMW) &&
             !strncmp(f->insns[i + 1].opcode, "CCTL.IVALL", 10))
             in->cls.order = in->cls.op == WR_OP_ATOMIC_LOAD ? WR_ORDER_ACQUIRE : in->cls.order;
+    }
+    /* release of a cluster arrive: the default barrier.cluster.arrive
+     * (release) is MEMBAR.ALL.GPU, ERRBAR, CGAERRBAR, UCGABAR_ARV, the
+     * .relaxed one the UCGABAR_ARV alone (ptxas 13.0, sm_90).  An arrive
+     * counts as releasing when a fence of cluster scope or wider directly
+     * precedes it on its only way in: unpredicated, with only ERRBAR /
+     * CGAERRBAR between, and no branch landing in between (a path that
+     * jumps there skips the fence). */
+    for (size_t i = 0; i < f->n; i++) {
+        wrs_insn *in = &f->insns[i];
+        if (in->cls.kind != WRS_K_BARRIER || in->cls.barmode != WR_BARMODE_ARRIVE_RELAXED)
+            continue;
+        for (size_t j = i; j > 0 && !is_branch_target(f, f->insns[j].pc);) {
+            const wrs_insn *q = &f->insns[--j];
+            if (q->cls.kind == WRS_K_FENCE) {
+                if (!q->predicated && q->cls.scope >= WR_SCOPE_CLUSTER)
+                    in->cls.barmode = WR_BARMODE_ARRIVE;
+                break;
+            }
+            if (!base_is(q->opcode, "ERRBAR") && !base_is(q->opcode, "CGAERRBAR"))
+                break;
+        }
     }
     p->nlabels = 0;
     p->nfixups = 0;

@@ -13,7 +13,9 @@
  *    (`ATOM.E.CAS.STRONG.GPU`, `LDS.U16`, `MEMBAR.SC.GPU` ...) into the
  *    event model's terms: memory operation, atomic operation, scope,
  *    strength/order, address space (or "generic": resolved at run time by
- *    the callback that fires), size, and for fences their scope and order.
+ *    the callback that fires), size, for fences their scope and order, and
+ *    for barriers (BAR.*, UCGABAR_*) the threads gathered and the mode
+ *    (sync, arrive, relaxed arrive, wait: format 1.3).
  *  - wrs_fence_between() answers, from the function's control-flow graph,
  *    whether every path from one PC to another passes a fence of at least a
  *    given scope (a must-analysis); YES, NO, or UNKNOWN when an indirect
@@ -38,7 +40,7 @@ typedef enum wrs_kind {
     WRS_K_RED,           /* RED REDG REDS (no return value) */
     WRS_K_FENCE,         /* MEMBAR: an inter-thread memory fence */
     WRS_K_PROXY_FENCE,   /* FENCE.VIEW.ASYNC.*: orders proxies, not threads */
-    WRS_K_BARRIER,       /* BAR.SYNC / BAR.RED / BAR.ARV ... */
+    WRS_K_BARRIER,       /* BAR.SYNC / BAR.RED / BAR.ARV ..., UCGABAR_ARV / UCGABAR_WAIT */
     WRS_K_WARPSYNC,      /* WARPSYNC */
     WRS_K_KIND_MAX
 } wrs_kind;
@@ -60,6 +62,11 @@ typedef enum wrs_flow {
 #define WRS_SPACE_GENERIC 0xfeu
 #define WRS_SPACE_NONE 0xffu
 
+/* A barrier instruction whose mode the classifier does not know (a BAR
+ * form other than SYNC, SYNCALL, RED, ARV): the finisher keeps what the
+ * callback implies and counts it, rather than guess. */
+#define WRS_BARMODE_UNKNOWN 0xffu
+
 typedef struct wrs_class {
     uint8_t kind;        /* wrs_kind */
     uint8_t op;          /* wr_mem_op (memory instructions) */
@@ -69,6 +76,9 @@ typedef struct wrs_class {
     uint8_t space;       /* wr_space, WRS_SPACE_GENERIC, or WRS_SPACE_NONE */
     uint8_t size;        /* bytes per lane (memory instructions), 0 = unknown */
     uint8_t flow;        /* wrs_flow */
+    uint8_t barmode;     /* barriers: wr_barrier_mode or WRS_BARMODE_UNKNOWN; their
+                            `scope` is the wr_scope of the threads gathered
+                            (BLOCK for BAR.*, CLUSTER for UCGABAR_*) */
 } wrs_class;
 
 typedef struct wrs_insn {

@@ -150,8 +150,9 @@ static inline void ev_fence(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint32_t
 }
 /* A barrier: a block barrier (scope WR_BAR_BLOCK) with its id, or a
  * cluster or grid barrier (WR_BAR_CLUSTER / WR_BAR_GRID, id 0). */
-static inline void ev_barrier(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint32_t mask,
-                              uint32_t id, uint32_t expected, uint8_t scope)
+/* A barrier record of any mode (wr_barrier_mode); ev_barrier: SYNC. */
+static inline void ev_barrier_mode(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint32_t mask,
+                                   uint32_t id, uint32_t expected, uint8_t scope, uint8_t mode)
 {
     wr_event ev;
     memset(&ev, 0, sizeof ev);
@@ -163,7 +164,13 @@ static inline void ev_barrier(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint32
     ev.u.barrier.barrier_id = id;
     ev.u.barrier.expected = expected;
     ev.u.barrier.scope = scope;
+    ev.u.barrier.mode = mode;
     hbt_feed(t, &ev);
+}
+static inline void ev_barrier(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint32_t mask,
+                              uint32_t id, uint32_t expected, uint8_t scope)
+{
+    ev_barrier_mode(t, l, b, w, mask, id, expected, scope, WR_BARMODE_SYNC);
 }
 static inline void ev_bar(hbt *t, uint32_t l, uint32_t b, uint32_t w, uint32_t mask,
                           uint32_t id, uint32_t expected)

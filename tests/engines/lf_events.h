@@ -165,6 +165,20 @@ static inline wr_event lf_barrier(uint32_t launch, uint32_t block, uint32_t warp
     return e;
 }
 
+/* A barrier event of any scope and mode (format 1.3): a named block
+ * barrier `id` (SYNC or ARRIVE, whose count PTX requires), or a cluster or
+ * grid barrier (id 0; SYNC, ARRIVE, ARRIVE_RELAXED for a cluster, or WAIT,
+ * whose count is 0). */
+static inline wr_event lf_barrier_mode(uint32_t launch, uint32_t block, uint32_t warp, uint32_t id,
+                                       uint32_t expected, uint8_t scope, uint8_t mode)
+{
+    wr_event e = lf_barrier(launch, block, warp, mode == WR_BARMODE_WAIT ? 0 : expected);
+    e.u.barrier.barrier_id = id;
+    e.u.barrier.scope = scope;
+    e.u.barrier.mode = mode;
+    return e;
+}
+
 static inline wr_event lf_warp_sync(uint32_t launch, uint32_t block, uint32_t warp, uint32_t mask)
 {
     wr_event e;
@@ -205,6 +219,170 @@ static inline wr_event lf_copy(uint8_t kind, uint64_t dst, uint64_t src, uint64_
     e.u.copy.stream = stream;
     e.u.copy.async = async;
     return e;
+}
+
+/* ---- the oracle tests' model of a block's barrier phases ----
+ *
+ * What barriers.h does, stated naively for the reference models of
+ * test_fsm_oracle.c and test_lockset_oracle.c (whose blocks have
+ * LF_MWARPS warps): per slot (named block barriers 0 .. LF_MSLOTS - 2, the
+ * block's share of a cluster or grid barrier LF_MSHARE), the phase under
+ * way: who waits (SYNC; a WAIT at the share), who arrived and went on
+ * (ARRIVE, ARRIVE_RELAXED), how many threads arrived, whether an arrival
+ * was relaxed, and 1 + the largest stamp a releasing arrival (SYNC,
+ * ARRIVE) brought.  A phase completes when `expected` threads arrived, or
+ * when one of its waiters acts again (an access or a barrier event: it
+ * went on, so the phase completed); the phases a warp waits for complete
+ * in slot order.  An arriver acting again completes nothing; arriving
+ * again counts again; a SYNC after its own ARRIVE in one phase waits. */
+enum { LF_MWARPS = 2, LF_MSLOTS = 3, LF_MSHARE = LF_MSLOTS - 1 };
+
+typedef struct lf_mphase {
+    bool waits[LF_MWARPS], goes_on[LF_MWARPS];
+    uint32_t threads;
+    bool relaxed;
+    uint32_t top;
+} lf_mphase;
+
+typedef struct lf_mbars {
+    lf_mphase ph[LF_MSLOTS];
+} lf_mbars;
+
+typedef void (*lf_mdone)(void *ctx, unsigned slot, const lf_mphase *ph);
+
+static inline void lf_mbars_complete(lf_mbars *t, unsigned slot, lf_mdone done, void *ctx)
+{
+    lf_mphase ph = t->ph[slot];
+    memset(&t->ph[slot], 0, sizeof t->ph[slot]);
+    done(ctx, slot, &ph);
+}
+
+/* warp acts again */
+static inline void lf_mbars_acts(lf_mbars *t, unsigned warp, lf_mdone done, void *ctx)
+{
+    for (unsigned slot = 0; slot < LF_MSLOTS; slot++)
+        if (t->ph[slot].waits[warp])
+            lf_mbars_complete(t, slot, done, ctx);
+}
+
+/* an arrival (the caller has made the warp act again first, and took its
+ * stamp after that) */
+static inline void lf_mbars_arrive(lf_mbars *t, unsigned slot, unsigned warp, uint8_t mode,
+                                   uint32_t threads, uint32_t expected, uint32_t stamp,
+                                   lf_mdone done, void *ctx)
+{
+    lf_mphase *p = &t->ph[slot];
+    p->threads += threads;
+    if (mode == WR_BARMODE_SYNC) {
+        p->waits[warp] = true;
+        p->goes_on[warp] = false;
+    } else {
+        p->goes_on[warp] = true;
+    }
+    if (mode == WR_BARMODE_ARRIVE_RELAXED)
+        p->relaxed = true;
+    else if (stamp + 1 > p->top)
+        p->top = stamp + 1;
+    if (expected && p->threads >= expected)
+        lf_mbars_complete(t, slot, done, ctx);
+}
+
+/* a WAIT at slot: true when the warp arrived (and went on) in the phase
+ * under way, which it now waits for */
+static inline bool lf_mbars_wait(lf_mbars *t, unsigned slot, unsigned warp)
+{
+    lf_mphase *p = &t->ph[slot];
+    if (!p->goes_on[warp])
+        return false;
+    p->goes_on[warp] = false;
+    p->waits[warp] = true;
+    return true;
+}
+
+static inline bool lf_mbars_waiting(const lf_mbars *t, unsigned warp)
+{
+    for (unsigned slot = 0; slot < LF_MSLOTS; slot++)
+        if (t->ph[slot].waits[warp])
+            return true;
+    return false;
+}
+
+/* ---- the oracle tests' split-barrier plans ----
+ *
+ * A barrier whose arrivals (and WAITs) are spread over the steps of a
+ * random program, in a random order, so that accesses, other barriers and
+ * host steps come between them.  A block barrier (named `id`) of one or
+ * both warps of a block, each with SYNC or ARRIVE; a cluster or grid
+ * barrier of every warp of the blocks it gathers, each with SYNC, ARRIVE
+ * or (a cluster's) ARRIVE_RELAXED, most of those waiting later (WAIT). */
+typedef struct lf_plan_part {
+    uint32_t block, warp;
+    uint8_t mode;
+    bool arrived, waits_later;
+} lf_plan_part;
+
+typedef struct lf_plan {
+    lf_plan_part part[2 * LF_MWARPS];
+    unsigned n;
+    uint8_t scope;
+    uint32_t id, expected;
+} lf_plan;
+
+static inline bool lf_plan_active(const lf_plan *p)
+{
+    for (unsigned i = 0; i < p->n; i++)
+        if (!p->part[i].arrived || p->part[i].waits_later)
+            return true;
+    return false;
+}
+
+/* rnd: the program's random source; blocks: the first and how many */
+static inline void lf_plan_start(lf_plan *p, uint32_t (*rnd)(uint32_t), uint8_t scope,
+                                 uint32_t block0, uint32_t nblocks)
+{
+    memset(p, 0, sizeof *p);
+    p->scope = scope;
+    if (scope == WR_BAR_BLOCK) {
+        p->id = rnd(2);
+        bool both = rnd(3) != 0;
+        p->expected = both ? 32 * LF_MWARPS : 32;
+        uint32_t w0 = both ? 0 : rnd(LF_MWARPS);
+        for (uint32_t w = w0; w < (both ? LF_MWARPS : w0 + 1); w++)
+            p->part[p->n++] = (lf_plan_part){.block = block0, .warp = w,
+                                             .mode = rnd(2) ? WR_BARMODE_ARRIVE : WR_BARMODE_SYNC};
+        return;
+    }
+    p->expected = 32 * LF_MWARPS * nblocks;
+    for (uint32_t b = block0; b < block0 + nblocks; b++)
+        for (uint32_t w = 0; w < LF_MWARPS; w++) {
+            uint32_t r = rnd(6);
+            uint8_t mode = r < 2 ? WR_BARMODE_SYNC
+                           : r < 5 || scope != WR_BAR_CLUSTER ? WR_BARMODE_ARRIVE
+                                                             : WR_BARMODE_ARRIVE_RELAXED;
+            p->part[p->n++] = (lf_plan_part){.block = b, .warp = w, .mode = mode,
+                                             .waits_later = mode != WR_BARMODE_SYNC && rnd(8)};
+        }
+}
+
+/* The plan's next event (a random part with something left), or false. */
+static inline bool lf_plan_next(lf_plan *p, uint32_t (*rnd)(uint32_t), uint32_t launch,
+                                wr_event *out)
+{
+    unsigned left[2 * LF_MWARPS], k = 0;
+    for (unsigned i = 0; i < p->n; i++)
+        if (!p->part[i].arrived || p->part[i].waits_later)
+            left[k++] = i;
+    if (!k)
+        return false;
+    lf_plan_part *q = &p->part[left[rnd(k)]];
+    uint8_t mode = q->mode;
+    if (q->arrived) {
+        mode = WR_BARMODE_WAIT;
+        q->waits_later = false;
+    }
+    q->arrived = true;
+    *out = lf_barrier_mode(launch, q->block, q->warp, p->id, p->expected, p->scope, mode);
+    return true;
 }
 
 #endif

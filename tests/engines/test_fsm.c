@@ -448,3 +448,361 @@ Test(fsm, packed_lines_count_sweep_and_unpack)
     cr_assert_eq(g->example.addr >> 2, (X + 128) / 4 + g->example.second.lane);
     wr_findings_free(f);
 }
+
+/* ---- split barriers (format 1.3) ---- */
+
+#include "barriers.h"
+
+#define FULL 1u
+#define EMPTY 2u
+#define BUF 0x200ull   /* a shared buffer word */
+enum { PROD = 0, CONS = 1 };
+
+static void feed_bar(uint32_t block, uint32_t warp, uint32_t id, uint32_t expected, uint8_t scope,
+                     uint8_t mode)
+{
+    lf_feed(&R, lf_barrier_mode(L, block, warp, id, expected, scope, mode));
+}
+
+static void buf_access(uint32_t warp, uint8_t op, uint32_t site)
+{
+    wr_event e = lf_acc(site, L, 0, warp, WR_FULL_MASK, op, 0, BUF, 4);
+    e.u.access.space = WR_SPACE_SHARED;
+    lf_feed(&R, e);
+}
+
+static void buf1_access(uint32_t warp, uint8_t op, uint32_t site)
+{
+    wr_event e = lf_acc(site, L, 0, warp, WR_FULL_MASK, op, 0, BUF + 128, 4);
+    e.u.access.space = WR_SPACE_SHARED;
+    lf_feed(&R, e);
+}
+
+#define P_WRITE() buf_access(PROD, WR_OP_STORE, 200)
+#define C_READ() buf_access(CONS, WR_OP_LOAD, 201)
+#define P_ARRIVE_FULL() feed_bar(0, PROD, FULL, 64, WR_BAR_BLOCK, WR_BARMODE_ARRIVE)
+#define P_SYNC_EMPTY() feed_bar(0, PROD, EMPTY, 64, WR_BAR_BLOCK, WR_BARMODE_SYNC)
+#define C_SYNC_FULL() feed_bar(0, CONS, FULL, 64, WR_BAR_BLOCK, WR_BARMODE_SYNC)
+#define C_ARRIVE_EMPTY() feed_bar(0, CONS, EMPTY, 64, WR_BAR_BLOCK, WR_BARMODE_ARRIVE)
+
+/* A warp-specialised pipeline on named barriers, three rounds:
+ *   producer: [bar.sync EMPTY;] write buf; bar.arrive FULL
+ *   consumer: bar.sync FULL; read buf; bar.arrive EMPTY
+ * `bug`: the producer never waits for EMPTY (it overwrites the buffer the
+ * consumer may still read).  `order` 0: the warps take turns; 1: the
+ * consumer waits first and the producer runs ahead as far as it may. */
+static void pipeline(bool bug, int order)
+{
+    start(1);
+    for (int i = 0; i < 3; i++) {
+        if (order == 0) {
+            if (i && !bug)
+                P_SYNC_EMPTY();
+            P_WRITE();
+            P_ARRIVE_FULL();
+            C_SYNC_FULL();
+            C_READ();
+            C_ARRIVE_EMPTY();
+        } else {
+            C_SYNC_FULL();
+            if (i && !bug)
+                P_SYNC_EMPTY();   /* completes: the consumer arrived last round */
+            P_WRITE();
+            P_ARRIVE_FULL();       /* completes FULL: the consumer goes on */
+            if (bug)
+                P_WRITE();         /* the next round's write, before the read */
+            C_READ();
+            C_ARRIVE_EMPTY();
+        }
+    }
+}
+
+Test(fsm, split_producer_consumer_no_race)
+{
+    for (int order = 0; order < 2; order++) {
+        pipeline(false, order);
+        wr_findings *f = lf_end(&R);
+        cr_assert_eq(lf_total(f), 0, "order %d", order);
+        wr_findings_free(f);
+    }
+}
+
+Test(fsm, split_producer_overwrite_without_empty_wait_races)
+{
+    for (int order = 0; order < 2; order++) {
+        pipeline(true, order);
+        wr_findings *f = lf_end(&R);
+        const wr_race_group *g = one_group(f);
+        cr_assert_eq(g->example.race_class, WR_CLASS_INTER_WARP, "order %d", order);
+        uint32_t s1 = g->example.first.site, s2 = g->example.second.site;
+        cr_assert((s1 == 200 && s2 == 201) || (s1 == 201 && s2 == 200), "sites %u %u", s1, s2);
+        wr_findings_free(f);
+    }
+}
+
+/* The producer's access after its arrival is not ordered before the
+ * consumer's after the phase: the arrival released only what came before
+ * it (the arriver's count steps at the arrival; the waiter takes the
+ * arrival's count + 1, no more). */
+Test(fsm, split_arriver_access_after_arrival_races_with_waiter)
+{
+    start(1);
+    P_ARRIVE_FULL();
+    P_WRITE();
+    C_SYNC_FULL();
+    C_READ();
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(one_group(f)->example.race_class, WR_CLASS_INTER_WARP);
+    wr_findings_free(f);
+}
+
+/* Two stages (FULL0/EMPTY0 = 1/2 for buffer 0, FULL1/EMPTY1 = 3/4 for
+ * buffer 1 at BUF + 128): the producer writes buffer 1 while its arrival
+ * at FULL0 is pending, and buffer 0 again while FULL1's is. */
+Test(fsm, split_two_stage_pipeline_no_race)
+{
+    start(1);
+    P_WRITE();
+    feed_bar(0, PROD, 1, 64, WR_BAR_BLOCK, WR_BARMODE_ARRIVE);
+    buf1_access(PROD, WR_OP_STORE, 202);
+    feed_bar(0, PROD, 3, 64, WR_BAR_BLOCK, WR_BARMODE_ARRIVE);
+    feed_bar(0, CONS, 1, 64, WR_BAR_BLOCK, WR_BARMODE_SYNC);
+    C_READ();
+    feed_bar(0, CONS, 2, 64, WR_BAR_BLOCK, WR_BARMODE_ARRIVE);
+    feed_bar(0, PROD, 2, 64, WR_BAR_BLOCK, WR_BARMODE_SYNC);
+    P_WRITE();
+    feed_bar(0, PROD, 1, 64, WR_BAR_BLOCK, WR_BARMODE_ARRIVE);
+    feed_bar(0, CONS, 3, 64, WR_BAR_BLOCK, WR_BARMODE_SYNC);
+    buf1_access(CONS, WR_OP_LOAD, 203);
+    feed_bar(0, CONS, 4, 64, WR_BAR_BLOCK, WR_BARMODE_ARRIVE);
+    feed_bar(0, CONS, 1, 64, WR_BAR_BLOCK, WR_BARMODE_SYNC);
+    C_READ();
+    feed_bar(0, CONS, 2, 64, WR_BAR_BLOCK, WR_BARMODE_ARRIVE);
+    feed_bar(0, PROD, 4, 64, WR_BAR_BLOCK, WR_BARMODE_SYNC);
+    buf1_access(PROD, WR_OP_STORE, 202);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0);
+    wr_findings_free(f);
+}
+
+/* What a Lamport count cannot say (ENGINES.md, fsm, "Split barriers"):
+ * the consumer reads, then waits at FULL; the producer arrives there, then
+ * writes.  The write is not ordered after the read (the producer waited
+ * for nothing), but the producer's count stepped at its arrival past the
+ * read's, so the pair looks ordered: fsm misses it (lockset warns). */
+Test(fsm, split_arriver_that_never_waited_looks_ordered_missed)
+{
+    start(1);
+    C_READ();
+    P_ARRIVE_FULL();
+    C_SYNC_FULL();
+    P_WRITE();
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0, "a documented miss; a change that catches it updates ENGINES.md");
+    wr_findings_free(f);
+}
+
+/* barriers.h: an arriver goes on; acting again says nothing about its
+ * phase, arriving again counts again; a waiter acting again completes it. */
+static unsigned done_calls;
+static wr_bar_phase done_last;
+
+static void count_done(void *ctx, unsigned slot, const wr_bar_phase *ph, bool relaxed)
+{
+    (void)ctx;
+    (void)slot;
+    (void)relaxed;
+    done_calls++;
+    done_last = *ph;
+}
+
+Test(fsm, split_barrier_table_keeps_arrivers_apart)
+{
+    wr_block_barriers t;
+    memset(&t, 0, sizeof t);
+    done_calls = 0;
+    wr_barrier_arrive(&t, 1, WR_BARMODE_ARRIVE, 0, 32, 96, 7, count_done, NULL);
+    wr_barrier_arrive(&t, 1, WR_BARMODE_SYNC, 1, 32, 96, 3, count_done, NULL);
+    wr_barrier_wake(&t, 1u << 0, count_done, NULL);   /* the arriver acts again */
+    cr_assert_eq(done_calls, 0, "an arriver acting again completes nothing");
+    cr_assert_eq(t.pending, 1u << 1);
+    wr_barrier_arrive(&t, 1, WR_BARMODE_ARRIVE, 0, 32, 96, 9, count_done, NULL);   /* counts again */
+    cr_assert_eq(done_calls, 1, "the third 32 threads complete the phase");
+    cr_assert_eq(done_last.waiters, 1u << 1);
+    cr_assert_eq(done_last.arrivers, 1u << 0);
+    cr_assert_eq(done_last.m, 10, "1 + the largest stamp a releasing arrival brought");
+    cr_assert_eq(t.open, 0);
+    cr_assert_eq(t.pending, 0);
+    /* a waiter acting again completes its phase */
+    wr_barrier_arrive(&t, 2, WR_BARMODE_SYNC, 3, 32, 64, 1, count_done, NULL);
+    wr_barrier_wake(&t, 1u << 3, count_done, NULL);
+    cr_assert_eq(done_calls, 2);
+    cr_assert_eq(done_last.waiters, 1u << 3);
+    /* a relaxed arrival releases nothing: no stamp */
+    wr_barrier_arrive(&t, WR_BAR_SHARE, WR_BARMODE_ARRIVE_RELAXED, 0, 32, 64, 5, count_done, NULL);
+    cr_assert_eq(t.bar[WR_BAR_SHARE].m, 0);
+    cr_assert(wr_barrier_wait(&t, WR_BAR_SHARE, 0, count_done, NULL), "its WAIT joins the phase");
+    cr_assert_eq(t.pending, 1u << 0);
+}
+
+/* The same on the engine: warp D's write before its arrival is ordered
+ * before warp A's read after the phase of A (waiting), P (arriving) and D
+ * (waiting), 96 threads; P acting again between does not complete it (it
+ * would give A a count below D's, whose barriers alone made it larger). */
+Test(fsm, split_arriver_acting_again_does_not_complete_the_phase)
+{
+    for (int acts = 0; acts < 2; acts++) {
+        start(1);
+        for (int i = 0; i < 3; i++)
+            feed_bar(0, 2, 3, 32, WR_BAR_BLOCK, WR_BARMODE_SYNC);   /* D alone: count 3 */
+        feed_bar(0, 0, FULL, 96, WR_BAR_BLOCK, WR_BARMODE_SYNC);     /* A waits */
+        feed_bar(0, 1, FULL, 96, WR_BAR_BLOCK, WR_BARMODE_ARRIVE);   /* P arrives, goes on */
+        if (acts)
+            lf_feed(&R, lf_acc(210, L, 0, 1, WR_FULL_MASK, WR_OP_STORE, 0, X + 512, 4));
+        lf_feed(&R, lf_acc(211, L, 0, 2, 1u, WR_OP_STORE, 0, X, 0));  /* D writes */
+        feed_bar(0, 2, FULL, 96, WR_BAR_BLOCK, WR_BARMODE_SYNC);     /* D: complete */
+        lf_feed(&R, lf_acc(212, L, 0, 0, 1u, WR_OP_LOAD, 0, X, 0));   /* A reads */
+        wr_findings *f = lf_end(&R);
+        cr_assert_eq(lf_total(f), 0, "acts %d", acts);
+        wr_findings_free(f);
+    }
+}
+
+/* ---- cluster barriers split into arrive and wait ---- */
+
+static void start_cluster(void)
+{
+    lf_start(&R, &wr_engine_fsm, 1);
+    wr_event l = lf_launch(L, 0);
+    l.u.launch.cluster[0] = 2;   /* blocks 0 and 1 of one cluster; 64 threads each */
+    lf_feed(&R, l);
+}
+
+static void cbar(uint32_t block, uint32_t warp, uint8_t mode)
+{
+    feed_bar(block, warp, 0, 128, WR_BAR_CLUSTER, mode);
+}
+
+/* Block 0 writes X, then its warps arrive (`mode0`); block 1's warps
+ * arrive; block 1's warp 0 waits (`wait_before`: before its block's share
+ * completes) and reads X; block 1's warp 1 reads Y = X + 4 (written by
+ * block 0 too) without having waited when `w1_waits` is false. */
+static void cluster_handoff(uint8_t mode0, bool wait_before, bool w1_waits)
+{
+    start_cluster();
+    lf_feed(&R, lf_acc(220, L, 0, 0, 3u, WR_OP_STORE, 0, X, 4));
+    cbar(0, 0, mode0);
+    cbar(0, 1, mode0);
+    cbar(1, 0, WR_BARMODE_ARRIVE);
+    if (wait_before)
+        cbar(1, 0, WR_BARMODE_WAIT);
+    cbar(1, 1, WR_BARMODE_ARRIVE);
+    if (!wait_before)
+        cbar(1, 0, WR_BARMODE_WAIT);   /* the share completed: taken at once */
+    if (w1_waits)
+        cbar(1, 1, WR_BARMODE_WAIT);
+    lf_feed(&R, lf_acc(221, L, 1, 0, 1u, WR_OP_LOAD, 0, X, 0));
+    lf_feed(&R, lf_acc(222, L, 1, 1, 1u, WR_OP_LOAD, 0, X + 4, 0));
+}
+
+Test(fsm, split_cluster_arrive_wait_handoff_no_race)
+{
+    for (int wb = 0; wb < 2; wb++) {
+        cluster_handoff(WR_BARMODE_ARRIVE, wb, true);
+        wr_findings *f = lf_end(&R);
+        cr_assert_eq(lf_total(f), 0, "wait before completion %d", wb);
+        wr_findings_free(f);
+    }
+    cluster_handoff(WR_BARMODE_SYNC, false, true);   /* block 0 syncs, block 1 splits */
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0);
+    wr_findings_free(f);
+}
+
+/* Y's side is per warp: block 1's warp 1 arrived and has not waited. */
+Test(fsm, split_cluster_warp_that_only_arrived_races)
+{
+    cluster_handoff(WR_BARMODE_ARRIVE, false, false);
+    wr_findings *f = lf_end(&R);
+    const wr_race_group *g = one_group(f);
+    cr_assert_eq(g->example.race_class, WR_CLASS_INTER_BLOCK);
+    cr_assert_eq(g->example.second.site, 222);
+    wr_findings_free(f);
+}
+
+/* barrier.cluster.arrive.relaxed releases nothing: block 0's write is not
+ * handed to block 1 by the phase, and both reads race. */
+Test(fsm, split_cluster_relaxed_arrive_does_not_order_handoff)
+{
+    cluster_handoff(WR_BARMODE_ARRIVE_RELAXED, false, true);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 2);
+    wr_findings_free(f);
+}
+
+/* In the block: warp 1 arrives last (the share completes with no waiter)
+ * and waits after: its WAIT takes the completion then, which orders warp
+ * 0's write (made at a count above warp 1's) before warp 1's read; with no
+ * WAIT, warp 1 only arrived, and the read races. */
+Test(fsm, split_cluster_wait_after_completion)
+{
+    for (int waits = 0; waits < 2; waits++) {
+        start_cluster();
+        feed_bar(0, 0, 3, 32, WR_BAR_BLOCK, WR_BARMODE_SYNC);   /* warp 0 alone: count 1 */
+        buf_access(0, WR_OP_STORE, 230);
+        cbar(0, 0, WR_BARMODE_ARRIVE);
+        cbar(0, 1, WR_BARMODE_ARRIVE);   /* the share completes */
+        if (waits)
+            cbar(0, 1, WR_BARMODE_WAIT);
+        buf_access(1, WR_OP_LOAD, 231);
+        wr_findings *f = lf_end(&R);
+        if (waits) {
+            cr_assert_eq(lf_total(f), 0);
+        } else {
+            const wr_race_group *g = one_group(f);
+            cr_assert_eq(g->example.race_class, WR_CLASS_INTER_WARP);
+        }
+        wr_findings_free(f);
+    }
+}
+
+/* Block 0's warp 0 writes X after its arrival (and before its block's
+ * share completes): the phase did not release that write, and block 1's
+ * read after its wait races with it. */
+Test(fsm, split_cluster_write_after_arrive_races)
+{
+    start_cluster();
+    cbar(0, 0, WR_BARMODE_ARRIVE);
+    lf_feed(&R, lf_acc(240, L, 0, 0, 1u, WR_OP_STORE, 0, X, 0));
+    cbar(0, 1, WR_BARMODE_ARRIVE);
+    cbar(1, 0, WR_BARMODE_SYNC);
+    cbar(1, 1, WR_BARMODE_SYNC);
+    lf_feed(&R, lf_acc(241, L, 1, 0, 1u, WR_OP_LOAD, 0, X, 0));
+    wr_findings *f = lf_end(&R);
+    const wr_race_group *g = one_group(f);
+    cr_assert_eq(g->example.race_class, WR_CLASS_INTER_BLOCK);
+    wr_findings_free(f);
+}
+
+/* CUTLASS's prologue: every warp arrives relaxed at the cluster barrier
+ * first thing (the peer blocks have started once it is waited for), the
+ * block's warps write shared memory meanwhile and meet at __syncthreads;
+ * the relaxed phase orders nothing, the block barrier orders the write
+ * before the other warp's read. */
+Test(fsm, split_cluster_relaxed_prologue_then_block_barrier_no_race)
+{
+    start_cluster();
+    cbar(0, 0, WR_BARMODE_ARRIVE_RELAXED);
+    buf_access(0, WR_OP_STORE, 250);
+    cbar(0, 1, WR_BARMODE_ARRIVE_RELAXED);
+    cbar(1, 0, WR_BARMODE_ARRIVE_RELAXED);
+    cbar(1, 1, WR_BARMODE_ARRIVE_RELAXED);
+    feed_bar(0, 0, 0, 64, WR_BAR_BLOCK, WR_BARMODE_SYNC);
+    feed_bar(0, 1, 0, 64, WR_BAR_BLOCK, WR_BARMODE_SYNC);
+    buf_access(1, WR_OP_LOAD, 251);
+    cbar(0, 0, WR_BARMODE_WAIT);
+    cbar(0, 1, WR_BARMODE_WAIT);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0);
+    wr_findings_free(f);
+}

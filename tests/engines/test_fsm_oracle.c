@@ -17,9 +17,25 @@
  *   - the next state is the table's; entering RACE reports, once.
  * Counters are Lamport clocks as ENGINES.md defines them (a completed
  * barrier: max of the participants + 1; __syncwarp(mask): max of the
- * lanes + 1).  Epoch order is a happens-before relation built from the
- * host-side rules (stream order, the legacy stream 0, KERNEL_END, device
- * and stream syncs, synchronous copies) and closed transitively.  A
+ * lanes + 1).  Barrier phases are lf_events.h's model of barriers.h: a
+ * phase completes at its count or when one of its waiters acts again.
+ * Split barriers (the split programs): an ARRIVE brings its warp's count
+ * to the phase and steps that count by one, going on; a waiter (SYNC, a
+ * cluster or grid barrier's WAIT) takes max(the largest count a SYNC or
+ * ARRIVE brought + 1, its own + 1) when the phase completes, or at its
+ * WAIT when the phase completed before; an ARRIVE_RELAXED brings nothing
+ * and is a __syncwarp of its lanes.  Across blocks, a word whose history
+ * is of one block X starts again at an access of warp w of another block
+ * when X arrived at the k-th cluster or grid barrier gathering both after
+ * the stored access (its count at most the largest a SYNC or ARRIVE of X
+ * brought to it), that phase released (no relaxed arrival), and w passed
+ * k of them (mshare: waited; late, lost).  The model also checks the
+ * property the counts exist for (lamport_check): an access that a block's
+ * barriers order after another warp's access has the larger count, so
+ * that no barrier-ordered pair is a race.  Epoch order is a
+ * happens-before relation built from the host-side rules (stream order,
+ * the legacy stream 0, KERNEL_END, device and stream syncs, synchronous
+ * copies) and closed transitively.  A
  * report's first side is the stored thread; its site, kind and trace
  * position are the current instruction's when the stored access is an
  * earlier lane of it and it writes (of a load, that would be a read/read
@@ -74,6 +90,19 @@ typedef struct mword {
     uint64_t seq;               /* the access's trace position */
 } mword;
 
+/* A block's cluster and grid barriers as its warps pass them: a warp
+ * passed the phases its block completed up to its last wait (passed[k]);
+ * one that arrived in the last completed phase and has not waited yet is
+ * late; one that arrived again without waiting, or that a phase completed
+ * without, has passed none known (lost) until it next waits. */
+typedef struct mshare {
+    uint8_t scope;              /* of the phase under way, 0 none */
+    uint8_t done_scope;
+    uint32_t done_top;          /* the last completed phase's 1 + largest count */
+    bool late[WARPS], lost[WARPS];
+    uint32_t passed[WARPS][2];
+} mshare;
+
 typedef struct model {
     oracle_epochs E;
     uint32_t nlaunches;
@@ -85,9 +114,24 @@ typedef struct model {
     mword shared[MAX_EPOCHS + 1][BLOCKS][WORDS];
     /* per epoch and block, the cluster and grid barriers its share of
      * completed ([0]: cluster or grid, [1]: grid): how many, and the
-     * largest block-barrier count its warps arrived with, at each */
+     * largest block-barrier count a SYNC or ARRIVE of its warps brought,
+     * at each, and whether that phase released the block's accesses (it
+     * had such an arrival and no relaxed one) */
     uint32_t cross_n[MAX_EPOCHS + 1][BLOCKS][2];
     uint32_t cross_max[MAX_EPOCHS + 1][BLOCKS][2][64];
+    bool cross_ok[MAX_EPOCHS + 1][BLOCKS][2][64];
+    lf_mbars bars[MAX_EPOCHS + 1][BLOCKS];
+    mshare xs[MAX_EPOCHS + 1][BLOCKS];
+    /* The counts' own check (lamport_check): what barriers order in a
+     * block, as vector clocks over its warps' accesses: per warp, how
+     * many accesses of each warp of its block come before its next one
+     * (its own: how many it made), each access's block-barrier count,
+     * and per phase under way the join of what its releasing arrivals
+     * (SYNC, ARRIVE) brought; for a late WAIT, the last completed share's. */
+    uint32_t vc[MAX_EPOCHS + 1][BLOCKS][WARPS][WARPS];
+    uint32_t acc_bc[MAX_EPOCHS + 1][BLOCKS][WARPS][STEPS];
+    uint32_t join[MAX_EPOCHS + 1][BLOCKS][LF_MSLOTS][WARPS];
+    uint32_t join_done[MAX_EPOCHS + 1][BLOCKS][WARPS];
     wr_findings *found;
 } model;
 
@@ -133,6 +177,9 @@ static uint8_t label_kind(unsigned acc)
 /* dsmem programs: shared accesses through DSMEM too; each launch is one
  * cluster of both blocks, whose cluster and grid barriers gather both */
 static bool dsmem_programs;
+/* split programs: barriers whose arrivals (ARRIVE, ARRIVE_RELAXED) and
+ * WAITs are spread over the program (lf_events.h, lf_plan) */
+static bool split_programs;
 
 /* ---- the model's steps ---- */
 
@@ -234,13 +281,15 @@ static void fill_first(const model *m, wr_race_access *a, const mword *w, uint8_
  * block-barrier count bc, one that y has passed?  Counted as the engine
  * counts: the k-th such barrier of x is the k-th of y, and x's history
  * goes back one barrier before y's latest. */
-static bool barrier_ordered(const model *m, uint32_t epoch, uint32_t x, uint32_t y, uint32_t bc)
+static bool barrier_ordered(const model *m, uint32_t epoch, uint32_t x, uint32_t y, uint32_t ywarp,
+                            uint32_t bc)
 {
     unsigned k = dsmem_programs ? 0 : 1;   /* one cluster of both, else only grid barriers */
-    uint32_t passed = m->cross_n[epoch][y][k], nx = m->cross_n[epoch][x][k];
+    const mshare *ys = &m->xs[epoch][y];
+    uint32_t passed = ys->lost[ywarp] ? 0 : ys->passed[ywarp][k], nx = m->cross_n[epoch][x][k];
     if (!passed || nx < passed || nx > passed + 1)
         return false;
-    return bc <= m->cross_max[epoch][x][k][passed];
+    return m->cross_ok[epoch][x][k][passed] && bc <= m->cross_max[epoch][x][k][passed];
 }
 
 /* One thread's access to one word: a global word at addr, or a shared
@@ -274,7 +323,7 @@ static void step(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space,
      * the word starts again (ENGINES.md, fsm) */
     if (next == WR_FSM25_RACE && old_state != WR_FSM25_RACE && !concurrent && !host &&
         rel == WR_FSM_REL_G && w->block != HOST && state_scope_class(old_state) != WR_CLASS_INTER_BLOCK &&
-        barrier_ordered(m, c->epoch, w->block, c->block, w->bc)) {
+        barrier_ordered(m, c->epoch, w->block, c->block, c->warp, w->bc)) {
         old_state = WR_FSM25_INIT;
         next = wr_fsm25_next[old_state][c->acc][sync][rel];
         barrier_restarts++;
@@ -328,9 +377,35 @@ static mword *word_at(model *m, const cur *c, uint64_t addr, uint8_t *space, uin
     return &m->global[(addr - BASE) / 4];
 }
 
+static void model_acts(model *m, uint32_t epoch, uint32_t block, uint32_t warp);
+
+/* The Lamport property fsm's "no false race from barriers" rests on
+ * (ENGINES.md, fsm): an access that barriers order after another warp's
+ * access of the block has a larger block-barrier count.  Checked at every
+ * access against the newest access of each other warp of the block that
+ * barriers order before it, then the access is counted. */
+static unsigned lamport_checks;
+
+static void lamport_check(model *m, uint32_t epoch, uint32_t block, uint32_t warp)
+{
+    uint32_t *vc = m->vc[epoch][block][warp], bc = m->bc[epoch][block][warp];
+    for (unsigned x = 0; x < WARPS; x++) {
+        if (x == warp || !vc[x])
+            continue;
+        uint32_t before = m->acc_bc[epoch][block][x][vc[x] - 1];
+        cr_assert_gt(bc, before, "warp %u's access with count %u is ordered after warp %u's with"
+                     " count %u", warp, bc, x, before);
+        lamport_checks++;
+    }
+    cr_assert_lt(vc[warp], STEPS);
+    m->acc_bc[epoch][block][warp][vc[warp]++] = bc;
+}
+
 static void model_access(model *m, const wr_event *ev, uint32_t epoch)
 {
     const wr_access *a = &ev->u.access;
+    model_acts(m, epoch, a->block, a->warp);   /* what it waited for completed */
+    lamport_check(m, epoch, a->block, a->warp);
     cur c = {.epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
              .seq = ev->seq, .site = ev->site, .space = a->space,
              .acc = access_label(a->op, a->scope)};
@@ -380,25 +455,125 @@ static void model_copy(model *m, const wr_event *ev, uint32_t epoch)
     }
 }
 
-/* A barrier of `warps` (a mask) of a block completes: Lamport max + 1.
- * The block's share of a cluster or grid barrier (scope) is noted in its
- * history with the largest count its warps arrived with. */
-static void model_barrier(model *m, uint32_t epoch, uint32_t block, uint32_t warps, uint8_t scope)
+/* Phase counts of what the split programs made happen */
+static unsigned split_phases, split_late_waits, split_relaxed_phases;
+
+typedef struct mdone {
+    model *m;
+    uint32_t epoch, block;
+} mdone;
+
+/* A phase of a block completed (lf_mbars): its waiters take the largest
+ * count a releasing arrival brought + 1, or their own + 1.  The block's
+ * share of a cluster or grid barrier is noted in its history with that
+ * count, and who passed it. */
+static void vc_join(uint32_t *into, const uint32_t *from)
 {
-    uint32_t mx = 0;
     for (unsigned w = 0; w < WARPS; w++)
-        if ((warps >> w) & 1u && m->bc[epoch][block][w] > mx)
-            mx = m->bc[epoch][block][w];
-    for (unsigned k = 0; k < 2 && scope != WR_BAR_BLOCK; k++) {
-        if (k == 1 && scope != WR_BAR_GRID)
-            break;
-        uint32_t n = ++m->cross_n[epoch][block][k];
-        cr_assert_lt(n, 64);
-        m->cross_max[epoch][block][k][n] = mx;
+        if (from[w] > into[w])
+            into[w] = from[w];
+}
+
+static void phase_done(void *ctx, unsigned slot, const lf_mphase *ph)
+{
+    mdone *d = ctx;
+    model *m = d->m;
+    uint32_t *bc = m->bc[d->epoch][d->block];
+    uint32_t *join = m->join[d->epoch][d->block][slot];
+    bool arrivers = false;
+    for (unsigned w = 0; w < WARPS; w++) {
+        arrivers |= ph->goes_on[w];
+        if (ph->waits[w]) {
+            bc[w] = ph->top > bc[w] + 1 ? ph->top : bc[w] + 1;
+            vc_join(m->vc[d->epoch][d->block][w], join);
+        }
     }
-    for (unsigned w = 0; w < WARPS; w++)
-        if ((warps >> w) & 1u)
-            m->bc[epoch][block][w] = mx + 1;
+    if (slot == LF_MSHARE)
+        memcpy(m->join_done[d->epoch][d->block], join, sizeof m->join_done[0][0]);
+    memset(join, 0, sizeof m->join[0][0][0]);
+    split_phases += arrivers;
+    if (slot != LF_MSHARE)
+        return;
+    split_relaxed_phases += ph->relaxed;
+    mshare *xs = &m->xs[d->epoch][d->block];
+    for (unsigned k = 0; k < 2; k++) {
+        if (k == 1 && xs->scope != WR_BAR_GRID)
+            break;
+        uint32_t n = ++m->cross_n[d->epoch][d->block][k];
+        cr_assert_lt(n, 64);
+        m->cross_max[d->epoch][d->block][k][n] = ph->top ? ph->top - 1 : 0;
+        m->cross_ok[d->epoch][d->block][k][n] = ph->top && !ph->relaxed;
+    }
+    for (unsigned w = 0; w < WARPS; w++) {
+        if (ph->waits[w]) {
+            for (unsigned k = 0; k < 2; k++)
+                xs->passed[w][k] = m->cross_n[d->epoch][d->block][k];
+            xs->late[w] = xs->lost[w] = false;
+        } else if (ph->goes_on[w]) {
+            xs->late[w] = true;
+        } else {
+            xs->late[w] = false;
+            xs->lost[w] = true;
+        }
+    }
+    xs->done_top = ph->top;
+    xs->done_scope = xs->scope;
+    xs->scope = 0;
+}
+
+static void model_acts(model *m, uint32_t epoch, uint32_t block, uint32_t warp)
+{
+    mdone d = {m, epoch, block};
+    lf_mbars_acts(&m->bars[epoch][block], warp, phase_done, &d);
+}
+
+static void model_warp_sync(model *m, uint32_t epoch, uint32_t block, uint32_t warp, uint32_t mask);
+
+/* A barrier event of a warp: it acts again, then arrives (its count as it
+ * stands then) or waits.  A cluster or grid barrier is the block's share
+ * (every thread of the block: 64). */
+static void model_barrier(model *m, uint32_t epoch, const wr_barrier *br)
+{
+    uint32_t b = br->block, w = br->warp;
+    mdone d = {m, epoch, b};
+    lf_mbars *t = &m->bars[epoch][b];
+    lf_mbars_acts(t, w, phase_done, &d);
+    uint32_t *bc = &m->bc[epoch][b][w];
+    uint32_t threads = (uint32_t)__builtin_popcount(br->active_mask);
+    /* what a releasing arrival brings to its phase: everything its warp
+     * has seen, its own accesses so far included */
+    if (br->mode == WR_BARMODE_SYNC || br->mode == WR_BARMODE_ARRIVE)
+        vc_join(m->join[epoch][b][br->scope == WR_BAR_BLOCK ? br->barrier_id : LF_MSHARE],
+                m->vc[epoch][b][w]);
+    if (br->scope == WR_BAR_BLOCK) {
+        cr_assert_lt(br->barrier_id, LF_MSHARE);
+        lf_mbars_arrive(t, br->barrier_id, w, br->mode, threads, br->expected, *bc, phase_done, &d);
+    } else {
+        mshare *xs = &m->xs[epoch][b];
+        if (br->mode == WR_BARMODE_WAIT) {
+            if (!lf_mbars_wait(t, LF_MSHARE, w) && xs->late[w]) {
+                /* its phase completed before: it passes it now */
+                xs->late[w] = xs->lost[w] = false;
+                for (unsigned k = 0; k < 2; k++)
+                    xs->passed[w][k] = m->cross_n[epoch][b][k];
+                *bc = xs->done_top > *bc + 1 ? xs->done_top : *bc + 1;
+                vc_join(m->vc[epoch][b][w], m->join_done[epoch][b]);
+                split_late_waits++;
+            }
+            return;
+        }
+        if (!xs->scope)
+            xs->scope = br->scope;
+        if (xs->late[w]) {   /* it arrives again, not having waited */
+            xs->late[w] = false;
+            xs->lost[w] = true;
+        }
+        lf_mbars_arrive(t, LF_MSHARE, w, br->mode, threads, WARPS * LANES, *bc, phase_done, &d);
+    }
+    if (br->mode == WR_BARMODE_ARRIVE)
+        ++*bc;
+    else if (br->mode == WR_BARMODE_ARRIVE_RELAXED)
+        model_warp_sync(m, epoch, b, w, br->active_mask);
 }
 
 static void model_warp_sync(model *m, uint32_t epoch, uint32_t block, uint32_t warp, uint32_t mask)
@@ -422,6 +597,12 @@ typedef oracle_prog prog;
 static void random_access(prog *p, model *m, uint32_t epoch)
 {
     uint32_t launch = m->E.ep[epoch].launch, b = rnd(BLOCKS), w = rnd(WARPS);
+    /* split programs: mostly a warp that waits at no barrier (one that
+     * does would go on: its phase completes) */
+    for (int tries = 0; split_programs && tries < 4 && lf_mbars_waiting(&m->bars[epoch][b], w); tries++) {
+        b = rnd(BLOCKS);
+        w = rnd(WARPS);
+    }
     static const uint8_t ops[] = {WR_OP_LOAD, WR_OP_LOAD, WR_OP_STORE, WR_OP_STORE,
                                   WR_OP_ATOMIC_RMW, WR_OP_ATOMIC_LOAD};
     uint8_t op = ops[rnd(6)];
@@ -484,8 +665,33 @@ static void random_copy(prog *p, model *m)
     }
 }
 
+/* The split programs' barriers under way, per epoch: a block barrier of
+ * each block, and a cluster or grid barrier. */
+static lf_plan block_plan[MAX_EPOCHS + 1][BLOCKS], share_plan[MAX_EPOCHS + 1];
+
+/* One step of a split program's barriers: the next event of a block's
+ * barrier or of the cluster or grid barrier, started when none is under
+ * way.  A cluster barrier gathers both blocks in the dsmem programs (one
+ * cluster), one block otherwise; a grid barrier gathers both. */
+static void split_barrier_step(prog *p, model *m, uint32_t x)
+{
+    uint32_t b = rnd(BLOCKS);
+    bool share = rnd(2) == 0;
+    lf_plan *pl = share ? &share_plan[x] : &block_plan[x][b];
+    if (!lf_plan_active(pl)) {
+        uint8_t scope = !share ? WR_BAR_BLOCK : rnd(2) ? WR_BAR_CLUSTER : WR_BAR_GRID;
+        bool both = scope == WR_BAR_GRID || (scope == WR_BAR_CLUSTER && dsmem_programs);
+        lf_plan_start(pl, rnd, scope, both ? 0 : b, both ? BLOCKS : 1);
+    }
+    wr_event e;
+    if (lf_plan_next(pl, rnd, m->E.ep[x].launch, &e))
+        model_barrier(m, x, &oracle_emit(p, e)->u.barrier);
+}
+
 static void random_program(prog *p, model *m)
 {
+    memset(block_plan, 0, sizeof block_plan);
+    memset(share_plan, 0, sizeof share_plan);
     p->n = 0;
     memset(m, 0, sizeof *m);
     m->found = wr_findings_new();
@@ -504,7 +710,16 @@ static void random_program(prog *p, model *m)
         case ORACLE_FINISH: oracle_emit_finish(p, &m->E, x, BLOCKS); continue;
         case ORACLE_DEVICE: break;
         }
-        if (what < 19) {   /* a block barrier of both warps, or of one (expected 32) */
+        if (split_programs && what < 32) {   /* a fifth of the device steps */
+            split_barrier_step(p, m, x);
+        } else if (split_programs && what < 36) {
+            uint32_t b = rnd(BLOCKS), w = rnd(WARPS);
+            uint32_t mask = rnd(2) ? WR_FULL_MASK : rnd(2) ? 0x0000ffffu : (rnd(0xffffffffu) | 1u);
+            oracle_emit(p, lf_warp_sync(m->E.ep[x].launch, b, w, mask));
+            model_warp_sync(m, x, b, w, mask);
+        } else if (split_programs) {
+            random_access(p, m, x);
+        } else if (what < 19) {   /* a block barrier of both warps, or of one (expected 32) */
             uint32_t launch = m->E.ep[x].launch, b = rnd(BLOCKS);
             if (rnd(3)) {
                 /* every third one a cluster or grid barrier, whose count
@@ -524,15 +739,12 @@ static void random_program(prog *p, model *m)
                         e0.u.barrier.scope = e1.u.barrier.scope = scope;
                         e0.u.barrier.expected = e1.u.barrier.expected = 64 * BLOCKS;
                     }
-                    oracle_emit(p, e0);
-                    oracle_emit(p, e1);
+                    model_barrier(m, x, &oracle_emit(p, e0)->u.barrier);
+                    model_barrier(m, x, &oracle_emit(p, e1)->u.barrier);
                 }
-                for (uint32_t k = 0; k < (both ? BLOCKS : 1); k++)
-                    model_barrier(m, x, both ? k : b, 3u, scope);
             } else {
                 uint32_t w = rnd(WARPS);
-                oracle_emit(p, lf_barrier(launch, b, w, 32));
-                model_barrier(m, x, b, 1u << w, WR_BAR_BLOCK);
+                model_barrier(m, x, &oracle_emit(p, lf_barrier(launch, b, w, 32))->u.barrier);
             }
         } else if (what < 24) {   /* a warp sync, full or partial */
             uint32_t b = rnd(BLOCKS), w = rnd(WARPS);
@@ -594,4 +806,50 @@ Test(fsm_oracle, random_programs_with_dsmem_match_the_model, .timeout = 120)
     fprintf(stderr, "fsm oracle, dsmem: %u words started again by a cluster or grid barrier\n",
             barrier_restarts);
     cr_assert_gt(barrier_restarts, SEEDS / 4, "%u words started again", barrier_restarts);
+}
+
+/* Split barriers (format 1.3): block barriers of one or both warps whose
+ * arrivals are SYNC or ARRIVE, cluster and grid barriers whose arrivals
+ * are SYNC, ARRIVE or ARRIVE_RELAXED (cluster) and whose WAITs come later
+ * (or, one in eight, never), all spread over the program (lf_plan).  Alone
+ * (two one-block clusters: grid barriers order the blocks), then with
+ * DSMEM (one cluster of both blocks). */
+static void run_split(bool dsmem)
+{
+    split_phases = split_late_waits = split_relaxed_phases = barrier_restarts = 0;
+    split_programs = true;
+    if (dsmem) {
+        oracle_run_dsmem("fsm, split", &dsmem_programs, SEEDS, check_seed, &dsmem_examples);
+    } else {
+        uint64_t first, last = oracle_seeds(SEEDS, &first);
+        for (uint64_t seed = first; seed <= last; seed++)
+            check_seed(seed);
+        if (!getenv("WR_ORACLE_SEED"))
+            oracle_assert_racing(last);
+    }
+    split_programs = false;
+    if (getenv("WR_ORACLE_SEED"))
+        return;
+    uint64_t first, seeds = oracle_seeds(SEEDS, &first);
+    fprintf(stderr, "fsm oracle, split%s: %" PRIu64 " programs, %u racing, %u race groups; %u"
+            " phases with arrivers, %u of them relaxed cluster ones, %u WAITs after their phase,"
+            " %u words started again by a cluster or grid barrier; %u pairs of accesses barriers"
+            " order had counts in order\n", dsmem ? " + dsmem" : "", seeds, oracle_programs_racing,
+            oracle_races_seen, split_phases, split_relaxed_phases, split_late_waits,
+            barrier_restarts, lamport_checks);
+    cr_assert_gt(lamport_checks, seeds * 4, "%u ordered pairs checked", lamport_checks);
+    cr_assert_gt(split_phases, seeds * 2, "%u phases with arrivers", split_phases);
+    cr_assert_gt(split_relaxed_phases, seeds / 10, "%u relaxed phases", split_relaxed_phases);
+    cr_assert_gt(split_late_waits, seeds / 5, "%u late WAITs", split_late_waits);
+    cr_assert_gt(barrier_restarts, seeds / 10, "%u words started again", barrier_restarts);
+}
+
+Test(fsm_oracle, random_programs_with_split_barriers_match_the_model, .timeout = 120)
+{
+    run_split(false);
+}
+
+Test(fsm_oracle, random_programs_with_split_barriers_and_dsmem_match_the_model, .timeout = 120)
+{
+    run_split(true);
 }

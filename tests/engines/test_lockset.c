@@ -537,3 +537,310 @@ Test(lockset, lock_word_outlives_its_launch)
     cr_assert_eq(lf_total(f), 0, "lock words are never warned on");
     wr_findings_free(f);
 }
+
+/* ---- split barriers (format 1.3) ---- */
+
+#define FULL 1u
+#define EMPTY 2u
+#define BUF 0x200ull   /* a shared buffer word */
+#define XG 0x40000ull  /* a global word */
+enum { PROD = 0, CONS = 1 };
+
+static void feed_bar(uint32_t block, uint32_t warp, uint32_t id, uint32_t expected, uint8_t scope,
+                     uint8_t mode)
+{
+    lf_feed(&R, lf_barrier_mode(L, block, warp, id, expected, scope, mode));
+}
+
+static void buf_access(uint32_t warp, uint8_t op, uint32_t site, uint64_t at)
+{
+    wr_event e = lf_acc(site, L, 0, warp, WR_FULL_MASK, op, 0, at, 4);
+    e.u.access.space = WR_SPACE_SHARED;
+    lf_feed(&R, e);
+}
+
+static size_t groups(wr_findings *f)
+{
+    const wr_race_group *g;
+    return lf_groups(f, &g);
+}
+
+static void p_arrive(uint32_t id) { feed_bar(0, PROD, id, 64, WR_BAR_BLOCK, WR_BARMODE_ARRIVE); }
+static void p_sync(uint32_t id) { feed_bar(0, PROD, id, 64, WR_BAR_BLOCK, WR_BARMODE_SYNC); }
+static void c_arrive(uint32_t id) { feed_bar(0, CONS, id, 64, WR_BAR_BLOCK, WR_BARMODE_ARRIVE); }
+static void c_sync(uint32_t id) { feed_bar(0, CONS, id, 64, WR_BAR_BLOCK, WR_BARMODE_SYNC); }
+static void p_write(int stage) { buf_access(PROD, WR_OP_STORE, 800, BUF + 128 * (uint64_t)stage); }
+static void c_read(int stage) { buf_access(CONS, WR_OP_LOAD, 801, BUF + 128 * (uint64_t)stage); }
+
+/* A warp-specialised pipeline on named barriers, three rounds:
+ *   producer: [bar.sync EMPTY;] write buf; bar.arrive FULL
+ *   consumer: bar.sync FULL; read buf; bar.arrive EMPTY
+ * `bug`: the producer never waits for EMPTY.  `order` 0: the warps take
+ * turns; 1: the consumer waits first, the producer runs ahead. */
+static void pipeline(bool bug, int order)
+{
+    start();
+    for (int i = 0; i < 3; i++) {
+        if (order == 0) {
+            if (i && !bug)
+                p_sync(EMPTY);
+            p_write(0);
+            p_arrive(FULL);
+            c_sync(FULL);
+            c_read(0);
+            c_arrive(EMPTY);
+        } else {
+            c_sync(FULL);
+            if (i && !bug)
+                p_sync(EMPTY);
+            p_write(0);
+            p_arrive(FULL);
+            if (bug)
+                p_write(0);   /* the next round's write, before the read */
+            c_read(0);
+            c_arrive(EMPTY);
+        }
+    }
+}
+
+Test(lockset, split_producer_consumer_no_warning)
+{
+    for (int order = 0; order < 2; order++) {
+        pipeline(false, order);
+        wr_findings *f = lf_end(&R);
+        cr_assert_eq(lf_total(f), 0, "order %d", order);
+        wr_findings_free(f);
+    }
+}
+
+Test(lockset, split_producer_overwrite_without_empty_wait_warns)
+{
+    for (int order = 0; order < 2; order++) {
+        pipeline(true, order);
+        wr_findings *f = lf_end(&R);
+        const wr_race_group *g;
+        cr_assert_eq(lf_groups(f, &g), 1, "order %d", order);
+        cr_assert_eq(g[0].example.potential, 1);
+        cr_assert_eq(g[0].example.race_class, WR_CLASS_INTER_WARP);
+        uint32_t s1 = g[0].example.first.site, s2 = g[0].example.second.site;
+        cr_assert((s1 == 800 && s2 == 801) || (s1 == 801 && s2 == 800), "sites %u %u", s1, s2);
+        wr_findings_free(f);
+    }
+}
+
+/* Two stages (FULL0/EMPTY0 = 1/2 for buffer 0, FULL1/EMPTY1 = 3/4 for
+ * buffer 1): the producer writes buffer 1 while its arrival at FULL0 is
+ * still pending, and buffer 0 again while FULL1's is. */
+Test(lockset, split_two_stage_pipeline_no_warning)
+{
+    start();
+    p_write(0);
+    p_arrive(1);
+    p_write(1);
+    p_arrive(3);
+    c_sync(1);
+    c_read(0);
+    c_arrive(2);
+    p_sync(2);
+    p_write(0);
+    p_arrive(1);
+    c_sync(3);
+    c_read(1);
+    c_arrive(4);
+    c_sync(1);
+    c_read(0);
+    c_arrive(2);
+    p_sync(4);
+    p_write(1);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0);
+    wr_findings_free(f);
+}
+
+/* The arriver's access after its arrival, and an access of a warp that
+ * only arrived (it waited for nothing since), are not ordered by the
+ * phase. */
+Test(lockset, split_arrivers_later_accesses_warn)
+{
+    start();
+    p_arrive(FULL);
+    p_write(0);
+    c_sync(FULL);
+    c_read(0);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(groups(f), 1);
+    wr_findings_free(f);
+    start();   /* the consumer reads, then waits; the producer arrives, then writes */
+    c_read(0);
+    p_arrive(FULL);
+    c_sync(FULL);
+    p_write(0);
+    f = lf_end(&R);
+    cr_assert_eq(groups(f), 1);
+    wr_findings_free(f);
+}
+
+/* Warp D's write before its arrival is ordered before warp A's read after
+ * the phase of A (waiting), P (arriving) and D (waiting), 96 threads; P
+ * acting again in between does not complete it (were it completed then,
+ * D's write would come after the barrier interval A waited for). */
+Test(lockset, split_arriver_acting_again_does_not_complete_the_phase)
+{
+    for (int acts = 0; acts < 2; acts++) {
+        start();
+        feed_bar(0, 0, FULL, 96, WR_BAR_BLOCK, WR_BARMODE_SYNC);
+        feed_bar(0, 1, FULL, 96, WR_BAR_BLOCK, WR_BARMODE_ARRIVE);
+        if (acts)
+            lf_feed(&R, lf_acc(810, L, 0, 1, WR_FULL_MASK, WR_OP_STORE, 0, DATA + 512, 4));
+        lf_feed(&R, lf_acc(811, L, 0, 2, 1u, WR_OP_STORE, 0, DATA, 0));
+        feed_bar(0, 2, FULL, 96, WR_BAR_BLOCK, WR_BARMODE_SYNC);
+        lf_feed(&R, lf_acc(812, L, 0, 0, 1u, WR_OP_LOAD, 0, DATA, 0));
+        wr_findings *f = lf_end(&R);
+        cr_assert_eq(lf_total(f), 0, "acts %d", acts);
+        wr_findings_free(f);
+    }
+}
+
+/* ---- cluster barriers split into arrive and wait ---- */
+
+static void start_cluster(void)
+{
+    lf_start(&R, &wr_engine_lockset, 1);
+    wr_event l = lf_launch(L, 0);
+    l.u.launch.cluster[0] = 2;   /* blocks 0 and 1 of one cluster; 64 threads each */
+    lf_feed(&R, l);
+}
+
+static void cbar(uint32_t block, uint32_t warp, uint8_t mode)
+{
+    feed_bar(block, warp, 0, 128, WR_BAR_CLUSTER, mode);
+}
+
+/* Block 0 writes XG and XG + 4, its warps arrive (`mode0`); block 1's
+ * warps arrive, its warp 0 waits (`wait_before`: before its block's share
+ * completes) and reads XG; its warp 1 reads XG + 4, having waited or not. */
+static void cluster_handoff(uint8_t mode0, bool wait_before, bool w1_waits)
+{
+    start_cluster();
+    lf_feed(&R, lf_acc(820, L, 0, 0, 3u, WR_OP_STORE, 0, XG, 4));
+    cbar(0, 0, mode0);
+    cbar(0, 1, mode0);
+    cbar(1, 0, WR_BARMODE_ARRIVE);
+    if (wait_before)
+        cbar(1, 0, WR_BARMODE_WAIT);
+    cbar(1, 1, WR_BARMODE_ARRIVE);
+    if (!wait_before)
+        cbar(1, 0, WR_BARMODE_WAIT);
+    if (w1_waits)
+        cbar(1, 1, WR_BARMODE_WAIT);
+    lf_feed(&R, lf_acc(821, L, 1, 0, 1u, WR_OP_LOAD, 0, XG, 0));
+    lf_feed(&R, lf_acc(822, L, 1, 1, 1u, WR_OP_LOAD, 0, XG + 4, 0));
+}
+
+Test(lockset, split_cluster_arrive_wait_handoff_no_warning)
+{
+    for (int wb = 0; wb < 2; wb++) {
+        cluster_handoff(WR_BARMODE_ARRIVE, wb, true);
+        wr_findings *f = lf_end(&R);
+        cr_assert_eq(lf_total(f), 0, "wait before completion %d", wb);
+        wr_findings_free(f);
+    }
+    cluster_handoff(WR_BARMODE_SYNC, false, true);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0);
+    wr_findings_free(f);
+}
+
+Test(lockset, split_cluster_warp_that_only_arrived_warns)
+{
+    cluster_handoff(WR_BARMODE_ARRIVE, false, false);
+    wr_findings *f = lf_end(&R);
+    const wr_race_group *g;
+    cr_assert_eq(lf_groups(f, &g), 1);
+    cr_assert_eq(g[0].example.race_class, WR_CLASS_INTER_BLOCK);
+    cr_assert_eq(g[0].example.second.site, 822);
+    wr_findings_free(f);
+}
+
+Test(lockset, split_cluster_relaxed_arrive_does_not_order_handoff)
+{
+    cluster_handoff(WR_BARMODE_ARRIVE_RELAXED, false, true);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 2, "both reads");
+    wr_findings_free(f);
+}
+
+/* In the block: warp 1 arrives last (the share completes with no waiter)
+ * and waits after: its WAIT takes the completion then; with no WAIT it
+ * only arrived, and its read of warp 0's earlier write warns.  A relaxed
+ * phase orders nothing in the block either. */
+Test(lockset, split_cluster_wait_after_completion)
+{
+    for (int k = 0; k < 3; k++) {
+        start_cluster();
+        buf_access(0, WR_OP_STORE, 830, BUF);
+        uint8_t mode = k == 2 ? WR_BARMODE_ARRIVE_RELAXED : WR_BARMODE_ARRIVE;
+        cbar(0, 0, mode);
+        cbar(0, 1, mode);   /* the share completes */
+        if (k)
+            cbar(0, 1, WR_BARMODE_WAIT);
+        buf_access(1, WR_OP_LOAD, 831, BUF);
+        wr_findings *f = lf_end(&R);
+        cr_assert_eq(groups(f), k == 1 ? 0 : 1, "case %d", k);
+        wr_findings_free(f);
+    }
+}
+
+/* Block 0's warp 0 writes XG after its arrival (and before its block's
+ * share completes): the phase did not release that write. */
+Test(lockset, split_cluster_write_after_arrive_warns)
+{
+    start_cluster();
+    cbar(0, 0, WR_BARMODE_ARRIVE);
+    lf_feed(&R, lf_acc(840, L, 0, 0, 1u, WR_OP_STORE, 0, XG, 0));
+    cbar(0, 1, WR_BARMODE_ARRIVE);
+    cbar(1, 0, WR_BARMODE_SYNC);
+    cbar(1, 1, WR_BARMODE_SYNC);
+    lf_feed(&R, lf_acc(841, L, 1, 0, 1u, WR_OP_LOAD, 0, XG, 0));
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(groups(f), 1);
+    wr_findings_free(f);
+}
+
+/* CUTLASS's prologue: every warp arrives relaxed at the cluster barrier
+ * first thing (the peer blocks have started once it is waited for), the
+ * block's warps write shared memory meanwhile and meet at __syncthreads;
+ * the relaxed phase orders nothing, the block barrier orders the write
+ * before the other warp's read. */
+Test(lockset, split_cluster_relaxed_prologue_then_block_barrier_no_race)
+{
+    start_cluster();
+    cbar(0, 0, WR_BARMODE_ARRIVE_RELAXED);
+    buf_access(0, WR_OP_STORE, 850, BUF);
+    cbar(0, 1, WR_BARMODE_ARRIVE_RELAXED);
+    cbar(1, 0, WR_BARMODE_ARRIVE_RELAXED);
+    cbar(1, 1, WR_BARMODE_ARRIVE_RELAXED);
+    feed_bar(0, 0, 0, 64, WR_BAR_BLOCK, WR_BARMODE_SYNC);
+    feed_bar(0, 1, 0, 64, WR_BAR_BLOCK, WR_BARMODE_SYNC);
+    buf_access(1, WR_OP_LOAD, 851, BUF);
+    cbar(0, 0, WR_BARMODE_WAIT);
+    cbar(0, 1, WR_BARMODE_WAIT);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(lf_total(f), 0);
+    wr_findings_free(f);
+}
+
+/* A relaxed phase releases nothing, also to a warp that waited for it
+ * before it completed (its WAIT under way). */
+Test(lockset, split_cluster_relaxed_phase_orders_nothing_for_its_waiters)
+{
+    start_cluster();
+    buf_access(0, WR_OP_STORE, 860, BUF);
+    cbar(0, 1, WR_BARMODE_ARRIVE_RELAXED);
+    cbar(0, 1, WR_BARMODE_WAIT);
+    cbar(0, 0, WR_BARMODE_ARRIVE_RELAXED);   /* the share completes: warp 1 waited */
+    buf_access(1, WR_OP_LOAD, 861, BUF);
+    wr_findings *f = lf_end(&R);
+    cr_assert_eq(groups(f), 1);
+    wr_findings_free(f);
+}

@@ -34,7 +34,19 @@
  * narrowest release scope covers the entry), once until the word resets.
  * Resets: a launch boundary that orders the word's epoch before the
  * current one, and a completed barrier of the only block that touched
- * it.  A report's first side is the access the word keeps (the last one,
+ * it.  Barrier phases are lf_events.h's model of barriers.h (a phase
+ * completes at its count or when one of its waiters acts again).  A
+ * block counts its completed phases; a word keeps, from its last access,
+ * that count plus the phases its accessor had arrived at and gone on from
+ * (ARRIVE, ARRIVE_RELAXED) and not seen complete: all of those, and its
+ * accessor's next arrival, must complete before the access is ordered
+ * before anything.  A block that never had a split barrier event resets
+ * the word at its next access once its count passed the word's; after its
+ * first one (ARRIVE, ARRIVE_RELAXED, WAIT), at a warp's access when the
+ * count just after the last phase that warp waited for (SYNC, or a
+ * cluster or grid barrier's WAIT) passed it, a phase with a relaxed
+ * arrival not counting as one waited for (it released nothing).
+ * A report's first side is the access the word keeps (the last one,
  * or the last write that a read, or the plain write that an atomic, left
  * in place); its trace position is the current instruction's when that
  * is an earlier lane of it with its site and kind that touched the word,
@@ -98,6 +110,9 @@ enum {
 /* dsmem programs: shared accesses through DSMEM too; every launch is one
  * cluster of both blocks */
 static bool dsmem_programs;
+/* split programs: barriers whose arrivals (ARRIVE, ARRIVE_RELAXED) and
+ * WAITs are spread over the program (lf_events.h, lf_plan) */
+static bool split_programs;
 
 /* lock ATOM: the implicit atomic lock; fields DEV and CL (the cluster of
  * both blocks, in the dsmem programs, whose launches are one cluster) */
@@ -159,8 +174,9 @@ typedef struct mword {
     uint8_t state;
     lset cand;                  /* C(v) */
     bool written, multi, reported;
-    bool barrier_since;         /* a barrier of its (only) block completed since its last access */
-    uint32_t cross_at[2];       /* its last accessor's block's cross_n then */
+    /* its last accessor's block's count of completed phases then, plus
+     * the phases that accessor had arrived at and gone on from */
+    uint32_t after;
     uint32_t epoch;             /* of the last access */
     /* the access a report names (the last one, or the last write it keeps) */
     uint32_t block, warp, lane, site;   /* block HOST: the host */
@@ -168,20 +184,38 @@ typedef struct mword {
     uint64_t seq;               /* its true trace position (the model's own check) */
 } mword;
 
-typedef struct mbar {           /* barrier 0 of one block (barriers.h) */
-    uint32_t warps;             /* waiting */
-    uint32_t arrived;           /* threads */
-    uint8_t cross;              /* the cluster or grid barrier under way, 0 none */
-} mbar;
+/* A block's barriers: its phases (lf_mbars), its count of completed
+ * phases, and, from its first split barrier event, per warp the phases it
+ * arrived at and went on from, not complete yet (pend) and the count just
+ * after the last phase with no relaxed arrival it waited for (seen).
+ * Its cluster and grid barriers: how many its share completed ([0]; [1]:
+ * grid barriers alone), at each the count before it, or the smallest
+ * count + pend an ARRIVE brought if smaller (stamp), and whether it
+ * released (some SYNC or ARRIVE, no relaxed arrival); per warp, the
+ * phases it passed (those its block completed up to its last wait), late
+ * (it arrived in the last completed one, not waited yet) and lost (it
+ * arrived again without waiting, or a phase completed without it: none
+ * known until it next waits). */
+typedef struct mblock {
+    lf_mbars bars;
+    uint32_t count;
+    bool split;
+    uint32_t pend[WARPS], seen[WARPS];
+    uint32_t share_lo;          /* the smallest count + pend an ARRIVE brought to the share */
+    uint8_t scope, done_scope;  /* of the share under way (0 none), of the last completed */
+    uint32_t done_seen;         /* seen after the last completed share, for a late WAIT */
+    uint32_t cross_n[2];
+    uint32_t stamp[2][64];
+    bool ok[2][64];
+    bool late[WARPS], lost[WARPS];
+    uint32_t passed[WARPS][2];
+} mblock;
 
 typedef struct model {
     oracle_epochs E;
     uint32_t nlaunches;
     mwarp warp[MAX_EPOCHS + 1][BLOCKS][WARPS];
-    mbar bar[MAX_EPOCHS + 1][BLOCKS];
-    /* per epoch and block: the cluster and grid barriers ([0]; [1]: grid
-     * barriers alone) its share completed (barriers.h, wr_cross_bars) */
-    uint32_t cross_n[MAX_EPOCHS + 1][BLOCKS][2];
+    mblock blk[MAX_EPOCHS + 1][BLOCKS];
     mring ring[MAX_EPOCHS + 1][BLOCKS][WARPS];
     mring host_ring;            /* one for all copies, as the engine's */
     mlockrec lock[NLOCKS];
@@ -196,6 +230,8 @@ typedef struct model {
     unsigned older_named;         /* first sides found among the older instructions */
     unsigned dsmem_examples;      /* races on another block's shared word */
     unsigned barrier_resets;      /* words a cluster or grid barrier reset */
+    unsigned split_kept;          /* words a completed phase left: the warp only arrived since,
+                                     or the word's accessor had gone on from an arrival */
 } model;
 
 /* ---- the model's steps ---- */
@@ -359,29 +395,37 @@ static void touch(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space
     /* A completed barrier resets a word only its block touched.  Rule from
      * the code: the reset shows at that block's next access; an access of
      * another block first still meets the word's state (the barrier does
-     * not order that block's accesses with it). */
-    if (w->live && !concurrent && !w->multi && w->barrier_since && w->block == c->block)
-        w->live = false;
+     * not order that block's accesses with it).  Without split barriers
+     * the block's count passed the word's; with them, the count the
+     * current warp has seen did. */
+    const mblock *cb = c->block == HOST ? NULL : &m->blk[c->epoch][c->block];
+    if (w->live && !concurrent && !w->multi && cb && w->block == c->block) {
+        if ((cb->split ? cb->seen[c->warp] : cb->count) > w->after)
+            w->live = false;
+        else if (cb->count > w->after)
+            m->split_kept++;   /* reset but for split barriers */
+    }
     /* and a word only another block touched resets when that block arrived
      * at a cluster or grid barrier (the dsmem programs' gather both blocks,
-     * one cluster; otherwise only grid barriers gather two blocks) after
-     * it, one the current block has passed: X's k-th is the current
-     * block's k-th, and X's count one behind or ahead at most (barriers.h) */
-    else if (w->live && !concurrent && !w->multi && w->block != c->block && w->block != HOST &&
-             c->block != HOST) {
+     * one cluster; grid barriers gather both in the split programs) after
+     * it, one that released it and that the current warp has passed: X's
+     * k-th is the current block's k-th, and X's count one behind or ahead
+     * at most (barriers.h); "after it": the word's count is at most X's
+     * stamp at that barrier */
+    else if (w->live && !concurrent && !w->multi && w->block != c->block && w->block != HOST && cb) {
         unsigned k = dsmem_programs ? 0 : 1;
-        uint32_t passed = m->cross_n[c->epoch][c->block][k], nx = m->cross_n[c->epoch][w->block][k];
-        if (passed && nx >= passed && nx <= passed + 1 && w->cross_at[k] < passed) {
+        const mblock *xb = &m->blk[c->epoch][w->block];
+        uint32_t passed = cb->lost[c->warp] ? 0 : cb->passed[c->warp][k], nx = xb->cross_n[k];
+        if (passed && nx >= passed && nx <= passed + 1 && xb->ok[k][passed] &&
+            w->after <= xb->stamp[k][passed]) {
             w->live = false;
             m->barrier_resets++;
         }
     }
     uint32_t tl = c->block == HOST ? 0 : lane, tw = c->block == HOST ? 0 : c->warp;
     mword nw = *w;
-    nw.barrier_since = false;
     nw.epoch = c->epoch;
-    for (unsigned k = 0; k < 2; k++)
-        nw.cross_at[k] = c->block == HOST ? 0 : m->cross_n[c->epoch][c->block][k];
+    nw.after = cb ? cb->count + (cb->split ? cb->pend[c->warp] : 0) : 0;
     if (!w->live) {
         nw.live = true;
         nw.state = ST_EXCL;
@@ -474,46 +518,130 @@ static lset lane_lockset(const mwarp *W, uint32_t block, unsigned lane, bool ato
     return s;
 }
 
-/* A block's barrier completes: the words only that block touched in this
- * epoch are to reset. */
-static void barrier_complete(model *m, uint32_t epoch, uint32_t block)
+/* Phase counts of what the split programs made happen */
+static unsigned split_phases, split_late_waits, split_relaxed_phases;
+
+typedef struct mdone {
+    model *m;
+    uint32_t epoch, block;
+} mdone;
+
+/* A phase of a block completed (lf_mbars): a new barrier interval; its
+ * arrivers have one pending phase fewer; its waiters have seen the count,
+ * unless it had a relaxed arrival (it released nothing).  The share of a
+ * cluster or grid barrier goes into the block's history, with who passed
+ * it. */
+static void phase_done(void *ctx, unsigned slot, const lf_mphase *ph)
 {
-    uint8_t cross = m->bar[epoch][block].cross;
-    if (cross) {
-        m->cross_n[epoch][block][0]++;
-        m->cross_n[epoch][block][1] += cross == WR_BAR_GRID;
-    }
-    m->bar[epoch][block] = (mbar){0};
-    for (unsigned i = 0; i < ALL_WORDS; i++) {
-        mword *w = &m->global[i];
-        if (w->live && w->epoch == epoch && w->block == block)
-            w->barrier_since = true;
-    }
-    for (unsigned owner = 0; owner < BLOCKS; owner++)   /* DSMEM: any block's words */
-        for (unsigned i = 0; i < WORDS; i++) {
-            mword *w = &m->shared[epoch][owner][i];
-            if (w->live && w->epoch == epoch && w->block == block)
-                w->barrier_since = true;
+    mdone *d = ctx;
+    mblock *B = &d->m->blk[d->epoch][d->block];
+    uint32_t before = B->count++;
+    bool arrivers = false;
+    for (unsigned w = 0; w < WARPS; w++)
+        arrivers |= ph->goes_on[w];
+    split_phases += arrivers;
+    if (slot == LF_MSHARE) {
+        split_relaxed_phases += ph->relaxed;
+        uint32_t stamp = B->split && B->share_lo < before ? B->share_lo : before;
+        for (unsigned k = 0; k < 2; k++) {
+            if (k == 1 && B->scope != WR_BAR_GRID)
+                break;
+            uint32_t n = ++B->cross_n[k];
+            cr_assert_lt(n, 64);
+            B->stamp[k][n] = stamp;
+            B->ok[k][n] = ph->top && !ph->relaxed;
         }
+        for (unsigned w = 0; w < WARPS; w++) {
+            if (ph->waits[w]) {
+                for (unsigned k = 0; k < 2; k++)
+                    B->passed[w][k] = B->cross_n[k];
+                B->late[w] = B->lost[w] = false;
+            } else if (ph->goes_on[w]) {
+                B->late[w] = true;
+            } else {
+                B->late[w] = false;
+                B->lost[w] = true;
+            }
+        }
+        B->done_seen = ph->relaxed ? 0 : B->count;
+        B->done_scope = B->scope;
+        B->scope = 0;
+        B->share_lo = UINT32_MAX;
+    }
+    if (!B->split)
+        return;
+    for (unsigned w = 0; w < WARPS; w++) {
+        if (ph->goes_on[w] && B->pend[w])
+            B->pend[w]--;
+        if (ph->waits[w] && !ph->relaxed)
+            B->seen[w] = B->count;
+    }
 }
 
-/* barriers.h: complete at `expected` arrived threads, or when a waiting
- * warp arrives again or makes an access. */
+static void model_acts(model *m, uint32_t epoch, uint32_t block, uint32_t warp)
+{
+    mdone d = {m, epoch, block};
+    lf_mbars_acts(&m->blk[epoch][block].bars, warp, phase_done, &d);
+}
+
+/* A barrier event of a warp: it acts again, then arrives or waits.  A
+ * cluster or grid barrier is the block's share (every thread of the
+ * block: the launch's 64). */
 static void model_barrier(model *m, uint32_t epoch, const wr_barrier *br)
 {
-    mbar *b = &m->bar[epoch][br->block];
-    uint32_t bit = 1u << br->warp;
-    /* a cluster or grid barrier is a barrier of all of the block's threads
-     * (the launch's 64), noted in the block's count of them */
-    uint32_t expected = br->scope == WR_BAR_BLOCK ? br->expected : WARPS * LANES;
-    if (b->warps & bit)
-        barrier_complete(m, epoch, br->block);
-    if (br->scope != WR_BAR_BLOCK && !b->cross)
-        b->cross = br->scope;
-    b->warps |= bit;
-    b->arrived += (uint32_t)__builtin_popcount(br->active_mask);
-    if (expected && b->arrived >= expected)
-        barrier_complete(m, epoch, br->block);
+    uint32_t w = br->warp;
+    mblock *B = &m->blk[epoch][br->block];
+    mdone d = {m, epoch, br->block};
+    lf_mbars_acts(&B->bars, w, phase_done, &d);
+    if (br->mode != WR_BARMODE_SYNC && !B->split) {
+        /* its first split barrier event: every warp has seen all so far */
+        B->split = true;
+        for (unsigned i = 0; i < WARPS; i++)
+            B->seen[i] = B->count;
+        B->share_lo = UINT32_MAX;
+    }
+    unsigned slot;
+    uint32_t expected;
+    if (br->scope == WR_BAR_BLOCK) {
+        cr_assert_lt(br->barrier_id, LF_MSHARE);
+        slot = br->barrier_id;
+        expected = br->expected;
+    } else {
+        slot = LF_MSHARE;
+        expected = WARPS * LANES;
+        if (br->mode == WR_BARMODE_WAIT) {
+            bool arrived = B->bars.ph[slot].goes_on[w];
+            if (lf_mbars_wait(&B->bars, slot, w)) {
+                if (arrived && B->pend[w])
+                    B->pend[w]--;
+            } else if (B->late[w]) {   /* its phase completed before: passed now */
+                B->late[w] = B->lost[w] = false;
+                for (unsigned k = 0; k < 2; k++)
+                    B->passed[w][k] = B->cross_n[k];
+                if (B->done_seen > B->seen[w])
+                    B->seen[w] = B->done_seen;
+                split_late_waits++;
+            }
+            return;
+        }
+        if (!B->scope)
+            B->scope = br->scope;
+        if (B->late[w]) {   /* it arrives again, not having waited */
+            B->late[w] = false;
+            B->lost[w] = true;
+        }
+        if (B->split && br->mode == WR_BARMODE_ARRIVE && B->count + B->pend[w] < B->share_lo)
+            B->share_lo = B->count + B->pend[w];
+    }
+    if (B->split) {
+        bool arrived = B->bars.ph[slot].goes_on[w];
+        if (br->mode != WR_BARMODE_SYNC && !arrived)
+            B->pend[w]++;
+        else if (br->mode == WR_BARMODE_SYNC && arrived && B->pend[w])
+            B->pend[w]--;
+    }
+    lf_mbars_arrive(&B->bars, slot, w, br->mode, (uint32_t)__builtin_popcount(br->active_mask),
+                    expected, 0, phase_done, &d);
 }
 
 static void model_fence(model *m, uint32_t epoch, const wr_event *ev)
@@ -623,9 +751,7 @@ static uint32_t lock_events(model *m, mwarp *W, const wr_event *ev)
 static void model_access(model *m, const wr_event *ev, uint32_t epoch)
 {
     const wr_access *a = &ev->u.access;
-    mbar *bar = &m->bar[epoch][a->block];
-    if (bar->warps & (1u << a->warp))   /* it goes on: its barrier completed */
-        barrier_complete(m, epoch, a->block);
+    model_acts(m, epoch, a->block, a->warp);   /* it goes on: what it waited for completed */
     mwarp *W = &m->warp[epoch][a->block][a->warp];
     bool atomic = wr_op_is_atomic(a->op);
     if (atomic) {
@@ -952,6 +1078,13 @@ static void lock_step(prog *p, model *m, uint32_t x)
 static void random_access(prog *p, model *m, uint32_t x)
 {
     uint32_t launch = m->E.ep[x].launch, b = rnd(BLOCKS), w = rnd(WARPS);
+    /* split programs: mostly a warp that waits at no barrier (one that
+     * does would go on: its phase completes) */
+    for (int tries = 0; split_programs && tries < 4 && lf_mbars_waiting(&m->blk[x][b].bars, w);
+         tries++) {
+        b = rnd(BLOCKS);
+        w = rnd(WARPS);
+    }
     gslot *sl = p->slot[x][b][w];
     for (unsigned i = 0; i < SLOTS; i++)
         if (sl[i].stage && rnd(5)) {
@@ -1038,8 +1171,33 @@ static void barrier(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w, uint3
     model_barrier(m, x, &e->u.barrier);
 }
 
+/* The split programs' barriers under way, per epoch: a block barrier of
+ * each block, and a cluster or grid barrier. */
+static lf_plan block_plan[MAX_EPOCHS + 1][BLOCKS], share_plan[MAX_EPOCHS + 1];
+
+/* One step of a split program's barriers: the next event of a block's
+ * barrier or of the cluster or grid barrier, started when none is under
+ * way.  A cluster barrier gathers both blocks in the dsmem programs (one
+ * cluster), one block otherwise; a grid barrier gathers both. */
+static void split_barrier_step(prog *p, model *m, uint32_t x)
+{
+    uint32_t b = rnd(BLOCKS);
+    bool share = rnd(2) == 0;
+    lf_plan *pl = share ? &share_plan[x] : &block_plan[x][b];
+    if (!lf_plan_active(pl)) {
+        uint8_t scope = !share ? WR_BAR_BLOCK : rnd(2) ? WR_BAR_CLUSTER : WR_BAR_GRID;
+        bool both = scope == WR_BAR_GRID || (scope == WR_BAR_CLUSTER && dsmem_programs);
+        lf_plan_start(pl, rnd, scope, both ? 0 : b, both ? BLOCKS : 1);
+    }
+    wr_event e;
+    if (lf_plan_next(pl, rnd, m->E.ep[x].launch, &e))
+        model_barrier(m, x, &emit(p, e)->u.barrier);
+}
+
 static void random_program(prog *p, model *m)
 {
+    memset(block_plan, 0, sizeof block_plan);
+    memset(share_plan, 0, sizeof share_plan);
     p->ev.n = 0;
     memset(p->slot, 0, sizeof p->slot);
     for (unsigned k = 0; k < NLOCKS; k++)
@@ -1061,7 +1219,11 @@ static void random_program(prog *p, model *m)
         case ORACLE_FINISH: oracle_emit_finish(&p->ev, &m->E, x, BLOCKS); continue;
         case ORACLE_DEVICE: break;
         }
-        if (what < 18) {   /* a block barrier: both warps, one (expected 32), or one waiting */
+        /* split programs: a fifth of the device steps are barriers */
+        uint32_t sh = split_programs ? 10 : 0;
+        if (split_programs && what < 28) {
+            split_barrier_step(p, m, x);
+        } else if (what < 18) {   /* a block barrier: both warps, one (expected 32), or one waiting */
             uint32_t b = rnd(BLOCKS), r = rnd(6);
             if (r < 3) {
                 /* every third one a cluster or grid barrier (no random
@@ -1077,12 +1239,12 @@ static void random_program(prog *p, model *m)
             } else {
                 barrier(p, m, x, b, rnd(WARPS), r < 5 ? 32 : 64, WR_BAR_BLOCK);
             }
-        } else if (what < 20) {   /* a warp sync (lockset ignores it) */
+        } else if (what < 20 + sh) {   /* a warp sync (lockset ignores it) */
             uint32_t b = rnd(BLOCKS), w = rnd(WARPS);
             emit(p, lf_warp_sync(m->E.ep[x].launch, b, w, rnd(2) ? WR_FULL_MASK : random_mask()));
-        } else if (what < 30) {
+        } else if (what < 30 + sh) {
             lock_step(p, m, x);
-        } else if (what < 33) {   /* a stray fence */
+        } else if (what < 33 + sh) {   /* a stray fence */
             emit_fence(p, m, x, rnd(BLOCKS), rnd(WARPS), rnd(2) ? WR_FULL_MASK : random_mask(),
                        pick_scope());
         } else {
@@ -1104,7 +1266,7 @@ static void free_model(model *m)
 
 static unsigned protected_by_lock, lock_not_valid, lock_lost,
     ring_guesses, older_named;
-static unsigned dsmem_examples, barrier_resets;
+static unsigned dsmem_examples, barrier_resets, split_kept;
 
 static void check_seed(uint64_t seed)
 {
@@ -1120,6 +1282,7 @@ static void check_seed(uint64_t seed)
     older_named += m.older_named;
     dsmem_examples += m.dsmem_examples;
     barrier_resets += m.barrier_resets;
+    split_kept += m.split_kept;
     oracle_compare(&wr_engine_lockset, p.ev.ev, p.ev.n, m.found, seed);
     free_model(&m);
 }
@@ -1161,4 +1324,49 @@ Test(lockset_oracle, random_programs_with_dsmem_match_the_model, .timeout = 120)
     fprintf(stderr, "lockset oracle, dsmem: %u words reset by a cluster or grid barrier\n",
             barrier_resets);
     cr_assert_gt(barrier_resets, SEEDS / 4, "%u words reset", barrier_resets);
+}
+
+/* Split barriers (format 1.3): block barriers of one or both warps whose
+ * arrivals are SYNC or ARRIVE, cluster and grid barriers whose arrivals
+ * are SYNC, ARRIVE or ARRIVE_RELAXED (cluster) and whose WAITs come later
+ * (or, one in eight, never), all spread over the program (lf_plan).  Alone
+ * (two one-block clusters: grid barriers order the blocks), then with
+ * DSMEM (one cluster of both blocks). */
+static void run_split(bool dsmem)
+{
+    split_phases = split_late_waits = split_relaxed_phases = barrier_resets = split_kept = 0;
+    split_programs = true;
+    if (dsmem) {
+        oracle_run_dsmem("lockset, split", &dsmem_programs, SEEDS, check_seed, &dsmem_examples);
+    } else {
+        uint64_t first, last = oracle_seeds(SEEDS, &first);
+        for (uint64_t seed = first; seed <= last; seed++)
+            check_seed(seed);
+        if (!getenv("WR_ORACLE_SEED"))
+            oracle_assert_racing(last);
+    }
+    split_programs = false;
+    if (getenv("WR_ORACLE_SEED"))
+        return;
+    uint64_t first, seeds = oracle_seeds(SEEDS, &first);
+    fprintf(stderr, "lockset oracle, split%s: %" PRIu64 " programs, %u racing, %u race groups; %u phases with arrivers, %u of"
+            " them relaxed cluster ones, %u WAITs after their phase, %u words reset by a cluster"
+            " or grid barrier, %u words a completed phase did not reset for the split rule\n",
+            dsmem ? " + dsmem" : "", seeds, oracle_programs_racing, oracle_races_seen, split_phases, split_relaxed_phases, split_late_waits,
+            barrier_resets, split_kept);
+    cr_assert_gt(split_phases, seeds * 2, "%u phases with arrivers", split_phases);
+    cr_assert_gt(split_relaxed_phases, seeds / 10, "%u relaxed phases", split_relaxed_phases);
+    cr_assert_gt(split_late_waits, seeds / 5, "%u late WAITs", split_late_waits);
+    cr_assert_gt(barrier_resets, seeds / 10, "%u words reset", barrier_resets);
+    cr_assert_gt(split_kept, seeds, "%u words kept by the split rule", split_kept);
+}
+
+Test(lockset_oracle, random_programs_with_split_barriers_match_the_model, .timeout = 120)
+{
+    run_split(false);
+}
+
+Test(lockset_oracle, random_programs_with_split_barriers_and_dsmem_match_the_model, .timeout = 120)
+{
+    run_split(true);
 }

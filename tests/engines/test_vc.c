@@ -774,3 +774,98 @@ Test(vc, cluster_barrier_with_an_exited_arriver)
     /* the writer's clock left with its block: the read is not ordered */
     cr_assert_eq(hbt_count(&T), 1);
 }
+
+/* ---- split barriers (format 1.3) ---- */
+
+static void bar_arrive(uint32_t l, uint32_t b, uint32_t w, uint32_t id, uint32_t expected)
+{
+    ev_barrier_mode(&T, l, b, w, WR_FULL_MASK, id, expected, WR_BAR_BLOCK, WR_BARMODE_ARRIVE);
+}
+
+static void xbar_mode(uint32_t b, uint32_t w, uint8_t mode, uint32_t expected)
+{
+    ev_barrier_mode(&T, 2, b, w, WR_FULL_MASK, 0, expected, WR_BAR_CLUSTER, mode);
+}
+
+/* bar.arrive releases the warp's clock when it arrives: what it does after
+ * arriving, even before the phase completes, is not ordered before the
+ * waiter. */
+Test(vc, bar_arrive_releases_its_clock_at_arrival)
+{
+    ev_st(&T, 1, 1, 0, 0, 0, DATA);
+    bar_arrive(1, 0, 0, 1, 64);
+    ev_st(&T, 2, 1, 0, 0, 0, DATA + 4);
+    ev_barrier(&T, 1, 0, 1, WR_FULL_MASK, 1, 64, WR_BAR_BLOCK);   /* completes */
+    ev_ld(&T, 3, 1, 0, 1, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 0);
+    ev_ld(&T, 4, 1, 0, 1, 0, DATA + 4);
+    cr_assert_eq(hbt_count(&T), 1);
+    cr_assert_not_null(hbt_find(&T, 2, 4));
+}
+
+/* The arriver does not wait: it learns nothing from the phase. */
+Test(vc, bar_arrive_learns_nothing_from_the_waiters)
+{
+    ev_st(&T, 1, 1, 0, 1, 0, DATA);
+    ev_barrier(&T, 1, 0, 1, WR_FULL_MASK, 1, 64, WR_BAR_BLOCK);
+    bar_arrive(1, 0, 0, 1, 64);                                   /* completes */
+    ev_ld(&T, 2, 1, 0, 0, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 1);
+    cr_assert_not_null(hbt_find(&T, 1, 2));
+}
+
+/* A warp's WAIT before its phase completed takes the phase when the last
+ * arrival comes. */
+Test(vc, cluster_wait_before_the_phase_completes)
+{
+    launch_clusters();
+    xbar_mode(1, 0, WR_BARMODE_ARRIVE, 64);
+    xbar_mode(1, 0, WR_BARMODE_WAIT, 0);
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    xbar_mode(0, 0, WR_BARMODE_ARRIVE, 64);                      /* completes */
+    ev_ld(&T, 2, 2, 1, 0, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 0);
+}
+
+/* A relaxed arrival counts toward the phase but releases nothing. */
+Test(vc, cluster_relaxed_arrive_releases_nothing)
+{
+    launch_clusters();
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    xbar_mode(0, 0, WR_BARMODE_ARRIVE_RELAXED, 64);
+    xbar_mode(1, 0, WR_BARMODE_ARRIVE, 64);                      /* completes */
+    xbar_mode(1, 0, WR_BARMODE_WAIT, 0);
+    ev_ld(&T, 2, 2, 1, 0, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 1);
+}
+
+/* A WAIT with no arrival before it (a malformed trace) acquires nothing. */
+Test(vc, cluster_wait_without_arrival_acquires_nothing)
+{
+    launch_clusters();
+    ev_st(&T, 1, 2, 0, 0, 0, DATA);
+    xbar_mode(0, 0, WR_BARMODE_ARRIVE, 64);
+    xbar_mode(1, 1, WR_BARMODE_ARRIVE, 64);                      /* completes */
+    xbar_mode(1, 0, WR_BARMODE_WAIT, 0);                         /* b1 w0 never arrived */
+    ev_ld(&T, 2, 2, 1, 0, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 1);
+}
+
+/* A slow warp waits for phase 0 after a fast one waited and arrived at
+ * phase 1: it takes phase 0's join, not what the fast one did after it. */
+Test(vc, cluster_slow_wait_takes_its_own_phase)
+{
+    launch_clusters();
+    ev_st(&T, 1, 2, 1, 0, 0, DATA);
+    xbar_mode(0, 0, WR_BARMODE_ARRIVE, 64);                      /* A, phase 0 */
+    xbar_mode(1, 0, WR_BARMODE_ARRIVE, 64);                      /* B: completes phase 0 */
+    xbar_mode(1, 0, WR_BARMODE_WAIT, 0);
+    ev_st(&T, 2, 2, 1, 0, 0, DATA + 4);
+    xbar_mode(1, 0, WR_BARMODE_ARRIVE, 64);                      /* B, phase 1 */
+    xbar_mode(0, 0, WR_BARMODE_WAIT, 0);                         /* A: phase 0 */
+    ev_ld(&T, 3, 2, 0, 0, 0, DATA);
+    cr_assert_eq(hbt_count(&T), 0);
+    ev_ld(&T, 4, 2, 0, 0, 0, DATA + 4);
+    cr_assert_eq(hbt_count(&T), 1);
+    cr_assert_not_null(hbt_find(&T, 2, 4));
+}

@@ -122,6 +122,11 @@ typedef struct mwarp {
     uint8_t fence_scope;        /* of the warp's last fence (a barrier: block) */
     uint32_t fence_tick[LANES]; /* each lane's tick at the warp's last fence */
     vclk know[NLAYERS];         /* what the warp learned from outside itself */
+    /* split programs: arrived at a cluster or grid barrier (ARRIVE or
+     * ARRIVE_RELAXED, of scope `armed`), its WAIT still to come, which
+     * takes `pending`: what the completed phase released */
+    uint8_t armed;
+    vclk pending[NLAYERS];
 } mwarp;
 
 typedef struct mrel {           /* one release of a word's sequence, scoped layer */
@@ -605,6 +610,8 @@ typedef struct program {
     bool xbar;                  /* cluster and grid barriers, clusters of 1-2 blocks */
     bool dsmem;                 /* one launch, shared memory only, reached through
                                    DSMEM too (xbar programs) */
+    bool split;                 /* split barriers: some warps bar.arrive (block
+                                   barriers), or arrive and WAIT later (xbar) */
     model *m;
     uint64_t lanes[STEPS][LANES];
     uint32_t launch_id[LAUNCHES];
@@ -860,13 +867,20 @@ static void step_access(program *p, unsigned step, unsigned li, unsigned b, unsi
     model_access(m, wi, mask, word_of, op, e.u.access.scope, e.u.access.order, seq, SITE0 + step);
 }
 
+/* A block barrier: every warp of block b arrives, each a block-scope
+ * fence at arrival.  In split programs some only arrive (bar.arrive):
+ * they release what they knew, reconverge and go on, learning nothing;
+ * the others wait and learn what all of them knew. */
 static void step_barrier(program *p, unsigned li, unsigned b)
 {
     model *m = p->m;
+    uint32_t arrive_only = p->split ? (uint32_t)rnd(1u << WARPS) : 0;
     for (unsigned w = 0; w < WARPS; w++) {
-        /* a barrier is a block-scope fence at arrival */
         fence(m, warp_index(li, b, w), WR_SCOPE_BLOCK);
-        feed(p, lf_barrier(p->launch_id[li], b, w, WARPS * LANES));
+        wr_event e = lf_barrier(p->launch_id[li], b, w, WARPS * LANES);
+        if ((arrive_only >> w) & 1u)
+            e.u.barrier.mode = WR_BARMODE_ARRIVE;
+        feed(p, e);
     }
     for (unsigned layer = 0; layer < m->nlayers; layer++) {
         vclk j;
@@ -878,6 +892,8 @@ static void step_barrier(program *p, unsigned li, unsigned b)
         }
         for (unsigned w = 0; w < WARPS; w++) {
             unsigned wi = warp_index(li, b, w);
+            if ((arrive_only >> w) & 1u)
+                continue;
             vclk_join(&m->w[wi].know[layer], &j);
             for (unsigned l = 0; l < LANES; l++)
                 for (unsigned k = 0; k < LANES; k++)
@@ -886,9 +902,31 @@ static void step_barrier(program *p, unsigned li, unsigned b)
     }
     for (unsigned w = 0; w < WARPS; w++) {
         unsigned wi = warp_index(li, b, w);
+        if ((arrive_only >> w) & 1u)
+            lanes_join(m, wi, WR_FULL_MASK);
         m->w[wi].group = 0;
         m->w[wi].diverged = false;
     }
+}
+
+/* Split programs: warp wi, armed at a cluster or grid barrier whose phase
+ * completed, waits (barrier.cluster.wait): every lane takes what the phase
+ * released, and the warp reconverges. */
+static void step_xbar_wait(program *p, unsigned li, unsigned b, unsigned w)
+{
+    model *m = p->m;
+    unsigned wi = warp_index(li, b, w);
+    wr_event e = lf_barrier(p->launch_id[li], b, w, 0);
+    e.u.barrier.scope = m->w[wi].armed;
+    e.u.barrier.mode = WR_BARMODE_WAIT;
+    feed(p, e);
+    for (unsigned layer = 0; layer < m->nlayers; layer++)
+        for (unsigned l = 0; l < LANES; l++)
+            acquire(m, layer, wi, thread_of(wi, l), &m->w[wi].pending[layer]);
+    lanes_join(m, wi, WR_FULL_MASK);
+    m->w[wi].group = 0;
+    m->w[wi].diverged = false;
+    m->w[wi].armed = 0;
 }
 
 /* A cluster barrier of block b's cluster, or a grid barrier: every warp
@@ -902,11 +940,24 @@ static void step_xbarrier(program *p, unsigned li, unsigned b, bool grid)
     uint8_t scope = grid ? WR_SCOPE_DEVICE : WR_SCOPE_CLUSTER;
     /* the trace's count, or none: the launch's cluster or grid size */
     uint32_t expected = rnd(2) ? nb * WARPS * LANES : 0;
+    /* split programs: a warp that arrived before waits first (arrive and
+     * wait alternate); then each warp syncs, arrives (releasing) or, at a
+     * cluster barrier, arrives relaxed (releasing nothing) */
+    uint8_t mode[BLOCKS][WARPS] = {{0}};
+    if (p->split)
+        for (unsigned x = b0; x < b0 + nb; x++)
+            for (unsigned w = 0; w < WARPS; w++) {
+                if (m->w[warp_index(li, x, w)].armed)
+                    step_xbar_wait(p, li, x, w);
+                mode[x][w] = (uint8_t)rnd(grid ? 2 : 3);
+            }
     for (unsigned x = b0; x < b0 + nb; x++)
         for (unsigned w = 0; w < WARPS; w++) {
-            fence(m, warp_index(li, x, w), scope);
+            if (mode[x][w] != WR_BARMODE_ARRIVE_RELAXED)
+                fence(m, warp_index(li, x, w), scope);
             wr_event e = lf_barrier(p->launch_id[li], x, w, expected);
             e.u.barrier.scope = grid ? WR_BAR_GRID : WR_BAR_CLUSTER;
+            e.u.barrier.mode = mode[x][w];
             feed(p, e);
         }
     for (unsigned layer = 0; layer < m->nlayers; layer++) {
@@ -914,6 +965,8 @@ static void step_xbarrier(program *p, unsigned li, unsigned b, bool grid)
         vclk_zero(&j);
         for (unsigned x = b0; x < b0 + nb; x++)
             for (unsigned w = 0; w < WARPS; w++) {
+                if (mode[x][w] == WR_BARMODE_ARRIVE_RELAXED)
+                    continue;
                 vclk v;
                 warp_view(m, layer, warp_index(li, x, w), &v);
                 vclk_join(&j, &v);
@@ -921,6 +974,10 @@ static void step_xbarrier(program *p, unsigned li, unsigned b, bool grid)
         for (unsigned x = b0; x < b0 + nb; x++)
             for (unsigned w = 0; w < WARPS; w++) {
                 unsigned wi = warp_index(li, x, w);
+                if (mode[x][w] != WR_BARMODE_SYNC) {
+                    vclk_copy(&m->w[wi].pending[layer], &j);
+                    continue;
+                }
                 vclk_join(&m->w[wi].know[layer], &j);
                 for (unsigned l = 0; l < LANES; l++)
                     for (unsigned k = 0; k < LANES; k++)
@@ -931,6 +988,10 @@ static void step_xbarrier(program *p, unsigned li, unsigned b, bool grid)
     for (unsigned x = b0; x < b0 + nb; x++)
         for (unsigned w = 0; w < WARPS; w++) {
             unsigned wi = warp_index(li, x, w);
+            if (mode[x][w] != WR_BARMODE_SYNC) {
+                lanes_join(m, wi, WR_FULL_MASK);
+                m->w[wi].armed = grid ? WR_BAR_GRID : WR_BAR_CLUSTER;
+            }
             m->w[wi].group = 0;
             m->w[wi].diverged = false;
         }
@@ -960,7 +1021,9 @@ static void step_warp_sync(program *p, unsigned li, unsigned b, unsigned w)
 static void device_step(program *p, unsigned step, unsigned li, unsigned b, unsigned w,
                         unsigned what)
 {
-    if (what < 2 && p->xbar)
+    if (p->split && p->m->w[warp_index(li, b, w)].armed && what < 30)
+        step_xbar_wait(p, li, b, w);
+    else if (what < 2 && p->xbar)
         step_xbarrier(p, li, b, rnd(2));
     else if (what < 4)
         step_barrier(p, li, b);
@@ -1253,7 +1316,7 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
     free(m->scope_pairs);
 }
 
-static bool xbar_programs, dsmem_programs;
+static bool xbar_programs, dsmem_programs, split_programs;
 
 static void check_all(const wr_engine_ops *engine, bool scoped, bool strong_plain,
                       unsigned shards, bool host_side)
@@ -1265,6 +1328,7 @@ static void check_all(const wr_engine_ops *engine, bool scoped, bool strong_plai
     p->host_side = host_side;
     p->xbar = xbar_programs || dsmem_programs;
     p->dsmem = dsmem_programs;
+    p->split = split_programs;
     p->m = calloc(1, sizeof *p->m);
     memset(class_seen, 0, sizeof class_seen);
     uint64_t groups = 0, first = 0, forgotten = 0;
@@ -1456,4 +1520,36 @@ Test(vc_oracle, scoped_dsmem_one_shard)
 Test(vc_oracle, scoped_dsmem_three_shards)
 {
     check_all_dsmem(&wr_engine_scoped, true, true, 3);
+}
+
+/* Split barriers: at block barriers some warps only arrive (bar.arrive:
+ * they release and go on, learning nothing); in xbar programs each warp
+ * of a cluster or grid barrier syncs, arrives, or (cluster) arrives
+ * relaxed, and an arriver waits (barrier.cluster.wait) later, before its
+ * next such barrier, taking what the phase released. */
+static void check_all_split(const wr_engine_ops *engine, bool scoped, bool strong_plain,
+                            unsigned shards, bool host_side, bool xbar)
+{
+    split_programs = true;
+    xbar_programs = xbar;
+    check_all(engine, scoped, strong_plain, shards, host_side);
+    xbar_programs = false;
+    split_programs = false;
+}
+
+Test(vc_oracle, split_block_barriers_one_shard)
+{
+    check_all_split(&wr_engine_vc, false, false, 1, false, false);
+}
+Test(vc_oracle, split_barriers_xbar_host_side_three_shards)
+{
+    check_all_split(&wr_engine_vc, false, true, 3, true, true);
+}
+Test(vc_oracle, scoped_split_block_barriers_three_shards)
+{
+    check_all_split(&wr_engine_scoped, true, true, 3, false, false);
+}
+Test(vc_oracle, scoped_split_barriers_xbar_one_shard)
+{
+    check_all_split(&wr_engine_scoped, true, true, 1, true, true);
 }

@@ -109,20 +109,34 @@ void sample_event(uint64_t i, wr_event *ev, uint64_t lanes[32])
     case 13:
         ev->kind = WR_EV_BARRIER;
         /* block (named 0..15), cluster and grid barriers in turn; the
-         * last two have no id */
-        ev->u.barrier = (wr_barrier){1, r % 1000, r % 32, r | 0x80000000u, r % 16, 256, WR_BAR_BLOCK};
+         * last two have no id.  Each in every mode it may take (1.3), in
+         * turn over the rounds of three: block sync and arrive (with its
+         * count), cluster sync, arrive, relaxed arrive and wait, grid
+         * sync, arrive and wait; a wait counts no thread. */
+        ev->u.barrier = (wr_barrier){1, r % 1000, r % 32, r | 0x80000000u, r % 16, 256,
+                                     WR_BAR_BLOCK, WR_BARMODE_SYNC};
+        uint64_t turn = i / 72;
         switch ((i / 24) % 3) {
+        case 0:
+            ev->u.barrier.mode = (uint8_t)(turn % 2 ? WR_BARMODE_ARRIVE : WR_BARMODE_SYNC);
+            break;
         case 1:
             ev->u.barrier.scope = WR_BAR_CLUSTER;
             ev->u.barrier.barrier_id = 0;
             ev->u.barrier.expected = 1024;
+            ev->u.barrier.mode = (uint8_t)(turn % 4);
             break;
         case 2:
             ev->u.barrier.scope = WR_BAR_GRID;
             ev->u.barrier.barrier_id = 0;
             ev->u.barrier.expected = (r & 1) ? 0 : r;   /* 0: all of the grid */
+            static const uint8_t grid_modes[] = {WR_BARMODE_SYNC, WR_BARMODE_ARRIVE,
+                                                 WR_BARMODE_WAIT};
+            ev->u.barrier.mode = grid_modes[turn % 3];
             break;
         }
+        if (ev->u.barrier.mode == WR_BARMODE_WAIT)
+            ev->u.barrier.expected = 0;
         break;
     case 14:
         ev->kind = WR_EV_WARP_SYNC;
@@ -228,7 +242,7 @@ bool sample_events_equal(const wr_event *x, const wr_event *y, char *why, size_t
     case WR_EV_BARRIER:
         DIFF(u.barrier.launch); DIFF(u.barrier.block); DIFF(u.barrier.warp);
         DIFF(u.barrier.active_mask); DIFF(u.barrier.barrier_id); DIFF(u.barrier.expected);
-        DIFF(u.barrier.scope);
+        DIFF(u.barrier.scope); DIFF(u.barrier.mode);
         break;
     case WR_EV_WARP_SYNC:
         DIFF(u.warp_sync.launch); DIFF(u.warp_sync.block); DIFF(u.warp_sync.warp); DIFF(u.warp_sync.mask);

@@ -412,7 +412,7 @@ Test(errors, forged_barrier_scopes)
         cr_assert(strstr(err.msg, bad[i].needle), "case %zu: %s", i, err.msg);
         cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 2, "case %zu", i);
     }
-    /* b2, b3 stay reserved */
+    /* b3 stays reserved (b2 is the mode, 1.3: forged_barrier_modes) */
     forge f;
     forge_begin(&f);
     uint8_t rec[32];
@@ -454,6 +454,100 @@ Test(errors, forged_barrier_scopes)
     wr_batch_release(&b);
     cr_assert_eq(wr_reader_next(r, &b, &err), 0, "%s", err.msg);
     wr_reader_close(r);
+}
+
+/* A barrier record of format 1.3: b1 = scope, b2 = mode, expected at body
+ * +20. */
+static void forge_barrier_mode(uint8_t rec[32], uint8_t b1, uint8_t b2, uint32_t expected)
+{
+    forge_barrier(rec, b1, 0);
+    rec[2] = b2;
+    wrf_put32(rec + 8 + 20, expected);
+}
+
+Test(errors, forged_barrier_modes)
+{
+    /* b2 of a BARRIER is its mode (1.3): 0..3, and only where it fits the
+     * scope and the count (wr_barrier_mode_problem) */
+    static const struct {
+        uint8_t b1, b2;
+        uint32_t expected;
+        const char *needle;
+    } bad[] = {
+        {WR_BAR_CLUSTER, 4, 256, "barrier mode out of range"},
+        {WR_BAR_BLOCK, 0xff, 256, "barrier mode out of range"},
+        {WR_BAR_BLOCK, WR_BARMODE_WAIT, 0,
+         "a wait at a block barrier (a block barrier's wait is its sync)"},
+        {WR_BAR_BLOCK, WR_BARMODE_ARRIVE_RELAXED, 256,
+         "a relaxed arrive at a barrier other than a cluster's"},
+        {WR_BAR_GRID, WR_BARMODE_ARRIVE_RELAXED, 256,
+         "a relaxed arrive at a barrier other than a cluster's"},
+        {WR_BAR_BLOCK, WR_BARMODE_ARRIVE, 0,
+         "a block barrier's arrive without its thread count (expected 0)"},
+        {WR_BAR_CLUSTER, WR_BARMODE_WAIT, 256,
+         "a barrier wait with a thread count (expected must be 0)"},
+        {WR_BAR_GRID, WR_BARMODE_WAIT, 1, "a barrier wait with a thread count (expected must be 0)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        forge f;
+        forge_begin(&f);
+        uint8_t payload[8 + 32] = {WR_EV_DEVICE_SYNC};
+        forge_barrier_mode(payload + 8, bad[i].b1, bad[i].b2, bad[i].expected);
+        uint64_t at = forge_chunk(&f, WRF_CHUNK_EVENTS, 2, 0, 0, payload, sizeof payload);
+        wr_error err = {0};
+        uint64_t events;
+        cr_assert_eq(forge_read(&f, &err, &events), -1, "case %zu accepted", i);
+        assert_names_file_and_offset(&err, tmp_path, at + WRF_CHUNK_HEADER_SIZE);
+        cr_assert(strstr(err.msg, "record 1 (payload byte 8)"), "case %zu: %s", i, err.msg);
+        cr_assert(strstr(err.msg, bad[i].needle), "case %zu: %s", i, err.msg);
+        cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 2, "case %zu", i);
+    }
+
+    /* the valid modes, in files that say 1.0 and 1.2 as in one of 1.3: the
+     * record says what it uses */
+    static const struct {
+        uint8_t scope, mode;
+        uint32_t expected;
+    } ok[] = {
+        {WR_BAR_BLOCK, WR_BARMODE_SYNC, 256},
+        {WR_BAR_BLOCK, WR_BARMODE_ARRIVE, 64},
+        {WR_BAR_CLUSTER, WR_BARMODE_ARRIVE, 0},
+        {WR_BAR_CLUSTER, WR_BARMODE_ARRIVE_RELAXED, 512},
+        {WR_BAR_CLUSTER, WR_BARMODE_WAIT, 0},
+        {WR_BAR_GRID, WR_BARMODE_ARRIVE, 4096},
+        {WR_BAR_GRID, WR_BARMODE_WAIT, 0},
+    };
+    enum { N = sizeof ok / sizeof ok[0] };
+    static const uint16_t minors[] = {0, 2, WR_FORMAT_MINOR};
+    for (size_t m = 0; m < sizeof minors / sizeof minors[0]; m++) {
+        forge f;
+        forge_begin(&f);
+        size_t hs = header_size_of(f.data);
+        wrf_put16(f.data + 10, minors[m]);
+        wrf_put32(f.data + hs - 4, wrf_crc32c(0, f.data, hs - 4));
+        uint8_t recs[N * 32];
+        for (size_t k = 0; k < N; k++)
+            forge_barrier_mode(recs + 32 * k, ok[k].scope, ok[k].mode, ok[k].expected);
+        forge_chunk(&f, WRF_CHUNK_EVENTS, N, 0, 0, recs, sizeof recs);
+        write_file(tmp_path, f.data, f.len);
+        wr_error err = {0};
+        wr_reader *r = wr_reader_open(tmp_path, &err);
+        cr_assert(r, "%s", err.msg);
+        cr_assert_eq(wr_reader_header(r)->version_minor, minors[m]);
+        wr_batch b;
+        cr_assert_eq(wr_reader_next(r, &b, &err), 1, "minor %u: %s", minors[m], err.msg);
+        cr_assert_eq(b.count, N);
+        for (size_t k = 0; k < N; k++) {
+            const wr_barrier *bar = &b.events[k].u.barrier;
+            cr_assert_eq(bar->mode, ok[k].mode, "minor %u, record %zu: mode %u", minors[m], k,
+                         bar->mode);
+            cr_assert_eq(bar->scope, ok[k].scope, "record %zu", k);
+            cr_assert_eq(bar->expected, ok[k].expected, "record %zu", k);
+        }
+        wr_batch_release(&b);
+        cr_assert_eq(wr_reader_next(r, &b, &err), 0, "%s", err.msg);
+        wr_reader_close(r);
+    }
 }
 
 /* An ALLOCS entry (24 bytes): base, size, no name, space. */

@@ -331,7 +331,7 @@ Test(roundtrip, dsmem_accesses_in_every_address_mode)
 
     wr_batch b;
     wr_reader *r = read_back_one_batch(evs, n, &b);
-    cr_assert_eq(wr_reader_header(r)->version_minor, 2, "DSMEM is format 1.2");
+    cr_assert_geq(wr_reader_header(r)->version_minor, 2, "DSMEM is format 1.2");
     const wr_access *nv = &b.events[2].u.access, *wv = &b.events[3].u.access;
     cr_assert_eq(wr_dsmem_block(nv->lane_addr[15]), 1);
     cr_assert_eq(wr_dsmem_offset(nv->lane_addr[15]), WR_SHARED_LIMIT - 4);
@@ -386,6 +386,87 @@ Test(roundtrip, writer_refuses_a_dsmem_allocation)
     cr_assert_str_eq(wr_catalog_alloc(c, 1)->name, "tile");
     wr_batch_release(&b);
     wr_reader_close(r);
+}
+
+Test(roundtrip, barrier_modes)
+{
+    /* Every valid (scope, mode) of format 1.3: the mode travels in prefix
+     * byte b2, the scope in b1, the body is that of 1.0. */
+    wr_error err = {0};
+    wr_header h = sample_header();
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    cr_assert(w, "%s", err.msg);
+    wr_event evs[] = {
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 2, 3, WR_FULL_MASK, 15, 1024, WR_BAR_BLOCK,
+                                               WR_BARMODE_SYNC}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 2, 0, WR_FULL_MASK, 15, 64, WR_BAR_BLOCK,
+                                               WR_BARMODE_ARRIVE}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 2, 1, 0x1u, 0, UINT32_MAX, WR_BAR_BLOCK,
+                                               WR_BARMODE_ARRIVE}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 2, 3, WR_FULL_MASK, 0, 512, WR_BAR_CLUSTER,
+                                               WR_BARMODE_SYNC}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 2, 3, 0x0000ffffu, 0, 512, WR_BAR_CLUSTER,
+                                               WR_BARMODE_ARRIVE}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 3, 3, WR_FULL_MASK, 0, 0, WR_BAR_CLUSTER,
+                                               WR_BARMODE_ARRIVE}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {UINT32_MAX, UINT32_MAX, 31, WR_FULL_MASK, 0, 7,
+                                               WR_BAR_CLUSTER, WR_BARMODE_ARRIVE_RELAXED}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 2, 3, 0xffff0000u, 0, 0, WR_BAR_CLUSTER,
+                                               WR_BARMODE_WAIT}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 7, 0, 1, 0, UINT32_MAX, WR_BAR_GRID,
+                                               WR_BARMODE_SYNC}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 7, 0, WR_FULL_MASK, 0, 4096, WR_BAR_GRID,
+                                               WR_BARMODE_ARRIVE}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 7, 0, WR_FULL_MASK, 0, 0, WR_BAR_GRID,
+                                               WR_BARMODE_WAIT}},
+    };
+    enum { N = sizeof evs / sizeof evs[0] };
+    for (size_t i = 0; i < N; i++) {
+        cr_assert_eq(wrf_event_encoded_size(&evs[i]), 32, "a barrier record is 32 bytes");
+        cr_assert_eq(wr_writer_event(w, &evs[i], &err), 0, "event %zu: %s", i, err.msg);
+    }
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    cr_assert(r, "%s", err.msg);
+    cr_assert_eq(wr_reader_header(r)->version_minor, 3, "split barriers are format 1.3");
+    wr_batch b;
+    cr_assert_eq(wr_reader_next(r, &b, &err), 1, "%s", err.msg);
+    cr_assert_eq(b.count, N);
+    for (size_t i = 0; i < N; i++) {
+        char why[200] = "";
+        cr_assert(sample_events_equal(&evs[i], &b.events[i], why, sizeof why), "event %zu: %s", i, why);
+        cr_assert_eq(b.events[i].u.barrier.mode, evs[i].u.barrier.mode, "event %zu", i);
+    }
+    wr_batch_release(&b);
+    cr_assert_eq(wr_reader_next(r, &b, &err), 0, "%s", err.msg);
+    wr_reader_close(r);
+    cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 0, "%s", err.msg);
+
+    /* on disk, as FORMAT.md lays it out: b1 the scope, b2 the mode, b3 0 */
+    size_t size;
+    unsigned char *file = sample_read_file(tmp_path, &size);
+    cr_assert(file);
+    size_t at = wrf_get32(file + 12);
+    wrf_chunk_header ch;
+    cr_assert_eq(wrf_chunk_header_decode(file + at, &ch), 0);
+    cr_assert_eq(ch.type, WRF_CHUNK_EVENTS);
+    cr_assert_eq(ch.raw_size, 32 * N);
+    uint8_t raw[32 * N];
+    const uint8_t *payload = file + at + WRF_CHUNK_HEADER_SIZE;
+    if (ch.codec == WRF_CODEC_LZ4)
+        cr_assert_eq(LZ4_decompress_safe((const char *)payload, (char *)raw, (int)ch.stored_size,
+                                         (int)sizeof raw), (int)sizeof raw);
+    else
+        memcpy(raw, payload, sizeof raw);
+    for (size_t i = 0; i < N; i++) {
+        cr_assert_eq(raw[32 * i], WR_EV_BARRIER);
+        cr_assert_eq(raw[32 * i + 1], evs[i].u.barrier.scope, "record %zu: b1 %u", i, raw[32 * i + 1]);
+        cr_assert_eq(raw[32 * i + 2], evs[i].u.barrier.mode, "record %zu: b2 %u", i, raw[32 * i + 2]);
+        cr_assert_eq(raw[32 * i + 3], 0);
+        cr_assert_eq(wrf_get32(raw + 32 * i + 28), evs[i].u.barrier.expected);
+    }
+    free(file);
 }
 
 Test(roundtrip, compact_lane_encodings)
@@ -644,4 +725,55 @@ Test(roundtrip, writer_refuses_bad_barrier_scope)
         cr_assert_eq(wr_writer_event(w, &ok[i], &err), 0, "%s", err.msg);
     cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
     cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 0, "%s", err.msg);
+}
+
+Test(roundtrip, writer_refuses_bad_barrier_mode)
+{
+    /* what wr_barrier_mode_problem names, refused before anything is
+     * written; a reader would reject each (test_errors.c) */
+    wr_error err = {0};
+    wr_header h = sample_header();
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    cr_assert(w);
+    static const struct {
+        wr_barrier b;
+        const char *needle;
+    } bad[] = {
+        {{.scope = WR_BAR_CLUSTER, .mode = 4}, "barrier mode out of range"},
+        {{.scope = WR_BAR_BLOCK, .expected = 64, .mode = 0xff}, "barrier mode out of range"},
+        {{.scope = WR_BAR_BLOCK, .mode = WR_BARMODE_WAIT}, "a wait at a block barrier"},
+        {{.scope = WR_BAR_BLOCK, .expected = 64, .mode = WR_BARMODE_ARRIVE_RELAXED},
+         "a relaxed arrive at a barrier other than a cluster's"},
+        {{.scope = WR_BAR_GRID, .mode = WR_BARMODE_ARRIVE_RELAXED},
+         "a relaxed arrive at a barrier other than a cluster's"},
+        {{.scope = WR_BAR_BLOCK, .barrier_id = 3, .mode = WR_BARMODE_ARRIVE},
+         "a block barrier's arrive without its thread count (expected 0)"},
+        {{.scope = WR_BAR_CLUSTER, .expected = 64, .mode = WR_BARMODE_WAIT},
+         "a barrier wait with a thread count (expected must be 0)"},
+        {{.scope = WR_BAR_GRID, .expected = 1, .mode = WR_BARMODE_WAIT},
+         "a barrier wait with a thread count (expected must be 0)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        wr_event ev = {.kind = WR_EV_BARRIER, .u.barrier = bad[i].b};
+        err.msg[0] = 0;
+        cr_assert_eq(wrf_event_encoded_size(&ev), 0, "case %zu encodable", i);
+        cr_assert_eq(wr_writer_event(w, &ev, &err), -1, "case %zu accepted", i);
+        cr_assert(strstr(err.msg, tmp_path), "error names the file: %s", err.msg);
+        cr_assert(strstr(err.msg, "(barrier)"), "case %zu: %s", i, err.msg);
+        cr_assert(strstr(err.msg, bad[i].needle), "case %zu: %s", i, err.msg);
+    }
+    /* a refused barrier leaves no trace: the next ones are written */
+    wr_event ok = {.kind = WR_EV_BARRIER,
+                   .u.barrier = {.scope = WR_BAR_CLUSTER, .mode = WR_BARMODE_WAIT}};
+    cr_assert_eq(wr_writer_event(w, &ok, &err), 0, "%s", err.msg);
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+    cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 0, "%s", err.msg);
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    cr_assert(r, "%s", err.msg);
+    wr_batch b;
+    cr_assert_eq(wr_reader_next(r, &b, &err), 1, "%s", err.msg);
+    cr_assert_eq(b.count, 1);
+    cr_assert_eq(b.events[0].u.barrier.mode, WR_BARMODE_WAIT);
+    wr_batch_release(&b);
+    wr_reader_close(r);
 }

@@ -212,6 +212,64 @@ __global__ void k_grid_phases(int *part, int *out)
         WR_STORE(&part[b], 0);
 }
 
+/* ---- split barriers ------------------------------------------------------------ */
+
+/* A warp-specialized pipeline on named barriers (64 threads): warp 0 fills
+ * a shared buffer and bar.arrive(FULL = 1); warp 1 bar.sync(FULL), reads,
+ * bar.arrive(EMPTY = 2).  EMPTY_WAIT: warp 0 bar.sync(EMPTY) before it
+ * refills, and warp 1 reads the refill after FULL again; else warp 0
+ * refills at once (the race). */
+template <bool EMPTY_WAIT>
+__global__ void k_pipeline(int *out)
+{
+    __shared__ int buf[32];
+    unsigned t = threadIdx.x, lane = t & 31u;
+    if (t < 32) {
+        WR_STORE(&buf[lane], 1);
+        WR_BARRIER_ARRIVE(1, 64);
+        if (EMPTY_WAIT)
+            WR_BARRIER_SYNC(2, 64);
+        WR_STORE(&buf[lane], 2);
+        if (EMPTY_WAIT)
+            WR_BARRIER_ARRIVE(1, 64);
+    } else {
+        WR_BARRIER_SYNC(1, 64);
+        int v = WR_LOAD(&buf[lane]);
+        if (EMPTY_WAIT) {
+            WR_BARRIER_ARRIVE(2, 64);
+            WR_BARRIER_SYNC(1, 64);
+            v += WR_LOAD(&buf[lane]);
+        }
+        out[lane] = v;
+    }
+}
+
+/* Split cluster barriers (barrier.cluster.arrive / wait), clusters of 2
+ * blocks of 32 threads.  MODE 0: block 0 writes data, arrives and waits;
+ * block 1 arrives, waits and reads it (no race).  MODE 1: block 0's
+ * arrival is relaxed (releases nothing).  MODE 2: block 0 writes between
+ * its arrive and its wait. */
+template <int MODE>
+__global__ void k_cluster_split(int *data, int *out)
+{
+    unsigned t = threadIdx.x;
+    if (blockIdx.x == 0) {
+        if (MODE != 2)
+            WR_STORE(&data[t], (int)t + 1);
+        if (MODE == 1)
+            WR_CLUSTER_ARRIVE_RELAXED();
+        else
+            WR_CLUSTER_ARRIVE();
+        if (MODE == 2)
+            WR_STORE(&data[t], (int)t + 1);
+        WR_CLUSTER_WAIT();
+    } else {
+        WR_CLUSTER_ARRIVE();
+        WR_CLUSTER_WAIT();
+        out[t] = WR_LOAD(&data[t]);
+    }
+}
+
 /* ---- distributed shared memory ----------------------------------------------- */
 
 /* Clusters of 2 fixed at compile time (__cluster_dims__: the recorder takes
@@ -285,6 +343,12 @@ static int run_group_barrier(const char *name)
         unsigned blocks = 2;
         if (!strcmp(name, "cluster_sync_global_handoff_norace"))
             k = k_cluster_handoff<true, 32, 1>;
+        else if (!strcmp(name, "cluster_arrive_wait_handoff_norace"))
+            k = k_cluster_split<0>;
+        else if (!strcmp(name, "cluster_arrive_relaxed_handoff_race"))
+            k = k_cluster_split<1>;
+        else if (!strcmp(name, "cluster_write_between_arrive_and_wait_race"))
+            k = k_cluster_split<2>;
         else if (!strcmp(name, "cluster_sync_other_cluster_race")) {
             k = k_cluster_handoff<true, 1, 2>;
             blocks = 4;
@@ -402,6 +466,10 @@ static int run_other(const char *name)
         k_barrier<false><<<1, 64>>>(out);
     else if (!strcmp(name, "barrier_interval_norace"))
         k_barrier<true><<<1, 64>>>(out);
+    else if (!strcmp(name, "named_barrier_producer_consumer_norace"))
+        k_pipeline<true><<<1, 64>>>(out);
+    else if (!strcmp(name, "named_barrier_producer_overwrite_race"))
+        k_pipeline<false><<<1, 64>>>(out);
     else if (!strcmp(name, "syncwarp_partial_mask_race"))
         k_syncwarp<0x0000ffffu><<<1, 32>>>(data, out);
     else if (!strcmp(name, "syncwarp_full_mask_norace"))
@@ -438,6 +506,11 @@ static const char *const others[] = {"barrier_interval_race", "barrier_interval_
                                      "cluster_sync_global_handoff_norace",
                                      "cluster_sync_other_cluster_race",
                                      "cluster_sync_block_barrier_only_race",
+                                     "cluster_arrive_wait_handoff_norace",
+                                     "cluster_arrive_relaxed_handoff_race",
+                                     "cluster_write_between_arrive_and_wait_race",
+                                     "named_barrier_producer_consumer_norace",
+                                     "named_barrier_producer_overwrite_race",
                                      "grid_sync_phases_norace",
                                      "grid_sync_missing_second_sync_race",
                                      "dsmem_handoff_norace", "dsmem_remote_race"};
@@ -462,7 +535,8 @@ int main(int argc, char **argv)
             return run_args_kernel(&l);
     if (!strncmp(argv[1], "host_copy", 9))
         return run_host_copy(argv[1]);
-    if (!strncmp(argv[1], "cluster_sync", 12) || !strncmp(argv[1], "grid_sync", 9))
+    if (!strncmp(argv[1], "cluster_sync", 12) || !strncmp(argv[1], "grid_sync", 9) ||
+        !strncmp(argv[1], "cluster_arrive", 14) || !strncmp(argv[1], "cluster_write", 13))
         return run_group_barrier(argv[1]);
     if (!strcmp(argv[1], "dsmem_handoff_norace") || !strcmp(argv[1], "dsmem_remote_race"))
         return run_dsmem(argv[1]);

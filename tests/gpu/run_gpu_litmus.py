@@ -47,6 +47,13 @@ SANITIZER_UNRECORDED = {
     "dsmem_handoff_norace": "cluster.sync() (barrier.cluster) is not recorded",
     "dsmem_remote_race": "cluster.sync() (barrier.cluster) is not recorded, and its remote "
                          "shared access patch is unverified (SANITIZER.md)",
+    "cluster_arrive_wait_handoff_norace": "barrier.cluster.arrive/wait are not recorded",
+    "cluster_arrive_relaxed_handoff_race": "barrier.cluster.arrive/wait are not recorded",
+    "cluster_write_between_arrive_and_wait_race": "barrier.cluster.arrive/wait are not recorded",
+    "named_barrier_producer_consumer_norace": "bar.arrive is recorded as a bar.sync (the "
+                                              "barrier callback does not tell them apart)",
+    "named_barrier_producer_overwrite_race": "bar.arrive is recorded as a bar.sync (the "
+                                             "barrier callback does not tell them apart)",
 }
 
 # Text litmus of the kernels that only this runner checks (tests/litmus

@@ -272,6 +272,82 @@ Test(convert, cluster_and_grid_barriers)
     cr_assert_eq(WRR_W0_SCOPE(words[0]), WR_BAR_GRID);
 }
 
+/* Split barriers (format 1.3): the mode rides in the header's order field,
+ * which a barrier has no other use for, and comes out as the event's mode
+ * with the scope's usual id and count. */
+Test(convert, barrier_modes)
+{
+    wr_event ev;
+    const char *why = NULL;
+    static const struct {
+        uint8_t scope, mode;
+        uint32_t aux, id, expected;
+    } ok[] = {
+        {WR_BAR_BLOCK, WR_BARMODE_SYNC, WRR_BAR_AUX_BLOCK(0, 128), 0, 128},
+        {WR_BAR_BLOCK, WR_BARMODE_ARRIVE, WRR_BAR_AUX_BLOCK(7, 64), 7, 64},   /* bar.arrive 7, 64 */
+        {WR_BAR_CLUSTER, WR_BARMODE_SYNC, 2048, 0, 2048},
+        {WR_BAR_CLUSTER, WR_BARMODE_ARRIVE, 2048, 0, 2048},
+        {WR_BAR_CLUSTER, WR_BARMODE_ARRIVE, 0, 0, 0},                       /* 0: all of them */
+        {WR_BAR_CLUSTER, WR_BARMODE_ARRIVE_RELAXED, 0x00012303u, 0, 0x00012303u},
+        {WR_BAR_CLUSTER, WR_BARMODE_WAIT, 0, 0, 0},
+        {WR_BAR_GRID, WR_BARMODE_SYNC, 96, 0, 96},
+        {WR_BAR_GRID, WR_BARMODE_ARRIVE, UINT32_MAX, 0, UINT32_MAX},
+        {WR_BAR_GRID, WR_BARMODE_WAIT, 0, 0, 0},
+    };
+    for (unsigned i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        why = NULL;
+        wrr_encode_sync(words, WRR_K_BARRIER, 4, 3, 0x0000ffffu, ok[i].aux, ok[i].scope,
+                        ok[i].mode, 0x40);
+        cr_assert_eq(WRR_W0_BARMODE(words[0]), ok[i].mode, "case %u", i);
+        cr_assert_null(wrr_check_header(words[0]), "case %u", i);
+        cr_assert_eq(wrr_convert(words, 4, 2, 9, &ev, lanes, &why), 0, "case %u: %s", i, why);
+        cr_assert_eq(ev.kind, WR_EV_BARRIER, "case %u", i);
+        cr_assert_eq(ev.u.barrier.mode, ok[i].mode, "case %u: mode %u", i, ev.u.barrier.mode);
+        cr_assert_eq(ev.u.barrier.scope, ok[i].scope, "case %u", i);
+        cr_assert_eq(ev.u.barrier.barrier_id, ok[i].id, "case %u", i);
+        cr_assert_eq(ev.u.barrier.expected, ok[i].expected, "case %u", i);
+        cr_assert_eq(ev.u.barrier.launch, 2);
+        cr_assert_eq(ev.u.barrier.block, 4);
+        cr_assert_eq(ev.u.barrier.warp, 3);
+        cr_assert_eq(ev.u.barrier.active_mask, 0x0000ffffu);
+        cr_assert_eq(ev.site, 9);
+    }
+
+    /* modes the header cannot hold: the 3 bits go to 7 */
+    for (unsigned mode = WR_BARMODE_MAX + 1; mode <= 7; mode++) {
+        why = NULL;
+        wrr_encode_sync(words, WRR_K_BARRIER, 0, 0, 1, 64, WR_BAR_CLUSTER, (uint8_t)mode, 0);
+        cr_assert_str_eq(wrr_check_header(words[0]), "barrier mode out of range", "mode %u", mode);
+        cr_assert_eq(wrr_convert(words, 4, 1, 0, &ev, lanes, &why), -1, "mode %u", mode);
+        cr_assert_str_eq(why, "barrier mode out of range");
+    }
+
+    /* modes that do not fit their scope or count: a sound header, a corrupt
+     * record (wr_barrier_mode_problem) */
+    static const struct {
+        uint8_t scope, mode;
+        uint32_t aux;
+        const char *why;
+    } bad[] = {
+        {WR_BAR_BLOCK, WR_BARMODE_WAIT, WRR_BAR_AUX_BLOCK(0, 0), "a wait at a block barrier"},
+        {WR_BAR_BLOCK, WR_BARMODE_ARRIVE_RELAXED, WRR_BAR_AUX_BLOCK(1, 64),
+         "a relaxed arrive at a barrier other than a cluster's"},
+        {WR_BAR_GRID, WR_BARMODE_ARRIVE_RELAXED, 96,
+         "a relaxed arrive at a barrier other than a cluster's"},
+        {WR_BAR_BLOCK, WR_BARMODE_ARRIVE, WRR_BAR_AUX_BLOCK(3, 0),
+         "a block barrier's arrive without its thread count"},
+        {WR_BAR_CLUSTER, WR_BARMODE_WAIT, 64, "a barrier wait with a thread count"},
+        {WR_BAR_GRID, WR_BARMODE_WAIT, 1, "a barrier wait with a thread count"},
+    };
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        why = NULL;
+        wrr_encode_sync(words, WRR_K_BARRIER, 0, 0, 1, bad[i].aux, bad[i].scope, bad[i].mode, 0);
+        cr_assert_null(wrr_check_header(words[0]), "case %u", i);
+        cr_assert_eq(wrr_convert(words, 4, 1, 0, &ev, lanes, &why), -1, "case %u accepted", i);
+        cr_assert(why && strstr(why, bad[i].why), "case %u: %s", i, why ? why : "(none)");
+    }
+}
+
 Test(convert, malformed_records_rejected)
 {
     wr_event ev;

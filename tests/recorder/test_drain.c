@@ -501,6 +501,77 @@ Test(drain, barrier_scopes_and_a_bad_one)
     wrr_sim_free(&sim);
 }
 
+/* Split barriers reach the sink with their mode; a mode out of range, and
+ * one that does not fit its scope (a block wait), stop the drain as a bad
+ * scope does, and nothing after either is taken. */
+Test(drain, barrier_modes_and_bad_ones)
+{
+    static const struct {
+        uint8_t mode, scope;
+        uint32_t aux;
+        const char *why;
+    } bad[] = {
+        {4, WR_BAR_CLUSTER, 64, "barrier mode out of range"},
+        {7, WR_BAR_GRID, 64, "barrier mode out of range"},
+        {WR_BARMODE_WAIT, WR_BAR_BLOCK, 0, "a wait at a block barrier"},
+    };
+    for (unsigned k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        wrr_sim sim;
+        cr_assert_eq(wrr_sim_init(&sim, 6, 0), 0);
+        capture cap;
+        wrr_sink sink = cap_sink(&cap);
+        wrr_drain d;
+        cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+        wr_event l = launch_ev(1);
+        wrr_drain_post(&d, &l);
+        uint64_t w[4];
+        /* a producer warp's bar.arrive, the cluster's arrive, relaxed
+         * arrive and wait, the grid's arrive and wait */
+        static const struct { uint8_t scope, mode; uint32_t aux; } sent[] = {
+            {WR_BAR_BLOCK, WR_BARMODE_ARRIVE, WRR_BAR_AUX_BLOCK(1, 64)},
+            {WR_BAR_CLUSTER, WR_BARMODE_ARRIVE, 128},
+            {WR_BAR_CLUSTER, WR_BARMODE_ARRIVE_RELAXED, 128},
+            {WR_BAR_CLUSTER, WR_BARMODE_WAIT, 0},
+            {WR_BAR_GRID, WR_BARMODE_ARRIVE, 256},
+            {WR_BAR_GRID, WR_BARMODE_WAIT, 0},
+        };
+        size_t nsent = sizeof sent / sizeof sent[0];
+        for (unsigned i = 0; i < nsent; i++) {
+            wrr_encode_sync(w, WRR_K_BARRIER, i, 1, WR_FULL_MASK, sent[i].aux, sent[i].scope,
+                            sent[i].mode, 0);
+            cr_assert_eq(wrr_sim_write(&sim, w, 32, 0), 1);
+        }
+        cr_assert_eq(wrr_drain_step(&d), (int)nsent + 1);
+        cr_assert_eq(cap.n, nsent + 1);
+        for (unsigned i = 0; i < nsent; i++) {
+            const wr_event *e = &cap.ev[1 + i];
+            cr_assert_eq(e->kind, WR_EV_BARRIER);
+            cr_assert_eq(e->u.barrier.mode, sent[i].mode, "record %u: mode %u", i,
+                         e->u.barrier.mode);
+            cr_assert_eq(e->u.barrier.scope, sent[i].scope, "record %u", i);
+            cr_assert_eq(e->u.barrier.block, i);
+            cr_assert_eq(e->u.barrier.launch, 1);
+        }
+        cr_assert_eq(cap.ev[1].u.barrier.barrier_id, 1);
+        cr_assert_eq(cap.ev[1].u.barrier.expected, 64);
+        cr_assert_eq(cap.ev[2].u.barrier.expected, 128);
+        cr_assert_eq(cap.ev[4].u.barrier.expected, 0);
+
+        wrr_encode_sync(w, WRR_K_BARRIER, 1, 0, WR_FULL_MASK, bad[k].aux, bad[k].scope,
+                        bad[k].mode, 0);
+        cr_assert_eq(wrr_sim_write(&sim, w, 32, 0), 1);
+        cr_assert_eq(wrr_sim_write(&sim, access_rec(0, 1, 0), 32, 0), 1);
+        cr_assert_eq(wrr_drain_step(&d), -1, "case %u", k);
+        cr_assert(strstr(d.error, "corrupt ring record"), "case %u: %s", k, d.error);
+        cr_assert(strstr(d.error, bad[k].why), "case %u: %s", k, d.error);
+        cr_assert_eq(cap.n, nsent + 1, "case %u", k);
+        cr_assert_eq(wrr_drain_finish(&d), -1);
+        wrr_drain_destroy(&d);
+        cap_free(&cap);
+        wrr_sim_free(&sim);
+    }
+}
+
 /* A DSMEM record from the simulated device: block 1 of a cluster of 4
  * reads words of blocks 0 and 2 (lanes 0-15 and 16-31), then block 2 stores
  * to its own words through SHARED.  The drain hands out an ACCESS in space

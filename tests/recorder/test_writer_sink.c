@@ -235,6 +235,54 @@ Test(writer_sink, barrier_scopes_to_file_and_back)
     rig_free(&g, r);
 }
 
+/* Split barriers from the ring keep their mode, scope and count through
+ * the file (format 1.3's BARRIER b2). */
+Test(writer_sink, barrier_modes_to_file_and_back)
+{
+    sink_rig g;
+    rig_open(&g, "split",
+             (wr_launch){.grid = {4, 1, 1}, .block_dim = {64, 1, 1}, .cluster = {2, 1, 1}});
+    uint64_t rec[4];
+    static const struct { uint32_t block, aux; uint8_t scope, mode; } sent[] = {
+        {0, WRR_BAR_AUX_BLOCK(1, 64), WR_BAR_BLOCK, WR_BARMODE_ARRIVE},
+        {0, WRR_BAR_AUX_BLOCK(1, 64), WR_BAR_BLOCK, WR_BARMODE_SYNC},
+        {1, 128, WR_BAR_CLUSTER, WR_BARMODE_ARRIVE},
+        {2, 128, WR_BAR_CLUSTER, WR_BARMODE_ARRIVE_RELAXED},
+        {1, 0, WR_BAR_CLUSTER, WR_BARMODE_WAIT},
+        {3, 256, WR_BAR_GRID, WR_BARMODE_ARRIVE},
+        {3, 0, WR_BAR_GRID, WR_BARMODE_WAIT},
+    };
+    enum { N = sizeof sent / sizeof sent[0] };
+    for (unsigned i = 0; i < N; i++) {
+        wrr_encode_sync(rec, WRR_K_BARRIER, sent[i].block, 1, WR_FULL_MASK, sent[i].aux,
+                        sent[i].scope, sent[i].mode, 0);
+        cr_assert_eq(wrr_sim_write(&g.sim, rec, 32, 0), 1);
+    }
+    wr_reader *r = rig_read_back(&g);
+    wr_error err;
+    wr_batch b;
+    wr_barrier got[N];
+    unsigned n = 0;
+    int rc;
+    while ((rc = wr_reader_next(r, &b, &err)) == 1) {
+        for (size_t i = 0; i < b.count; i++)
+            if (b.events[i].kind == WR_EV_BARRIER && n < N)
+                got[n++] = b.events[i].u.barrier;
+        wr_batch_release(&b);
+    }
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    cr_assert_eq(n, N);
+    for (unsigned i = 0; i < N; i++) {
+        cr_assert_eq(got[i].mode, sent[i].mode, "barrier %u: mode %u", i, got[i].mode);
+        cr_assert_eq(got[i].scope, sent[i].scope, "barrier %u", i);
+        cr_assert_eq(got[i].block, sent[i].block, "barrier %u", i);
+        cr_assert_eq(got[i].expected,
+                     sent[i].scope == WR_BAR_BLOCK ? sent[i].aux >> 8 : sent[i].aux, "barrier %u", i);
+    }
+    cr_assert_eq(got[0].barrier_id, 1);
+    rig_free(&g, r);
+}
+
 /* A DSMEM access from the ring keeps its space and every lane's (owner,
  * offset) through the file: block 1 of a cluster of 4 stores to words of
  * blocks 0 and 2, and block 0 reads its own (SHARED). */

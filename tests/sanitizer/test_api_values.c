@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 /* our own names (sanitizer_api.h, without its fallback declarations) */
+#undef WRS_HAVE_SANITIZER_H
 #define WRS_HAVE_SANITIZER_H 1
 #include "sanitizer_api.h"
 
@@ -20,6 +21,11 @@ _Static_assert(SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS == 3, "GLOBAL");
 _Static_assert(SANITIZER_INSTRUCTION_SYNCWARP == 7, "SYNCWARP");
 _Static_assert(SANITIZER_INSTRUCTION_DEVICE_SIDE_FREE == 12, "DEVICE_SIDE_FREE");
 _Static_assert(SANITIZER_INSTRUCTION_REMOTE_SHARED_MEMORY_ACCESS == 17, "REMOTE_SHARED");
+#if WRS_HAVE_CLUSTER_BARRIER_CB
+/* the fallback's values, from the documented order (sanitizer_api.h) */
+_Static_assert(SANITIZER_INSTRUCTION_CLUSTER_BARRIER_ARRIVE == 21, "CLUSTER_BARRIER_ARRIVE");
+_Static_assert(SANITIZER_INSTRUCTION_CLUSTER_BARRIER_WAIT == 22, "CLUSTER_BARRIER_WAIT");
+#endif
 _Static_assert(SANITIZER_CB_DOMAIN_LAUNCH == 5, "DOMAIN_LAUNCH");
 _Static_assert(SANITIZER_CB_DOMAIN_EVENTS == 11, "DOMAIN_EVENTS");
 _Static_assert(SANITIZER_CBID_RESOURCE_MODULE_LOADED == 9, "MODULE_LOADED");

@@ -21,6 +21,7 @@ typedef struct site_rec {
 
 typedef struct out {
     wr_event ev[1024];
+    uint64_t lane5[1024];        /* a VECTOR access's lane 5 address, as it came */
     size_t n;
     site_rec sites[64];
     uint32_t nsites;
@@ -31,6 +32,8 @@ static int out_event(void *ctx, const wr_event *e)
     out *o = ctx;
     cr_assert_lt(o->n, 1024);
     o->ev[o->n] = *e;
+    o->lane5[o->n] = e->kind == WR_EV_ACCESS && e->u.access.addr_mode == WR_ADDR_VECTOR
+                         ? e->u.access.lane_addr[5] : 0;
     o->ev[o->n].u.access.lane_addr = NULL;
     o->n++;
     return 0;
@@ -48,7 +51,7 @@ static uint32_t out_site(void *ctx, const char *file, uint32_t line, const char 
     return o->nsites;
 }
 
-static wrs_module M, L;
+static wrs_module M, L, B;
 static out O;
 static wrs_finisher F;
 static wrr_sim S;
@@ -59,6 +62,10 @@ static wrr_drain D;
 #define INDIRECT 0x30000u
 #define OPCODES 0x40000u
 #define LOCK 0x50000u
+#define SPLIT 0xa0000u       /* barriers_sm90.nvdisasm */
+#define CLREL 0xb0000u
+#define CLRELAXED 0xc0000u
+#define BLOCK_THREADS 64u    /* the launch's block size */
 
 static void parse_data(const char *name, wrs_module *m)
 {
@@ -77,6 +84,7 @@ static void setup(void)
 {
     parse_data("litmus_sm90.nvdisasm", &M);
     parse_data("spinlock_sm90.nvdisasm", &L);
+    parse_data("barriers_sm90.nvdisasm", &B);
     memset(&O, 0, sizeof O);
     wrr_sink down = {&O, out_event, out_flush, out_site, NULL};
     cr_assert_eq(wrs_finisher_init(&F, &down), 0);
@@ -90,6 +98,13 @@ static void setup(void)
     cr_assert_eq(wrs_finisher_add_range(&F, LOCK, 0x1000,
                                         (wrs_function *)wrs_find_function(&L, "_Z9lock_pathPiS_"),
                                         &L), 0);
+    struct { uint64_t start; const char *name; } bfns[] = {
+        {SPLIT, "_Z11split_blockPi"}, {CLREL, "_Z11cluster_relPi"},
+        {CLRELAXED, "_Z15cluster_relaxedPi"}};
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(wrs_finisher_add_range(&F, bfns[i].start, 0x1000,
+                                            (wrs_function *)wrs_find_function(&B, bfns[i].name),
+                                            &B), 0);
     cr_assert_eq(wrr_sim_init(&S, 12, 0), 0);
     wrr_sink mid;
     wrs_finisher_sink(&F, &mid);
@@ -100,6 +115,8 @@ static void setup(void)
     l.kind = WR_EV_KERNEL_LAUNCH;
     l.u.launch.launch = 1;
     l.u.launch.kernel = 1;
+    l.u.launch.block_dim[0] = BLOCK_THREADS;
+    l.u.launch.block_dim[1] = l.u.launch.block_dim[2] = 1;
     wrr_drain_post(&D, &l);
 }
 
@@ -110,6 +127,7 @@ static void teardown(void)
     wrs_finisher_destroy(&F);
     wrs_module_free(&M);
     wrs_module_free(&L);
+    wrs_module_free(&B);
 }
 
 /* A provisional access record as the patch writes it: op from the
@@ -273,8 +291,9 @@ Test(sanitizer_events, read_mem_strings)
 
 /* ---- atomic reads go out at their warp's next record -------------------- */
 
-/* The kinds and (for accesses) PCs of what came out, as "A@pc" / "F" /
- * "L" / "E" tokens, for order checks. */
+/* The kinds and (for accesses) PCs of what came out, as "block.warp@pc" /
+ * "F" / "L" / "E" tokens, barriers as their mode's letter and
+ * block.warp, for order checks. */
 static const char *trail(void)
 {
     static char buf[4096];
@@ -286,6 +305,10 @@ static const char *trail(void)
             n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%u.%u@%llx", n ? " " : "",
                                   e->u.access.block, e->u.access.warp,
                                   (unsigned long long)(site_of(e)->pc & 0xfff));
+        else if (e->kind == WR_EV_BARRIER)   /* S, A, R (relaxed arrive), W + block.warp */
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%c%u.%u", n ? " " : "",
+                                  "SARW?"[e->u.barrier.mode < 4 ? e->u.barrier.mode : 4],
+                                  e->u.barrier.block, e->u.barrier.warp);
         else
             n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", n ? " " : "",
                                   e->kind == WR_EV_FENCE ? "F" : e->kind == WR_EV_KERNEL_LAUNCH ? "L"
@@ -502,4 +525,201 @@ Test(sanitizer_events, random_interleavings_keep_warp_order_and_writes_before_re
         }
     }
     cr_expect_gt(reordered, 20, "the case the holding is for came up %d times", reordered);
+}
+
+/* ---- barrier modes (format 1.3) from the disassembly --------------------- */
+
+/* A barrier record as the patches write it (patches.cu): the barrier
+ * callback's block SYNC with its id and count (0: the callback gave none),
+ * a cluster arrive's ARRIVE with the cluster's threads, a cluster WAIT. */
+static void barrier(uint32_t block, uint32_t warp, uint64_t pc, unsigned scope, unsigned mode,
+                    uint32_t id, uint32_t expected)
+{
+    uint64_t words[2 * WRR_MAX_SLOTS];
+    uint32_t aux = scope == WR_BAR_BLOCK ? WRR_BAR_AUX_BLOCK(id, expected) : expected;
+    wrr_encode_sync(words, WRR_K_BARRIER, block, warp, 0xffffffffu, aux, (uint8_t)scope,
+                    (uint8_t)mode, pc);
+    cr_assert_eq(wrr_sim_write(&S, words, 32, 1000), 1);
+    cr_assert_geq(wrr_drain_step(&D), 0, "%s", D.error);
+}
+
+static void block_barrier(uint32_t block, uint32_t warp, uint64_t pc, uint32_t id, uint32_t count)
+{
+    barrier(block, warp, pc, WR_BAR_BLOCK, WR_BARMODE_SYNC, id, count);
+}
+
+/* The i-th barrier event that came out; every one must be a record the
+ * writer takes. */
+static const wr_barrier *nth_barrier(unsigned i)
+{
+    for (size_t k = 0; k < O.n; k++) {
+        if (O.ev[k].kind != WR_EV_BARRIER)
+            continue;
+        const wr_barrier *b = &O.ev[k].u.barrier;
+        const char *bad = wr_barrier_mode_problem(b);
+        cr_assert_null(bad, "barrier %zu: %s", k, bad);
+        if (!i--)
+            return b;
+    }
+    cr_assert_fail("fewer barriers than %u", i);
+    return NULL;
+}
+
+/* bar.arrive 1, 64 (BAR.ARV) fires the barrier callback as bar.sync does:
+ * the PC makes it an ARRIVE, with the callback's count and id. */
+Test(sanitizer_events, block_arrive_from_bar_arv, .init = setup, .fini = teardown)
+{
+    access(0, 0, SPLIT + 0x10, WR_OP_STORE, WR_SPACE_SHARED, 0x0);
+    block_barrier(0, 0, SPLIT + 0x20, 1, 64);          /* BAR.ARV 0x1, 0x40 */
+    access(0, 0, SPLIT + 0x30, WR_OP_LOAD, WR_SPACE_SHARED, 0x4);
+    block_barrier(0, 1, SPLIT + 0x40, 1, 64);          /* BAR.SYNC 0x1, 0x40 */
+    block_barrier(0, 0, SPLIT + 0x50, 0, 0);           /* __syncthreads, no count */
+    block_barrier(0, 1, SPLIT + 0x60, 0, 32);          /* BAR.RED.POPC */
+    finish();
+    cr_expect_str_eq(trail(), "L 0.0@10 A0.0 0.0@30 S0.1 S0.0 S0.1 E");
+    const wr_barrier *arv = nth_barrier(0);
+    cr_expect_eq(arv->mode, WR_BARMODE_ARRIVE);
+    cr_expect_eq(arv->scope, WR_BAR_BLOCK);
+    cr_expect_eq(arv->expected, 64);
+    cr_expect_eq(arv->barrier_id, 1);
+    cr_expect_eq(nth_barrier(1)->mode, WR_BARMODE_SYNC);
+    cr_expect_eq(nth_barrier(1)->expected, 64);
+    /* no count given: the block's size, as the patch used to put it */
+    cr_expect_eq(nth_barrier(2)->mode, WR_BARMODE_SYNC);
+    cr_expect_eq(nth_barrier(2)->expected, BLOCK_THREADS);
+    cr_expect_eq(nth_barrier(3)->expected, 32);
+    cr_expect_eq(F.st.barrier_mode_unknown, 0);
+    cr_expect_eq(F.st.barrier_arrive_uncounted, 0);
+    cr_expect_eq(F.st.events_out, O.n);
+}
+
+/* A BAR.ARV whose callback gave no count: a block ARRIVE without one is no
+ * valid record, so it stays SYNC, and that is counted. */
+Test(sanitizer_events, bar_arv_without_a_count_stays_sync, .init = setup, .fini = teardown)
+{
+    block_barrier(0, 0, SPLIT + 0x20, 1, 0);
+    finish();
+    const wr_barrier *b = nth_barrier(0);
+    cr_expect_eq(b->mode, WR_BARMODE_SYNC);
+    cr_expect_eq(b->expected, BLOCK_THREADS);
+    cr_expect_eq(b->barrier_id, 1);
+    cr_expect_eq(F.st.barrier_arrive_uncounted, 1);
+    cr_expect_eq(F.st.barrier_mode_unknown, 0);
+}
+
+/* Where the PC does not say (no disassembly there, no barrier there, an
+ * unknown BAR form, a cluster barrier's instruction) the callback's block
+ * SYNC stays, counted once each. */
+Test(sanitizer_events, unknown_barrier_pc_stays_sync_and_is_counted, .init = setup,
+     .fini = teardown)
+{
+    block_barrier(0, 0, 0x90000, 1, 64);               /* no function there */
+    block_barrier(0, 1, SPLIT + 0x30, 1, 64);          /* LDS */
+    block_barrier(0, 2, SPLIT + 0x90, 0, 64);          /* BAR.SCAN */
+    block_barrier(0, 3, CLREL + 0xb0, 0, 64);          /* UCGABAR_ARV */
+    finish();
+    for (unsigned i = 0; i < 4; i++) {
+        cr_expect_eq(nth_barrier(i)->mode, WR_BARMODE_SYNC, "barrier %u", i);
+        cr_expect_eq(nth_barrier(i)->scope, WR_BAR_BLOCK, "barrier %u", i);
+        cr_expect_eq(nth_barrier(i)->expected, 64, "barrier %u", i);
+    }
+    cr_expect_eq(F.st.barrier_mode_unknown, 4);
+    cr_expect_eq(F.st.barrier_arrive_uncounted, 0);
+}
+
+/* Cluster arrives: the release one (the MEMBAR before it also comes out
+ * as a fence) and the relaxed one, told apart by the disassembly. */
+Test(sanitizer_events, cluster_arrive_release_or_relaxed, .init = setup, .fini = teardown)
+{
+    access(0, 0, CLREL + 0x60, WR_OP_STORE, WR_SPACE_GLOBAL, 0x1000);
+    barrier(0, 0, CLREL + 0xb0, WR_BAR_CLUSTER, WR_BARMODE_ARRIVE, 0, 128);
+    access(1, 0, CLRELAXED + 0x60, WR_OP_STORE, WR_SPACE_GLOBAL, 0x2000);
+    barrier(1, 0, CLRELAXED + 0x80, WR_BAR_CLUSTER, WR_BARMODE_ARRIVE, 0, 128);
+    finish();
+    cr_expect_str_eq(trail(), "L 0.0@60 F A0.0 1.0@60 R1.0 E");
+    cr_expect_eq(nth_barrier(0)->scope, WR_BAR_CLUSTER);
+    cr_expect_eq(nth_barrier(0)->expected, 128);
+    cr_expect_eq(nth_barrier(1)->mode, WR_BARMODE_ARRIVE_RELAXED);
+    cr_expect_eq(nth_barrier(1)->scope, WR_BAR_CLUSTER);
+    cr_expect_eq(F.st.barrier_mode_unknown, 0);
+}
+
+/* The wait callback runs before the wait: block 0's wait is reserved
+ * before block 1 arrives.  It goes out at block 0's next record, after
+ * every arrival of the phase, as the device API records a wait after it
+ * returned. */
+Test(sanitizer_events, cluster_wait_goes_out_at_the_warps_next_record, .init = setup,
+     .fini = teardown)
+{
+    access(0, 0, CLREL + 0x60, WR_OP_STORE, WR_SPACE_GLOBAL, 0x1000);
+    barrier(0, 0, CLREL + 0xb0, WR_BAR_CLUSTER, WR_BARMODE_ARRIVE, 0, 128);
+    barrier(0, 0, CLREL + 0xf0, WR_BAR_CLUSTER, WR_BARMODE_WAIT, 0, 0);
+    access(1, 0, CLREL + 0x60, WR_OP_STORE, WR_SPACE_GLOBAL, 0x2000);
+    barrier(1, 0, CLREL + 0xb0, WR_BAR_CLUSTER, WR_BARMODE_ARRIVE, 0, 128);
+    access(0, 0, CLREL + 0x140, WR_OP_STORE, WR_SPACE_GLOBAL, 0x2004);
+    barrier(1, 0, CLREL + 0xf0, WR_BAR_CLUSTER, WR_BARMODE_WAIT, 0, 0);
+    cr_expect_eq(F.st.held_flushed_early, 0);
+    finish();   /* block 1's wait: let out by the end */
+    cr_expect_str_eq(trail(), "L 0.0@60 F A0.0 1.0@60 F A1.0 W0.0 0.0@140 W1.0 E");
+    cr_expect_eq(nth_barrier(2)->mode, WR_BARMODE_WAIT);
+    cr_expect_eq(nth_barrier(2)->expected, 0);
+    cr_expect_eq(F.st.waits_held, 2);
+    cr_expect_eq(F.st.reads_held, 0);
+    cr_expect_eq(F.st.held_flushed_early, 1);
+    cr_expect_eq(F.st.barrier_mode_unknown, 0);
+}
+
+/* A cluster callback whose PC does not say: its own mode stays (the
+ * arrive as a release: what cluster.sync() does), counted. */
+Test(sanitizer_events, cluster_barrier_at_an_unknown_pc_keeps_its_mode, .init = setup,
+     .fini = teardown)
+{
+    barrier(0, 0, 0x90000, WR_BAR_CLUSTER, WR_BARMODE_ARRIVE, 0, 128);
+    barrier(0, 1, CLREL + 0xb0, WR_BAR_CLUSTER, WR_BARMODE_WAIT, 0, 0);   /* at an arrive */
+    barrier(0, 2, SPLIT + 0x20, WR_BAR_CLUSTER, WR_BARMODE_ARRIVE, 0, 128); /* at BAR.ARV */
+    finish();
+    cr_expect_str_eq(trail(), "L A0.0 A0.2 W0.1 E");   /* the wait held to the end */
+    cr_expect_eq(nth_barrier(1)->scope, WR_BAR_CLUSTER);
+    cr_expect_eq(nth_barrier(2)->expected, 0);
+    cr_expect_eq(F.st.barrier_mode_unknown, 3);
+}
+
+/* Waits and atomic reads held together past the pool's first size: each
+ * goes out at its warp's next record, the reads with their own lanes. */
+Test(sanitizer_events, held_waits_and_reads_share_the_pool, .init = setup, .fini = teardown)
+{
+    enum { WARPS = 100 };
+    uint64_t lanes[32];
+    for (unsigned w = 0; w < WARPS; w++) {
+        /* no stride (a vector record), and words of its own: nothing
+         * overlaps, nothing goes out early */
+        for (unsigned l = 0; l < 32; l++)
+            lanes[l] = 0x1000000 * (uint64_t)(w + 1) + 4096 * (uint64_t)l * l;
+        if (w % 2)
+            access_lanes(0, w, LOCK + 0x20, WR_OP_ATOMIC_RMW, WR_SPACE_GLOBAL, 0, lanes);
+        else
+            barrier(0, w, CLREL + 0xf0, WR_BAR_CLUSTER, WR_BARMODE_WAIT, 0, 0);
+    }
+    cr_expect_eq(F.st.waits_held, WARPS / 2);
+    cr_expect_eq(F.st.reads_held, WARPS / 2);
+    for (unsigned w = 0; w < WARPS; w++)
+        access(0, w, CLREL + 0x140, WR_OP_STORE, WR_SPACE_GLOBAL, 0x100000 + 4 * w);
+    cr_expect_eq(F.st.held_flushed_early, 0);
+    finish();
+    cr_assert_eq(O.n, 2 + 2 * WARPS);
+    for (unsigned w = 0; w < WARPS; w++) {
+        const wr_event *h = &O.ev[1 + 2 * w], *next = &O.ev[2 + 2 * w];
+        cr_expect_eq(next->kind, WR_EV_ACCESS);
+        if (w % 2) {
+            cr_expect_eq(h->kind, WR_EV_ACCESS, "warp %u", w);
+            cr_expect_eq(h->u.access.warp, w);
+            cr_expect_eq(h->u.access.addr_mode, WR_ADDR_VECTOR, "warp %u", w);
+            cr_expect_eq(O.lane5[1 + 2 * w], 0x1000000 * (uint64_t)(w + 1) + 4096 * 25,
+                         "warp %u", w);
+        } else {
+            cr_expect_eq(h->kind, WR_EV_BARRIER, "warp %u", w);
+            cr_expect_eq(h->u.barrier.warp, w);
+            cr_expect_eq(h->u.barrier.mode, WR_BARMODE_WAIT);
+        }
+    }
 }

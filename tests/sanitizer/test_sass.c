@@ -192,6 +192,43 @@ Test(sanitizer_classify, fences_barriers_flow)
     }
 }
 
+/* Barrier modes (format 1.3) from the opcode alone.  An UCGABAR_ARV alone
+ * releases nothing (barrier.cluster.arrive.relaxed is that instruction
+ * with no fence before it); the context rule is tested on the sample. */
+Test(sanitizer_classify, barrier_modes)
+{
+    const struct { const char *opcode; unsigned kind, scope, mode; } cases[] = {
+        {"BAR.ARV", WRS_K_BARRIER, WR_SCOPE_BLOCK, WR_BARMODE_ARRIVE},
+        {"BAR.SYNC", WRS_K_BARRIER, WR_SCOPE_BLOCK, WR_BARMODE_SYNC},
+        {"BAR.SYNC.DEFER_BLOCKING", WRS_K_BARRIER, WR_SCOPE_BLOCK, WR_BARMODE_SYNC},
+        {"BAR.SYNCALL", WRS_K_BARRIER, WR_SCOPE_BLOCK, WR_BARMODE_SYNC},
+        {"BAR.SYNCALL.DEFER_BLOCKING", WRS_K_BARRIER, WR_SCOPE_BLOCK, WR_BARMODE_SYNC},
+        {"BAR.RED.POPC.DEFER_BLOCKING", WRS_K_BARRIER, WR_SCOPE_BLOCK, WR_BARMODE_SYNC},
+        {"BAR.RED.AND.DEFER_BLOCKING", WRS_K_BARRIER, WR_SCOPE_BLOCK, WR_BARMODE_SYNC},
+        {"BAR.RED.OR", WRS_K_BARRIER, WR_SCOPE_BLOCK, WR_BARMODE_SYNC},
+        /* not guessed */
+        {"BAR.SCAN", WRS_K_BARRIER, WR_SCOPE_BLOCK, WRS_BARMODE_UNKNOWN},
+        {"BAR", WRS_K_BARRIER, WR_SCOPE_BLOCK, WRS_BARMODE_UNKNOWN},
+        {"UCGABAR_ARV", WRS_K_BARRIER, WR_SCOPE_CLUSTER, WR_BARMODE_ARRIVE_RELAXED},
+        {"UCGABAR_ARV.SYNCALL", WRS_K_BARRIER, WR_SCOPE_CLUSTER, WR_BARMODE_ARRIVE_RELAXED},
+        {"UCGABAR_WAIT", WRS_K_BARRIER, WR_SCOPE_CLUSTER, WR_BARMODE_WAIT},
+        /* no barriers */
+        {"UCGABAR_GET", WRS_K_OTHER, WR_SCOPE_NONE, 0},
+        {"CGAERRBAR", WRS_K_OTHER, WR_SCOPE_NONE, 0},
+        {"ERRBAR", WRS_K_OTHER, WR_SCOPE_NONE, 0},
+        {"MEMBAR.ALL.GPU", WRS_K_FENCE, WR_SCOPE_DEVICE, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        wrs_class c;
+        wrs_classify_opcode(cases[i].opcode, &c);
+        cr_expect_eq(c.kind, cases[i].kind, "%s: kind %s", cases[i].opcode, wrs_kind_name(c.kind));
+        cr_expect_eq(c.scope, cases[i].scope, "%s: scope %u", cases[i].opcode, c.scope);
+        cr_expect_eq(c.barmode, cases[i].mode, "%s: mode %u", cases[i].opcode, c.barmode);
+        cr_expect_eq(c.flow, WRS_F_NEXT, "%s: flow", cases[i].opcode);
+        cr_expect_eq(c.space, WRS_SPACE_NONE, "%s: space", cases[i].opcode);
+    }
+}
+
 /* ---- the nvdisasm sample ----------------------------------------------------- */
 
 Test(sanitizer_parse, functions_and_pcs, .init = NULL, .fini = unload)
@@ -275,6 +312,52 @@ Test(sanitizer_parse, branch_targets, .fini = unload)
     cr_expect(at("_Z7diamondPii", 0x100)->cond_operand);
     cr_expect(!at("_Z7diamondPii", 0x60)->cond_operand);
     cr_expect_eq(at("_Z8indirectPi", 0x10)->cls.flow, WRS_F_INDIRECT);
+}
+
+/* The barriers sample: ptxas 13.0's sequences for sm_90 (see its header). */
+Test(sanitizer_parse, barrier_modes_in_context, .fini = unload)
+{
+    load("barriers_sm90.nvdisasm");
+    cr_assert_eq(M.nfns, 5);
+    const char *b = "_Z11split_blockPi";
+    const struct { uint64_t pc; unsigned mode; } block[] = {
+        {0x20, WR_BARMODE_ARRIVE}, {0x40, WR_BARMODE_SYNC},  {0x50, WR_BARMODE_SYNC},
+        {0x60, WR_BARMODE_SYNC},   {0x70, WR_BARMODE_SYNC},  {0x80, WR_BARMODE_SYNC},
+        {0x90, WRS_BARMODE_UNKNOWN},
+    };
+    for (size_t i = 0; i < sizeof block / sizeof block[0]; i++) {
+        const wrs_insn *in = at(b, block[i].pc);
+        cr_expect_eq(in->cls.kind, WRS_K_BARRIER, "0x%llx", (unsigned long long)block[i].pc);
+        cr_expect_eq(in->cls.scope, WR_SCOPE_BLOCK, "0x%llx", (unsigned long long)block[i].pc);
+        cr_expect_eq(in->cls.barmode, block[i].mode, "0x%llx: %u",
+                     (unsigned long long)block[i].pc, in->cls.barmode);
+    }
+    /* barrier.cluster.arrive: MEMBAR.ALL.GPU, ERRBAR, CGAERRBAR, UCGABAR_ARV */
+    const char *rel = "_Z11cluster_relPi";
+    cr_expect_eq(at(rel, 0xb0)->cls.scope, WR_SCOPE_CLUSTER);
+    cr_expect_eq(at(rel, 0xb0)->cls.barmode, WR_BARMODE_ARRIVE);
+    cr_expect_eq(at(rel, 0xf0)->cls.barmode, WR_BARMODE_WAIT);
+    cr_expect_eq(at(rel, 0xf0)->cls.scope, WR_SCOPE_CLUSTER);
+    /* the launch without clusters: a block barrier in the wait's place */
+    cr_expect_eq(at(rel, 0x120)->cls.scope, WR_SCOPE_BLOCK);
+    cr_expect_eq(at(rel, 0x120)->cls.barmode, WR_BARMODE_SYNC);
+    /* every way to the arrive passes the fence, which the finisher also
+     * inserts as a fence of its own */
+    cr_expect_eq(wrs_fence_between(fn(rel), 0x60, 0xb0, WR_SCOPE_DEVICE, 0), WRS_YES);
+    /* .relaxed: the same UCGABAR_ARV with nothing before it */
+    cr_expect_eq(at("_Z15cluster_relaxedPi", 0x80)->cls.barmode, WR_BARMODE_ARRIVE_RELAXED);
+    cr_expect_eq(at("_Z15cluster_relaxedPi", 0xc0)->cls.barmode, WR_BARMODE_WAIT);
+    /* fence.acq_rel.cluster, then a relaxed arrive: the fence is not
+     * directly before it (CCTL.IVALL, a branch between) */
+    cr_expect_eq(at("_Z18fence_then_relaxedPi", 0xc0)->cls.barmode, WR_BARMODE_ARRIVE_RELAXED);
+    /* a branch lands between fence and arrive; a predicated fence; a
+     * block-scope fence; a system-scope SC fence directly before */
+    const char *gap = "_Z14landing_in_gapPi";
+    cr_expect_eq(at(gap, 0x0)->target, 0x20);
+    cr_expect_eq(at(gap, 0x40)->cls.barmode, WR_BARMODE_ARRIVE_RELAXED);
+    cr_expect_eq(at(gap, 0x60)->cls.barmode, WR_BARMODE_ARRIVE_RELAXED);
+    cr_expect_eq(at(gap, 0x80)->cls.barmode, WR_BARMODE_ARRIVE_RELAXED);
+    cr_expect_eq(at(gap, 0xa0)->cls.barmode, WR_BARMODE_ARRIVE);
 }
 
 /* ---- fence inference ------------------------------------------------------------ */

@@ -510,6 +510,127 @@ Test(text, dump_cluster_and_grid_barriers)
 /* Distributed shared memory: every address form behind its owner block.
  * Launch 1's clusters are 2x2 boxes of its 4x2 grid: blocks 0, 1, 4, 5 and
  * 2, 3, 6, 7; launch 3's pair blocks z = 0 and z = 1 of each (x, y). */
+/* Split barriers (format 1.3): every directive and alias, the default
+ * counts, a wait's none. */
+static const char *split_barriers =
+    "launch k grid=4,2 block=48 cluster=2,1,1\n"
+    "bar.arrive b0 w0 id=1 expected=64\n"
+    "barrier.arrive b0 w1 expected=32\n"
+    "barrier.cta.arrive b1 w0 id=15 expected=48 @s.cu:3\n"
+    "barrier.cluster.arrive b0 w0\n"
+    "bar.cluster.arrive b1 w1 lanes=0-15 expected=5\n"
+    "cluster_arrive b2 w0 expected=0\n"
+    "barrier.cluster.arrive.relaxed b3 w0\n"
+    "bar.cluster.arrive.relaxed b3 w1 lane=4\n"
+    "cluster_arrive_relaxed b4 w0 expected=7\n"
+    "barrier.cluster.wait b0 w0\n"
+    "bar.cluster.wait b1 w1 lanes=0-15\n"
+    "cluster_wait b2 w0\n"
+    "barrier.grid.arrive b0 w0\n"
+    "bar.grid.arrive b1 w0 expected=9\n"
+    "barrier.grid.wait b0 w0\n"
+    "bar.grid.wait b1 w0 @s.cu:9\n"
+    "barrier b0 w0\n"                          /* a sync among them */
+    "launch L2 k grid=3 block=32\n"             /* no clusters: one block each */
+    "barrier.cluster.arrive b2 w0\n"
+    "barrier.grid.arrive b1 w0\n"
+    "launch L3 k grid=65536,65536 block=1024\n" /* 2^42 threads: saturated */
+    "barrier.grid.arrive b0 w0\n"
+    "barrier.cluster.arrive.relaxed L3 b0 w0\n";
+
+Test(text, split_barriers)
+{
+    const char *wrt = asm_ok("split", split_barriers);
+    evs *e = calloc(1, sizeof(*e));
+    read_events(wrt, e);
+    enum { B = WR_BAR_BLOCK, C = WR_BAR_CLUSTER, G = WR_BAR_GRID };
+    enum { SY = WR_BARMODE_SYNC, AR = WR_BARMODE_ARRIVE, RX = WR_BARMODE_ARRIVE_RELAXED,
+           WT = WR_BARMODE_WAIT };
+    static const struct {
+        uint32_t launch, block, warp, mask, id, expected;
+        uint8_t scope, mode;
+    } want[] = {
+        {1, 0, 0, WR_FULL_MASK, 1, 64, B, AR},
+        {1, 0, 1, WR_FULL_MASK, 0, 32, B, AR},
+        {1, 1, 0, WR_FULL_MASK, 15, 48, B, AR},
+        {1, 0, 0, WR_FULL_MASK, 0, 96, C, AR},      /* 48 threads x 2 blocks */
+        {1, 1, 1, 0xffff, 0, 5, C, AR},
+        {1, 2, 0, WR_FULL_MASK, 0, 0, C, AR},
+        {1, 3, 0, WR_FULL_MASK, 0, 96, C, RX},
+        {1, 3, 1, 0x10, 0, 96, C, RX},
+        {1, 4, 0, WR_FULL_MASK, 0, 7, C, RX},
+        {1, 0, 0, WR_FULL_MASK, 0, 0, C, WT},       /* a wait counts no thread */
+        {1, 1, 1, 0xffff, 0, 0, C, WT},
+        {1, 2, 0, WR_FULL_MASK, 0, 0, C, WT},
+        {1, 0, 0, WR_FULL_MASK, 0, 384, G, AR},     /* 48 threads x 8 blocks */
+        {1, 1, 0, WR_FULL_MASK, 0, 9, G, AR},
+        {1, 0, 0, WR_FULL_MASK, 0, 0, G, WT},
+        {1, 1, 0, WR_FULL_MASK, 0, 0, G, WT},
+        {1, 0, 0, WR_FULL_MASK, 0, 48, B, SY},
+        {2, 2, 0, WR_FULL_MASK, 0, 32, C, AR},
+        {2, 1, 0, WR_FULL_MASK, 0, 96, G, AR},
+        {3, 0, 0, WR_FULL_MASK, 0, UINT32_MAX, G, AR},
+        {3, 0, 0, WR_FULL_MASK, 0, 1024, C, RX},
+    };
+    size_t k = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        const wr_event *ev = &e->ev[i];
+        if (ev->kind == WR_EV_KERNEL_LAUNCH)
+            continue;
+        cr_assert_lt(k, sizeof(want) / sizeof(want[0]));
+        const wr_barrier *b = &ev->u.barrier;
+        cr_assert_eq(ev->kind, WR_EV_BARRIER, "event %zu", i);
+        cr_assert_eq(b->mode, want[k].mode, "barrier %zu: mode %u", k, b->mode);
+        cr_assert_eq(b->scope, want[k].scope, "barrier %zu: scope %u", k, b->scope);
+        cr_assert_eq(b->launch, want[k].launch, "barrier %zu", k);
+        cr_assert_eq(b->block, want[k].block, "barrier %zu", k);
+        cr_assert_eq(b->warp, want[k].warp, "barrier %zu", k);
+        cr_assert_eq(b->active_mask, want[k].mask, "barrier %zu", k);
+        cr_assert_eq(b->barrier_id, want[k].id, "barrier %zu", k);
+        cr_assert_eq(b->expected, want[k].expected, "barrier %zu: expected %u", k, b->expected);
+        k++;
+    }
+    cr_assert_eq(k, sizeof(want) / sizeof(want[0]));
+    cr_assert_eq(e->ev[3].site, 1);
+    cr_assert_eq(e->ev[16].site, 2);
+    free(e);
+}
+
+Test(text, dump_split_barriers)
+{
+    /* each mode in its canonical spelling, whatever alias wrote it; a
+     * block arrive always with id= and expected=, a wait with neither */
+    const char *wrt = asm_ok("splitdump",
+        "launch k grid=4 block=64 cluster=2\n"
+        "barrier.cta.arrive b0 w0 expected=32\n"
+        "barrier.arrive b0 w1 id=3 expected=64 @s.cu:2\n"
+        "cluster_arrive b1 w0\n"
+        "bar.cluster.arrive.relaxed b1 w1 lanes=0-3 expected=7\n"
+        "cluster_wait b1 w0\n"
+        "bar.cluster.wait b1 w1 lane=31\n"
+        "bar.grid.arrive b2 w0 expected=0\n"
+        "bar.grid.wait b2 w0 @s.cu:4\n"
+        "bar b3 w0\n"
+        "cluster_sync b3 w1\n");
+    char *d = dump_str(wrt);
+    const char *want =
+        "launch L1 k grid=4,1,1 block=64,1,1 cluster=2,1,1 shared=0 stream=0\n"
+        "bar.arrive L1 b0 w0 id=0 expected=32\n"
+        "bar.arrive L1 b0 w1 id=3 expected=64 @s.cu:2\n"
+        "barrier.cluster.arrive L1 b1 w0 expected=128\n"
+        "barrier.cluster.arrive.relaxed L1 b1 w1 mask=0xf expected=7\n"
+        "barrier.cluster.wait L1 b1 w0\n"
+        "barrier.cluster.wait L1 b1 w1 mask=0x80000000\n"
+        "barrier.grid.arrive L1 b2 w0 expected=0\n"
+        "barrier.grid.wait L1 b2 w0 @s.cu:4\n"
+        "barrier L1 b3 w0 id=0 expected=64\n"
+        "barrier.cluster L1 b3 w1 expected=128\n";
+    const char *at = strstr(d, "launch L1 ");
+    cr_assert_not_null(at, "%s", d);
+    cr_assert_str_eq(at, want);
+    free(d);
+}
+
 static const char *dsmem_text =
     "alloc sh shared 256\n"
     "alloc top shared 0x100 at 0xffff00\n"
@@ -704,6 +825,45 @@ Test(text, errors)
 /* 2x2 clusters of a 4x2 grid: block 0's cluster is blocks 0, 1, 4, 5. */
 #define LC "launch k grid=4,2 block=64 cluster=2,2,1\n"
 
+Test(text, split_barrier_errors)
+{
+    /* bar.arrive names its thread count: missing (at the column where it
+     * belongs) or 0 */
+    expect_error(L1 "bar.arrive b0 w0\n",
+                 "2:17: missing field 'expected=' (bar.arrive names its thread count)");
+    expect_error(L1 "bar.arrive b0 w0 id=1 @s.cu:3\n",
+                 "2:23: missing field 'expected=' (bar.arrive names its thread count)");
+    expect_error(L1 "barrier.cta.arrive b0 w0 id=2\n",
+                 "2:30: missing field 'expected=' (barrier.cta.arrive names its thread count)");
+    expect_error(L1 "barrier.arrive b0 w0 expected=0\n",
+                 "2:31: barrier.arrive needs a thread count: expected=0 is not one");
+    expect_error(L1 "bar.arrive b0 w0 id=x expected=64\n", "2:21: bad number 'x'");
+    /* a wait counts no thread and names no barrier, whatever the value */
+    expect_error(L1 "barrier.cluster.wait b0 w0 expected=64\n",
+                 "2:28: a barrier wait has no expected= (it counts no thread)");
+    expect_error(L1 "bar.grid.wait b0 w0 expected=0\n",
+                 "2:21: a barrier wait has no expected= (it counts no thread)");
+    expect_error(L1 "cluster_wait b0 w0 id=0\n", "2:20: a barrier wait has no id");
+    expect_error(L1 "barrier.cluster.wait b1 w1 id=1\n", "2:28: a barrier wait has no id");
+    expect_error(L1 "barrier.grid.wait b1 w1 id=1 expected=0\n", "2:25: a barrier wait has no id");
+    /* cluster and grid arrives have no id, as their syncs */
+    expect_error(L1 "barrier.cluster.arrive b0 w0 id=2\n",
+                 "2:33: cluster and grid barriers have no id");
+    expect_error(L1 "cluster_arrive_relaxed b0 w0 id=1\n",
+                 "2:33: cluster and grid barriers have no id");
+    expect_error(L1 "bar.grid.arrive b0 w0 id=4 expected=1\n",
+                 "2:26: cluster and grid barriers have no id");
+    /* the combinations the format has no mode for are no directive */
+    expect_error(L1 "barrier.grid.arrive.relaxed b0 w0\n",
+                 "2:1: unknown directive 'barrier.grid.arrive.relaxed'");
+    expect_error(L1 "barrier.cta.wait b0 w0\n", "2:1: unknown directive 'barrier.cta.wait'");
+    expect_error(L1 "bar.arrive.relaxed b0 w0 expected=64\n",
+                 "2:1: unknown directive 'bar.arrive.relaxed'");
+    /* the thread as for any barrier */
+    expect_error(L1 "barrier.cluster.arrive b2 w0\n", "2:24: block 2 out of range");
+    expect_error(L1 "barrier.grid.wait b0\n", "2:21: missing warp");
+}
+
 Test(text, dsmem_errors)
 {
     /* the owner prefix: on every dsmem address, on no other */
@@ -870,6 +1030,11 @@ Test(text, round_trip_every_kind)
 Test(text, round_trip_cluster_and_grid_barriers)
 {
     check_round_trips("scoped", scoped_barriers);
+}
+
+Test(text, round_trip_split_barriers)
+{
+    check_round_trips("split", split_barriers);
 }
 
 Test(text, round_trip_dsmem)

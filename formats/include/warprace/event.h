@@ -25,6 +25,7 @@
 #define WARPRACE_EVENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -183,6 +184,32 @@ typedef enum wr_barrier_scope {
     WR_BAR_GRID = 3,        /* = WR_SCOPE_DEVICE */
 } wr_barrier_scope;
 
+/* What a warp does at a barrier (format 1.3, FORMAT.md, BARRIER b2).  A
+ * barrier's phase completes when `expected` threads have arrived, by SYNC,
+ * ARRIVE or ARRIVE_RELAXED records alike.
+ * - SYNC (0, the zero value, the only mode before 1.3): arrive and wait for
+ *   the phase (__syncthreads, bar.sync, bar.red, cluster.sync(),
+ *   grid.sync()).
+ * - ARRIVE (1): arrive and go on without waiting (bar.arrive /
+ *   barrier.cta.arrive, barrier.cluster.arrive, cooperative groups'
+ *   barrier_arrive()).  The arrival releases: what the warp did before it
+ *   is ordered before what every waiter of the phase does after it.  A
+ *   block barrier's ARRIVE names its thread count (expected != 0), as PTX
+ *   requires of bar.arrive.
+ * - ARRIVE_RELAXED (2, cluster barriers only): barrier.cluster.arrive.relaxed,
+ *   an arrival that counts and releases nothing.
+ * - WAIT (3, cluster and grid barriers only): barrier.cluster.wait, the wait
+ *   for the phase the warp's last ARRIVE or ARRIVE_RELAXED joined; it
+ *   acquires what that phase's arrivals released.  It counts no thread
+ *   (expected is 0). */
+typedef enum wr_barrier_mode {
+    WR_BARMODE_SYNC = 0,
+    WR_BARMODE_ARRIVE = 1,
+    WR_BARMODE_ARRIVE_RELAXED = 2,
+    WR_BARMODE_WAIT = 3,
+    WR_BARMODE_MAX = WR_BARMODE_WAIT
+} wr_barrier_mode;
+
 typedef struct wr_barrier {
     uint32_t launch, block, warp;
     uint32_t active_mask;   /* lanes of this warp arriving */
@@ -192,12 +219,36 @@ typedef struct wr_barrier {
                                __syncthreads; cluster or grid size for the
                                others); 0: all of them (derived from the launch) */
     uint8_t scope;          /* wr_barrier_scope */
+    uint8_t mode;           /* wr_barrier_mode */
 } wr_barrier;
 
 /* A valid barrier scope? */
 static inline bool wr_barrier_scope_ok(unsigned scope)
 {
     return scope == WR_BAR_BLOCK || scope == WR_BAR_CLUSTER || scope == WR_BAR_GRID;
+}
+
+/* Why barrier b's mode does not fit its other fields (FORMAT.md, BARRIER),
+ * or NULL when it does.  The reader and the writer refuse such a record. */
+static inline const char *wr_barrier_mode_problem(const wr_barrier *b)
+{
+    switch (b->mode) {
+    case WR_BARMODE_SYNC:
+        return NULL;
+    case WR_BARMODE_ARRIVE:
+        return b->scope == WR_BAR_BLOCK && !b->expected
+                   ? "a block barrier's arrive without its thread count (expected 0)"
+                   : NULL;
+    case WR_BARMODE_ARRIVE_RELAXED:
+        return b->scope != WR_BAR_CLUSTER ? "a relaxed arrive at a barrier other than a cluster's"
+                                          : NULL;
+    case WR_BARMODE_WAIT:
+        if (b->scope == WR_BAR_BLOCK)
+            return "a wait at a block barrier (a block barrier's wait is its sync)";
+        return b->expected ? "a barrier wait with a thread count (expected must be 0)" : NULL;
+    default:
+        return "barrier mode out of range";
+    }
 }
 
 typedef struct wr_warp_sync {

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define WR_FORMAT_MAJOR 1
-#define WR_FORMAT_MINOR 2
+#define WR_FORMAT_MINOR 3
 
 typedef struct wr_error {
     char msg[512];          /* "FILE: offset N: what went wrong" (binary) or

@@ -29,6 +29,11 @@
  *                                     (sm_90 thread-block clusters)
  *                 WR_GRID_SYNC()      cooperative_groups::this_grid().sync()
  *                                     (a cooperative launch)
+ * Split barriers: WR_BARRIER_ARRIVE(id, nthreads)   (bar.arrive: arrive at a
+ *                                     named barrier and go on)
+ *                 WR_CLUSTER_ARRIVE()  WR_CLUSTER_ARRIVE_RELAXED()
+ *                 WR_CLUSTER_WAIT()   barrier.cluster.arrive[.relaxed] and
+ *                                     barrier.cluster.wait (sm_90 clusters)
  * Warp:           WR_SYNCWARP(mask)
  * Blocks:         WR_BLOCK_BEGIN()  WR_BLOCK_END()  (optional markers; each
  *                 contains a __syncthreads)
@@ -188,7 +193,8 @@ __device__ __forceinline__ void fence(const wrr_site_desc *site, unsigned scope)
 }
 
 /* Barrier arrival is recorded before the barrier: every arrival precedes
- * every access made after it. */
+ * every access made after it.  This records a sync's arrival;
+ * WR_BARRIER_ARRIVE's, an arrival that does not wait, is bar_arrive below. */
 __device__ __forceinline__ void barrier_arrive(const wrr_site_desc *site, unsigned id,
                                                unsigned expected)
 {
@@ -247,6 +253,52 @@ __device__ __forceinline__ void grid_sync(const wrr_site_desc *site)
     wrr_sync_warp_record(WRR_K_BARRIER, n > 0xffffffffull ? 0xffffffffu : (uint32_t)n,
                          WR_BAR_GRID, 0, site);
     g.sync();
+}
+#endif
+
+/* Split barriers (format 1.3, event.h wr_barrier_mode), one record per warp
+ * with its mode.  An arrive is recorded before it executes, as a sync's
+ * arrival is: it releases, so its record must lie ahead of every record a
+ * waiter of its phase makes after its wait.  A wait is recorded after it
+ * returns: it acquires, and only once it has returned is every arrival of
+ * its phase (each recorded before it arrived) ahead of the wait's own
+ * reservation on the ring's head.  A relaxed arrival releases nothing;
+ * the __threadfence() that follows its record (wrr_sync_warp_record) is
+ * what keeps the record ahead of the waiters' records (unverified without
+ * a GPU, RECORDER.md). */
+
+/* bar.arrive id, nthreads: the warp arrives at the block's named barrier
+ * `id` and goes on.  PTX requires the thread count here (a multiple of the
+ * warp size, the producers and consumers together); so does the record
+ * (expected != 0), and a 0 would stop the drain as a corrupt record. */
+__device__ __forceinline__ void bar_arrive(const wrr_site_desc *site, unsigned id,
+                                           unsigned nthreads)
+{
+    wrr_sync_warp_record(WRR_K_BARRIER, WRR_BAR_AUX_BLOCK(id, nthreads), WR_BAR_BLOCK,
+                         WR_BARMODE_ARRIVE, site);
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
+}
+
+/* barrier.cluster.arrive[.relaxed] and barrier.cluster.wait (what
+ * cluster.sync() does in one; cooperative groups' barrier_arrive() /
+ * barrier_wait()).  The arrive's count is the cluster's, as at
+ * cluster_sync; a wait counts no thread (its aux word is 0). */
+#if defined(_CG_HAS_CLUSTER_GROUP)
+__device__ __forceinline__ void cluster_arrive(const wrr_site_desc *site, bool relaxed)
+{
+    wrr_sync_warp_record(WRR_K_BARRIER, cooperative_groups::this_cluster().num_threads(),
+                         WR_BAR_CLUSTER, relaxed ? WR_BARMODE_ARRIVE_RELAXED : WR_BARMODE_ARRIVE,
+                         site);
+    if (relaxed)
+        asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
+    else
+        asm volatile("barrier.cluster.arrive;" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait(const wrr_site_desc *site)
+{
+    asm volatile("barrier.cluster.wait;" ::: "memory");
+    wrr_sync_warp_record(WRR_K_BARRIER, 0, WR_BAR_CLUSTER, WR_BARMODE_WAIT, site);
 }
 #endif
 
@@ -338,6 +390,10 @@ __device__ __forceinline__ void block_mark(const wrr_site_desc *site, unsigned k
 #define WR_BARRIER_SYNC(id, n)  wr::barrier_sync(WR_SITE(), (id), (n))
 #define WR_CLUSTER_SYNC()       wr::cluster_sync(WR_SITE())
 #define WR_GRID_SYNC()          wr::grid_sync(WR_SITE())
+#define WR_BARRIER_ARRIVE(id, n)    wr::bar_arrive(WR_SITE(), (id), (n))
+#define WR_CLUSTER_ARRIVE()         wr::cluster_arrive(WR_SITE(), false)
+#define WR_CLUSTER_ARRIVE_RELAXED() wr::cluster_arrive(WR_SITE(), true)
+#define WR_CLUSTER_WAIT()           wr::cluster_wait(WR_SITE())
 #define WR_SYNCWARP(mask)       wr::syncwarp(WR_SITE(), (mask))
 #define WR_BLOCK_BEGIN()        wr::block_mark(WR_SITE(), WRR_K_BLOCK_ENTER)
 #define WR_BLOCK_END()          wr::block_mark(WR_SITE(), WRR_K_BLOCK_EXIT)
@@ -470,6 +526,10 @@ struct atomic_ref {
 #define WR_BARRIER_SYNC(id, n) asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory")
 #define WR_CLUSTER_SYNC() cooperative_groups::this_cluster().sync()
 #define WR_GRID_SYNC() cooperative_groups::this_grid().sync()
+#define WR_BARRIER_ARRIVE(id, n) asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(n) : "memory")
+#define WR_CLUSTER_ARRIVE() asm volatile("barrier.cluster.arrive;" ::: "memory")
+#define WR_CLUSTER_ARRIVE_RELAXED() asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory")
+#define WR_CLUSTER_WAIT() asm volatile("barrier.cluster.wait;" ::: "memory")
 #define WR_SYNCWARP(mask) __syncwarp(mask)
 #define WR_BLOCK_BEGIN() ((void)0)
 #define WR_BLOCK_END() ((void)0)
