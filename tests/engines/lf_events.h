@@ -385,4 +385,30 @@ static inline bool lf_plan_next(lf_plan *p, uint32_t (*rnd)(uint32_t), uint32_t 
     return true;
 }
 
+/* The split programs' barriers under way in one epoch: a block barrier of
+ * each of its LF_MBLOCKS blocks, and a cluster or grid barrier. */
+#define LF_MBLOCKS 2
+typedef struct lf_plans {
+    lf_plan block[LF_MBLOCKS], share;
+} lf_plans;
+
+/* One step of a split program's barriers: the next event (in *out) of a
+ * random block's barrier or of the cluster or grid barrier, started when
+ * none is under way.  A cluster barrier gathers both blocks when
+ * `one_cluster` (the dsmem programs), one block otherwise; a grid barrier
+ * gathers both.  False: the plan drawn had nothing left this step. */
+static inline bool lf_plans_step(lf_plans *ps, uint32_t (*rnd)(uint32_t), bool one_cluster,
+                                 uint32_t launch, wr_event *out)
+{
+    uint32_t b = rnd(LF_MBLOCKS);
+    bool share = rnd(2) == 0;
+    lf_plan *pl = share ? &ps->share : &ps->block[b];
+    if (!lf_plan_active(pl)) {
+        uint8_t scope = !share ? WR_BAR_BLOCK : rnd(2) ? WR_BAR_CLUSTER : WR_BAR_GRID;
+        bool both = scope == WR_BAR_GRID || (scope == WR_BAR_CLUSTER && one_cluster);
+        lf_plan_start(pl, rnd, scope, both ? 0 : b, both ? LF_MBLOCKS : 1);
+    }
+    return lf_plan_next(pl, rnd, launch, out);
+}
+
 #endif

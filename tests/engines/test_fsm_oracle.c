@@ -665,33 +665,20 @@ static void random_copy(prog *p, model *m)
     }
 }
 
-/* The split programs' barriers under way, per epoch: a block barrier of
- * each block, and a cluster or grid barrier. */
-static lf_plan block_plan[MAX_EPOCHS + 1][BLOCKS], share_plan[MAX_EPOCHS + 1];
+/* The split programs' barriers under way, per epoch (lf_plans_step). */
+static lf_plans split_plans[MAX_EPOCHS + 1];
+_Static_assert(BLOCKS == LF_MBLOCKS, "the plans cover the program's blocks");
 
-/* One step of a split program's barriers: the next event of a block's
- * barrier or of the cluster or grid barrier, started when none is under
- * way.  A cluster barrier gathers both blocks in the dsmem programs (one
- * cluster), one block otherwise; a grid barrier gathers both. */
 static void split_barrier_step(prog *p, model *m, uint32_t x)
 {
-    uint32_t b = rnd(BLOCKS);
-    bool share = rnd(2) == 0;
-    lf_plan *pl = share ? &share_plan[x] : &block_plan[x][b];
-    if (!lf_plan_active(pl)) {
-        uint8_t scope = !share ? WR_BAR_BLOCK : rnd(2) ? WR_BAR_CLUSTER : WR_BAR_GRID;
-        bool both = scope == WR_BAR_GRID || (scope == WR_BAR_CLUSTER && dsmem_programs);
-        lf_plan_start(pl, rnd, scope, both ? 0 : b, both ? BLOCKS : 1);
-    }
     wr_event e;
-    if (lf_plan_next(pl, rnd, m->E.ep[x].launch, &e))
+    if (lf_plans_step(&split_plans[x], rnd, dsmem_programs, m->E.ep[x].launch, &e))
         model_barrier(m, x, &oracle_emit(p, e)->u.barrier);
 }
 
 static void random_program(prog *p, model *m)
 {
-    memset(block_plan, 0, sizeof block_plan);
-    memset(share_plan, 0, sizeof share_plan);
+    memset(split_plans, 0, sizeof split_plans);
     p->n = 0;
     memset(m, 0, sizeof *m);
     m->found = wr_findings_new();
