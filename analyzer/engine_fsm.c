@@ -240,6 +240,10 @@ static void on_barrier(fsm *f, const wr_barrier *br)
     uint32_t bit = 1u << (br->warp & 31u);
     /* it acts again: what it waited for completed (under its own scope) */
     wr_barrier_wake_lazy(&b->bars, &f->bar_pool, bit, barrier_done, b);
+    /* an mbarrier synchronizes as release/acquire through an object, which
+     * this engine does not model (ENGINES.md): the warp acted, no more */
+    if (br->scope == WR_BAR_MBARRIER)
+        return;
     uint32_t threads = (uint32_t)__builtin_popcount(br->active_mask);
     if (br->scope == WR_BAR_BLOCK) {
         if (br->mode == WR_BARMODE_WAIT)

@@ -457,6 +457,10 @@ static void on_barrier(lk *s, const wr_barrier *br)
     locate(s, br->launch, br->block, br->warp, &e, &b, &w);
     uint32_t wi = br->warp & 31u;
     wr_barrier_wake_lazy(&b->bars, &s->bar_pool, 1u << wi, barrier_done, b);
+    /* an mbarrier synchronizes as release/acquire through an object, which
+     * this engine does not model (ENGINES.md): the warp acted, no more */
+    if (br->scope == WR_BAR_MBARRIER)
+        return;
     if (br->mode != WR_BARMODE_SYNC && !b->split)
         split_begin(s, b);
     lk_split *sp = b->split;

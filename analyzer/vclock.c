@@ -132,12 +132,27 @@ typedef struct hb_xbar {
     wr_vclock done[WR_HB_MAX_LAYERS];
 } hb_xbar;
 
+/* An mbarrier object of a block's shared memory (format 1.3, scope
+ * WR_BAR_MBARRIER): arrivals per phase (its INIT; 0: never initialized in
+ * the trace, so no phase completes), those the phase under way still
+ * waits for, the join of its releasing arrivals' clocks at their arrival
+ * (an arriver goes on), and the join of the latest completed phase of each
+ * parity, which a wait for that parity acquires. */
+typedef struct hb_mbar {
+    uint32_t offset, count, pending, phase;
+    uint8_t done_ok[2];
+    wr_vclock acc[WR_HB_MAX_LAYERS];
+    wr_vclock done[2][WR_HB_MAX_LAYERS];
+} hb_mbar;
+
 typedef struct wr_hb_block {
     uint32_t idx, unit0, nw;
     uint32_t made_nw;        /* the warps the object was made with (block_new) */
     wr_hb_warp *w;           /* nw warps: made_nw of them right after the block */
     uint8_t *live;           /* warp touched */
     hb_bar *bar[16];
+    hb_mbar *mbar;           /* its mbarriers, by first use (a kernel has a few) */
+    uint32_t nmbar;
     uint8_t exited;
 } hb_block;
 
@@ -975,6 +990,13 @@ static void block_fold(wr_hb *hb, hb_launch *l, hb_block *b)
             }
             free(b->bar[i]);
         }
+    for (uint32_t i = 0; i < b->nmbar; i++)
+        for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++) {
+            wr_vc_free(&b->mbar[i].acc[k]);
+            wr_vc_free(&b->mbar[i].done[0][k]);
+            wr_vc_free(&b->mbar[i].done[1][k]);
+        }
+    free(b->mbar);
     block_delete(hb, b);
 }
 
@@ -1522,6 +1544,12 @@ static void layer_split(wr_hb *hb, unsigned k)
             for (unsigned id = 0; bl && id < 16; id++)
                 if (bl->bar[id] && bl->bar[id]->rel)
                     wr_vc_copy(&bl->bar[id]->rel[k], &bl->bar[id]->rel[WR_HB_OBL]);
+            for (uint32_t m = 0; bl && m < bl->nmbar; m++) {
+                hb_mbar *mb = &bl->mbar[m];
+                wr_vc_copy(&mb->acc[k], &mb->acc[WR_HB_OBL]);
+                wr_vc_copy(&mb->done[0][k], &mb->done[0][WR_HB_OBL]);
+                wr_vc_copy(&mb->done[1][k], &mb->done[1][WR_HB_OBL]);
+            }
         }
         for (uint32_t i2 = 0; i2 <= l->nxbar; i2++) {
             hb_xbar *x = i2 < l->nxbar ? &l->xbar[i2] : l->grid_bar;
@@ -2066,8 +2094,83 @@ static void do_xbarrier(wr_hb *hb, const wr_barrier *br)
         xbar_complete(hb, l, x);
 }
 
+static hb_mbar *mbar_get(hb_block *b, uint32_t offset)
+{
+    for (uint32_t i = 0; i < b->nmbar; i++)
+        if (b->mbar[i].offset == offset)
+            return &b->mbar[i];
+    if (!(b->nmbar & (b->nmbar - 1)))   /* grows at powers of two */
+        b->mbar = xrealloc(b->mbar, (size_t)(b->nmbar ? b->nmbar * 2 : 1) * sizeof *b->mbar);
+    hb_mbar *mb = &b->mbar[b->nmbar++];
+    memset(mb, 0, sizeof *mb);
+    mb->offset = offset;
+    return mb;
+}
+
+/* An mbarrier operation (hb_mbar).  Its synchronization is the block's
+ * (.cta): an arrival releases and a wait acquires in every layer, as a
+ * barrier does (the scope holds both parties, and the hand-off of a
+ * pipeline's weak data through an mbarrier is what it is for). */
+static void do_mbarrier(wr_hb *hb, const wr_barrier *br)
+{
+    wr_hb_warp *w = warp_get(hb, br->launch, br->block, br->warp);
+    hb_mbar *mb = mbar_get(w->blkp, br->barrier_id);
+    uint32_t s = stamp_next(w);
+    switch (br->mode) {
+    case WR_BARMODE_INIT:
+        mb->count = mb->pending = br->expected;
+        mb->phase = 0;
+        mb->done_ok[0] = mb->done_ok[1] = 0;
+        for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++) {
+            wr_vc_clear(&mb->acc[k]);
+            wr_vc_clear(&mb->done[0][k]);
+            wr_vc_clear(&mb->done[1][k]);
+        }
+        return;
+    case WR_BARMODE_ARRIVE:
+    case WR_BARMODE_ARRIVE_RELAXED: {
+        if (br->mode == WR_BARMODE_ARRIVE)
+            for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
+                wr_vc_snap *sn = warp_flatten(hb, w, k, s);
+                wr_vc_join(&mb->acc[k], &sn->c);
+                wr_snap_unref(sn);
+            }
+        if (!mb->count)
+            return;
+        uint64_t n = (uint64_t)__builtin_popcount(br->active_mask) * (br->expected ? br->expected : 1u);
+        if (n < mb->pending) {
+            mb->pending -= (uint32_t)n;
+            return;
+        }
+        unsigned par = mb->phase & 1u;
+        for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1)) {
+            wr_vc_copy(&mb->done[par][k], &mb->acc[k]);
+            wr_vc_clear(&mb->acc[k]);
+        }
+        mb->done_ok[par] = 1;
+        mb->phase++;
+        mb->pending = mb->count;
+        return;
+    }
+    case WR_BARMODE_WAIT: {
+        unsigned par = br->expected & 1u;
+        if (!mb->done_ok[par])
+            return;   /* no phase of that parity completed: nothing to acquire */
+        for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
+            warp_join(hb, w, k, &mb->done[par][k], br->active_mask);
+        return;
+    }
+    default:
+        return;
+    }
+}
+
 static void do_barrier(wr_hb *hb, const wr_barrier *br)
 {
+    if (br->scope == WR_BAR_MBARRIER) {
+        do_mbarrier(hb, br);
+        return;
+    }
     if (br->scope != WR_BAR_BLOCK) {
         do_xbarrier(hb, br);
         return;

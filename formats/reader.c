@@ -561,7 +561,9 @@ static int decode_events(const uint8_t *start, size_t raw_size, uint32_t count, 
             ev->u.barrier = (wr_barrier){wrf_get32(q), wrf_get32(q + 4), wrf_get32(q + 8),
                                          wrf_get32(q + 12), wrf_get32(q + 16), wrf_get32(q + 20), b1,
                                          b2};
-            if (b1 != WR_BAR_BLOCK && ev->u.barrier.barrier_id)
+            /* an mbarrier's id is its shared offset, which
+             * wr_barrier_mode_problem checks below */
+            if ((b1 == WR_BAR_CLUSTER || b1 == WR_BAR_GRID) && ev->u.barrier.barrier_id)
                 DECODE_FAIL("cluster or grid barrier with a barrier id");
             {
                 const char *why = wr_barrier_mode_problem(&ev->u.barrier);

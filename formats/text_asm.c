@@ -1626,6 +1626,114 @@ static int sync_line(P *p, int kind)
     return emit(p, &ev, t0->col);
 }
 
+/* The mbarrier directive s names (format 1.3, scope WR_BAR_MBARRIER): its
+ * wr_barrier_mode, -1 if s names none.  The first spelling of each mode is
+ * the one dump writes. */
+static int mbarrier_word(const char *s)
+{
+    static const struct { const char *w; uint8_t mode; } words[] = {
+        {"mbarrier.init", WR_BARMODE_INIT},
+        {"mbarrier.arrive", WR_BARMODE_ARRIVE},
+        {"mbarrier.arrive.release", WR_BARMODE_ARRIVE},
+        {"mbarrier.arrive.relaxed", WR_BARMODE_ARRIVE_RELAXED},
+        /* only a wait that succeeded is an event (event.h): whichever
+         * instruction tested the phase, the record is the same */
+        {"mbarrier.wait", WR_BARMODE_WAIT},
+        {"mbarrier.try_wait", WR_BARMODE_WAIT},
+        {"mbarrier.test_wait", WR_BARMODE_WAIT},
+        {"mbarrier.try_wait.parity", WR_BARMODE_WAIT},
+        {"mbarrier.test_wait.parity", WR_BARMODE_WAIT},
+    };
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (!strcmp(s, words[i].w))
+            return words[i].mode;
+    return -1;
+}
+
+/* An mbarrier's address: an offset in the issuing block's own shared
+ * memory, written as an access writes one (a number, LABEL[i] with 8-byte
+ * elements, LABEL+N), 8-byte aligned and below WR_SHARED_LIMIT as the
+ * record must be (wr_barrier_mode_problem). */
+static int mbarrier_addr(P *p, const tok *t, uint32_t *out)
+{
+    const size_t pre = owner_prefix_len(t->s);
+    if (pre)
+        return perr(p, t->col, "owner block '%.*s' on an mbarrier (an mbarrier is in the issuing "
+                    "block's own shared memory)", (int)(pre - 1), t->s);
+    uint64_t off = 0;
+    uint32_t alloc;
+    if (parse_addr(p, t->s, t->col, 8, &off, NULL, &alloc))
+        return -1;
+    /* a label of another space would pass its base off as a shared offset */
+    if (alloc && p->allocs[alloc - 1].space != WR_SPACE_SHARED)
+        return perr(p, t->col, "'%s' is in a %s allocation: an mbarrier is in shared memory",
+                    shown(t->s), wr_space_name(p->allocs[alloc - 1].space));
+    if (off >= WR_SHARED_LIMIT)
+        return perr(p, t->col, "mbarrier address 0x%llx is past a block's 16 MiB of shared memory",
+                    (unsigned long long)off);
+    if (off % 8)
+        return perr(p, t->col, "mbarrier address 0x%llx is not 8-byte aligned",
+                    (unsigned long long)off);
+    *out = (uint32_t)off;
+    return 0;
+}
+
+/* mbarrier.init / arrive[.relaxed] / wait THREAD ADDR [count= | parity=]:
+ * the record's expected is the init's count (required), the arrive's count
+ * per lane (optional, 0 when absent: one arrival) or the wait's phase
+ * parity (required). */
+static int mbarrier_line(P *p)
+{
+    tok *t0 = &p->toks[0];
+    const int mode = mbarrier_word(t0->s);
+    wr_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = WR_EV_BARRIER;
+    thread_ref th;
+    if (thread_spec(p, &th, 1))
+        return -1;
+    tok *at = peek(p);
+    if (!at || at->s[0] == '@' || strchr(at->s, '='))
+        return perr(p, at ? at->col : end_col(p), "missing address (the mbarrier's shared memory offset)");
+    p->ti++;
+    uint32_t off = 0;
+    if (mbarrier_addr(p, at, &off))
+        return -1;
+    const int is_wait = mode == WR_BARMODE_WAIT;
+    const char *key = is_wait ? "parity=" : "count=";
+    int col;
+    const char *v = take_kv(p, key, &col);
+    uint32_t val = 0;
+    if (!v && mode != WR_BARMODE_ARRIVE && mode != WR_BARMODE_ARRIVE_RELAXED)
+        return perr(p, peek(p) ? peek(p)->col : end_col(p), "missing field '%s' (%s)", key,
+                    is_wait ? "a wait names the parity of the phase it waited for"
+                            : "mbarrier.init names the arrivals of each phase");
+    if (v && get_u32(p, v, col, &val))
+        return -1;
+    if (v && is_wait && val > 1)
+        return perr(p, col, "parity %u is not 0 or 1", val);
+    /* an arrive without count= arrives once: count=0 would be no count at
+     * all (PTX's count operand is 1 .. 2^20 - 1, as init's) */
+    if (v && !is_wait && !val && mode != WR_BARMODE_INIT)
+        return perr(p, col, "count=0 is no count (1 .. %u; leave count= out for one arrival)",
+                    (unsigned)WR_MBARRIER_COUNT_MAX);
+    if (v && !is_wait && (!val || val > WR_MBARRIER_COUNT_MAX))
+        return perr(p, col, "count %u out of range (1 .. %u)", val, (unsigned)WR_MBARRIER_COUNT_MAX);
+    /* fields of the other directives, named rather than "unexpected" */
+    tok *t = peek(p);
+    if (t && !strncmp(t->s, is_wait ? "count=" : "parity=", is_wait ? 6 : 7))
+        return perr(p, t->col, is_wait ? "%s has no count= (a wait counts no arrival)"
+                                       : "%s has no parity= (only a wait names a phase)", t0->s);
+    if (t && (!strncmp(t->s, "id=", 3) || !strncmp(t->s, "expected=", 9)))
+        return perr(p, t->col, "an mbarrier has no %.*s (its address names it; count= or parity= "
+                    "is its number)", (int)(strchr(t->s, '=') - t->s + 1), t->s);
+    ev.u.barrier = (wr_barrier){th.launch, th.block, th.warp, th.mask, off, val,
+                                WR_BAR_MBARRIER, (uint8_t)mode};
+    if (opt_site(p, &ev.site) || no_more(p))
+        return -1;
+    return emit(p, &ev, t0->col);
+}
+
 static int parse_dim(P *p, const char *s, int col, uint32_t d[3])
 {
     d[0] = d[1] = d[2] = 1;
@@ -1904,6 +2012,7 @@ static int body_line(P *p)
     if (is_op(s, "st")) return access_line(p, "st");
     if (is_op(s, "atom")) return access_line(p, "atom");
     if (barrier_word(s, NULL) >= 0) return sync_line(p, WR_EV_BARRIER);
+    if (mbarrier_word(s) >= 0) return mbarrier_line(p);
     if (!strcmp(s, "warpsync") || !strcmp(s, "syncwarp")) return sync_line(p, WR_EV_WARP_SYNC);
     if (is_op(s, "fence")) return sync_line(p, WR_EV_FENCE);
     if (!strcmp(s, "block_enter") || !strcmp(s, "enter")) return sync_line(p, WR_EV_BLOCK_ENTER);

@@ -281,6 +281,27 @@ static void put_event(D *d, const wr_event *ev)
     }
     case WR_EV_BARRIER: {
         const wr_barrier *b = &ev->u.barrier;
+        if (b->scope == WR_BAR_MBARRIER) {
+            /* the reader lets only INIT, ARRIVE, ARRIVE_RELAXED and WAIT
+             * through for an mbarrier; its address is an 8-byte object's
+             * in shared memory, symbolic as a shared access of 8 bytes
+             * would be */
+            fputs(b->mode == WR_BARMODE_INIT             ? "mbarrier.init"
+                  : b->mode == WR_BARMODE_WAIT           ? "mbarrier.wait"
+                  : b->mode == WR_BARMODE_ARRIVE_RELAXED ? "mbarrier.arrive.relaxed"
+                                                         : "mbarrier.arrive",
+                  o);
+            put_thread(d, b->launch, b->block, b->warp, b->active_mask);
+            fputc(' ', o);
+            put_addr(d, WR_SPACE_SHARED, b->barrier_id, 8);
+            /* an arrive's count= only where the record has one: expected 0
+             * (one arrival) and 1 are different bytes */
+            if (b->mode == WR_BARMODE_WAIT)
+                fprintf(o, " parity=%u", b->expected);
+            else if (b->mode == WR_BARMODE_INIT || b->expected)
+                fprintf(o, " count=%u", b->expected);
+            break;
+        }
         if (b->scope == WR_BAR_BLOCK) {
             /* the reader lets only SYNC and ARRIVE through for a block */
             fputs(b->mode == WR_BARMODE_ARRIVE ? "bar.arrive" : "barrier", o);
@@ -290,9 +311,11 @@ static void put_event(D *d, const wr_event *ev)
         }
         /* no id=: the reader let no id through for these */
         fputs(b->scope == WR_BAR_CLUSTER ? "barrier.cluster" : "barrier.grid", o);
+        /* INIT is an mbarrier's only: the reader let none through here */
         static const char *const mode_suffix[] = {
             [WR_BARMODE_SYNC] = "", [WR_BARMODE_ARRIVE] = ".arrive",
             [WR_BARMODE_ARRIVE_RELAXED] = ".arrive.relaxed", [WR_BARMODE_WAIT] = ".wait",
+            [WR_BARMODE_INIT] = "",
         };
         fputs(b->mode <= WR_BARMODE_MAX ? mode_suffix[b->mode] : "", o);
         put_thread(d, b->launch, b->block, b->warp, b->active_mask);

@@ -463,8 +463,10 @@ static size_t encode_event(uint8_t *out, const wr_event *ev, int *is_vector, con
     case WR_EV_BARRIER: {
         const wr_barrier *b = &ev->u.barrier;
         if (!wr_barrier_scope_ok(b->scope)) return *why = "barrier scope out of range", 0;
-        /* only the block has named barriers: a reader rejects an id on the others */
-        if (b->scope != WR_BAR_BLOCK && b->barrier_id)
+        /* only the block has named barriers: a reader rejects an id on a
+         * cluster or grid barrier (an mbarrier's is its shared offset,
+         * checked by wr_barrier_mode_problem) */
+        if ((b->scope == WR_BAR_CLUSTER || b->scope == WR_BAR_GRID) && b->barrier_id)
             return *why = "cluster and grid barriers have no barrier id", 0;
         const char *mode_why = wr_barrier_mode_problem(b);
         if (mode_why) return *why = mode_why, 0;

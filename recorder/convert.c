@@ -37,6 +37,12 @@ const char *wrr_check_header(uint64_t w0)
             return "address space out of range";
         if (WRR_W0_LSIZE(w0) > 4)
             return "access size out of range";
+    } else if (kind == WRR_K_BARRIER && WRR_W0_SCOPE(w0) == WR_BAR_MBARRIER) {
+        /* its offset takes a slot of its own (ring_format.h) */
+        if (n != WRR_MBAR_SLOTS)
+            return "slot count of an mbarrier record is not 3";
+        if (WRR_W0_BARMODE(w0) > WR_BARMODE_MAX)
+            return "barrier mode out of range";
     } else {
         if (n != WRR_SYNC_SLOTS)
             return "slot count of a sync record is not 2";
@@ -111,15 +117,33 @@ int wrr_convert(const uint64_t *w, size_t nwords, uint32_t launch, uint32_t site
     case WRR_K_BARRIER: {
         ev->kind = WR_EV_BARRIER;
         uint8_t mode = (uint8_t)WRR_W0_BARMODE(w[0]);
-        if (WRR_W0_SCOPE(w[0]) == WR_BAR_BLOCK)
+        if (WRR_W0_SCOPE(w[0]) == WR_BAR_MBARRIER) {
+            /* the offset whole (the device writes cvta.to.shared's 64
+             * bits): one past 32 bits must not pass for the small offset
+             * its low bits name */
+            const char *bad_word = NULL;
+            if (w[5])
+                bad_word = "reserved word of an mbarrier record is not 0";
+            else if (w[4] > UINT32_MAX)
+                bad_word = "an mbarrier's shared offset not 8-byte aligned or past 16 MiB";
+            if (bad_word) {
+                if (why)
+                    *why = bad_word;
+                return -1;
+            }
+            ev->u.barrier = (wr_barrier){launch, block, warp, mask, (uint32_t)w[4], aux,
+                                         WR_BAR_MBARRIER, mode};
+        } else if (WRR_W0_SCOPE(w[0]) == WR_BAR_BLOCK) {
             ev->u.barrier = (wr_barrier){launch, block, warp, mask, aux & 0xffu, aux >> 8,
                                          WR_BAR_BLOCK, mode};
-        else
+        } else {
             ev->u.barrier = (wr_barrier){launch, block, warp, mask, 0, aux,
                                          (uint8_t)WRR_W0_SCOPE(w[0]), mode};
-        /* a mode the trace cannot hold (a block wait, a wait with a count)
-         * is no record the device writes: corrupt, as a bad scope is,
-         * rather than a writer error later */
+        }
+        /* a mode the trace cannot hold (a block wait, a wait with a count,
+         * an mbarrier's misaligned offset or count out of range) is no
+         * record the device writes: corrupt, as a bad scope is, rather
+         * than a writer error later */
         const char *bad_mode = wr_barrier_mode_problem(&ev->u.barrier);
         if (bad_mode) {
             if (why)
@@ -218,4 +242,16 @@ unsigned wrr_encode_sync(uint64_t *w, unsigned kind, uint32_t block, uint32_t wa
     w[2] = WRR_W2(block, warp);
     w[3] = site_addr;
     return WRR_SYNC_SLOTS;
+}
+
+unsigned wrr_encode_mbarrier(uint64_t *w, uint32_t block, uint32_t warp, uint32_t mask,
+                             uint64_t offset, uint32_t aux, uint8_t mode, uint64_t site_addr)
+{
+    memset(w, 0, 2 * WRR_MBAR_SLOTS * sizeof *w);
+    w[0] = WRR_W0(0, WRR_K_BARRIER, WRR_MBAR_SLOTS, 0, 0, WR_BAR_MBARRIER, mode, 0, 0, 0);
+    w[1] = (uint64_t)mask | ((uint64_t)aux << 32);
+    w[2] = WRR_W2(block, warp);
+    w[3] = site_addr;
+    w[4] = offset;
+    return WRR_MBAR_SLOTS;
 }

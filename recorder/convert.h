@@ -47,6 +47,13 @@ unsigned wrr_encode_sync(uint64_t *words, unsigned kind, uint32_t block, uint32_
                          uint32_t mask, uint32_t aux, uint8_t scope, uint8_t order,
                          uint64_t site_addr);
 
+/* An mbarrier record as device_logger.cuh wrr_mbarrier_record writes it
+ * (ring_format.h: 3 slots, the offset in w4): `aux` is the init's or the
+ * arrive's count or the wait's parity, `mode` a wr_barrier_mode.  words[]
+ * must hold 6 words.  Returns the slot count. */
+unsigned wrr_encode_mbarrier(uint64_t *words, uint32_t block, uint32_t warp, uint32_t mask,
+                             uint64_t offset, uint32_t aux, uint8_t mode, uint64_t site_addr);
+
 /* log2 of an access size (1,2,4,8,16 -> 0..4); -1 otherwise. */
 int wrr_size_log2(unsigned size);
 

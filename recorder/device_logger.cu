@@ -113,6 +113,30 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) warprace_api_selftest_split
     WR_CLUSTER_WAIT();
 }
 
+/* mbarriers: one thread initializes two, every thread arrives at the
+ * first and waits for its phase 0 (a hand-off of shared memory through
+ * it), then arrives relaxed at the second and waits; the arrive's state
+ * is used so that it is not dropped. */
+extern "C" __global__ void warprace_api_selftest_mbarrier(int *g)
+{
+    __shared__ uint64_t bars[2];
+    __shared__ int sh[64];
+    unsigned t = threadIdx.x;
+    if (t == 0) {
+        WR_MBARRIER_INIT(&bars[0], blockDim.x);
+        WR_MBARRIER_INIT(&bars[1], blockDim.x);
+    }
+    WR_SYNCTHREADS();
+    WR_STORE(&sh[t % 64], (int)t);
+    uint64_t state = WR_MBARRIER_ARRIVE(&bars[0]);
+    while (!WR_MBARRIER_TRY_WAIT_PARITY(&bars[0], 0)) {
+    }
+    WR_STORE(&g[blockIdx.x * blockDim.x + t], WR_LOAD(&sh[(t + 1) % 64]) + (int)(state & 1));
+    (void)WR_MBARRIER_ARRIVE_RELAXED(&bars[1]);
+    while (!WR_MBARRIER_TRY_WAIT_PARITY(&bars[1], 0)) {
+    }
+}
+
 /* Distributed shared memory: the wrappers reach another block's shared
  * memory through the generic pointer cluster.map_shared_rank() returns
  * (recorded as DSMEM), and the own block's through either pointer. */

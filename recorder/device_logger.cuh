@@ -324,6 +324,45 @@ WRR_DEV void wrr_sync_warp_record(unsigned kind, uint32_t aux, unsigned scope, u
     __syncwarp(mask);
 }
 
+/* ---- mbarrier records (format 1.3, ring_format.h: 3 slots) ------------------ */
+
+/* One mbarrier record (the leader writes it): the offset goes in w4 whole,
+ * cvta.to.shared's 64 bits, so that a pointer outside shared memory makes
+ * a record the drain rejects rather than one naming another mbarrier. */
+WRR_DEV void wrr_mbarrier_record(wrr_dev_state *s, unsigned mask, uint64_t offset, uint32_t aux,
+                                 unsigned mode, const wrr_site_desc *site)
+{
+    unsigned long long pos = wrr_reserve(s, WRR_MBAR_SLOTS, __popc(mask));
+    if (pos == ~0ull)
+        return;
+    *wrr_word(s, pos, 1) = (uint64_t)mask | ((uint64_t)aux << 32);
+    *wrr_word(s, pos, 2) = WRR_W2(wrr_block_linear(), wrr_warp_in_block());
+    *wrr_word(s, pos, 3) = (uint64_t)(uintptr_t)site;
+    *wrr_word(s, pos, 4) = offset;
+    *wrr_word(s, pos, 5) = 0;
+    wrr_commit(s, pos, WRR_W0(0, WRR_K_BARRIER, WRR_MBAR_SLOTS, 0, 0, WR_BAR_MBARRIER, mode, 0,
+                              0, 0));
+}
+
+/* Called by every lane of `lanes` (the caller's: __activemask(), or the
+ * lanes whose wait succeeded); records once for each set of them that
+ * names the same mbarrier with the same count or parity (`aux`): one
+ * record per warp where, as usual, they all do.  The lanes meet again
+ * after the record, so that none goes on to the operation before it is
+ * written (an arrive is recorded before it executes). */
+WRR_DEV void wrr_mbarrier_lanes_record(wrr_dev_state *s, unsigned lanes, const void *bar,
+                                       uint32_t aux, unsigned mode, const wrr_site_desc *site)
+{
+    uint64_t offset = (uint64_t)__cvta_generic_to_shared(bar);
+    unsigned mask = __match_any_sync(lanes, (unsigned long long)offset);
+    mask = __match_any_sync(mask, aux);
+    if (wrr_lane() == (unsigned)(__ffs(mask) - 1)) {
+        wrr_mbarrier_record(s, mask, offset, aux, mode, site);
+        __threadfence();
+    }
+    __syncwarp(mask);
+}
+
 WRR_DEV uint32_t wrr_block_threads(void)
 {
     return blockDim.x * blockDim.y * blockDim.z;

@@ -31,13 +31,14 @@
  *       bits 45..48  atomic op       (wr_atomic_op)        ACCESS
  *       bits 49..51  scope           (wr_scope)            ACCESS, FENCE
  *                    barrier scope   (wr_barrier_scope)    BARRIER: 0 block,
- *                                      2 cluster, 3 grid; else corrupt
+ *                                      1 mbarrier, 2 cluster, 3 grid; else
+ *                                      corrupt
  *       bits 52..54  order           (wr_order)            ACCESS, FENCE
  *                    barrier mode    (wr_barrier_mode)     BARRIER: 0 sync,
- *                                      1 arrive, 2 relaxed arrive, 3 wait;
- *                                      else corrupt, and so is a mode that
- *                                      does not fit the scope and count
- *                                      (wr_barrier_mode_problem)
+ *                                      1 arrive, 2 relaxed arrive, 3 wait,
+ *                                      4 init; else corrupt, and so is a
+ *                                      mode that does not fit the scope and
+ *                                      count (wr_barrier_mode_problem)
  *       bits 55..56  space           (wr_space)            ACCESS
  *       bits 57..59  log2(size)      (1..16 bytes)         ACCESS
  *       bits 60..61  address mode    (wrr_amode)           ACCESS
@@ -48,19 +49,32 @@
  *                    expected threads (bits 40..63); BARRIER of cluster or
  *                    grid scope = expected threads (bits 32..63): they have
  *                    no barrier id, so the count keeps the event model's
- *                    32 bits (a grid's saturates there); a wait's is 0
+ *                    32 bits (a grid's saturates there); a wait's is 0;
+ *                    BARRIER of mbarrier scope = the record's expected
+ *                    (bits 32..63): an init's count, an arrive's count per
+ *                    lane (0: once), a wait's phase parity
  *   w2  bits  0..31  linear block index in the grid
  *       bits 32..47  warp index in the block
  *       bits 48..63  reserved, 0
  *   w3  site: device address of a wrr_site_desc (0 = unknown)
+ * BARRIER records of mbarrier scope (format 1.3) add one slot: the
+ * mbarrier's 24-bit shared offset has no room beside a 20-bit count in
+ * the aux word, and a record may take any slot count up to 31, so it
+ * takes a third slot (WRR_MBAR_SLOTS) rather than squeezing the offset
+ * into header bits other kinds use:
+ *   w4  the mbarrier's offset in the block's shared window
+ *       (cvta.to.shared); at or past 2^24, or not 8-aligned: corrupt
+ *   w5  reserved, 0
+ * Every other sync record is 2 slots; a sync record with another slot
+ * count (an mbarrier's of 2 among them) is corrupt.
  * ACCESS records add one slot:
  *   w4  base address (UNIFORM, STRIDED, VECTOR32) / 0 (VECTOR64)
  *   w5  stride in bytes as int64 (STRIDED) / 0
  * and, for vector modes, the per-lane addresses (inactive lanes 0):
  *   VECTOR32: 32 x int32 deltas from base (8 slots): lane i = base + d[i]
  *   VECTOR64: 32 x uint64 addresses (16 slots)
- * So a record is 2 slots (sync records), 3 (uniform/strided access),
- * 11 (vector32) or 19 (vector64).
+ * So a record is 2 slots (sync records), 3 (mbarrier records,
+ * uniform/strided access), 11 (vector32) or 19 (vector64).
  *
  * Shared-memory addresses are offsets in the block's shared window
  * (cvta.to.shared), local ones offsets in the thread's local window; global
@@ -179,6 +193,8 @@ typedef struct wrr_dev_state {
 /* Slots used by an access record with the given address mode. */
 #define WRR_ACCESS_SLOTS(amode) ((amode) == WRR_A_VECTOR64 ? 19u : (amode) == WRR_A_VECTOR32 ? 11u : 3u)
 #define WRR_SYNC_SLOTS 2u
+/* a BARRIER of mbarrier scope: the sync record and w4 (offset), w5 (0) */
+#define WRR_MBAR_SLOTS 3u
 
 #ifdef __cplusplus
 }

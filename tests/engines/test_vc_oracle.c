@@ -135,6 +135,17 @@ typedef struct mrel {           /* one release of a word's sequence, scoped laye
     unsigned block;             /* releaser's block (launches number theirs apart) */
 } mrel;
 
+/* mbarrier programs: MBARS mbarrier objects per block, at shared offsets
+ * MBAR_BASE + 8 i */
+enum { MBARS = 2, MBAR_BASE = 0x8000 };
+
+typedef struct mmbar {          /* an mbarrier, as the model keeps it */
+    uint32_t count, pending, phase;   /* count 0: not initialized */
+    bool done_ok[2];
+    vclk acc[NLAYERS];          /* what the phase's releasing arrivals knew */
+    vclk done[2][NLAYERS];      /* the latest completed phase of each parity */
+} mmbar;
+
 typedef struct racy_pair {      /* instructions (by seq) that race somewhere */
     uint64_t s1, s2;
 } racy_pair;
@@ -160,6 +171,7 @@ typedef struct model {
     mrel *srel[MODEL_WORDS];          /* the same releases one by one, scoped layer */
     uint32_t nsrel[MODEL_WORDS], capsrel[MODEL_WORDS];
     vclk host[NLAYERS];         /* what the host has seen complete */
+    mmbar mbar[LAUNCHES][BLOCKS][MBARS];
     bool started[LAUNCHES], ended[LAUNCHES];
     uint32_t stream[LAUNCHES];
     /* history */
@@ -612,6 +624,8 @@ typedef struct program {
                                    DSMEM too (xbar programs) */
     bool split;                 /* split barriers: some warps bar.arrive (block
                                    barriers), or arrive and WAIT later (xbar) */
+    bool mbar;                  /* mbarrier init, arrive (relaxed too) and parity
+                                   waits among the steps */
     model *m;
     uint64_t lanes[STEPS][LANES];
     uint32_t launch_id[LAUNCHES];
@@ -1016,12 +1030,79 @@ static void step_warp_sync(program *p, unsigned li, unsigned b, unsigned w)
     }
 }
 
+/* mbarrier programs: warp (b, w) of launch li initializes one of its
+ * block's mbarriers (when it is not yet, and now and then again), arrives
+ * at it (releasing what the warp knew, or, relaxed, nothing; each active
+ * lane `count` times), or waits for a parity (acquiring, for each active
+ * lane, what the latest completed phase of that parity released). */
+static void step_mbarrier(program *p, unsigned li, unsigned b, unsigned w)
+{
+    model *m = p->m;
+    unsigned wi = warp_index(li, b, w), id = rnd(MBARS);
+    mmbar *mb = &m->mbar[li][b][id];
+    uint32_t mask = rnd(2) ? WR_FULL_MASK : 1u << rnd(LANES);
+    wr_event e = lf_barrier(p->launch_id[li], b, w, 0);
+    e.u.barrier.scope = WR_BAR_MBARRIER;
+    e.u.barrier.barrier_id = MBAR_BASE + 8u * id;
+    e.u.barrier.active_mask = mask;
+    if (!mb->count || rnd(40) == 0) {
+        e.u.barrier.mode = WR_BARMODE_INIT;
+        e.u.barrier.expected = 1 + rnd(48);
+        memset(mb, 0, sizeof *mb);
+        mb->count = mb->pending = e.u.barrier.expected;
+    } else if (rnd(3)) {
+        bool relaxed = rnd(4) == 0;
+        e.u.barrier.mode = relaxed ? WR_BARMODE_ARRIVE_RELAXED : WR_BARMODE_ARRIVE;
+        e.u.barrier.expected = rnd(3);
+        if (!relaxed)
+            for (unsigned layer = 0; layer < m->nlayers; layer++) {
+                vclk v;
+                warp_view(m, layer, wi, &v);
+                vclk_join(&mb->acc[layer], &v);
+            }
+        uint32_t n = (uint32_t)__builtin_popcount(mask) *
+                     (e.u.barrier.expected ? e.u.barrier.expected : 1u);
+        if (n < mb->pending) {
+            mb->pending -= n;
+        } else {
+            unsigned par = mb->phase & 1u;
+            for (unsigned layer = 0; layer < m->nlayers; layer++) {
+                vclk_copy(&mb->done[par][layer], &mb->acc[layer]);
+                vclk_zero(&mb->acc[layer]);
+            }
+            mb->done_ok[par] = true;
+            mb->phase++;
+            mb->pending = mb->count;
+        }
+    } else {
+        unsigned par = rnd(2);
+        e.u.barrier.mode = WR_BARMODE_WAIT;
+        e.u.barrier.expected = par;
+        /* the barrier-only layer keeps no per-lane acquires: there the
+         * warp's own arrival coming back orders none of its lanes (as an
+         * atomic's round trip does not), the other warps' all of them */
+        if (mb->done_ok[par])
+            for (unsigned layer = 0; layer < m->nlayers; layer++) {
+                if (layer == L_BAR) {
+                    vclk_join(&m->w[wi].know[layer], &mb->done[par][layer]);
+                    continue;
+                }
+                for (unsigned l = 0; l < LANES; l++)
+                    if ((mask >> l) & 1u)
+                        acquire(m, layer, wi, thread_of(wi, l), &mb->done[par][layer]);
+            }
+    }
+    feed(p, e);
+}
+
 /* A device step of launch li's warp (b, w): a barrier of its block, a
  * warp sync, a fence or an access, by `what` in [0, 100). */
 static void device_step(program *p, unsigned step, unsigned li, unsigned b, unsigned w,
                         unsigned what)
 {
-    if (p->split && p->m->w[warp_index(li, b, w)].armed && what < 30)
+    if (p->mbar && what >= 13 && what < 25)
+        step_mbarrier(p, li, b, w);
+    else if (p->split && p->m->w[warp_index(li, b, w)].armed && what < 30)
         step_xbar_wait(p, li, b, w);
     else if (what < 2 && p->xbar)
         step_xbarrier(p, li, b, rnd(2));
@@ -1316,7 +1397,7 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
     free(m->scope_pairs);
 }
 
-static bool xbar_programs, dsmem_programs, split_programs;
+static bool xbar_programs, dsmem_programs, split_programs, mbar_programs;
 
 static void check_all(const wr_engine_ops *engine, bool scoped, bool strong_plain,
                       unsigned shards, bool host_side)
@@ -1329,6 +1410,7 @@ static void check_all(const wr_engine_ops *engine, bool scoped, bool strong_plai
     p->xbar = xbar_programs || dsmem_programs;
     p->dsmem = dsmem_programs;
     p->split = split_programs;
+    p->mbar = mbar_programs;
     p->m = calloc(1, sizeof *p->m);
     memset(class_seen, 0, sizeof class_seen);
     uint64_t groups = 0, first = 0, forgotten = 0;
@@ -1552,4 +1634,34 @@ Test(vc_oracle, scoped_split_block_barriers_three_shards)
 Test(vc_oracle, scoped_split_barriers_xbar_one_shard)
 {
     check_all_split(&wr_engine_scoped, true, true, 1, true, true);
+}
+
+/* mbarriers: init, arrive (release or relaxed, 1 to 2 arrivals per lane
+ * of a full or one-lane mask) and parity waits by random warps of a block,
+ * among the accesses: a wait acquires what the latest completed phase of
+ * its parity released, in every layer; an mbarrier never initialized
+ * orders nothing. */
+static void check_all_mbar(const wr_engine_ops *engine, bool scoped, bool strong_plain,
+                           unsigned shards, bool host_side)
+{
+    mbar_programs = true;
+    check_all(engine, scoped, strong_plain, shards, host_side);
+    mbar_programs = false;
+}
+
+Test(vc_oracle, mbarrier_one_shard)
+{
+    check_all_mbar(&wr_engine_vc, false, false, 1, false);
+}
+Test(vc_oracle, mbarrier_host_side_three_shards)
+{
+    check_all_mbar(&wr_engine_vc, false, true, 3, true);
+}
+Test(vc_oracle, scoped_mbarrier_three_shards)
+{
+    check_all_mbar(&wr_engine_scoped, true, true, 3, false);
+}
+Test(vc_oracle, scoped_mbarrier_host_side_one_shard)
+{
+    check_all_mbar(&wr_engine_scoped, true, true, 1, true);
 }

@@ -108,15 +108,16 @@ void sample_event(uint64_t i, wr_event *ev, uint64_t lanes[32])
     switch (c) {
     case 13:
         ev->kind = WR_EV_BARRIER;
-        /* block (named 0..15), cluster and grid barriers in turn; the
-         * last two have no id.  Each in every mode it may take (1.3), in
-         * turn over the rounds of three: block sync and arrive (with its
-         * count), cluster sync, arrive, relaxed arrive and wait, grid
-         * sync, arrive and wait; a wait counts no thread. */
+        /* block (named 0..15), cluster and grid barriers and mbarriers in
+         * turn; cluster and grid barriers have no id.  Each in every mode
+         * it may take (1.3), in turn over the rounds of four: block sync
+         * and arrive (with its count), cluster sync, arrive, relaxed
+         * arrive and wait, grid sync, arrive and wait (a wait counts no
+         * thread), mbarrier init, arrive, relaxed arrive and wait. */
         ev->u.barrier = (wr_barrier){1, r % 1000, r % 32, r | 0x80000000u, r % 16, 256,
                                      WR_BAR_BLOCK, WR_BARMODE_SYNC};
-        uint64_t turn = i / 72;
-        switch ((i / 24) % 3) {
+        uint64_t turn = i / 96;
+        switch ((i / 24) % 4) {
         case 0:
             ev->u.barrier.mode = (uint8_t)(turn % 2 ? WR_BARMODE_ARRIVE : WR_BARMODE_SYNC);
             break;
@@ -134,8 +135,26 @@ void sample_event(uint64_t i, wr_event *ev, uint64_t lanes[32])
                                                  WR_BARMODE_WAIT};
             ev->u.barrier.mode = grid_modes[turn % 3];
             break;
+        case 3:
+            /* an 8-byte object in the 48 KiB "tile"; the init's count
+             * 1 .. 2^20 - 1, an arrive's 0 (once) or a count, a wait's
+             * parity */
+            ev->u.barrier.scope = WR_BAR_MBARRIER;
+            ev->u.barrier.barrier_id = (r % 6144) * 8;
+            static const uint8_t mbar_modes[] = {WR_BARMODE_INIT, WR_BARMODE_ARRIVE,
+                                                 WR_BARMODE_ARRIVE_RELAXED, WR_BARMODE_WAIT};
+            ev->u.barrier.mode = mbar_modes[turn % 4];
+            if (ev->u.barrier.mode == WR_BARMODE_INIT)
+                ev->u.barrier.expected = 1 + r % WR_MBARRIER_COUNT_MAX;
+            else if (ev->u.barrier.mode == WR_BARMODE_WAIT)
+                ev->u.barrier.expected = r & 1;
+            else
+                ev->u.barrier.expected = (r & 1) ? 0 : (r >> 1) % (WR_MBARRIER_COUNT_MAX + 1);
+            ev->u.barrier.active_mask = ev->u.barrier.mode == WR_BARMODE_INIT ? 1u << (r % 32)
+                                                                              : r | 1u;
+            break;
         }
-        if (ev->u.barrier.mode == WR_BARMODE_WAIT)
+        if (ev->u.barrier.mode == WR_BARMODE_WAIT && ev->u.barrier.scope != WR_BAR_MBARRIER)
             ev->u.barrier.expected = 0;
         break;
     case 14:

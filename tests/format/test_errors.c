@@ -385,15 +385,15 @@ static void forge_barrier(uint8_t rec[32], uint8_t b1, uint32_t id)
 
 Test(errors, forged_barrier_scopes)
 {
-    /* b1 of a BARRIER is its scope: 0, 2 and 3 only; cluster and grid
-     * barriers have no id */
+    /* b1 of a BARRIER is its scope: 0..3 (1, an mbarrier, is 1.3's:
+     * forged_mbarriers); cluster and grid barriers have no id */
     static const struct {
         uint8_t b1;
         uint32_t id;
         const char *needle;
     } bad[] = {
-        {1, 0, "bad barrier scope"},
         {4, 0, "bad barrier scope"},
+        {5, 0, "bad barrier scope"},
         {0xff, 0, "bad barrier scope"},
         {WR_BAR_CLUSTER, 3, "cluster or grid barrier with a barrier id"},
         {WR_BAR_GRID, 1, "cluster or grid barrier with a barrier id"},
@@ -467,15 +467,19 @@ static void forge_barrier_mode(uint8_t rec[32], uint8_t b1, uint8_t b2, uint32_t
 
 Test(errors, forged_barrier_modes)
 {
-    /* b2 of a BARRIER is its mode (1.3): 0..3, and only where it fits the
-     * scope and the count (wr_barrier_mode_problem) */
+    /* b2 of a BARRIER is its mode (1.3): 0..4, and only where it fits the
+     * scope and the count (wr_barrier_mode_problem); init (4) is an
+     * mbarrier's alone */
     static const struct {
         uint8_t b1, b2;
         uint32_t expected;
         const char *needle;
     } bad[] = {
-        {WR_BAR_CLUSTER, 4, 256, "barrier mode out of range"},
+        {WR_BAR_CLUSTER, 5, 256, "barrier mode out of range"},
         {WR_BAR_BLOCK, 0xff, 256, "barrier mode out of range"},
+        {WR_BAR_BLOCK, WR_BARMODE_INIT, 256, "an init of a barrier other than an mbarrier"},
+        {WR_BAR_CLUSTER, WR_BARMODE_INIT, 1, "an init of a barrier other than an mbarrier"},
+        {WR_BAR_GRID, WR_BARMODE_INIT, 1, "an init of a barrier other than an mbarrier"},
         {WR_BAR_BLOCK, WR_BARMODE_WAIT, 0,
          "a wait at a block barrier (a block barrier's wait is its sync)"},
         {WR_BAR_BLOCK, WR_BARMODE_ARRIVE_RELAXED, 256,
@@ -542,6 +546,119 @@ Test(errors, forged_barrier_modes)
             cr_assert_eq(bar->mode, ok[k].mode, "minor %u, record %zu: mode %u", minors[m], k,
                          bar->mode);
             cr_assert_eq(bar->scope, ok[k].scope, "record %zu", k);
+            cr_assert_eq(bar->expected, ok[k].expected, "record %zu", k);
+        }
+        wr_batch_release(&b);
+        cr_assert_eq(wr_reader_next(r, &b, &err), 0, "%s", err.msg);
+        wr_reader_close(r);
+    }
+}
+
+/* An mbarrier record (format 1.3): scope 1, b2 = mode, barrier_id = its
+ * shared offset, expected = count or parity. */
+static void forge_mbarrier(uint8_t rec[32], uint8_t mode, uint32_t offset, uint32_t expected)
+{
+    forge_barrier_mode(rec, WR_BAR_MBARRIER, mode, expected);
+    wrf_put32(rec + 8 + 16, offset);
+}
+
+Test(errors, forged_mbarriers)
+{
+    /* what wr_barrier_mode_problem says of an mbarrier: an offset that is
+     * 8-aligned and below 2^24, no sync, counts below 2^20 (an init's not
+     * 0), a parity of 0 or 1 */
+    static const struct {
+        uint8_t mode;
+        uint32_t offset, expected;
+        const char *needle;
+    } bad[] = {
+        {WR_BARMODE_SYNC, 0, 0, "an mbarrier has no sync (arrive, then wait)"},
+        {WR_BARMODE_SYNC, 64, 256, "an mbarrier has no sync (arrive, then wait)"},
+        {WR_BARMODE_ARRIVE, 4, 0, "an mbarrier's shared offset not 8-byte aligned or past 16 MiB"},
+        {WR_BARMODE_WAIT, 0x101, 0, "an mbarrier's shared offset not 8-byte aligned or past 16 MiB"},
+        {WR_BARMODE_INIT, WR_SHARED_LIMIT, 1,
+         "an mbarrier's shared offset not 8-byte aligned or past 16 MiB"},
+        {WR_BARMODE_ARRIVE, UINT32_MAX - 7, 0,
+         "an mbarrier's shared offset not 8-byte aligned or past 16 MiB"},
+        {WR_BARMODE_INIT, 0, 0, "an mbarrier's init count out of range (1 .. 2^20 - 1)"},
+        {WR_BARMODE_INIT, 8, WR_MBARRIER_COUNT_MAX + 1,
+         "an mbarrier's init count out of range (1 .. 2^20 - 1)"},
+        {WR_BARMODE_ARRIVE, 8, WR_MBARRIER_COUNT_MAX + 1,
+         "an mbarrier arrive's count out of range (below 2^20)"},
+        {WR_BARMODE_ARRIVE_RELAXED, 8, UINT32_MAX,
+         "an mbarrier arrive's count out of range (below 2^20)"},
+        {WR_BARMODE_WAIT, 8, 2, "an mbarrier wait's parity is not 0 or 1"},
+        {WR_BARMODE_WAIT, 8, 256, "an mbarrier wait's parity is not 0 or 1"},
+        {5, 8, 0, "barrier mode out of range"},
+        {0xff, 8, 0, "barrier mode out of range"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        forge f;
+        forge_begin(&f);
+        uint8_t payload[8 + 32] = {WR_EV_DEVICE_SYNC};
+        forge_mbarrier(payload + 8, bad[i].mode, bad[i].offset, bad[i].expected);
+        uint64_t at = forge_chunk(&f, WRF_CHUNK_EVENTS, 2, 0, 0, payload, sizeof payload);
+        wr_error err = {0};
+        uint64_t events;
+        cr_assert_eq(forge_read(&f, &err, &events), -1, "case %zu accepted", i);
+        assert_names_file_and_offset(&err, tmp_path, at + WRF_CHUNK_HEADER_SIZE);
+        cr_assert(strstr(err.msg, "record 1 (payload byte 8)"), "case %zu: %s", i, err.msg);
+        cr_assert(strstr(err.msg, bad[i].needle), "case %zu: %s", i, err.msg);
+        cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 2, "case %zu", i);
+    }
+
+    /* b3 stays reserved on an mbarrier too */
+    forge f;
+    forge_begin(&f);
+    uint8_t rec[32];
+    forge_mbarrier(rec, WR_BARMODE_ARRIVE, 8, 0);
+    rec[3] = 1;
+    forge_chunk(&f, WRF_CHUNK_EVENTS, 1, 0, 0, rec, sizeof rec);
+    wr_error err = {0};
+    uint64_t events;
+    cr_assert_eq(forge_read(&f, &err, &events), -1);
+    cr_assert(strstr(err.msg, "reserved record byte"), "%s", err.msg);
+
+    /* the valid ones at the edges of each range, in files that say 1.0 and
+     * 1.2 as in one of 1.3: the record says what it uses, and an
+     * mbarrier's id (its offset) is no named barrier's */
+    static const struct {
+        uint8_t mode;
+        uint32_t offset, expected;
+    } ok[] = {
+        {WR_BARMODE_INIT, 0, 1},
+        {WR_BARMODE_INIT, WR_SHARED_LIMIT - 8, WR_MBARRIER_COUNT_MAX},
+        {WR_BARMODE_ARRIVE, 8, 0},
+        {WR_BARMODE_ARRIVE, 0x100, WR_MBARRIER_COUNT_MAX},
+        {WR_BARMODE_ARRIVE_RELAXED, 0x100, 0},
+        {WR_BARMODE_ARRIVE_RELAXED, 0x108, 3},
+        {WR_BARMODE_WAIT, 0x100, 0},
+        {WR_BARMODE_WAIT, WR_SHARED_LIMIT - 8, 1},
+    };
+    enum { N = sizeof ok / sizeof ok[0] };
+    static const uint16_t minors[] = {0, 2, WR_FORMAT_MINOR};
+    for (size_t m = 0; m < sizeof minors / sizeof minors[0]; m++) {
+        forge_begin(&f);
+        size_t hs = header_size_of(f.data);
+        wrf_put16(f.data + 10, minors[m]);
+        wrf_put32(f.data + hs - 4, wrf_crc32c(0, f.data, hs - 4));
+        uint8_t recs[N * 32];
+        for (size_t k = 0; k < N; k++)
+            forge_mbarrier(recs + 32 * k, ok[k].mode, ok[k].offset, ok[k].expected);
+        forge_chunk(&f, WRF_CHUNK_EVENTS, N, 0, 0, recs, sizeof recs);
+        write_file(tmp_path, f.data, f.len);
+        wr_reader *r = wr_reader_open(tmp_path, &err);
+        cr_assert(r, "%s", err.msg);
+        cr_assert_eq(wr_reader_header(r)->version_minor, minors[m]);
+        wr_batch b;
+        cr_assert_eq(wr_reader_next(r, &b, &err), 1, "minor %u: %s", minors[m], err.msg);
+        cr_assert_eq(b.count, N);
+        for (size_t k = 0; k < N; k++) {
+            const wr_barrier *bar = &b.events[k].u.barrier;
+            cr_assert_eq(bar->scope, WR_BAR_MBARRIER, "record %zu", k);
+            cr_assert_eq(bar->mode, ok[k].mode, "minor %u, record %zu: mode %u", minors[m], k,
+                         bar->mode);
+            cr_assert_eq(bar->barrier_id, ok[k].offset, "record %zu", k);
             cr_assert_eq(bar->expected, ok[k].expected, "record %zu", k);
         }
         wr_batch_release(&b);

@@ -700,8 +700,9 @@ Test(roundtrip, writer_refuses_bad_barrier_scope)
         wr_barrier b;
         const char *needle;
     } bad[] = {
-        {{.scope = 1}, "barrier scope out of range"},
+        /* scope 1 is an mbarrier (1.3): writer_refuses_bad_mbarriers */
         {{.scope = 4}, "barrier scope out of range"},
+        {{.scope = 5}, "barrier scope out of range"},
         {{.scope = 0xff}, "barrier scope out of range"},
         {{.scope = WR_BAR_CLUSTER, .barrier_id = 3}, "have no barrier id"},
         {{.scope = WR_BAR_GRID, .barrier_id = 1}, "have no barrier id"},
@@ -739,7 +740,10 @@ Test(roundtrip, writer_refuses_bad_barrier_mode)
         wr_barrier b;
         const char *needle;
     } bad[] = {
-        {{.scope = WR_BAR_CLUSTER, .mode = 4}, "barrier mode out of range"},
+        {{.scope = WR_BAR_CLUSTER, .mode = 5}, "barrier mode out of range"},
+        {{.scope = WR_BAR_CLUSTER, .mode = WR_BARMODE_INIT}, "an init of a barrier other than an mbarrier"},
+        {{.scope = WR_BAR_BLOCK, .expected = 64, .mode = WR_BARMODE_INIT},
+         "an init of a barrier other than an mbarrier"},
         {{.scope = WR_BAR_BLOCK, .expected = 64, .mode = 0xff}, "barrier mode out of range"},
         {{.scope = WR_BAR_BLOCK, .mode = WR_BARMODE_WAIT}, "a wait at a block barrier"},
         {{.scope = WR_BAR_BLOCK, .expected = 64, .mode = WR_BARMODE_ARRIVE_RELAXED},
@@ -776,4 +780,161 @@ Test(roundtrip, writer_refuses_bad_barrier_mode)
     cr_assert_eq(b.events[0].u.barrier.mode, WR_BARMODE_WAIT);
     wr_batch_release(&b);
     wr_reader_close(r);
+}
+
+/* The mbarriers of format 1.3 (scope 1) in every mode they may take, at
+ * the edges of their offsets, counts and parities. */
+static const wr_event mbarrier_events[] = {
+    {.kind = WR_EV_BARRIER, .site = 1,
+     .u.barrier = {1, 2, 0, 0x1u, 0, 1, WR_BAR_MBARRIER, WR_BARMODE_INIT}},
+    {.kind = WR_EV_BARRIER,
+     .u.barrier = {1, 2, 0, 0x80000000u, WR_SHARED_LIMIT - 8, WR_MBARRIER_COUNT_MAX,
+                   WR_BAR_MBARRIER, WR_BARMODE_INIT}},
+    {.kind = WR_EV_BARRIER,
+     .u.barrier = {1, 2, 3, WR_FULL_MASK, 0x100, 0, WR_BAR_MBARRIER, WR_BARMODE_ARRIVE}},
+    {.kind = WR_EV_BARRIER,
+     .u.barrier = {1, 2, 3, 0x0000ffffu, 0x100, 1, WR_BAR_MBARRIER, WR_BARMODE_ARRIVE}},
+    {.kind = WR_EV_BARRIER,
+     .u.barrier = {UINT32_MAX, UINT32_MAX, 31, WR_FULL_MASK, 0x108, WR_MBARRIER_COUNT_MAX,
+                   WR_BAR_MBARRIER, WR_BARMODE_ARRIVE}},
+    {.kind = WR_EV_BARRIER,
+     .u.barrier = {1, 7, 1, WR_FULL_MASK, 0x108, 0, WR_BAR_MBARRIER, WR_BARMODE_ARRIVE_RELAXED}},
+    {.kind = WR_EV_BARRIER, .site = 3,
+     .u.barrier = {1, 7, 1, 0x2u, 0x108, 32, WR_BAR_MBARRIER, WR_BARMODE_ARRIVE_RELAXED}},
+    {.kind = WR_EV_BARRIER,
+     .u.barrier = {1, 2, 3, WR_FULL_MASK, 0x100, 0, WR_BAR_MBARRIER, WR_BARMODE_WAIT}},
+    {.kind = WR_EV_BARRIER,
+     .u.barrier = {1, 2, 3, 0xffff0000u, WR_SHARED_LIMIT - 8, 1, WR_BAR_MBARRIER,
+                   WR_BARMODE_WAIT}},
+};
+enum { N_MBARRIER_EVENTS = sizeof mbarrier_events / sizeof mbarrier_events[0] };
+
+Test(roundtrip, mbarriers)
+{
+    /* the scope travels in b1, the mode in b2, the offset in barrier_id and
+     * the count or parity in expected: the body is that of every barrier */
+    wr_error err = {0};
+    wr_header h = sample_header();
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    cr_assert(w, "%s", err.msg);
+    sample_define_catalog(w);
+    for (size_t i = 0; i < N_MBARRIER_EVENTS; i++) {
+        cr_assert_eq(wrf_event_encoded_size(&mbarrier_events[i]), 32, "a barrier record is 32 bytes");
+        cr_assert_eq(wr_writer_event(w, &mbarrier_events[i], &err), 0, "event %zu: %s", i, err.msg);
+    }
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+    cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 0, "%s", err.msg);
+
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    cr_assert(r, "%s", err.msg);
+    cr_assert_eq(wr_reader_header(r)->version_minor, 3, "mbarriers are format 1.3");
+    wr_batch b;
+    cr_assert_eq(wr_reader_next(r, &b, &err), 1, "%s", err.msg);
+    cr_assert_eq(b.count, N_MBARRIER_EVENTS);
+    for (size_t i = 0; i < N_MBARRIER_EVENTS; i++) {
+        char why[200] = "";
+        cr_assert(sample_events_equal(&mbarrier_events[i], &b.events[i], why, sizeof why),
+                  "event %zu: %s", i, why);
+        const wr_barrier *got = &b.events[i].u.barrier, *want = &mbarrier_events[i].u.barrier;
+        cr_assert_eq(got->scope, WR_BAR_MBARRIER, "event %zu", i);
+        cr_assert_eq(got->mode, want->mode, "event %zu", i);
+        cr_assert_eq(got->barrier_id, want->barrier_id, "event %zu", i);
+        cr_assert_eq(got->expected, want->expected, "event %zu", i);
+        cr_assert_eq(b.events[i].site, mbarrier_events[i].site, "event %zu", i);
+    }
+    wr_batch_release(&b);
+    cr_assert_eq(wr_reader_next(r, &b, &err), 0, "%s", err.msg);
+    wr_reader_close(r);
+
+    /* on disk, as FORMAT.md lays it out: b1 1, b2 the mode, b3 0, the
+     * offset at body +16, the count or parity at +20 */
+    size_t size;
+    unsigned char *file = sample_read_file(tmp_path, &size);
+    cr_assert(file);
+    const uint8_t *raw = NULL;
+    uint8_t buf[32 * N_MBARRIER_EVENTS];
+    for (size_t at = wrf_get32(file + 12); at + WRF_CHUNK_HEADER_SIZE <= size;) {
+        wrf_chunk_header ch;
+        cr_assert_eq(wrf_chunk_header_decode(file + at, &ch), 0);
+        const uint8_t *payload = file + at + WRF_CHUNK_HEADER_SIZE;
+        if (ch.type == WRF_CHUNK_EVENTS) {
+            cr_assert_eq(ch.raw_size, sizeof buf);
+            if (ch.codec == WRF_CODEC_LZ4)
+                cr_assert_eq(LZ4_decompress_safe((const char *)payload, (char *)buf,
+                                                 (int)ch.stored_size, (int)sizeof buf),
+                             (int)sizeof buf);
+            else
+                memcpy(buf, payload, sizeof buf);
+            raw = buf;
+            break;
+        }
+        at += WRF_CHUNK_HEADER_SIZE + ch.stored_size;
+    }
+    cr_assert(raw, "no event chunk");
+    for (size_t i = 0; i < N_MBARRIER_EVENTS; i++) {
+        const uint8_t *rec = raw + 32 * i;
+        const wr_barrier *want = &mbarrier_events[i].u.barrier;
+        cr_assert_eq(rec[0], WR_EV_BARRIER);
+        cr_assert_eq(rec[1], WR_BAR_MBARRIER, "record %zu: b1 %u", i, rec[1]);
+        cr_assert_eq(rec[2], want->mode, "record %zu: b2 %u", i, rec[2]);
+        cr_assert_eq(rec[3], 0);
+        cr_assert_eq(wrf_get32(rec + 8 + 16), want->barrier_id, "record %zu", i);
+        cr_assert_eq(wrf_get32(rec + 8 + 20), want->expected, "record %zu", i);
+    }
+    free(file);
+}
+
+Test(roundtrip, writer_refuses_bad_mbarriers)
+{
+    /* each of what wr_barrier_mode_problem names for an mbarrier, refused
+     * before anything is written (the reader's side: test_errors.c,
+     * forged_mbarriers) */
+    wr_error err = {0};
+    wr_header h = sample_header();
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    cr_assert(w);
+    static const struct {
+        wr_barrier b;
+        const char *needle;
+    } bad[] = {
+        {{.barrier_id = 8, .expected = 64, .scope = WR_BAR_MBARRIER, .mode = WR_BARMODE_SYNC},
+         "an mbarrier has no sync"},
+        {{.barrier_id = 12, .scope = WR_BAR_MBARRIER, .mode = WR_BARMODE_ARRIVE},
+         "an mbarrier's shared offset not 8-byte aligned or past 16 MiB"},
+        {{.barrier_id = WR_SHARED_LIMIT, .expected = 1, .scope = WR_BAR_MBARRIER,
+          .mode = WR_BARMODE_INIT},
+         "an mbarrier's shared offset not 8-byte aligned or past 16 MiB"},
+        {{.barrier_id = 8, .scope = WR_BAR_MBARRIER, .mode = WR_BARMODE_INIT},
+         "an mbarrier's init count out of range"},
+        {{.barrier_id = 8, .expected = WR_MBARRIER_COUNT_MAX + 1, .scope = WR_BAR_MBARRIER,
+          .mode = WR_BARMODE_INIT},
+         "an mbarrier's init count out of range"},
+        {{.barrier_id = 8, .expected = WR_MBARRIER_COUNT_MAX + 1, .scope = WR_BAR_MBARRIER,
+          .mode = WR_BARMODE_ARRIVE},
+         "an mbarrier arrive's count out of range"},
+        {{.barrier_id = 8, .expected = WR_MBARRIER_COUNT_MAX + 1, .scope = WR_BAR_MBARRIER,
+          .mode = WR_BARMODE_ARRIVE_RELAXED},
+         "an mbarrier arrive's count out of range"},
+        {{.barrier_id = 8, .expected = 2, .scope = WR_BAR_MBARRIER, .mode = WR_BARMODE_WAIT},
+         "an mbarrier wait's parity is not 0 or 1"},
+        {{.barrier_id = 8, .scope = WR_BAR_MBARRIER, .mode = 5}, "barrier mode out of range"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        wr_event ev = {.kind = WR_EV_BARRIER, .u.barrier = bad[i].b};
+        err.msg[0] = 0;
+        cr_assert_eq(wrf_event_encoded_size(&ev), 0, "case %zu encodable", i);
+        cr_assert_eq(wr_writer_event(w, &ev, &err), -1, "case %zu accepted", i);
+        cr_assert(strstr(err.msg, tmp_path), "error names the file: %s", err.msg);
+        cr_assert(strstr(err.msg, "(barrier)"), "case %zu: %s", i, err.msg);
+        cr_assert(strstr(err.msg, bad[i].needle), "case %zu: %s", i, err.msg);
+    }
+    /* an mbarrier's non-zero id is its offset, no named barrier's: taken,
+     * and so is every valid record */
+    for (size_t i = 0; i < N_MBARRIER_EVENTS; i++) {
+        wr_event ev = mbarrier_events[i];
+        ev.site = 0;
+        cr_assert_eq(wr_writer_event(w, &ev, &err), 0, "event %zu: %s", i, err.msg);
+    }
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+    cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 0, "%s", err.msg);
 }

@@ -270,6 +270,57 @@ __global__ void k_cluster_split(int *data, int *out)
     }
 }
 
+/* ---- mbarriers ----------------------------------------------------------------- */
+
+/* A two-warp pipeline on mbarriers (FULL = bars[0], EMPTY = bars[1], one
+ * arrival each, by lane 0 after a __syncwarp): warp 0 fills buf and
+ * arrives at FULL; warp 1 waits for FULL's phase 0, reads, arrives at
+ * EMPTY.  EMPTY_WAIT: warp 0 waits for EMPTY before it refills and
+ * arrives at FULL again, warp 1 reads after FULL's phase 1.  Else warp 0
+ * refills right after its arrival (the race; no second arrival, which
+ * would let FULL's phase 1 complete and warp 1's wait for parity 0 spin
+ * for ever). */
+template <bool EMPTY_WAIT>
+__global__ void k_mbarrier_pipeline(int *out)
+{
+    __shared__ int buf[32];
+    __shared__ uint64_t bars[2];
+    unsigned t = threadIdx.x, lane = t & 31u;
+    if (t == 0) {
+        WR_MBARRIER_INIT(&bars[0], 1);
+        WR_MBARRIER_INIT(&bars[1], 1);
+    }
+    WR_SYNCTHREADS();
+    if (t < 32) {
+        WR_STORE(&buf[lane], 1);
+        WR_SYNCWARP(0xffffffffu);
+        if (lane == 0)
+            WR_MBARRIER_ARRIVE(&bars[0]);
+        if (EMPTY_WAIT)
+            while (!WR_MBARRIER_TRY_WAIT_PARITY(&bars[1], 0)) {
+            }
+        WR_STORE(&buf[lane], 2);
+        if (EMPTY_WAIT) {
+            WR_SYNCWARP(0xffffffffu);
+            if (lane == 0)
+                WR_MBARRIER_ARRIVE(&bars[0]);
+        }
+    } else {
+        while (!WR_MBARRIER_TRY_WAIT_PARITY(&bars[0], 0)) {
+        }
+        int v = WR_LOAD(&buf[lane]);
+        if (EMPTY_WAIT) {
+            WR_SYNCWARP(0xffffffffu);
+            if (lane == 0)
+                WR_MBARRIER_ARRIVE(&bars[1]);
+            while (!WR_MBARRIER_TRY_WAIT_PARITY(&bars[0], 1)) {
+            }
+            v += WR_LOAD(&buf[lane]);
+        }
+        out[lane] = v;
+    }
+}
+
 /* ---- distributed shared memory ----------------------------------------------- */
 
 /* Clusters of 2 fixed at compile time (__cluster_dims__: the recorder takes
@@ -466,6 +517,10 @@ static int run_other(const char *name)
         k_barrier<false><<<1, 64>>>(out);
     else if (!strcmp(name, "barrier_interval_norace"))
         k_barrier<true><<<1, 64>>>(out);
+    else if (!strcmp(name, "mbarrier_pipeline_norace"))
+        k_mbarrier_pipeline<true><<<1, 64>>>(out);
+    else if (!strcmp(name, "mbarrier_missing_empty_wait_race"))
+        k_mbarrier_pipeline<false><<<1, 64>>>(out);
     else if (!strcmp(name, "named_barrier_producer_consumer_norace"))
         k_pipeline<true><<<1, 64>>>(out);
     else if (!strcmp(name, "named_barrier_producer_overwrite_race"))
@@ -510,6 +565,8 @@ static const char *const others[] = {"barrier_interval_race", "barrier_interval_
                                      "cluster_arrive_relaxed_handoff_race",
                                      "cluster_write_between_arrive_and_wait_race",
                                      "named_barrier_producer_consumer_norace",
+                                     "mbarrier_pipeline_norace",
+                                     "mbarrier_missing_empty_wait_race",
                                      "named_barrier_producer_overwrite_race",
                                      "grid_sync_phases_norace",
                                      "grid_sync_missing_second_sync_race",

@@ -338,6 +338,9 @@ Test(convert, barrier_modes)
          "a block barrier's arrive without its thread count"},
         {WR_BAR_CLUSTER, WR_BARMODE_WAIT, 64, "a barrier wait with a thread count"},
         {WR_BAR_GRID, WR_BARMODE_WAIT, 1, "a barrier wait with a thread count"},
+        {WR_BAR_BLOCK, WR_BARMODE_INIT, WRR_BAR_AUX_BLOCK(0, 64),
+         "an init of a barrier other than an mbarrier"},
+        {WR_BAR_CLUSTER, WR_BARMODE_INIT, 64, "an init of a barrier other than an mbarrier"},
     };
     for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         why = NULL;
@@ -346,6 +349,103 @@ Test(convert, barrier_modes)
         cr_assert_eq(wrr_convert(words, 4, 1, 0, &ev, lanes, &why), -1, "case %u accepted", i);
         cr_assert(why && strstr(why, bad[i].why), "case %u: %s", i, why ? why : "(none)");
     }
+}
+
+/* mbarriers (format 1.3): 3 slots, the offset in w4, the count or parity
+ * in the aux word, the mode in the order field; every valid one becomes
+ * the trace's record, every invalid one is corrupt. */
+Test(convert, mbarriers)
+{
+    wr_event ev;
+    const char *why = NULL;
+    static const struct {
+        uint8_t mode;
+        uint64_t offset;
+        uint32_t aux;
+    } ok[] = {
+        {WR_BARMODE_INIT, 0, 1},
+        {WR_BARMODE_INIT, 0x1f8, WR_MBARRIER_COUNT_MAX},
+        {WR_BARMODE_ARRIVE, 0x100, 0},                      /* once */
+        {WR_BARMODE_ARRIVE, 0x100, 3},
+        {WR_BARMODE_ARRIVE_RELAXED, WR_SHARED_LIMIT - 8, 0},
+        {WR_BARMODE_ARRIVE_RELAXED, 8, WR_MBARRIER_COUNT_MAX},
+        {WR_BARMODE_WAIT, 0x100, 0},
+        {WR_BARMODE_WAIT, 0x100, 1},
+    };
+    for (unsigned i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        why = NULL;
+        unsigned n = wrr_encode_mbarrier(words, 6, 3, 0x0000ff01u, ok[i].offset, ok[i].aux,
+                                         ok[i].mode, 0x40);
+        cr_assert_eq(n, WRR_MBAR_SLOTS);
+        cr_assert_eq(WRR_W0_NSLOTS(words[0]), 3, "case %u", i);
+        cr_assert_eq(WRR_W0_SCOPE(words[0]), WR_BAR_MBARRIER, "case %u", i);
+        cr_assert_eq(WRR_W0_BARMODE(words[0]), ok[i].mode, "case %u", i);
+        cr_assert_null(wrr_check_header(words[0]), "case %u", i);
+        cr_assert_eq(wrr_convert(words, 6, 2, 9, &ev, lanes, &why), 0, "case %u: %s", i, why);
+        cr_assert_eq(ev.kind, WR_EV_BARRIER, "case %u", i);
+        const wr_barrier *b = &ev.u.barrier;
+        cr_assert_eq(b->scope, WR_BAR_MBARRIER, "case %u", i);
+        cr_assert_eq(b->mode, ok[i].mode, "case %u: mode %u", i, b->mode);
+        cr_assert_eq(b->barrier_id, ok[i].offset, "case %u: offset %#x", i, b->barrier_id);
+        cr_assert_eq(b->expected, ok[i].aux, "case %u: expected %u", i, b->expected);
+        cr_assert_eq(b->launch, 2);
+        cr_assert_eq(b->block, 6);
+        cr_assert_eq(b->warp, 3);
+        cr_assert_eq(b->active_mask, 0x0000ff01u);
+        cr_assert_eq(ev.site, 9);
+        /* the third slot is part of the record: 2 slots' words are short */
+        cr_assert_eq(wrr_convert(words, 4, 2, 9, &ev, lanes, &why), -1, "case %u", i);
+        cr_assert_str_eq(why, "record shorter than its slot count");
+    }
+
+    /* a sound header, a record the trace cannot hold (wr_barrier_mode_problem,
+     * or the offset word itself) */
+    static const struct {
+        uint8_t mode;
+        uint64_t offset;
+        uint32_t aux;
+        const char *why;
+    } bad[] = {
+        {WR_BARMODE_SYNC, 0x100, 0, "an mbarrier has no sync"},
+        {WR_BARMODE_ARRIVE, 0x104, 0, "an mbarrier's shared offset not 8-byte aligned or past 16 MiB"},
+        {WR_BARMODE_WAIT, WR_SHARED_LIMIT, 0,
+         "an mbarrier's shared offset not 8-byte aligned or past 16 MiB"},
+        /* cvta.to.shared of a pointer outside shared memory: its low 32
+         * bits (8 here) must not pass for an offset */
+        {WR_BARMODE_ARRIVE, (1ull << 32) | 8, 0,
+         "an mbarrier's shared offset not 8-byte aligned or past 16 MiB"},
+        {WR_BARMODE_INIT, 8, 0, "an mbarrier's init count out of range"},
+        {WR_BARMODE_INIT, 8, WR_MBARRIER_COUNT_MAX + 1, "an mbarrier's init count out of range"},
+        {WR_BARMODE_ARRIVE, 8, WR_MBARRIER_COUNT_MAX + 1, "an mbarrier arrive's count out of range"},
+        {WR_BARMODE_ARRIVE_RELAXED, 8, UINT32_MAX, "an mbarrier arrive's count out of range"},
+        {WR_BARMODE_WAIT, 8, 2, "an mbarrier wait's parity is not 0 or 1"},
+    };
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        why = NULL;
+        wrr_encode_mbarrier(words, 0, 0, 1, bad[i].offset, bad[i].aux, bad[i].mode, 0);
+        cr_assert_null(wrr_check_header(words[0]), "case %u", i);
+        cr_assert_eq(wrr_convert(words, 6, 1, 0, &ev, lanes, &why), -1, "case %u accepted", i);
+        cr_assert(why && strstr(why, bad[i].why), "case %u: %s", i, why ? why : "(none)");
+    }
+    /* w5 is reserved */
+    wrr_encode_mbarrier(words, 0, 0, 1, 8, 0, WR_BARMODE_ARRIVE, 0);
+    words[5] = 1;
+    cr_assert_eq(wrr_convert(words, 6, 1, 0, &ev, lanes, &why), -1);
+    cr_assert_str_eq(why, "reserved word of an mbarrier record is not 0");
+    /* modes the header cannot hold */
+    for (unsigned mode = WR_BARMODE_MAX + 1; mode <= 7; mode++) {
+        wrr_encode_mbarrier(words, 0, 0, 1, 8, 0, (uint8_t)mode, 0);
+        cr_assert_str_eq(wrr_check_header(words[0]), "barrier mode out of range", "mode %u", mode);
+        cr_assert_eq(wrr_convert(words, 6, 1, 0, &ev, lanes, &why), -1, "mode %u", mode);
+    }
+    /* an mbarrier's record of 2 slots, or of 4 */
+    wrr_encode_mbarrier(words, 0, 0, 1, 8, 0, WR_BARMODE_ARRIVE, 0);
+    words[0] = (words[0] & ~(31ull << 37)) | (4ull << 37);
+    cr_assert_str_eq(wrr_check_header(words[0]), "slot count of an mbarrier record is not 3");
+    /* and a block barrier's of 3 is no mbarrier */
+    wrr_encode_sync(words, WRR_K_BARRIER, 0, 0, 1, WRR_BAR_AUX_BLOCK(0, 64), WR_BAR_BLOCK, 0, 0);
+    words[0] = (words[0] & ~(31ull << 37)) | (3ull << 37);
+    cr_assert_str_eq(wrr_check_header(words[0]), "slot count of a sync record is not 2");
 }
 
 Test(convert, malformed_records_rejected)
@@ -360,10 +460,9 @@ Test(convert, malformed_records_rejected)
     cr_assert_eq(wrr_convert(words, 4, 1, 0, &ev, lanes, &why), -1);
     cr_assert_str_eq(why, "unknown record kind");
 
-    /* a barrier scope that names no set of threads: 1 (the wr_scope of a
-     * block, which a block barrier writes as 0), system and beyond */
-    unsigned bad_scopes[] = {1, WR_SCOPE_SYSTEM, 5, 7};
-    for (unsigned i = 0; i < 4; i++) {
+    /* a barrier scope that names no set of threads: system and beyond */
+    unsigned bad_scopes[] = {WR_SCOPE_SYSTEM, 5, 7};
+    for (unsigned i = 0; i < 3; i++) {
         why = NULL;
         wrr_encode_sync(words, WRR_K_BARRIER, 0, 0, 1, 64, (uint8_t)bad_scopes[i], 0, 0);
         cr_assert_str_eq(wrr_check_header(words[0]), "barrier scope out of range",
@@ -372,6 +471,15 @@ Test(convert, malformed_records_rejected)
                      bad_scopes[i]);
         cr_assert_str_eq(why, "barrier scope out of range");
     }
+
+    /* scope 1 is an mbarrier (1.3), whose record has 3 slots: a 2-slot
+     * one (a block barrier written with the block's wr_scope, 1, say) is
+     * corrupt */
+    why = NULL;
+    wrr_encode_sync(words, WRR_K_BARRIER, 0, 0, 1, 64, WR_BAR_MBARRIER, WR_BARMODE_ARRIVE, 0);
+    cr_assert_str_eq(wrr_check_header(words[0]), "slot count of an mbarrier record is not 3");
+    cr_assert_eq(wrr_convert(words, 4, 1, 0, &ev, lanes, &why), -1);
+    cr_assert_str_eq(why, "slot count of an mbarrier record is not 3");
 
     words[0] = WRR_W0(1, WRR_K_ACCESS, 3, WR_OP_LOAD, 0, 0, 0, 0, 2, WRR_A_VECTOR32);
     cr_assert_eq(wrr_convert(words, 6, 1, 0, &ev, lanes, &why), -1);

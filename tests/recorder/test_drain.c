@@ -511,8 +511,9 @@ Test(drain, barrier_modes_and_bad_ones)
         uint32_t aux;
         const char *why;
     } bad[] = {
-        {4, WR_BAR_CLUSTER, 64, "barrier mode out of range"},
+        {5, WR_BAR_CLUSTER, 64, "barrier mode out of range"},
         {7, WR_BAR_GRID, 64, "barrier mode out of range"},
+        {WR_BARMODE_INIT, WR_BAR_CLUSTER, 64, "an init of a barrier other than an mbarrier"},
         {WR_BARMODE_WAIT, WR_BAR_BLOCK, 0, "a wait at a block barrier"},
     };
     for (unsigned k = 0; k < sizeof bad / sizeof bad[0]; k++) {
@@ -565,6 +566,100 @@ Test(drain, barrier_modes_and_bad_ones)
         cr_assert(strstr(d.error, "corrupt ring record"), "case %u: %s", k, d.error);
         cr_assert(strstr(d.error, bad[k].why), "case %u: %s", k, d.error);
         cr_assert_eq(cap.n, nsent + 1, "case %u", k);
+        cr_assert_eq(wrr_drain_finish(&d), -1);
+        wrr_drain_destroy(&d);
+        cap_free(&cap);
+        wrr_sim_free(&sim);
+    }
+}
+
+/* mbarrier records (3 slots, the offset in the third) reach the sink as
+ * BARRIERs of scope mbarrier, between 2-slot sync records and accesses and
+ * across the ring's end; a bad one (its offset, count, parity or slot
+ * count) stops the drain, and nothing after it is taken. */
+Test(drain, mbarriers_and_bad_ones)
+{
+    static const struct {
+        uint8_t mode;
+        uint64_t offset;
+        uint32_t aux;
+        unsigned slots;   /* 0: as encoded */
+        const char *why;
+    } bad[] = {
+        {WR_BARMODE_ARRIVE, 0x104, 0, 0, "not 8-byte aligned or past 16 MiB"},
+        {WR_BARMODE_ARRIVE, (1ull << 32) | 0x100, 0, 0, "not 8-byte aligned or past 16 MiB"},
+        {WR_BARMODE_INIT, 0x100, 0, 0, "an mbarrier's init count out of range"},
+        {WR_BARMODE_WAIT, 0x100, 2, 0, "an mbarrier wait's parity is not 0 or 1"},
+        {WR_BARMODE_SYNC, 0x100, 0, 0, "an mbarrier has no sync"},
+        {WR_BARMODE_ARRIVE, 0x100, 0, 2, "slot count of an mbarrier record is not 3"},
+    };
+    for (unsigned k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        wrr_sim sim;
+        cr_assert_eq(wrr_sim_init(&sim, 6, 0), 0);   /* 64 slots: the records wrap */
+        capture cap;
+        wrr_sink sink = cap_sink(&cap);
+        wrr_drain d;
+        cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+        wr_event l = launch_ev(1);
+        wrr_drain_post(&d, &l);
+        /* an init by one thread, a block barrier, arrives of a warp and
+         * of a lane with a count, waits of both parities; 7 x 3 + 2 + 3
+         * slots, the last records straddling the end of the ring */
+        static const struct { uint8_t mode; uint32_t offset, aux, mask; } sent[] = {
+            {WR_BARMODE_INIT, 0x100, 64, 0x1},
+            {WR_BARMODE_INIT, WR_SHARED_LIMIT - 8, WR_MBARRIER_COUNT_MAX, 0x1},
+            {WR_BARMODE_ARRIVE, 0x100, 0, WR_FULL_MASK},
+            {WR_BARMODE_ARRIVE, 0x100, 32, 0x1},
+            {WR_BARMODE_ARRIVE_RELAXED, 0x108, 0, 0xffff},
+            {WR_BARMODE_WAIT, 0x100, 0, WR_FULL_MASK},
+            {WR_BARMODE_WAIT, WR_SHARED_LIMIT - 8, 1, 0xf0},
+        };
+        enum { N = sizeof sent / sizeof sent[0] };
+        uint64_t w[2 * WRR_MBAR_SLOTS];
+        for (unsigned round = 0; round < 3; round++) {
+            size_t base = cap.n;
+            for (unsigned i = 0; i < N; i++) {
+                wrr_encode_mbarrier(w, i, 2, sent[i].mask, sent[i].offset, sent[i].aux,
+                                    sent[i].mode, 0);
+                cr_assert_eq(wrr_sim_write(&sim, w, (unsigned)__builtin_popcount(sent[i].mask), 0), 1);
+                if (i == 2) {   /* a 2-slot record between them */
+                    wrr_encode_sync(w, WRR_K_BARRIER, 0, 0, WR_FULL_MASK,
+                                    WRR_BAR_AUX_BLOCK(0, 64), WR_BAR_BLOCK, 0, 0);
+                    cr_assert_eq(wrr_sim_write(&sim, w, 32, 0), 1);
+                }
+            }
+            cr_assert_eq(wrr_sim_write(&sim, access_rec(0, round, 0), 32, 0), 1);
+            cr_assert_gt(wrr_drain_step(&d), 0, "%s", d.error);
+            cr_assert_eq(cap.n, base + (round ? 0 : 1) + N + 2, "round %u", round);
+            size_t at = base + (round ? 0 : 1);
+            for (unsigned i = 0; i < N; i++, at++) {
+                if (i == 3)
+                    at++;   /* the block barrier */
+                const wr_barrier *b = &cap.ev[at].u.barrier;
+                cr_assert_eq(cap.ev[at].kind, WR_EV_BARRIER, "round %u, record %u", round, i);
+                cr_assert_eq(b->scope, WR_BAR_MBARRIER, "round %u, record %u", round, i);
+                cr_assert_eq(b->mode, sent[i].mode, "round %u, record %u", round, i);
+                cr_assert_eq(b->barrier_id, sent[i].offset, "round %u, record %u", round, i);
+                cr_assert_eq(b->expected, sent[i].aux, "round %u, record %u", round, i);
+                cr_assert_eq(b->active_mask, sent[i].mask, "round %u, record %u", round, i);
+                cr_assert_eq(b->block, i);
+                cr_assert_eq(b->warp, 2);
+                cr_assert_eq(b->launch, 1);
+            }
+            cr_assert_eq(cap.ev[base + (round ? 0 : 1) + 3].u.barrier.scope, WR_BAR_BLOCK);
+            cr_assert_eq(cap.ev[at].kind, WR_EV_ACCESS, "round %u", round);
+        }
+        size_t taken = cap.n;
+
+        wrr_encode_mbarrier(w, 1, 0, WR_FULL_MASK, bad[k].offset, bad[k].aux, bad[k].mode, 0);
+        if (bad[k].slots)
+            w[0] = (w[0] & ~(31ull << 37)) | ((uint64_t)bad[k].slots << 37);
+        cr_assert_eq(wrr_sim_write(&sim, w, 32, 0), 1);
+        cr_assert_eq(wrr_sim_write(&sim, access_rec(0, 1, 0), 32, 0), 1);
+        cr_assert_eq(wrr_drain_step(&d), -1, "case %u", k);
+        cr_assert(strstr(d.error, "corrupt ring record"), "case %u: %s", k, d.error);
+        cr_assert(strstr(d.error, bad[k].why), "case %u: %s", k, d.error);
+        cr_assert_eq(cap.n, taken, "case %u", k);
         cr_assert_eq(wrr_drain_finish(&d), -1);
         wrr_drain_destroy(&d);
         cap_free(&cap);

@@ -283,6 +283,55 @@ Test(writer_sink, barrier_modes_to_file_and_back)
     rig_free(&g, r);
 }
 
+/* mbarriers from the ring (3-slot records) keep their scope, mode, offset
+ * and count or parity through the file (format 1.3's BARRIER scope 1). */
+Test(writer_sink, mbarriers_to_file_and_back)
+{
+    sink_rig g;
+    rig_open(&g, "mbar",
+             (wr_launch){.grid = {2, 1, 1}, .block_dim = {64, 1, 1}, .cluster = {1, 1, 1},
+                         .shared_bytes = 1024});
+    uint64_t rec[2 * WRR_MBAR_SLOTS];
+    static const struct { uint32_t block, mask, offset, aux; uint8_t mode; } sent[] = {
+        {0, 0x1, 0x200, 64, WR_BARMODE_INIT},
+        {0, WR_FULL_MASK, 0x200, 0, WR_BARMODE_ARRIVE},
+        {0, 0x3, 0x208, 5, WR_BARMODE_ARRIVE},
+        {1, WR_FULL_MASK, 0x200, 0, WR_BARMODE_ARRIVE_RELAXED},
+        {0, WR_FULL_MASK, 0x200, 0, WR_BARMODE_WAIT},
+        {1, 0xffff0000u, WR_SHARED_LIMIT - 8, 1, WR_BARMODE_WAIT},
+    };
+    enum { N = sizeof sent / sizeof sent[0] };
+    for (unsigned i = 0; i < N; i++) {
+        wrr_encode_mbarrier(rec, sent[i].block, 1, sent[i].mask, sent[i].offset, sent[i].aux,
+                            sent[i].mode, 0);
+        cr_assert_eq(wrr_sim_write(&g.sim, rec, 32, 0), 1);
+    }
+    wr_reader *r = rig_read_back(&g);
+    wr_error err;
+    wr_batch b;
+    wr_barrier got[N];
+    unsigned n = 0;
+    int rc;
+    while ((rc = wr_reader_next(r, &b, &err)) == 1) {
+        for (size_t i = 0; i < b.count; i++)
+            if (b.events[i].kind == WR_EV_BARRIER && n < N)
+                got[n++] = b.events[i].u.barrier;
+        wr_batch_release(&b);
+    }
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    cr_assert_eq(n, N);
+    for (unsigned i = 0; i < N; i++) {
+        cr_assert_eq(got[i].scope, WR_BAR_MBARRIER, "mbarrier %u", i);
+        cr_assert_eq(got[i].mode, sent[i].mode, "mbarrier %u: mode %u", i, got[i].mode);
+        cr_assert_eq(got[i].barrier_id, sent[i].offset, "mbarrier %u", i);
+        cr_assert_eq(got[i].expected, sent[i].aux, "mbarrier %u", i);
+        cr_assert_eq(got[i].active_mask, sent[i].mask, "mbarrier %u", i);
+        cr_assert_eq(got[i].block, sent[i].block, "mbarrier %u", i);
+        cr_assert_eq(got[i].warp, 1, "mbarrier %u", i);
+    }
+    rig_free(&g, r);
+}
+
 /* A DSMEM access from the ring keeps its space and every lane's (owner,
  * offset) through the file: block 1 of a cluster of 4 stores to words of
  * blocks 0 and 2, and block 0 reads its own (SHARED). */

@@ -631,6 +631,108 @@ Test(text, dump_split_barriers)
     free(d);
 }
 
+/* mbarriers (format 1.3, scope 1): every directive and alias, every
+ * address form (raw, LABEL[i] of 8-byte elements, LABEL+n), counts at
+ * their edges, both parities. */
+static const char *mbarriers_text =
+    "alloc g global 64\n"
+    "alloc bars shared 32\n"
+    "alloc top shared 0x100 at 0xffff00\n"
+    "launch k grid=2 block=64\n"
+    "mbarrier.init b0 w0 lane=0 bars[0] count=64 @m.cu:3\n"
+    "mbarrier.init b0 w0 lane=31 bars+8 count=1\n"
+    "mbarrier.init b1 w1 lanes=0-1 top[31] count=1048575\n"   /* the last 8 bytes below 16 MiB */
+    "mbarrier.arrive b0 w0 bars[0]\n"
+    "mbarrier.arrive.release b0 w1 bars[0] count=1\n"
+    "mbarrier.arrive.relaxed b0 w1 lanes=0-7 0x8\n"
+    "mbarrier.arrive.relaxed b1 w0 0x10 count=1048575 @m.cu:5\n"
+    "mbarrier.wait b0 w0 bars[0] parity=0\n"
+    "mbarrier.try_wait b0 w1 bars[1] parity=1\n"
+    "mbarrier.test_wait b1 w0 0x0 parity=1\n"
+    "mbarrier.try_wait.parity b1 w1 top+0xf8 parity=0\n"
+    "mbarrier.test_wait.parity b1 w1 mask=0xffff0000 0x18 parity=1\n";
+
+Test(text, mbarriers)
+{
+    const char *wrt = asm_ok("mbar", mbarriers_text);
+    evs *e = calloc(1, sizeof(*e));
+    read_events(wrt, e);
+    enum { IN = WR_BARMODE_INIT, AR = WR_BARMODE_ARRIVE, RX = WR_BARMODE_ARRIVE_RELAXED,
+           WT = WR_BARMODE_WAIT };
+    static const struct {
+        uint32_t block, warp, mask, offset, expected;
+        uint8_t mode;
+    } want[] = {
+        {0, 0, 0x1, 0, 64, IN},
+        {0, 0, 0x80000000u, 8, 1, IN},
+        {1, 1, 0x3, 0xfffff8, WR_MBARRIER_COUNT_MAX, IN},
+        {0, 0, WR_FULL_MASK, 0, 0, AR},             /* no count=: one arrival */
+        {0, 1, WR_FULL_MASK, 0, 1, AR},
+        {0, 1, 0xff, 8, 0, RX},
+        {1, 0, WR_FULL_MASK, 0x10, WR_MBARRIER_COUNT_MAX, RX},
+        {0, 0, WR_FULL_MASK, 0, 0, WT},             /* expected: the parity */
+        {0, 1, WR_FULL_MASK, 8, 1, WT},
+        {1, 0, WR_FULL_MASK, 0, 1, WT},
+        {1, 1, WR_FULL_MASK, 0xfffff8, 0, WT},
+        {1, 1, 0xffff0000u, 0x18, 1, WT},
+    };
+    size_t k = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        const wr_event *ev = &e->ev[i];
+        if (ev->kind != WR_EV_BARRIER)
+            continue;
+        cr_assert_lt(k, sizeof(want) / sizeof(want[0]));
+        const wr_barrier *b = &ev->u.barrier;
+        cr_assert_eq(b->scope, WR_BAR_MBARRIER, "mbarrier %zu: scope %u", k, b->scope);
+        cr_assert_eq(b->mode, want[k].mode, "mbarrier %zu: mode %u", k, b->mode);
+        cr_assert_eq(b->launch, 1, "mbarrier %zu", k);
+        cr_assert_eq(b->block, want[k].block, "mbarrier %zu", k);
+        cr_assert_eq(b->warp, want[k].warp, "mbarrier %zu", k);
+        cr_assert_eq(b->active_mask, want[k].mask, "mbarrier %zu: mask 0x%x", k, b->active_mask);
+        cr_assert_eq(b->barrier_id, want[k].offset, "mbarrier %zu: offset 0x%x", k, b->barrier_id);
+        cr_assert_eq(b->expected, want[k].expected, "mbarrier %zu: expected %u", k, b->expected);
+        k++;
+    }
+    cr_assert_eq(k, sizeof(want) / sizeof(want[0]));
+    cr_assert_eq(e->ev[4].site, 1);   /* after 3 allocs and the launch */
+    cr_assert_eq(e->ev[10].site, 2);
+    free(e);
+}
+
+Test(text, dump_mbarriers)
+{
+    /* each mode in its canonical spelling, whatever alias wrote it; the
+     * address symbolic in the newest shared allocation holding it, as a
+     * shared access of 8 bytes writes it, else raw hex; count= on an
+     * arrive only where the record has one */
+    const char *wrt = asm_ok("mbardump",
+        "alloc g global 64\n"
+        "alloc bars shared 32 at 0x100\n"
+        "alloc odd shared 32 at 0x204\n"
+        "launch k grid=2 block=64\n"
+        "mbarrier.init b0 w0 lane=0 0x108 count=2 @m.cu:2\n"
+        "mbarrier.arrive.release b0 w0 bars[1]\n"
+        "mbarrier.arrive b0 w1 bars[2] count=1\n"
+        "mbarrier.arrive.relaxed b1 w0 lanes=0-3 0x208 count=9\n"
+        "mbarrier.try_wait b0 w0 bars+8 parity=1\n"
+        "mbarrier.test_wait.parity b0 w1 0x200 parity=0 @m.cu:4\n"
+        "mbarrier.try_wait.parity b1 w1 0x10 parity=0\n");
+    char *d = dump_str(wrt);
+    const char *want =
+        "launch L1 k grid=2,1,1 block=64,1,1 cluster=1,1,1 shared=0 stream=0\n"
+        "mbarrier.init L1 b0 w0 mask=0x1 bars[1] count=2 @m.cu:2\n"
+        "mbarrier.arrive L1 b0 w0 bars[1]\n"
+        "mbarrier.arrive L1 b0 w1 bars[2] count=1\n"
+        "mbarrier.arrive.relaxed L1 b1 w0 mask=0xf odd+0x4 count=9\n"
+        "mbarrier.wait L1 b0 w0 bars[1] parity=1\n"
+        "mbarrier.wait L1 b0 w1 0x200 parity=0 @m.cu:4\n"
+        "mbarrier.wait L1 b1 w1 0x10 parity=0\n";
+    const char *at = strstr(d, "launch L1 ");
+    cr_assert_not_null(at, "%s", d);
+    cr_assert_str_eq(at, want);
+    free(d);
+}
+
 static const char *dsmem_text =
     "alloc sh shared 256\n"
     "alloc top shared 0x100 at 0xffff00\n"
@@ -864,6 +966,70 @@ Test(text, split_barrier_errors)
     expect_error(L1 "barrier.grid.wait b0\n", "2:21: missing warp");
 }
 
+Test(text, mbarrier_errors)
+{
+#define LM "alloc bars shared 32\nalloc g global 64\n" L1
+    /* a field missing (at the column where it belongs) */
+    expect_error(LM "mbarrier.init b0 w0 lane=0 bars[0]\n",
+                 "4:35: missing field 'count=' (mbarrier.init names the arrivals of each phase)");
+    expect_error(LM "mbarrier.init b0 w0 bars[0] @m.cu:1\n",
+                 "4:29: missing field 'count=' (mbarrier.init names the arrivals of each phase)");
+    expect_error(LM "mbarrier.wait b0 w0 bars[0]\n",
+                 "4:28: missing field 'parity=' (a wait names the parity of the phase it waited for)");
+    expect_error(LM "mbarrier.try_wait b0 w0 0x8 @m.cu:1\n", "4:29: missing field 'parity='");
+    expect_error(LM "mbarrier.arrive b0 w0\n",
+                 "4:22: missing address (the mbarrier's shared memory offset)");
+    expect_error(LM "mbarrier.test_wait b0 w0 parity=1\n", "4:26: missing address");
+    expect_error(LM "mbarrier.init b0\n", "4:17: missing warp");
+    /* a field too many, or another directive's */
+    expect_error(LM "mbarrier.arrive b0 w0 bars[0] parity=1\n",
+                 "4:31: mbarrier.arrive has no parity= (only a wait names a phase)");
+    expect_error(LM "mbarrier.init b0 w0 bars[0] count=1 parity=0\n",
+                 "4:37: mbarrier.init has no parity= (only a wait names a phase)");
+    expect_error(LM "mbarrier.wait b0 w0 bars[0] parity=1 count=2\n",
+                 "4:38: mbarrier.wait has no count= (a wait counts no arrival)");
+    expect_error(LM "mbarrier.arrive b0 w0 bars[0] id=1\n", "4:31: an mbarrier has no id=");
+    expect_error(LM "mbarrier.arrive.relaxed b0 w0 bars[0] expected=64\n",
+                 "4:39: an mbarrier has no expected=");
+    expect_error(LM "mbarrier.arrive b0 w0 bars[0] count=1 count=2\n", "4:39: unexpected 'count=2'");
+    expect_error(LM "mbarrier.arrive b0 w0 bars[0] bars[1]\n", "4:31: unexpected 'bars[1]'");
+    /* the address: 8-byte aligned, below 16 MiB, the issuing block's own
+     * shared memory */
+    expect_error(LM "mbarrier.arrive b0 w0 bars+4\n",
+                 "4:23: mbarrier address 0x4 is not 8-byte aligned");
+    expect_error(LM "mbarrier.wait b0 w0 0x1001 parity=0\n",
+                 "4:21: mbarrier address 0x1001 is not 8-byte aligned");
+    expect_error(LM "mbarrier.arrive b0 w0 0x1000000\n",
+                 "4:23: mbarrier address 0x1000000 is past a block's 16 MiB of shared memory");
+    expect_error(LM "mbarrier.init b0 w0 0xffffffffffffff00 count=1\n",
+                 "4:21: mbarrier address 0xffffffffffffff00 is past a block's 16 MiB");
+    expect_error(LM "mbarrier.arrive b0 w0 g[0]\n",
+                 "4:23: 'g[0]' is in a global allocation: an mbarrier is in shared memory");
+    expect_error(LM "mbarrier.arrive b0 w0 b1:bars[0]\n",
+                 "4:23: owner block 'b1' on an mbarrier");
+    expect_error(LM "mbarrier.arrive b0 w0 bars[0..]\n", "4:27: '..' range not allowed here");
+    expect_error(LM "mbarrier.arrive b0 w0 bars[4]\n",
+                 "4:23: offset 32 is outside allocation 'bars' (32 bytes)");
+    expect_error(LM "mbarrier.arrive b0 w0 nobars[0]\n", "4:23: undefined allocation 'nobars'");
+    /* counts and parities out of range (at the value) */
+    expect_error(LM "mbarrier.init b0 w0 bars[0] count=0\n", "4:35: count 0 out of range (1 .. 1048575)");
+    expect_error(LM "mbarrier.init b0 w0 bars[0] count=1048576\n",
+                 "4:35: count 1048576 out of range (1 .. 1048575)");
+    expect_error(LM "mbarrier.arrive b0 w0 bars[0] count=0\n",
+                 "4:37: count=0 is no count (1 .. 1048575; leave count= out for one arrival)");
+    expect_error(LM "mbarrier.arrive.relaxed b0 w0 bars[0] count=0x100000\n",
+                 "4:45: count 1048576 out of range");
+    expect_error(LM "mbarrier.wait b0 w0 bars[0] parity=2\n", "4:36: parity 2 is not 0 or 1");
+    expect_error(LM "mbarrier.test_wait b0 w0 bars[0] parity=-1\n", "4:41: bad number '-1'");
+    expect_error(LM "mbarrier.init b0 w0 bars[0] count=x\n", "4:35: bad number 'x'");
+    /* what the format has no record for is no directive */
+    expect_error(LM "mbarrier.sync b0 w0 bars[0]\n", "4:1: unknown directive 'mbarrier.sync'");
+    expect_error(LM "mbarrier.wait.relaxed b0 w0 bars[0] parity=0\n",
+                 "4:1: unknown directive 'mbarrier.wait.relaxed'");
+    expect_error(LM "mbarrier b0 w0 bars[0]\n", "4:1: unknown directive 'mbarrier'");
+#undef LM
+}
+
 Test(text, dsmem_errors)
 {
     /* the owner prefix: on every dsmem address, on no other */
@@ -1037,6 +1203,11 @@ Test(text, round_trip_split_barriers)
     check_round_trips("split", split_barriers);
 }
 
+Test(text, round_trip_mbarriers)
+{
+    check_round_trips("mbar", mbarriers_text);
+}
+
 Test(text, round_trip_dsmem)
 {
     check_round_trips("dsmem", dsmem_text);
@@ -1166,6 +1337,52 @@ Test(text, dump_of_a_writer_trace_reassembles_identically)
     cr_assert(strstr(d, "def alloc %3 shared 1024 at 0x0 name=\"has space\"\n"), "%s", d);
     cr_assert(strstr(d, " @%2\n"), "%s", d);
     cr_assert(strstr(d, "launch L2 %2 "), "%s", d);
+    free(b1);
+    free(b2);
+    free(d);
+}
+
+Test(text, dump_of_writer_mbarriers_reassembles_identically)
+{
+    /* mbarriers through the API, as the recorder writes them: offsets in
+     * and outside a shared allocation (at its end, past its last whole
+     * element, below an unaligned base), every mode, counts at the edges */
+    const char *orig = path_of("apimbar.wrt");
+    wr_header h = {.producer = "rec", .sm_arch = 90, .warp_size = 32};
+    wr_error err;
+    wr_writer *w = wr_writer_open(orig, &h, NULL, &err);
+    cr_assert_not_null(w, "%s", err.msg);
+    cr_assert_eq(wr_writer_kernel(w, "k"), 1);
+    cr_assert_eq(wr_writer_alloc(w, 0x400, 20, WR_SPACE_SHARED, "bars"), 1);
+    cr_assert_eq(wr_writer_alloc(w, 0x404, 64, WR_SPACE_SHARED, "odd"), 2);
+    wr_event ev = {.kind = WR_EV_KERNEL_LAUNCH,
+                   .u.launch = {.launch = 1, .kernel = 1, .grid = {2, 1, 1},
+                                .block_dim = {64, 1, 1}, .cluster = {1, 1, 1}}};
+    cr_assert_eq(wr_writer_event(w, &ev, &err), 0, "%s", err.msg);
+    static const struct { uint32_t off, expected; uint8_t mode; } m[] = {
+        {0x400, 1, WR_BARMODE_INIT}, {0x410, WR_MBARRIER_COUNT_MAX, WR_BARMODE_INIT},
+        {0x408, 0, WR_BARMODE_ARRIVE}, {0x440, 7, WR_BARMODE_ARRIVE},
+        {0x0, 0, WR_BARMODE_ARRIVE_RELAXED}, {WR_SHARED_LIMIT - 8, 1, WR_BARMODE_ARRIVE_RELAXED},
+        {0x400, 0, WR_BARMODE_WAIT}, {0x448, 1, WR_BARMODE_WAIT},
+    };
+    for (uint32_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        ev = (wr_event){.kind = WR_EV_BARRIER,
+                        .u.barrier = {1, i % 2, i % 2, i % 3 ? WR_FULL_MASK : 1u << i, m[i].off,
+                                      m[i].expected, WR_BAR_MBARRIER, m[i].mode}};
+        cr_assert_eq(wr_writer_event(w, &ev, &err), 0, "%u: %s", i, err.msg);
+    }
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+    char *d = dump_str(orig);
+    const char *w2 = asm_ok("apimbar2", d);
+    size_t l1, l2;
+    char *b1 = read_all(orig, &l1), *b2 = read_all(w2, &l2);
+    cr_assert(l1 == l2 && !memcmp(b1, b2, l1), "dump of writer mbarriers does not reassemble:\n%s", d);
+    /* the newest shared allocation holding the offset names it */
+    cr_assert(strstr(d, "mbarrier.init L1 b1 w1 odd+0xc count=1048575\n"), "%s", d);
+    cr_assert(strstr(d, "mbarrier.init L1 b0 w0 mask=0x1 bars[0] count=1\n"), "%s", d);
+    cr_assert(strstr(d, "mbarrier.arrive L1 b1 w1 mask=0x8 odd+0x3c count=7\n"), "%s", d);
+    cr_assert(strstr(d, "mbarrier.wait L1 b1 w1 0x448 parity=1\n"), "%s", d);
+    cr_assert(strstr(d, "mbarrier.arrive.relaxed L1 b1 w1 0xfffff8 count=1\n"), "%s", d);
     free(b1);
     free(b2);
     free(d);

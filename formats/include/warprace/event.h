@@ -180,6 +180,8 @@ typedef struct wr_access {
  * of the threads gathered. */
 typedef enum wr_barrier_scope {
     WR_BAR_BLOCK = 0,
+    WR_BAR_MBARRIER = 1,    /* an mbarrier object in the block's shared memory
+                               (format 1.3): threads of the block (= WR_SCOPE_BLOCK) */
     WR_BAR_CLUSTER = 2,     /* = WR_SCOPE_CLUSTER */
     WR_BAR_GRID = 3,        /* = WR_SCOPE_DEVICE */
 } wr_barrier_scope;
@@ -201,23 +203,39 @@ typedef enum wr_barrier_scope {
  * - WAIT (3, cluster and grid barriers only): barrier.cluster.wait, the wait
  *   for the phase the warp's last ARRIVE or ARRIVE_RELAXED joined; it
  *   acquires what that phase's arrivals released.  It counts no thread
- *   (expected is 0). */
+ *   (expected is 0).
+ *
+ * An mbarrier (scope WR_BAR_MBARRIER: mbarrier.*, cuda::barrier in shared
+ * memory) is an object at shared memory offset `barrier_id` of the issuing
+ * block (8-byte aligned, below WR_SHARED_LIMIT), with phases:
+ * - INIT (4, mbarriers only): mbarrier.init, `expected` = the arrivals each
+ *   phase waits for (1 .. 2^20 - 1); phase 0 begins.
+ * - ARRIVE / ARRIVE_RELAXED: mbarrier.arrive[.release] / .relaxed, each
+ *   active lane arriving `expected` times (the count operand; 0: once,
+ *   below 2^20); the phase completes when its count is reached.
+ * - WAIT: a successful mbarrier.test_wait/try_wait.parity: `expected` is
+ *   the parity (0 or 1) of the phase waited for; it acquires what the
+ *   latest completed phase of that parity released.
+ * There is no SYNC on an mbarrier. */
 typedef enum wr_barrier_mode {
     WR_BARMODE_SYNC = 0,
     WR_BARMODE_ARRIVE = 1,
     WR_BARMODE_ARRIVE_RELAXED = 2,
     WR_BARMODE_WAIT = 3,
-    WR_BARMODE_MAX = WR_BARMODE_WAIT
+    WR_BARMODE_INIT = 4,
+    WR_BARMODE_MAX = WR_BARMODE_INIT
 } wr_barrier_mode;
 
 typedef struct wr_barrier {
     uint32_t launch, block, warp;
     uint32_t active_mask;   /* lanes of this warp arriving */
     uint32_t barrier_id;    /* named barrier 0..15; __syncthreads is 0;
-                               always 0 for cluster and grid barriers */
+                               always 0 for cluster and grid barriers; an
+                               mbarrier's shared memory offset */
     uint32_t expected;      /* threads the barrier waits for (block size for
                                __syncthreads; cluster or grid size for the
-                               others); 0: all of them (derived from the launch) */
+                               others); 0: all of them (derived from the launch);
+                               for an mbarrier, by mode (above) */
     uint8_t scope;          /* wr_barrier_scope */
     uint8_t mode;           /* wr_barrier_mode */
 } wr_barrier;
@@ -225,13 +243,37 @@ typedef struct wr_barrier {
 /* A valid barrier scope? */
 static inline bool wr_barrier_scope_ok(unsigned scope)
 {
-    return scope == WR_BAR_BLOCK || scope == WR_BAR_CLUSTER || scope == WR_BAR_GRID;
+    return scope <= WR_BAR_GRID;
 }
+
+/* mbarrier counts (PTX: 1 .. 2^20 - 1 arrivals per phase) */
+#define WR_MBARRIER_COUNT_MAX ((UINT32_C(1) << 20) - 1)
 
 /* Why barrier b's mode does not fit its other fields (FORMAT.md, BARRIER),
  * or NULL when it does.  The reader and the writer refuse such a record. */
 static inline const char *wr_barrier_mode_problem(const wr_barrier *b)
 {
+    if (b->scope == WR_BAR_MBARRIER) {
+        if (b->barrier_id % 8u || b->barrier_id >= WR_SHARED_LIMIT)
+            return "an mbarrier's shared offset not 8-byte aligned or past 16 MiB";
+        switch (b->mode) {
+        case WR_BARMODE_SYNC:
+            return "an mbarrier has no sync (arrive, then wait)";
+        case WR_BARMODE_INIT:
+            return !b->expected || b->expected > WR_MBARRIER_COUNT_MAX
+                       ? "an mbarrier's init count out of range (1 .. 2^20 - 1)"
+                       : NULL;
+        case WR_BARMODE_ARRIVE:
+        case WR_BARMODE_ARRIVE_RELAXED:
+            return b->expected > WR_MBARRIER_COUNT_MAX
+                       ? "an mbarrier arrive's count out of range (below 2^20)"
+                       : NULL;
+        case WR_BARMODE_WAIT:
+            return b->expected > 1u ? "an mbarrier wait's parity is not 0 or 1" : NULL;
+        default:
+            return "barrier mode out of range";
+        }
+    }
     switch (b->mode) {
     case WR_BARMODE_SYNC:
         return NULL;
@@ -246,6 +288,8 @@ static inline const char *wr_barrier_mode_problem(const wr_barrier *b)
         if (b->scope == WR_BAR_BLOCK)
             return "a wait at a block barrier (a block barrier's wait is its sync)";
         return b->expected ? "a barrier wait with a thread count (expected must be 0)" : NULL;
+    case WR_BARMODE_INIT:
+        return "an init of a barrier other than an mbarrier";
     default:
         return "barrier mode out of range";
     }

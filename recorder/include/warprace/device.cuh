@@ -34,6 +34,14 @@
  *                 WR_CLUSTER_ARRIVE()  WR_CLUSTER_ARRIVE_RELAXED()
  *                 WR_CLUSTER_WAIT()   barrier.cluster.arrive[.relaxed] and
  *                                     barrier.cluster.wait (sm_90 clusters)
+ * mbarriers:      WR_MBARRIER_INIT(bar, count)   WR_MBARRIER_ARRIVE(bar)
+ *                 WR_MBARRIER_ARRIVE_RELAXED(bar)  (sm_90)
+ *                 WR_MBARRIER_TRY_WAIT_PARITY(bar, parity)  (sm_90)
+ *                 with bar a uint64_t * in shared memory (an mbarrier,
+ *                 cuda::barrier's native handle): mbarrier.init,
+ *                 mbarrier.arrive (returns its state), .arrive.relaxed,
+ *                 mbarrier.try_wait.parity (returns whether the phase of
+ *                 that parity completed)
  * Warp:           WR_SYNCWARP(mask)
  * Blocks:         WR_BLOCK_BEGIN()  WR_BLOCK_END()  (optional markers; each
  *                 contains a __syncthreads)
@@ -66,9 +74,55 @@
 #define WARPRACE_RECORD 1
 #endif
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include <cooperative_groups.h>
+
+/* The bare mbarrier instructions, shared by the recording wrappers and the
+ * plain build (-DWARPRACE_RECORD=0): inline PTX on the mbarrier's offset
+ * in the block's shared window (__cvta_generic_to_shared). */
+namespace wr {
+namespace ptx {
+__device__ __forceinline__ unsigned shared_offset(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ void mbarrier_init(uint64_t *bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_offset(bar)), "r"(count)
+                 : "memory");
+}
+/* the default semantics of mbarrier.arrive are .release at .cta scope */
+__device__ __forceinline__ uint64_t mbarrier_arrive(uint64_t *bar)
+{
+    uint64_t state;
+    asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];"
+                 : "=l"(state) : "r"(shared_offset(bar)) : "memory");
+    return state;
+}
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+__device__ __forceinline__ uint64_t mbarrier_arrive_relaxed(uint64_t *bar)
+{
+    uint64_t state;
+    asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 %0, [%1];"
+                 : "=l"(state) : "r"(shared_offset(bar)) : "memory");
+    return state;
+}
+/* true once the phase of parity `parity` has completed (PTX may suspend
+ * the thread a while before it answers false) */
+__device__ __forceinline__ bool mbarrier_try_wait_parity(uint64_t *bar, unsigned parity)
+{
+    unsigned done;
+    asm volatile("{\n\t.reg .pred p;\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                 "selp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(done) : "r"(shared_offset(bar)), "r"(parity) : "memory");
+    return done != 0;
+}
+#endif
+} /* namespace ptx */
+} /* namespace wr */
 
 /* Host side: names the next device allocation this process makes (the
  * recorder reads and clears $WARPRACE_ALLOC_NAME at that allocation), so
@@ -302,6 +356,61 @@ __device__ __forceinline__ void cluster_wait(const wrr_site_desc *site)
 }
 #endif
 
+/* mbarriers (format 1.3, event.h: scope WR_BAR_MBARRIER), one record per
+ * warp with the lanes that executed (those naming one mbarrier with one
+ * count or parity: device_logger.cuh wrr_mbarrier_lanes_record), the
+ * mbarrier's shared offset, and the count or parity.  As at the split
+ * barriers: an init and an arrive are recorded before they execute (an
+ * init must precede every use of the mbarrier, an arrive releases); a wait
+ * is recorded after it succeeded, only then, and only for the lanes it
+ * succeeded in: every arrival of the phase it waited for is then ahead of
+ * its reservation on the ring's head.  A relaxed arrive releases nothing;
+ * the __threadfence() after its record keeps the record ahead of the
+ * waiters' (unverified without a GPU, RECORDER.md). */
+__device__ __forceinline__ void mbarrier_init(const wrr_site_desc *site, uint64_t *bar,
+                                              unsigned count)
+{
+    wrr_dev_state *s = wrr_active();
+    if (s)
+        wrr_mbarrier_lanes_record(s, __activemask(), bar, count, WR_BARMODE_INIT, site);
+    ptx::mbarrier_init(bar, count);
+}
+
+/* one arrival per lane: the record's count 0 */
+__device__ __forceinline__ uint64_t mbarrier_arrive(const wrr_site_desc *site, uint64_t *bar)
+{
+    wrr_dev_state *s = wrr_active();
+    if (s)
+        wrr_mbarrier_lanes_record(s, __activemask(), bar, 0, WR_BARMODE_ARRIVE, site);
+    return ptx::mbarrier_arrive(bar);
+}
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+__device__ __forceinline__ uint64_t mbarrier_arrive_relaxed(const wrr_site_desc *site,
+                                                            uint64_t *bar)
+{
+    wrr_dev_state *s = wrr_active();
+    if (s)
+        wrr_mbarrier_lanes_record(s, __activemask(), bar, 0, WR_BARMODE_ARRIVE_RELAXED, site);
+    return ptx::mbarrier_arrive_relaxed(bar);
+}
+
+/* The record keeps the parity's low bit, the phase PTX tests: a record
+ * with another parity would stop the drain as corrupt. */
+__device__ __forceinline__ bool mbarrier_try_wait_parity(const wrr_site_desc *site,
+                                                         uint64_t *bar, unsigned parity)
+{
+    bool done = ptx::mbarrier_try_wait_parity(bar, parity);
+    wrr_dev_state *s = wrr_active();
+    if (s) {
+        unsigned lanes = __ballot_sync(__activemask(), done);
+        if (done)
+            wrr_mbarrier_lanes_record(s, lanes, bar, parity & 1u, WR_BARMODE_WAIT, site);
+    }
+    return done;
+}
+#endif
+
 /* __syncwarp(mask): the lanes of mask meet first, then the lowest lane of
  * mask records once, then they meet again, so the record lies between
  * every access before and every access after the sync. */
@@ -394,6 +503,10 @@ __device__ __forceinline__ void block_mark(const wrr_site_desc *site, unsigned k
 #define WR_CLUSTER_ARRIVE()         wr::cluster_arrive(WR_SITE(), false)
 #define WR_CLUSTER_ARRIVE_RELAXED() wr::cluster_arrive(WR_SITE(), true)
 #define WR_CLUSTER_WAIT()           wr::cluster_wait(WR_SITE())
+#define WR_MBARRIER_INIT(bar, n)            wr::mbarrier_init(WR_SITE(), (bar), (n))
+#define WR_MBARRIER_ARRIVE(bar)             wr::mbarrier_arrive(WR_SITE(), (bar))
+#define WR_MBARRIER_ARRIVE_RELAXED(bar)     wr::mbarrier_arrive_relaxed(WR_SITE(), (bar))
+#define WR_MBARRIER_TRY_WAIT_PARITY(bar, p) wr::mbarrier_try_wait_parity(WR_SITE(), (bar), (p))
 #define WR_SYNCWARP(mask)       wr::syncwarp(WR_SITE(), (mask))
 #define WR_BLOCK_BEGIN()        wr::block_mark(WR_SITE(), WRR_K_BLOCK_ENTER)
 #define WR_BLOCK_END()          wr::block_mark(WR_SITE(), WRR_K_BLOCK_EXIT)
@@ -530,6 +643,10 @@ struct atomic_ref {
 #define WR_CLUSTER_ARRIVE() asm volatile("barrier.cluster.arrive;" ::: "memory")
 #define WR_CLUSTER_ARRIVE_RELAXED() asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory")
 #define WR_CLUSTER_WAIT() asm volatile("barrier.cluster.wait;" ::: "memory")
+#define WR_MBARRIER_INIT(bar, n) wr::ptx::mbarrier_init((bar), (n))
+#define WR_MBARRIER_ARRIVE(bar) wr::ptx::mbarrier_arrive(bar)
+#define WR_MBARRIER_ARRIVE_RELAXED(bar) wr::ptx::mbarrier_arrive_relaxed(bar)
+#define WR_MBARRIER_TRY_WAIT_PARITY(bar, p) wr::ptx::mbarrier_try_wait_parity((bar), (p))
 #define WR_SYNCWARP(mask) __syncwarp(mask)
 #define WR_BLOCK_BEGIN() ((void)0)
 #define WR_BLOCK_END() ((void)0)
