@@ -92,7 +92,17 @@ int gen_trace(const char *path, const gen_opts *o, gen_result *out)
             ev.u.block = (wr_block_mark){.launch = l, .block = b};
             if (put(w, &ev, &r))
                 goto fail;
+            if (o->sync_mix) {   /* the block's mbarrier: one arrival per warp */
+                memset(&ev, 0, sizeof ev);
+                ev.kind = WR_EV_BARRIER;
+                ev.u.barrier = (wr_barrier){.launch = l, .block = b, .active_mask = 1,
+                                            .expected = o->warps, .scope = WR_BAR_MBARRIER,
+                                            .mode = WR_BARMODE_INIT};
+                if (put(w, &ev, &r))
+                    goto fail;
+            }
         }
+        unsigned mbar_phase = 0;
         for (unsigned p = 0; p < o->phases; p++) {
             for (unsigned st = 0; st < o->steps; st++)
                 for (unsigned b = 0; b < o->blocks; b++)
@@ -138,6 +148,7 @@ int gen_trace(const char *path, const gen_opts *o, gen_result *out)
                         if (put(w, &ev, &r))
                             goto fail;
                     }
+            unsigned how = o->sync_mix ? (unsigned)(rnd(&s) % 3) : 0;
             for (unsigned b = 0; b < o->blocks; b++)
                 for (unsigned wp = 0; wp < o->warps; wp++) {
                     memset(&ev, 0, sizeof ev);
@@ -145,9 +156,30 @@ int gen_trace(const char *path, const gen_opts *o, gen_result *out)
                     ev.u.barrier = (wr_barrier){.launch = l, .block = b, .warp = wp,
                                                 .active_mask = WR_FULL_MASK,
                                                 .expected = 32 * o->warps};
+                    if (how == 1 && wp == 0)
+                        ev.u.barrier.mode = WR_BARMODE_ARRIVE;
+                    if (how == 2)
+                        ev.u.barrier = (wr_barrier){.launch = l, .block = b, .warp = wp,
+                                                    .active_mask = 1, .scope = WR_BAR_MBARRIER,
+                                                    .mode = WR_BARMODE_ARRIVE};
                     if (put(w, &ev, &r))
                         goto fail;
                 }
+            if (how == 2) {   /* every warp waits for the phase all of them completed */
+                for (unsigned b = 0; b < o->blocks; b++)
+                    for (unsigned wp = 0; wp < o->warps; wp++) {
+                        memset(&ev, 0, sizeof ev);
+                        ev.kind = WR_EV_BARRIER;
+                        ev.u.barrier = (wr_barrier){.launch = l, .block = b, .warp = wp,
+                                                    .active_mask = WR_FULL_MASK,
+                                                    .expected = mbar_phase & 1u,
+                                                    .scope = WR_BAR_MBARRIER,
+                                                    .mode = WR_BARMODE_WAIT};
+                        if (put(w, &ev, &r))
+                            goto fail;
+                    }
+                mbar_phase++;
+            }
         }
         for (unsigned b = 0; b < o->blocks; b++) {
             memset(&ev, 0, sizeof ev);

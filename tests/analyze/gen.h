@@ -17,6 +17,10 @@ typedef struct gen_opts {
     uint64_t lost;              /* >0: a LOST marker with this count */
     uint32_t chunk_bytes;       /* writer chunk size (0 = default) */
     bool abandon_half;          /* flush after half the launches, then abandon */
+    /* phases end by a block barrier, a split one (warp 0 arrives and goes
+     * on: bar.arrive) or an mbarrier (each warp arrives, then waits for the
+     * phase's parity), at random; else always by a block barrier */
+    bool sync_mix;
 } gen_opts;
 
 typedef struct gen_result {

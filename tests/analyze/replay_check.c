@@ -81,9 +81,11 @@ int main(void)
     snprintf(path, sizeof path, "%s/t.wrt", dir);
     snprintf(path2, sizeof path2, "%s/cut.wrt", dir);
 
-    for (uint64_t seed = 1; seed <= 2; seed++) {
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        /* seed 3: phases end by split barriers and mbarriers too */
         gen_opts o = {.seed = seed, .launches = 4, .blocks = 3, .warps = 3, .steps = 5,
-                      .phases = 3, .words = 16384, .chunk_bytes = 1024, .lost = seed * 5};
+                      .phases = seed == 3 ? 6 : 3, .words = 16384, .chunk_bytes = 1024,
+                      .lost = seed * 5, .sync_mix = seed == 3};
         gen_result g;
         CHECK(gen_trace(path, &o, &g) == 0, "gen");
         for (int real = 0; real < 2; real++) {
