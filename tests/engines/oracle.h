@@ -517,6 +517,16 @@ static inline void oracle_assert_racing(uint64_t seeds)
     cr_assert_gt(oracle_races_seen, 4 * seeds, "%u race groups", oracle_races_seen);
 }
 
+/* Runs check_seed over the programs oracle_seeds says; the last seed, or 0
+ * for one seed alone (WR_ORACLE_SEED: no totals to judge). */
+static inline uint64_t oracle_run(uint64_t seeds, void (*check_seed)(uint64_t))
+{
+    uint64_t first, last = oracle_seeds(seeds, &first);
+    for (uint64_t seed = first; seed <= last; seed++)
+        check_seed(seed);
+    return getenv("WR_ORACLE_SEED") ? 0 : last;
+}
+
 /* The programs of an engine's DSMEM test: seeds programs (or as
  * oracle_seeds says) through check_seed with *dsmem set, which must race
  * (oracle_assert_racing) and, *examples counting them, race on shared
@@ -525,12 +535,10 @@ static inline void oracle_run_dsmem(const char *engine, bool *dsmem, uint64_t se
                                     void (*check_seed)(uint64_t), const unsigned *examples)
 {
     *dsmem = true;
-    uint64_t first, last = oracle_seeds(seeds, &first);
-    for (uint64_t seed = first; seed <= last; seed++)
-        check_seed(seed);
+    uint64_t last = oracle_run(seeds, check_seed);
     *dsmem = false;
-    if (getenv("WR_ORACLE_SEED"))
-        return;   /* one seed alone: no totals to judge */
+    if (!last)
+        return;
     oracle_assert_racing(last);
     fprintf(stderr, "%s oracle, dsmem: %u races on another block's shared word\n", engine,
             *examples);

@@ -767,11 +767,9 @@ static void check_seed(uint64_t seed)
 
 Test(fsm_oracle, random_programs_match_the_model, .timeout = 120)
 {
-    uint64_t first, last = oracle_seeds(SEEDS, &first);
-    for (uint64_t seed = first; seed <= last; seed++)
-        check_seed(seed);
-    if (getenv("WR_ORACLE_SEED"))
-        return;   /* one seed alone: no totals to judge */
+    uint64_t last = oracle_run(SEEDS, check_seed);
+    if (!last)
+        return;
     oracle_assert_racing(last);
     fprintf(stderr, "fsm oracle: %" PRIu64 " programs, %u race groups; %u first sides named by an"
             " older instruction\n", last, oracle_races_seen, older_named);
@@ -808,10 +806,8 @@ static void run_split(bool dsmem)
     if (dsmem) {
         oracle_run_dsmem("fsm, split", &dsmem_programs, SEEDS, check_seed, &dsmem_examples);
     } else {
-        uint64_t first, last = oracle_seeds(SEEDS, &first);
-        for (uint64_t seed = first; seed <= last; seed++)
-            check_seed(seed);
-        if (!getenv("WR_ORACLE_SEED"))
+        uint64_t last = oracle_run(SEEDS, check_seed);
+        if (last)
             oracle_assert_racing(last);
     }
     split_programs = false;

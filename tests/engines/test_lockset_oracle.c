@@ -1276,11 +1276,9 @@ static void check_seed(uint64_t seed)
 
 Test(lockset_oracle, random_programs_match_the_model, .timeout = 120)
 {
-    uint64_t first, last = oracle_seeds(SEEDS, &first);
-    for (uint64_t seed = first; seed <= last; seed++)
-        check_seed(seed);
-    if (getenv("WR_ORACLE_SEED"))
-        return;   /* one seed alone: no totals to judge */
+    uint64_t last = oracle_run(SEEDS, check_seed);
+    if (!last)
+        return;
     uint64_t seeds = last;
     fprintf(stderr, "lockset oracle: %" PRIu64 " programs, %u racing, %u race groups; SHARED_MOD"
             " kept silent by a lock %u times; warned with only invalid locks left %u, with a lock"
@@ -1326,10 +1324,8 @@ static void run_split(bool dsmem)
     if (dsmem) {
         oracle_run_dsmem("lockset, split", &dsmem_programs, SEEDS, check_seed, &dsmem_examples);
     } else {
-        uint64_t first, last = oracle_seeds(SEEDS, &first);
-        for (uint64_t seed = first; seed <= last; seed++)
-            check_seed(seed);
-        if (!getenv("WR_ORACLE_SEED"))
+        uint64_t last = oracle_run(SEEDS, check_seed);
+        if (last)
             oracle_assert_racing(last);
     }
     split_programs = false;

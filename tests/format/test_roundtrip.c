@@ -205,6 +205,33 @@ Test(roundtrip, every_kind_hand_built)
     wr_reader_close(r);
 }
 
+/* The first EVENTS chunk of tmp_path, which must hold raw_size bytes,
+ * uncompressed into raw (chunks before it, a catalog, skipped). */
+static void read_first_event_payload(uint8_t *raw, size_t raw_size)
+{
+    size_t size;
+    unsigned char *file = sample_read_file(tmp_path, &size);
+    cr_assert(file);
+    for (size_t at = wrf_get32(file + 12); at + WRF_CHUNK_HEADER_SIZE <= size;) {
+        wrf_chunk_header ch;
+        cr_assert_eq(wrf_chunk_header_decode(file + at, &ch), 0);
+        const uint8_t *payload = file + at + WRF_CHUNK_HEADER_SIZE;
+        if (ch.type == WRF_CHUNK_EVENTS) {
+            cr_assert_eq(ch.raw_size, raw_size);
+            if (ch.codec == WRF_CODEC_LZ4)
+                cr_assert_eq(LZ4_decompress_safe((const char *)payload, (char *)raw,
+                                                 (int)ch.stored_size, (int)raw_size),
+                             (int)raw_size);
+            else
+                memcpy(raw, payload, raw_size);
+            free(file);
+            return;
+        }
+        at += WRF_CHUNK_HEADER_SIZE + ch.stored_size;
+    }
+    cr_assert_fail("no event chunk");
+}
+
 Test(roundtrip, cluster_and_grid_barriers)
 {
     /* The scope travels in prefix byte b1; the body is that of 1.0. */
@@ -238,21 +265,8 @@ Test(roundtrip, cluster_and_grid_barriers)
 
     /* on disk, as FORMAT.md lays it out: b1 of each record is the scope (the
      * trace has no catalog: its first chunk holds the events) */
-    size_t size;
-    unsigned char *file = sample_read_file(tmp_path, &size);
-    cr_assert(file);
-    size_t at = wrf_get32(file + 12);
-    wrf_chunk_header ch;
-    cr_assert_eq(wrf_chunk_header_decode(file + at, &ch), 0);
-    cr_assert_eq(ch.type, WRF_CHUNK_EVENTS);
-    cr_assert_eq(ch.raw_size, 32 * n);
     uint8_t raw[32 * 5];
-    const uint8_t *payload = file + at + WRF_CHUNK_HEADER_SIZE;
-    if (ch.codec == WRF_CODEC_LZ4)
-        cr_assert_eq(LZ4_decompress_safe((const char *)payload, (char *)raw, (int)ch.stored_size,
-                                         (int)sizeof raw), (int)sizeof raw);
-    else
-        memcpy(raw, payload, sizeof raw);
+    read_first_event_payload(raw, 32 * n);
     const uint8_t want_b1[] = {0, 2, 2, 3, 3};
     for (size_t i = 0; i < n; i++) {
         cr_assert_eq(raw[32 * i], WR_EV_BARRIER);
@@ -260,29 +274,8 @@ Test(roundtrip, cluster_and_grid_barriers)
         cr_assert_eq(raw[32 * i + 2] | raw[32 * i + 3], 0);
         cr_assert_eq(wrf_get32(raw + 32 * i + 24), evs[i].u.barrier.barrier_id);
     }
-    free(file);
 }
 
-/* The first chunk of tmp_path, which must be an EVENTS chunk of raw_size
- * bytes, uncompressed into raw. */
-static void read_first_event_payload(uint8_t *raw, size_t raw_size)
-{
-    size_t size;
-    unsigned char *file = sample_read_file(tmp_path, &size);
-    cr_assert(file);
-    size_t at = wrf_get32(file + 12);
-    wrf_chunk_header ch;
-    cr_assert_eq(wrf_chunk_header_decode(file + at, &ch), 0);
-    cr_assert_eq(ch.type, WRF_CHUNK_EVENTS);
-    cr_assert_eq(ch.raw_size, raw_size);
-    const uint8_t *payload = file + at + WRF_CHUNK_HEADER_SIZE;
-    if (ch.codec == WRF_CODEC_LZ4)
-        cr_assert_eq(LZ4_decompress_safe((const char *)payload, (char *)raw, (int)ch.stored_size,
-                                         (int)raw_size), (int)raw_size);
-    else
-        memcpy(raw, payload, raw_size);
-    free(file);
-}
 
 Test(roundtrip, dsmem_accesses_in_every_address_mode)
 {
@@ -444,21 +437,8 @@ Test(roundtrip, barrier_modes)
     cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 0, "%s", err.msg);
 
     /* on disk, as FORMAT.md lays it out: b1 the scope, b2 the mode, b3 0 */
-    size_t size;
-    unsigned char *file = sample_read_file(tmp_path, &size);
-    cr_assert(file);
-    size_t at = wrf_get32(file + 12);
-    wrf_chunk_header ch;
-    cr_assert_eq(wrf_chunk_header_decode(file + at, &ch), 0);
-    cr_assert_eq(ch.type, WRF_CHUNK_EVENTS);
-    cr_assert_eq(ch.raw_size, 32 * N);
     uint8_t raw[32 * N];
-    const uint8_t *payload = file + at + WRF_CHUNK_HEADER_SIZE;
-    if (ch.codec == WRF_CODEC_LZ4)
-        cr_assert_eq(LZ4_decompress_safe((const char *)payload, (char *)raw, (int)ch.stored_size,
-                                         (int)sizeof raw), (int)sizeof raw);
-    else
-        memcpy(raw, payload, sizeof raw);
+    read_first_event_payload(raw, 32 * N);
     for (size_t i = 0; i < N; i++) {
         cr_assert_eq(raw[32 * i], WR_EV_BARRIER);
         cr_assert_eq(raw[32 * i + 1], evs[i].u.barrier.scope, "record %zu: b1 %u", i, raw[32 * i + 1]);
@@ -466,7 +446,6 @@ Test(roundtrip, barrier_modes)
         cr_assert_eq(raw[32 * i + 3], 0);
         cr_assert_eq(wrf_get32(raw + 32 * i + 28), evs[i].u.barrier.expected);
     }
-    free(file);
 }
 
 Test(roundtrip, compact_lane_encodings)
@@ -848,29 +827,8 @@ Test(roundtrip, mbarriers)
 
     /* on disk, as FORMAT.md lays it out: b1 1, b2 the mode, b3 0, the
      * offset at body +16, the count or parity at +20 */
-    size_t size;
-    unsigned char *file = sample_read_file(tmp_path, &size);
-    cr_assert(file);
-    const uint8_t *raw = NULL;
-    uint8_t buf[32 * N_MBARRIER_EVENTS];
-    for (size_t at = wrf_get32(file + 12); at + WRF_CHUNK_HEADER_SIZE <= size;) {
-        wrf_chunk_header ch;
-        cr_assert_eq(wrf_chunk_header_decode(file + at, &ch), 0);
-        const uint8_t *payload = file + at + WRF_CHUNK_HEADER_SIZE;
-        if (ch.type == WRF_CHUNK_EVENTS) {
-            cr_assert_eq(ch.raw_size, sizeof buf);
-            if (ch.codec == WRF_CODEC_LZ4)
-                cr_assert_eq(LZ4_decompress_safe((const char *)payload, (char *)buf,
-                                                 (int)ch.stored_size, (int)sizeof buf),
-                             (int)sizeof buf);
-            else
-                memcpy(buf, payload, sizeof buf);
-            raw = buf;
-            break;
-        }
-        at += WRF_CHUNK_HEADER_SIZE + ch.stored_size;
-    }
-    cr_assert(raw, "no event chunk");
+    uint8_t raw[32 * N_MBARRIER_EVENTS];
+    read_first_event_payload(raw, sizeof raw);
     for (size_t i = 0; i < N_MBARRIER_EVENTS; i++) {
         const uint8_t *rec = raw + 32 * i;
         const wr_barrier *want = &mbarrier_events[i].u.barrier;
@@ -881,7 +839,6 @@ Test(roundtrip, mbarriers)
         cr_assert_eq(wrf_get32(rec + 8 + 16), want->barrier_id, "record %zu", i);
         cr_assert_eq(wrf_get32(rec + 8 + 20), want->expected, "record %zu", i);
     }
-    free(file);
 }
 
 Test(roundtrip, writer_refuses_bad_mbarriers)

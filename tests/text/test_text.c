@@ -119,6 +119,37 @@ static void read_events(const char *wrt, evs *out)
     wr_reader_close(r);
 }
 
+/* A barrier record a test expects (launch numbers as the trace names them). */
+typedef struct want_barrier {
+    uint32_t launch, block, warp, mask, id, expected;
+    uint8_t scope, mode;
+} want_barrier;
+
+/* Every event of e but launches and allocations is a barrier, and they are
+ * want[0..n), in order. */
+static void check_barriers(const evs *e, const want_barrier *want, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        const wr_event *ev = &e->ev[i];
+        if (ev->kind == WR_EV_KERNEL_LAUNCH || ev->kind == WR_EV_ALLOC)
+            continue;
+        cr_assert_lt(k, n);
+        const wr_barrier *b = &ev->u.barrier;
+        cr_assert_eq(ev->kind, WR_EV_BARRIER, "event %zu", i);
+        cr_assert_eq(b->mode, want[k].mode, "barrier %zu: mode %u", k, b->mode);
+        cr_assert_eq(b->scope, want[k].scope, "barrier %zu: scope %u", k, b->scope);
+        cr_assert_eq(b->launch, want[k].launch, "barrier %zu", k);
+        cr_assert_eq(b->block, want[k].block, "barrier %zu", k);
+        cr_assert_eq(b->warp, want[k].warp, "barrier %zu", k);
+        cr_assert_eq(b->active_mask, want[k].mask, "barrier %zu: mask 0x%x", k, b->active_mask);
+        cr_assert_eq(b->barrier_id, want[k].id, "barrier %zu: id 0x%x", k, b->barrier_id);
+        cr_assert_eq(b->expected, want[k].expected, "barrier %zu: expected %u", k, b->expected);
+        k++;
+    }
+    cr_assert_eq(k, n);
+}
+
 /* ---- parsing ------------------------------------------------------------- */
 
 static const char *every_kind =
@@ -443,41 +474,21 @@ Test(text, cluster_and_grid_barriers)
     const char *wrt = asm_ok("scoped", scoped_barriers);
     evs *e = calloc(1, sizeof(*e));
     read_events(wrt, e);
-    static const struct {
-        uint32_t launch, block, warp, mask, id, expected;
-        uint8_t scope;
-    } want[] = {
-        {1, 0, 0, WR_FULL_MASK, 0, 96, WR_BAR_CLUSTER},    /* 48 threads x 2 blocks */
-        {1, 1, 1, 0xffff, 0, 96, WR_BAR_CLUSTER},
-        {1, 2, 0, WR_FULL_MASK, 0, 0, WR_BAR_CLUSTER},
-        {1, 3, 1, WR_FULL_MASK, 0, 384, WR_BAR_GRID},      /* 48 threads x 8 blocks */
-        {1, 7, 0, WR_FULL_MASK, 0, 5, WR_BAR_GRID},
-        {1, 0, 0, WR_FULL_MASK, 0, 384, WR_BAR_GRID},
-        {1, 0, 0, WR_FULL_MASK, 2, 48, WR_BAR_BLOCK},
-        {1, 0, 1, WR_FULL_MASK, 0, 48, WR_BAR_BLOCK},
-        {1, 0, 0, WR_FULL_MASK, 0, 0, WR_BAR_BLOCK},
-        {2, 2, 0, WR_FULL_MASK, 0, 32, WR_BAR_CLUSTER},
-        {3, 0, 0, WR_FULL_MASK, 0, UINT32_MAX, WR_BAR_GRID},
-        {3, 0, 0, WR_FULL_MASK, 0, 1024, WR_BAR_CLUSTER},
+    static const want_barrier want[] = {
+        {1, 0, 0, WR_FULL_MASK, 0, 96, WR_BAR_CLUSTER, WR_BARMODE_SYNC},    /* 48 threads x 2 blocks */
+        {1, 1, 1, 0xffff, 0, 96, WR_BAR_CLUSTER, WR_BARMODE_SYNC},
+        {1, 2, 0, WR_FULL_MASK, 0, 0, WR_BAR_CLUSTER, WR_BARMODE_SYNC},
+        {1, 3, 1, WR_FULL_MASK, 0, 384, WR_BAR_GRID, WR_BARMODE_SYNC},      /* 48 threads x 8 blocks */
+        {1, 7, 0, WR_FULL_MASK, 0, 5, WR_BAR_GRID, WR_BARMODE_SYNC},
+        {1, 0, 0, WR_FULL_MASK, 0, 384, WR_BAR_GRID, WR_BARMODE_SYNC},
+        {1, 0, 0, WR_FULL_MASK, 2, 48, WR_BAR_BLOCK, WR_BARMODE_SYNC},
+        {1, 0, 1, WR_FULL_MASK, 0, 48, WR_BAR_BLOCK, WR_BARMODE_SYNC},
+        {1, 0, 0, WR_FULL_MASK, 0, 0, WR_BAR_BLOCK, WR_BARMODE_SYNC},
+        {2, 2, 0, WR_FULL_MASK, 0, 32, WR_BAR_CLUSTER, WR_BARMODE_SYNC},
+        {3, 0, 0, WR_FULL_MASK, 0, UINT32_MAX, WR_BAR_GRID, WR_BARMODE_SYNC},
+        {3, 0, 0, WR_FULL_MASK, 0, 1024, WR_BAR_CLUSTER, WR_BARMODE_SYNC},
     };
-    size_t k = 0;
-    for (size_t i = 0; i < e->n; i++) {
-        const wr_event *ev = &e->ev[i];
-        if (ev->kind == WR_EV_KERNEL_LAUNCH)
-            continue;
-        cr_assert_lt(k, sizeof(want) / sizeof(want[0]));
-        const wr_barrier *b = &ev->u.barrier;
-        cr_assert_eq(ev->kind, WR_EV_BARRIER, "event %zu", i);
-        cr_assert_eq(b->scope, want[k].scope, "barrier %zu: scope %u", k, b->scope);
-        cr_assert_eq(b->launch, want[k].launch, "barrier %zu", k);
-        cr_assert_eq(b->block, want[k].block, "barrier %zu", k);
-        cr_assert_eq(b->warp, want[k].warp, "barrier %zu", k);
-        cr_assert_eq(b->active_mask, want[k].mask, "barrier %zu", k);
-        cr_assert_eq(b->barrier_id, want[k].id, "barrier %zu", k);
-        cr_assert_eq(b->expected, want[k].expected, "barrier %zu: expected %u", k, b->expected);
-        k++;
-    }
-    cr_assert_eq(k, sizeof(want) / sizeof(want[0]));
+    check_barriers(e, want, sizeof(want) / sizeof(want[0]));
     cr_assert_eq(e->ev[4].site, 1);
     free(e);
 }
@@ -546,10 +557,7 @@ Test(text, split_barriers)
     enum { B = WR_BAR_BLOCK, C = WR_BAR_CLUSTER, G = WR_BAR_GRID };
     enum { SY = WR_BARMODE_SYNC, AR = WR_BARMODE_ARRIVE, RX = WR_BARMODE_ARRIVE_RELAXED,
            WT = WR_BARMODE_WAIT };
-    static const struct {
-        uint32_t launch, block, warp, mask, id, expected;
-        uint8_t scope, mode;
-    } want[] = {
+    static const want_barrier want[] = {
         {1, 0, 0, WR_FULL_MASK, 1, 64, B, AR},
         {1, 0, 1, WR_FULL_MASK, 0, 32, B, AR},
         {1, 1, 0, WR_FULL_MASK, 15, 48, B, AR},
@@ -572,25 +580,7 @@ Test(text, split_barriers)
         {3, 0, 0, WR_FULL_MASK, 0, UINT32_MAX, G, AR},
         {3, 0, 0, WR_FULL_MASK, 0, 1024, C, RX},
     };
-    size_t k = 0;
-    for (size_t i = 0; i < e->n; i++) {
-        const wr_event *ev = &e->ev[i];
-        if (ev->kind == WR_EV_KERNEL_LAUNCH)
-            continue;
-        cr_assert_lt(k, sizeof(want) / sizeof(want[0]));
-        const wr_barrier *b = &ev->u.barrier;
-        cr_assert_eq(ev->kind, WR_EV_BARRIER, "event %zu", i);
-        cr_assert_eq(b->mode, want[k].mode, "barrier %zu: mode %u", k, b->mode);
-        cr_assert_eq(b->scope, want[k].scope, "barrier %zu: scope %u", k, b->scope);
-        cr_assert_eq(b->launch, want[k].launch, "barrier %zu", k);
-        cr_assert_eq(b->block, want[k].block, "barrier %zu", k);
-        cr_assert_eq(b->warp, want[k].warp, "barrier %zu", k);
-        cr_assert_eq(b->active_mask, want[k].mask, "barrier %zu", k);
-        cr_assert_eq(b->barrier_id, want[k].id, "barrier %zu", k);
-        cr_assert_eq(b->expected, want[k].expected, "barrier %zu: expected %u", k, b->expected);
-        k++;
-    }
-    cr_assert_eq(k, sizeof(want) / sizeof(want[0]));
+    check_barriers(e, want, sizeof(want) / sizeof(want[0]));
     cr_assert_eq(e->ev[3].site, 1);
     cr_assert_eq(e->ev[16].site, 2);
     free(e);
@@ -659,41 +649,22 @@ Test(text, mbarriers)
     read_events(wrt, e);
     enum { IN = WR_BARMODE_INIT, AR = WR_BARMODE_ARRIVE, RX = WR_BARMODE_ARRIVE_RELAXED,
            WT = WR_BARMODE_WAIT };
-    static const struct {
-        uint32_t block, warp, mask, offset, expected;
-        uint8_t mode;
-    } want[] = {
-        {0, 0, 0x1, 0, 64, IN},
-        {0, 0, 0x80000000u, 8, 1, IN},
-        {1, 1, 0x3, 0xfffff8, WR_MBARRIER_COUNT_MAX, IN},
-        {0, 0, WR_FULL_MASK, 0, 0, AR},             /* no count=: one arrival */
-        {0, 1, WR_FULL_MASK, 0, 1, AR},
-        {0, 1, 0xff, 8, 0, RX},
-        {1, 0, WR_FULL_MASK, 0x10, WR_MBARRIER_COUNT_MAX, RX},
-        {0, 0, WR_FULL_MASK, 0, 0, WT},             /* expected: the parity */
-        {0, 1, WR_FULL_MASK, 8, 1, WT},
-        {1, 0, WR_FULL_MASK, 0, 1, WT},
-        {1, 1, WR_FULL_MASK, 0xfffff8, 0, WT},
-        {1, 1, 0xffff0000u, 0x18, 1, WT},
+    enum { M = WR_BAR_MBARRIER };
+    static const want_barrier want[] = {
+        {1, 0, 0, 0x1, 0, 64, M, IN},
+        {1, 0, 0, 0x80000000u, 8, 1, M, IN},
+        {1, 1, 1, 0x3, 0xfffff8, WR_MBARRIER_COUNT_MAX, M, IN},
+        {1, 0, 0, WR_FULL_MASK, 0, 0, M, AR},             /* no count=: one arrival */
+        {1, 0, 1, WR_FULL_MASK, 0, 1, M, AR},
+        {1, 0, 1, 0xff, 8, 0, M, RX},
+        {1, 1, 0, WR_FULL_MASK, 0x10, WR_MBARRIER_COUNT_MAX, M, RX},
+        {1, 0, 0, WR_FULL_MASK, 0, 0, M, WT},             /* expected: the parity */
+        {1, 0, 1, WR_FULL_MASK, 8, 1, M, WT},
+        {1, 1, 0, WR_FULL_MASK, 0, 1, M, WT},
+        {1, 1, 1, WR_FULL_MASK, 0xfffff8, 0, M, WT},
+        {1, 1, 1, 0xffff0000u, 0x18, 1, M, WT},
     };
-    size_t k = 0;
-    for (size_t i = 0; i < e->n; i++) {
-        const wr_event *ev = &e->ev[i];
-        if (ev->kind != WR_EV_BARRIER)
-            continue;
-        cr_assert_lt(k, sizeof(want) / sizeof(want[0]));
-        const wr_barrier *b = &ev->u.barrier;
-        cr_assert_eq(b->scope, WR_BAR_MBARRIER, "mbarrier %zu: scope %u", k, b->scope);
-        cr_assert_eq(b->mode, want[k].mode, "mbarrier %zu: mode %u", k, b->mode);
-        cr_assert_eq(b->launch, 1, "mbarrier %zu", k);
-        cr_assert_eq(b->block, want[k].block, "mbarrier %zu", k);
-        cr_assert_eq(b->warp, want[k].warp, "mbarrier %zu", k);
-        cr_assert_eq(b->active_mask, want[k].mask, "mbarrier %zu: mask 0x%x", k, b->active_mask);
-        cr_assert_eq(b->barrier_id, want[k].offset, "mbarrier %zu: offset 0x%x", k, b->barrier_id);
-        cr_assert_eq(b->expected, want[k].expected, "mbarrier %zu: expected %u", k, b->expected);
-        k++;
-    }
-    cr_assert_eq(k, sizeof(want) / sizeof(want[0]));
+    check_barriers(e, want, sizeof(want) / sizeof(want[0]));
     cr_assert_eq(e->ev[4].site, 1);   /* after 3 allocs and the launch */
     cr_assert_eq(e->ev[10].site, 2);
     free(e);
