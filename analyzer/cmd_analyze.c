@@ -371,6 +371,29 @@ int wr_cmd_analyze(int argc, char **argv)
             }
         printf("%s, %" PRIu64 " shadow words\n", *sep == ',' ? ")" : "", st->shadow_words[e]);
     }
+    /* what an engine that reports races does not model, where the trace
+     * has it */
+    for (unsigned e = 0; e < st->engine_count && !quiet; e++) {
+        unsigned idx = st->engine_index[e];
+        const wr_engine_ops *eng = wr_engines[idx];
+        size_t shown = 0;
+        for (size_t i = 0; i < nraces; i++)
+            shown += races[i].engine == idx && !suppressed_by[i];
+        if (!shown)
+            continue;
+        char what[128] = "";
+        int len = 0;
+        if ((eng->unmodelled & WR_UNMODELLED_FENCES) && st->fences)
+            len += snprintf(what, sizeof what, "fences (%" PRIu64 " in this trace)", st->fences);
+        if ((eng->unmodelled & WR_UNMODELLED_MBARRIERS) && st->mbarrier_events)
+            len += snprintf(what + len, sizeof what - (size_t)len,
+                            "%smbarriers (%" PRIu64 " mbarrier events)", len ? " or " : "",
+                            st->mbarrier_events);
+        if (len)
+            printf("NOTE: %s does not model %s: what it reports on data they order is its"
+                   " design, not necessarily the program's race (analyzer/ENGINES.md)\n",
+                   eng->name, what);
+    }
     if (!quiet)
         printf("trace: %s: %" PRIu64 " events, %" PRIu64 " warp accesses, %" PRIu64
                " thread accesses, %" PRIu64 " launches (%" PRIu64 " analysed); %u thread%s,"

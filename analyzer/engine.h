@@ -152,6 +152,17 @@ typedef struct wr_pass_member {
     const void *param;       /* its wr_engine_ops.pass_param */
 } wr_pass_member;
 
+/* Synchronization an engine does not model by design (ENGINES.md), in
+ * wr_engine_ops.unmodelled: the driver counts such events in a trace
+ * (wr_replay_stats) and the report names them beside the engine's races,
+ * so that a race on data they order reads as the engine's design, not as
+ * a finding of the program. */
+enum {
+    WR_UNMODELLED_FENCES = 1u << 0,     /* FENCE events (and the release/acquire
+                                           patterns and locks they make) */
+    WR_UNMODELLED_MBARRIERS = 1u << 1,  /* BARRIER events of scope mbarrier */
+};
+
 typedef struct wr_engine_ops {
     const char *name;        /* "vc", "scoped", "lockset", "fsm" */
     const char *description; /* one line */
@@ -172,6 +183,7 @@ typedef struct wr_engine_ops {
      * instances (tests/analyze compares them). */
     void *(*create_pass)(const wr_engine_config *cfg, const wr_pass_member *members, unsigned n);
     const void *pass_param;
+    unsigned unmodelled;     /* WR_UNMODELLED_* */
 } wr_engine_ops;
 
 /* engine_table.c */

@@ -1020,4 +1020,5 @@ const wr_engine_ops wr_engine_fsm = {
     .finish = fsm_finish,
     .shadow_words = fsm_shadow_words,
     .destroy = fsm_destroy,
+    .unmodelled = WR_UNMODELLED_FENCES | WR_UNMODELLED_MBARRIERS,
 };

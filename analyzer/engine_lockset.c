@@ -1469,4 +1469,5 @@ const wr_engine_ops wr_engine_lockset = {
     .finish = lk_finish,
     .shadow_words = lk_shadow_words,
     .destroy = lk_destroy,
+    .unmodelled = WR_UNMODELLED_MBARRIERS,
 };

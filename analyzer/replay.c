@@ -411,6 +411,12 @@ static uint8_t *scan_batch(wr_replay *rp, const wr_batch *b, uint64_t **launches
                 l->ended = true;
             break;
         }
+        case WR_EV_FENCE:
+            st->fences++;
+            break;
+        case WR_EV_BARRIER:
+            st->mbarrier_events += ev->u.barrier.scope == WR_BAR_MBARRIER;
+            break;
         case WR_EV_LOST:
             st->lost_events += ev->u.lost.count;
             st->lost_markers++;

@@ -95,6 +95,8 @@ typedef struct wr_replay_stats {
     uint64_t skipped_events;  /* events of unselected launches not analysed */
     uint64_t lost_events;     /* sum of WR_EV_LOST counts */
     uint64_t lost_markers;    /* WR_EV_LOST events */
+    uint64_t fences;          /* FENCE events (engines' WR_UNMODELLED_FENCES) */
+    uint64_t mbarrier_events; /* BARRIER events of scope mbarrier */
     uint64_t batches;
     bool truncated;           /* no footer or an incomplete last chunk */
     uint64_t truncated_at, truncated_bytes;

@@ -918,3 +918,43 @@ Test(replay, cli_analyzes_standard_input_as_a_stream)
     cr_assert(strstr(out, "WARNING: <stdin> is truncated at offset"), "%s", out);
     free(out);
 }
+
+/* A hand-off through an mbarrier, then one through a fence and a flag:
+ * the report notes, beside each engine that reports races, the
+ * synchronization of the trace it does not model (fsm: fences and
+ * mbarriers; lockset: mbarriers); vc reports nothing and gets no note. */
+Test(replay, cli_report_notes_what_an_engine_does_not_model)
+{
+    if (wr_engine_find("fsm") < 0 || wr_engine_find("lockset") < 0 || wr_engine_find("vc") < 0)
+        cr_skip("fsm, lockset or vc not built");
+    const char *p = assemble_text("unmod",
+        "alloc buf shared 128\nalloc bars shared 8\nalloc data global 64\nalloc flag global 4\n"
+        "launch L1 k grid=2 block=64\n"
+        "mbarrier.init b0 w0 lanes=0 bars[0] count=1\n"
+        "barrier b0 w0\nbarrier b0 w1\n"
+        "st.shared b0 w0 lanes=0-31 buf[0..]\n"
+        "mbarrier.arrive b0 w0 lanes=0 bars[0]\n"
+        "mbarrier.wait b0 w1 bars[0] parity=0\n"
+        "ld.shared b0 w1 lanes=0-31 buf[0..]\n"
+        "st b0 w0 lane=0 data[0]\n"
+        "fence b0 w0 lane=0\n"
+        "atom.exch b0 w0 lane=0 flag[0]\n"
+        "atom.exch b1 w0 lane=0 flag[0]\n"
+        "fence b1 w0 lane=0\n"
+        "ld b1 w0 lane=0 data[0]\n"
+        "kernel_end L1\n");
+    int rc;
+    char *out = analyze_capture((const char *[]){p, "--no-db", NULL}, &rc);
+    cr_assert(strstr(out, "SUMMARY: vc       0 races"), "%s", out);
+    cr_assert(strstr(out, "NOTE: fsm does not model fences (2 in this trace) or mbarriers "
+                          "(3 mbarrier events)"), "%s", out);
+    cr_assert(strstr(out, "NOTE: lockset does not model mbarriers (3 mbarrier events)"), "%s", out);
+    cr_assert_null(strstr(out, "NOTE: vc"), "%s", out);
+    cr_assert_null(strstr(out, "NOTE: scoped"), "%s", out);
+    free(out);
+    /* an engine that reports nothing gets no note */
+    out = analyze_capture((const char *[]){p, "--no-db", "--engines", "vc", NULL}, &rc);
+    cr_assert_null(strstr(out, "NOTE:"), "%s", out);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+}
