@@ -116,7 +116,8 @@ static int write_trace(const char *path, uint64_t target_events, uint32_t chunk,
                 }
                 for (uint32_t warp = 0; warp < 8; warp++) {
                     ev = (wr_event){.kind = WR_EV_BARRIER, .site = sites[15],
-                                    .u.barrier = {launch, block, warp, WR_FULL_MASK, 0, 256}};
+                                    .u.barrier = {launch, block, warp, WR_FULL_MASK, 0, 256,
+                                                  WR_BAR_BLOCK, WR_BARMODE_SYNC}};
                     wr_writer_event(w, &ev, &err);
                     events++;
                 }

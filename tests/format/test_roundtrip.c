@@ -170,7 +170,7 @@ Test(roundtrip, every_kind_hand_built)
             .op = WR_OP_LOAD, .size = 1, .addr_mode = WR_ADDR_VECTOR, .lane_addr = lanes}},
         {.kind = WR_EV_ACCESS, .u.access = {.launch = 1, .active_mask = 0,
             .op = WR_OP_ATOMIC_STORE, .size = 8, .addr_mode = WR_ADDR_VECTOR, .lane_addr = lanes}},
-        {.kind = WR_EV_BARRIER, .u.barrier = {1, 2, 3, 4, 15, 1024}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 2, 3, 4, 15, 1024, WR_BAR_BLOCK, WR_BARMODE_SYNC}},
         {.kind = WR_EV_WARP_SYNC, .u.warp_sync = {1, 2, 3, 0x0000ffffu}},
         {.kind = WR_EV_FENCE, .u.fence = {1, 2, 3, WR_FULL_MASK, WR_SCOPE_CLUSTER, WR_ORDER_ACQ_REL}},
         {.kind = WR_EV_BLOCK_ENTER, .u.block = {7, 8}},
@@ -240,12 +240,12 @@ Test(roundtrip, cluster_and_grid_barriers)
     wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
     cr_assert(w, "%s", err.msg);
     wr_event evs[] = {
-        {.kind = WR_EV_BARRIER, .u.barrier = {1, 2, 3, WR_FULL_MASK, 15, 1024, WR_BAR_BLOCK}},
-        {.kind = WR_EV_BARRIER, .u.barrier = {1, 2, 3, 0x0000ffffu, 0, 512, WR_BAR_CLUSTER}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 2, 3, WR_FULL_MASK, 15, 1024, WR_BAR_BLOCK, WR_BARMODE_SYNC}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 2, 3, 0x0000ffffu, 0, 512, WR_BAR_CLUSTER, WR_BARMODE_SYNC}},
         {.kind = WR_EV_BARRIER, .u.barrier = {UINT32_MAX, UINT32_MAX, 31, WR_FULL_MASK, 0, 0,
-                                               WR_BAR_CLUSTER}},
-        {.kind = WR_EV_BARRIER, .u.barrier = {1, 7, 0, 1, 0, UINT32_MAX, WR_BAR_GRID}},
-        {.kind = WR_EV_BARRIER, .u.barrier = {1, 0, 0, WR_FULL_MASK, 0, 0, WR_BAR_GRID}},
+                                               WR_BAR_CLUSTER, WR_BARMODE_SYNC}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 7, 0, 1, 0, UINT32_MAX, WR_BAR_GRID, WR_BARMODE_SYNC}},
+        {.kind = WR_EV_BARRIER, .u.barrier = {1, 0, 0, WR_FULL_MASK, 0, 0, WR_BAR_GRID, WR_BARMODE_SYNC}},
     };
     size_t n = sizeof evs / sizeof evs[0];
     for (size_t i = 0; i < n; i++) {
