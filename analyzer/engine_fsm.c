@@ -417,6 +417,13 @@ static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epo
         a->seq = wr_ring_seq(r, c->seq);
         a->kind = wr_ring_kind(r);
     }
+    /* A load races only with a write: when the stored accessor read and no
+     * write of its is kept, what the load races with is a write the state
+     * summarises (a block's write, then its reads after a barrier, then
+     * another block's read), not kept: named as a write, site and position
+     * unknown, never as a read/read pair. */
+    if (c->acc == WR_FSM_ACC_R && a->kind == WR_KIND_READ)
+        a->kind = WR_KIND_WRITE;
 }
 
 static void report(fsm *f, const cur_ctx *c, uint64_t old, uint32_t old_epoch, unsigned rel,

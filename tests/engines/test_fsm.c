@@ -85,6 +85,34 @@ Test(fsm, listing2_other_block_read_races_despite_barrier)
     wr_findings_free(f);
 }
 
+/* Warp 0 of block 0 writes X, the block syncs, warp 1 reads X, then block
+ * 1 reads it: the state summarises block 0's write and read, and the
+ * stored accessor is warp 1's read.  The race is named as the write of
+ * the word's history (not kept: site and position unknown), never as a
+ * read/read pair (found by fuzz_analyze). */
+Test(fsm, a_load_racing_a_summarised_write_names_a_write)
+{
+    start(1);
+    lf_feed(&R, lf_acc(30, L, 0, 0, 1u, WR_OP_STORE, 0, X, 0));
+    for (uint32_t w = 0; w < 2; w++)
+        lf_feed(&R, lf_barrier(L, 0, w, 64));
+    lf_feed(&R, lf_acc(31, L, 0, 1, 1u, WR_OP_LOAD, 0, X, 0));
+    lf_feed(&R, lf_acc(32, L, 1, 1, 1u, WR_OP_LOAD, 0, X, 0));
+    wr_findings *f = lf_end(&R);
+    const wr_race_group *g = one_group(f);
+    cr_assert_eq(g->example.race_class, WR_CLASS_INTER_BLOCK);
+    const wr_race_access *first = g->example.first.block == 0 ? &g->example.first
+                                                               : &g->example.second;
+    const wr_race_access *second = first == &g->example.first ? &g->example.second
+                                                               : &g->example.first;
+    cr_assert_eq(first->kind, WR_KIND_WRITE);
+    cr_assert_eq(first->site, 0);
+    cr_assert_eq(first->seq, 0);
+    cr_assert_eq(second->kind, WR_KIND_READ);
+    cr_assert_eq(second->site, 32);
+    wr_findings_free(f);
+}
+
 /* Listing 3 (finite history): local = data[tid]; local += data[tid+1];
  * data[tid+1] = local.  Word k is read by thread k then thread k-1, then
  * written by thread k-1: a single-history detector loses thread k's read;

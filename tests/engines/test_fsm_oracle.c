@@ -273,6 +273,8 @@ static void fill_first(const model *m, wr_race_access *a, const mword *w, uint8_
         a->kind = own.kind;
         older_named += own_older;
     }
+    if (writes_only && a->kind == WR_KIND_READ)   /* a load races with a write */
+        a->kind = WR_KIND_WRITE;
 }
 
 /* Did block x arrive at a cluster or grid barrier gathering it and block
