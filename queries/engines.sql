@@ -9,8 +9,8 @@
 --   vc is scope-oblivious, scoped honours PTX scopes (it also reports atomics
 --   of too narrow a scope, which vc never reports: two atomics never race for
 --   it); lockset warns about potential races that this run's order happened
---   not to expose; fsm keeps a finite history per word (constant memory) and
---   does not model fences or locks.
+--   not to expose (it does not model mbarriers); fsm keeps a finite history
+--   per word (constant memory) and does not model fences, locks or mbarriers.
 
 -- section: Agreement per engine
 WITH RECURSIVE
@@ -97,7 +97,7 @@ SELECT CASE WHEN kernel_a = kernel_b THEN kernel_a ELSE kernel_a || ' / ' || ker
          CASE WHEN lk AND lk_potential AND NOT vc
               THEN '; lockset potential race: no common lock protects both accesses; this run''s order hid it, another schedule can expose it' ELSE '' END ||
          CASE WHEN lk AND NOT lk_potential AND has_vc AND NOT vc
-              THEN '; lockset: no common lock protects both accesses (it ignores ordering by flags, fences and atomics)' ELSE '' END ||
+              THEN '; lockset: no common lock protects both accesses (it ignores ordering by flags, fences, atomics and mbarriers)' ELSE '' END ||
          CASE WHEN has_lk AND NOT lk AND vc
               THEN '; lockset: unreported by its state machine (exclusive / read-shared word, barrier or kernel reset, or a lock it inferred)' ELSE '' END ||
          CASE WHEN has_fsm AND NOT fsm AND vc
@@ -106,7 +106,7 @@ SELECT CASE WHEN kernel_a = kernel_b THEN kernel_a ELSE kernel_a || ' / ' || ker
               THEN '; fsm orders the lanes of a warp only by __syncwarp; vc and scoped take a converged warp as lockstep (GPUVerify warp semantics)' ELSE '' END ||
          CASE WHEN fsm AND has_vc AND NOT vc AND race_class <> 'intra-warp'
                    AND NOT (kind_a = 'atomic' AND kind_b = 'atomic')
-              THEN '; fsm does not model fences or locks: the synchronization vc saw is invisible to its table' ELSE '' END,
+              THEN '; fsm does not model fences, locks or mbarriers: the synchronization vc saw is invisible to its table' ELSE '' END,
          3), ''), 'engines differ; see analyzer/ENGINES.md') END AS why
 FROM flags
 ORDER BY n_found DESC, kernel_a, kernel_b, site_a, site_b, kind_a, kind_b, race_class;
