@@ -287,16 +287,14 @@ static bool block_ordered(fsm *f, uint32_t epoch, uint32_t launch, uint32_t bloc
 {
     uint32_t x = wr_fsm_block(old);
     const wr_launch_geo *g = launch ? wr_launch_geos_get(&f->geo, launch) : NULL;
-    if (x == WR_FSM_HOST_BLOCK || !g ||
-        (uint64_t)g->grid[0] * (g->grid[1] ? g->grid[1] : 1) * (g->grid[2] ? g->grid[2] : 1) >=
-            WR_FSM_HOST_BLOCK)
+    if (x == WR_FSM_HOST_BLOCK || !g || wr_launch_geo_blocks(g) >= WR_FSM_HOST_BLOCK)
         return false;
     const block_st *bx = block_find(f, epoch, x, false);
     const block_st *by = block_find(f, epoch, block, false);
     if (!bx || !by)
         return false;
-    bool cluster = wr_cluster_of(g->grid, g->cluster, x) == wr_cluster_of(g->grid, g->cluster, block);
-    return wr_cross_before(bx->cross, by->cross, warp, cluster, wr_fsm_bc(old), 0x7ffu);
+    return wr_cross_before(bx->cross, by->cross, warp, wr_launch_geo_same_cluster(g, x, block),
+                           wr_fsm_bc(old), 0x7ffu);
 }
 
 /* __syncwarp(mask) of warp w: the lanes in mask take the largest of their

@@ -882,15 +882,13 @@ static __attribute__((noinline)) bool block_ordered(lk *s, const cur_ctx *c, con
 {
     uint32_t x = (old->who >> 10) & HOST_BLOCK;
     const wr_launch_geo *g = wr_launch_geos_get(&s->geo, c->launch);
-    if (x == HOST_BLOCK || !g ||
-        (uint64_t)g->grid[0] * (g->grid[1] ? g->grid[1] : 1) * (g->grid[2] ? g->grid[2] : 1) >=
-            HOST_BLOCK)
+    if (x == HOST_BLOCK || !g || wr_launch_geo_blocks(g) >= HOST_BLOCK)
         return false;
     const block_st *bx = (const block_st *)wr_blockstate_block(&s->bs, c->epoch, x, false);
     if (!bx)
         return false;
-    bool cluster = wr_cluster_of(g->grid, g->cluster, x) == wr_cluster_of(g->grid, g->cluster, c->block);
-    return wr_cross_before(bx->cross, c->b->cross, c->warp, cluster, M_BAR(old->meta), 0xfffu);
+    return wr_cross_before(bx->cross, c->b->cross, c->warp,
+                           wr_launch_geo_same_cluster(g, x, c->block), M_BAR(old->meta), 0xfffu);
 }
 
 /* Inlined into the word loops (the call was a large part of the per-word cost). */

@@ -54,6 +54,18 @@ static inline int wr_launch_geo_single_block_clusters(const wr_launch_geo *g)
     return !g || (g->cluster[0] <= 1 && g->cluster[1] <= 1 && g->cluster[2] <= 1);
 }
 
+/* Blocks in g's grid (dimensions of 0 count as 1). */
+static inline uint64_t wr_launch_geo_blocks(const wr_launch_geo *g)
+{
+    return (uint64_t)g->grid[0] * (g->grid[1] ? g->grid[1] : 1) * (g->grid[2] ? g->grid[2] : 1);
+}
+
+/* Do blocks a and b of g share a thread-block cluster? */
+static inline int wr_launch_geo_same_cluster(const wr_launch_geo *g, uint32_t a, uint32_t b)
+{
+    return wr_cluster_of(g->grid, g->cluster, a) == wr_cluster_of(g->grid, g->cluster, b);
+}
+
 /* Threads per block; 0 when unknown (no launch, or no block size). */
 static inline uint64_t wr_launch_geo_threads(const wr_launch_geo *g)
 {

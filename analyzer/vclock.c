@@ -1967,6 +1967,14 @@ static hb_xbar *xbar_of(hb_launch *l, unsigned bscope, uint32_t cluster)
     return &l->xbar[l->nxbar - 1];
 }
 
+/* Is arrival a's warp still there (a malformed trace may retire its block
+ * before the phase completes)? */
+static bool xarrival_alive(const hb_launch *l, const hb_xarrival *a)
+{
+    return l->blocks && a->block < l->nblocks && l->blocks[a->block] &&
+           a->widx < l->blocks[a->block]->nw;
+}
+
 /* A cluster or grid barrier's phase completes: the clocks its arrivals
  * released (a SYNC arriver's at its arrival, where it still waits; an
  * ARRIVE's as taken then; a relaxed arrival releases nothing) are joined
@@ -1981,9 +1989,7 @@ static void xbar_complete(wr_hb *hb, hb_launch *l, hb_xbar *x)
     uint32_t n = 0;
     for (uint32_t i = 0; i < x->n; i++) {
         hb_xarrival a = x->arr[i];
-        bool alive = l->blocks && a.block < l->nblocks && l->blocks[a.block] &&
-                     a.widx < l->blocks[a.block]->nw;
-        if (alive || a.mode == WR_BARMODE_ARRIVE)
+        if (xarrival_alive(l, &a) || a.mode == WR_BARMODE_ARRIVE)
             x->arr[n++] = a;
         else
             xarrival_drop_snaps(&x->arr[i]);
@@ -2006,9 +2012,7 @@ static void xbar_complete(wr_hb *hb, hb_launch *l, hb_xbar *x)
     }
     for (uint32_t i = 0; i < n; i++) {
         hb_xarrival *a = &x->arr[i];
-        bool alive = l->blocks && a->block < l->nblocks && l->blocks[a->block] &&
-                     a->widx < l->blocks[a->block]->nw;
-        if (alive && a->waiting) {
+        if (a->waiting && xarrival_alive(l, a)) {
             wr_hb_warp *w = &l->blocks[a->block]->w[a->widx];
             for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
                 warp_join(hb, w, k, &x->done[k], a->mask);
