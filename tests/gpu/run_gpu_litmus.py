@@ -25,7 +25,16 @@ source-level recording of the same kernel: every difference is printed.
 Kernels in SANITIZER_UNRECORDED (mbarriers, which that path does not
 record; cluster and split barriers and DSMEM, whose recording there is
 unverified until a GPU run checks it: SANITIZER.md, Left to do) are checked
-on the source-level path only.
+on the source-level path only; with WR_GPU_SANITIZER_ALL=1 they are recorded
+on the sanitizer path too and what it finds is printed, marked "info", and
+counted apart, never as a failure (what a GPU session looks at).
+
+Environment: WR_GPU_JOBS (kernels recorded at once, default 1),
+WR_GPU_TIMEOUT (seconds for one record or analyze, default 300),
+WARPRACE_SANITIZER_LIB (the sanitizer library; default
+/usr/local/cuda/compute-sanitizer/libsanitizer-public.so).  Where the
+sanitizer library is missing, --sanitizer says so and checks the
+source-level path alone.
 
 --self-test (no GPU): the text litmus assembled with `warprace asm` stands
 in for both recordings, so that the expectation parser, the database query
@@ -34,9 +43,11 @@ racy litmus with its fixed variant must report the difference.
 
 Exit 0 all agree, 1 some disagree (each difference printed), 2 setup error.
 """
+import concurrent.futures
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -140,11 +151,24 @@ def found_races(db, shared):
     return got
 
 
-def run(cmd, timeout=300):
+TIMEOUT = int(os.environ.get("WR_GPU_TIMEOUT", "300"))
+
+
+def run(cmd, timeout=None):
+    """The finished process; on timeout its whole process group is killed
+    (warprace record's child would otherwise go on holding the GPU) and
+    the return code is 124."""
+    timeout = timeout or TIMEOUT
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        return subprocess.CompletedProcess(cmd, 124, e.stdout or "", "timed out after %d s" % timeout)
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        return subprocess.CompletedProcess(cmd, 124, out or "",
+                                           (err or "") + "timed out after %d s" % timeout)
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
 def fresh(*paths):
@@ -207,6 +231,9 @@ def record(warprace, mode, binary, name, wrt, db):
     """(database, None, recorder output) or (None, failure text, recorder output)."""
     fresh(wrt)
     r = run([warprace, "record", "--mode", mode, "-o", wrt, "--", binary, name])
+    # what the recorder said about its run, kept beside the trace
+    with open(os.path.splitext(wrt)[0] + ".record.log", "w") as log:
+        log.write("$ %s\nexit %d\n%s%s" % (" ".join(r.args), r.returncode, r.stdout, r.stderr))
     if r.returncode != 0:
         return None, "record --mode %s (exit %d)\n%s%s" % (mode, r.returncode, r.stdout, r.stderr), ""
     fail = analyze(warprace, wrt, db)
@@ -215,60 +242,90 @@ def record(warprace, mode, binary, name, wrt, db):
     return db, None, r.stdout + r.stderr
 
 
+def sanitizer_library():
+    return os.environ.get("WARPRACE_SANITIZER_LIB",
+                          "/usr/local/cuda/compute-sanitizer/libsanitizer-public.so")
+
+
+def check_kernel(warprace, gpu_litmus, plain, litmus_dir, work, name, all_sanitizer):
+    """(printed text, failed, compared on both paths, paths differ, info only)"""
+    txt = litmus_path(litmus_dir, name)
+    if not txt:
+        return "%-45s no text litmus with this name: not compared" % name, False, False, False, False
+    exp, shared = parse_expect(txt), shared_label(txt)
+    base = os.path.join(work, name)
+    db, fail, _ = record(warprace, "api", gpu_litmus, name, base + ".wrt", base + ".db")
+    if fail:
+        return "%-45s FAIL %s" % (name, fail), True, False, False, False
+    got = found_races(db, shared)
+    diffs = ["source-level: " + d for d in check_expectations(exp, got)]
+    san_log, info, notes, differ = "", False, [], False
+    if plain and name in SANITIZER_UNRECORDED and not all_sanitizer:
+        notes.append("sanitizer path not compared: %s" % SANITIZER_UNRECORDED[name])
+    elif plain:
+        info = name in SANITIZER_UNRECORDED
+        sdb, sfail, san_log = record(warprace, "sanitizer", plain, name, base + "-san.wrt",
+                                     base + "-san.db")
+        if sfail:
+            if not info:
+                return "%-45s FAIL sanitizer path: %s" % (name, sfail), True, False, False, False
+            notes.append("info (%s): sanitizer path failed: %s" % (SANITIZER_UNRECORDED[name], sfail))
+        else:
+            san = found_races(sdb, shared)
+            sdiffs = ["sanitizer: " + d for d in check_expectations(exp, san)]
+            between = ["paths differ: " + d for d in compare_paths(got, san)]
+            if info:
+                notes += ["info (%s): %s" % (SANITIZER_UNRECORDED[name], d)
+                          for d in sdiffs + between]
+                differ = bool(sdiffs or between)
+                if not differ:
+                    notes.append("info: the sanitizer path agrees")
+            else:
+                diffs += sdiffs + between
+                differ = bool(between)
+    lines = []
+    if diffs:
+        lines.append("%-45s FAIL\n    %s" % (name, "\n    ".join(diffs)))
+    else:
+        lines.append("%-45s ok" % name)
+    lines += ["    " + n for n in notes]
+    if san_log and (diffs or (info and differ)):
+        lines.append("    the sanitizer recording said:\n      " +
+                     "\n      ".join(summary_lines(san_log)))
+    return "\n".join(lines), bool(diffs), True, differ, info
+
+
 def gpu_main(warprace, gpu_litmus, plain, litmus_dir, work, names):
     ok, why = gpu_available(plain or gpu_litmus)
     if not ok:
         print("SKIP: no usable CUDA GPU on this machine (%s); the GPU litmus tests need "
               "one" % why)
         return 77
-    if plain and not os.path.exists("/usr/local/cuda/compute-sanitizer/libsanitizer-public.so"):
-        print("SKIP: no compute-sanitizer in /usr/local/cuda: the sanitizer path cannot run")
-        return 77
+    if plain and not os.path.exists(sanitizer_library()):
+        print("no compute-sanitizer library at %s: the sanitizer path cannot run; "
+              "the source-level path alone is checked" % sanitizer_library())
+        plain = None
     print("GPU:", why)
     os.makedirs(work, exist_ok=True)
     names = names or run([gpu_litmus, "--list"]).stdout.split()
-    failures = checked = differing = 0
-    for name in names:
-        txt = litmus_path(litmus_dir, name)
-        if not txt:
-            print("%-45s no text litmus with this name: not compared" % name)
-            continue
-        exp, shared = parse_expect(txt), shared_label(txt)
-        base = os.path.join(work, name)
-        db, fail, _ = record(warprace, "api", gpu_litmus, name, base + ".wrt", base + ".db")
-        if fail:
-            print("%-45s FAIL %s" % (name, fail))
-            failures += 1
-            continue
-        got = found_races(db, shared)
-        diffs = ["source-level: " + d for d in check_expectations(exp, got)]
-        san_log = ""
-        if plain and name in SANITIZER_UNRECORDED:
-            print("%-45s sanitizer path not compared: %s" % (name, SANITIZER_UNRECORDED[name]))
-        elif plain:
-            sdb, fail, san_log = record(warprace, "sanitizer", plain, name, base + "-san.wrt",
-                                        base + "-san.db")
-            if fail:
-                print("%-45s FAIL sanitizer path: %s" % (name, fail))
-                failures += 1
-                continue
-            san = found_races(sdb, shared)
-            diffs += ["sanitizer: " + d for d in check_expectations(exp, san)]
-            between = compare_paths(got, san)
-            differing += bool(between)
-            diffs += ["paths differ: " + d for d in between]
-        checked += 1
-        if diffs:
-            failures += 1
-            print("%-45s FAIL\n    %s" % (name, "\n    ".join(diffs)))
-            if san_log:
-                print("    the sanitizer recording said:\n      " +
-                      "\n      ".join(summary_lines(san_log)))
-        else:
-            print("%-45s ok" % name)
+    jobs = max(1, int(os.environ.get("WR_GPU_JOBS", "1")))
+    all_sanitizer = os.environ.get("WR_GPU_SANITIZER_ALL") == "1"
+    failures = checked = differing = informational = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(check_kernel, warprace, gpu_litmus, plain, litmus_dir, work,
+                               name, all_sanitizer) for name in names]
+        for f in futures:   # in list order, whatever order they finish in
+            text, failed, compared, differ, info = f.result()
+            print(text, flush=True)
+            failures += failed
+            checked += compared
+            differing += differ and not info
+            informational += info
     if plain:
-        print("%d compared, %d failed, %d where the two recording paths differ" % (
-            checked, failures, differing))
+        print("%d compared, %d failed, %d where the two recording paths differ%s" % (
+            checked, failures, differing,
+            ", %d recorded on the sanitizer path for information" % informational
+            if all_sanitizer else ""))
     else:
         print("%d compared, %d failed" % (checked, failures))
     return 1 if failures else 0
