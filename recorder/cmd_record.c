@@ -117,7 +117,7 @@ static int print_stats(const char *stats_path, const char *out)
     char line[512];
     unsigned long long events = 0, lost = 0, lost_lanes = 0, launches = 0, records = 0;
     unsigned long long busy_ns = 0, wall_ns = 0;
-    char error[512] = "", unrecorded[512] = "";
+    char error[512] = "", unrecorded[512] = "", launches_unrecorded[512] = "";
     /* the sanitizer path's counters (SANITIZER.md: what it could not
      * recover), shown as they come: name=value */
     char san[2048] = "";
@@ -143,6 +143,10 @@ static int print_stats(const char *stats_path, const char *out)
         sscanf(line, "launches=%llu", &launches);
         sscanf(line, "drain_busy_ns=%llu", &busy_ns);
         sscanf(line, "wall_ns=%llu", &wall_ns);
+        if (!strncmp(line, "launches_unrecorded=", 20)) {
+            line[strcspn(line, "\n")] = 0;
+            snprintf(launches_unrecorded, sizeof launches_unrecorded, "%s", line + 20);
+        }
         if (!strncmp(line, "host_copies_unrecorded=", 23)) {
             line[strcspn(line, "\n")] = 0;
             snprintf(unrecorded, sizeof unrecorded, "%s", line + 23);
@@ -168,6 +172,10 @@ static int print_stats(const char *stats_path, const char *out)
                wall_ns / 1e9, 100.0 * (double)busy_ns / (double)wall_ns);
     if (san[0])
         printf("  sanitizer      %s\n", san);
+    if (launches_unrecorded[0])
+        printf("  launches       %s of kernels without the device API's state: their "
+               "accesses are not recorded (rebuild them with warprace/device.cuh, or record "
+               "with --mode sanitizer)\n", launches_unrecorded);
     if (unrecorded[0])
         printf("  host copies    %s not recorded: races with them go unseen\n", unrecorded);
     if (error[0])

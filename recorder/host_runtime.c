@@ -12,6 +12,7 @@
 
 #include "alloc_label.h"
 #include "drain.h"
+#include "pending_ends.h"
 #include "record_args.h"
 #include "ring_format.h"
 #include "warprace/trace.h"
@@ -47,16 +48,15 @@ static struct {
     wrr_drain drain;
     uint32_t next_launch, open_launch;
     uint32_t open_stream;
-    /* launches whose KERNEL_END waits for the program to observe them */
-    struct { uint32_t launch, stream; } *ends;
-    size_t nends, capends;
-    /* event -> stream of its last record */
-    struct { uint32_t event, stream; } *evstream;
-    size_t nevstream, capevstream;
+    wrr_pending_ends ends;       /* KERNEL_ENDs the program has not observed yet */
     uint64_t launches;
-    /* modules already given the state pointer */
-    CUmodule *mods;
+    /* modules seen, and whether they have the device API's state */
+    struct { CUmodule mod; int has_state; } *mods;
     size_t nmods, capmods;
+    /* launches of kernels built without the device API: nothing of
+     * theirs is recorded, and the summary says so */
+    uint64_t launches_unrecorded;
+    char launch_unrecorded_name[128];
     /* allocations: base -> catalog id (linear; programs have few) */
     struct { uint64_t base; uint32_t id; } *allocs;
     size_t nallocs, capallocs;
@@ -295,26 +295,84 @@ static void post(const wr_event *ev)
     wrr_drain_post(&R.drain, ev);
 }
 
+static void post_cb(void *ctx, const wr_event *ev)
+{
+    (void)ctx;
+    post(ev);
+}
+
 /* ---- launches -------------------------------------------------------------- */
 
-static void install_state(CUfunction f)
+/* Debug trace of the recorder's dealings with the driver
+ * (WARPRACE_RECORDER_DEBUG=1): what a first run on a new toolkit needs. */
+static int debug_on(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("WARPRACE_RECORDER_DEBUG");
+        on = v && *v && strcmp(v, "0") != 0;
+    }
+    return on;
+}
+
+#define DEBUG(...)                                                                  \
+    do {                                                                            \
+        if (debug_on()) {                                                           \
+            fprintf(stderr, "warprace (debug): " __VA_ARGS__);                      \
+            fputc('\n', stderr);                                                    \
+        }                                                                           \
+    } while (0)
+
+/* The launch callbacks hand over what the runtime launched: a CUfunction,
+ * or (CUDA 12 and later, whose runtime loads code as libraries) a CUkernel,
+ * which cuLaunchKernel accepts in its place but cuFuncGetModule and
+ * cuFuncGetAttribute do not.  Returns a CUfunction of the current context,
+ * or NULL. */
+static CUfunction resolve_function(CUfunction f)
 {
     CUmodule mod;
-    if (cuFuncGetModule(&mod, f) != CUDA_SUCCESS)
-        return;
+    CUresult rc = cuFuncGetModule(&mod, f);
+    if (rc == CUDA_SUCCESS)
+        return f;
+    CUfunction g = NULL;
+    CUresult rk = cuKernelGetFunction(&g, (CUkernel)f);
+    DEBUG("cuFuncGetModule(%p) = %d; cuKernelGetFunction = %d -> %p", (void *)f, (int)rc,
+          (int)rk, (void *)g);
+    return rk == CUDA_SUCCESS ? g : NULL;
+}
+
+/* Gives the module of `f` the device state.  Returns 0 when the module
+ * has one (the kernel was built with the device API), -1 when not. */
+static int install_state(CUfunction f, const char *name)
+{
+    CUmodule mod;
+    CUresult rc = f ? cuFuncGetModule(&mod, f) : CUDA_ERROR_INVALID_HANDLE;
+    if (rc != CUDA_SUCCESS) {
+        DEBUG("%s: no module (cuFuncGetModule = %d)", name, (int)rc);
+        return -1;
+    }
     for (size_t i = 0; i < R.nmods; i++)
-        if (R.mods[i] == mod)
-            return;
+        if (R.mods[i].mod == mod)
+            return R.mods[i].has_state ? 0 : -1;
     if (R.nmods == R.capmods) {
         R.capmods = R.capmods ? 2 * R.capmods : 16;
         R.mods = realloc(R.mods, R.capmods * sizeof *R.mods);
     }
-    R.mods[R.nmods++] = mod;
-    CUdeviceptr var;
-    size_t bytes;
-    if (cuModuleGetGlobal(&var, &bytes, mod, "warprace_state") == CUDA_SUCCESS &&
-        bytes == sizeof(CUdeviceptr))
-        cuMemcpyHtoD(var, &R.state_dev, sizeof R.state_dev);
+    CUdeviceptr var = 0;
+    size_t bytes = 0;
+    rc = cuModuleGetGlobal(&var, &bytes, mod, WRR_API_MARKER);
+    int has = rc == CUDA_SUCCESS && bytes == sizeof(CUdeviceptr);
+    CUresult wrc = has ? cuMemcpyHtoD(var, &R.state_dev, sizeof R.state_dev) : CUDA_SUCCESS;
+    DEBUG("%s: module %p: cuModuleGetGlobal(%s) = %d (%zu bytes at %#llx); state %#llx "
+          "written: %d", name, (void *)mod, WRR_API_MARKER, (int)rc, bytes,
+          (unsigned long long)var, (unsigned long long)R.state_dev, (int)wrc);
+    if (has && wrc != CUDA_SUCCESS) {
+        set_error("could not give a module the recorder's state (cuMemcpyHtoD)");
+        has = 0;
+    }
+    R.mods[R.nmods].mod = mod;
+    R.mods[R.nmods++].has_state = has;
+    return has ? 0 : -1;
 }
 
 static int selected(const char *name)
@@ -334,8 +392,15 @@ void wrr_rt_launch_begin(CUfunction f, const char *name, const unsigned grid[3],
         return;
     pthread_mutex_lock(&R.lock);
     wrr_rt_internal = 1;
-    install_state(f);
+    CUfunction fn = resolve_function(f);
     uint32_t want = (uint32_t)selected(name ? name : "");
+    if (install_state(fn, name ? name : "?") != 0 && want) {
+        if (!R.launches_unrecorded++)
+            snprintf(R.launch_unrecorded_name, sizeof R.launch_unrecorded_name, "%s",
+                     name ? name : "?");
+    }
+    if (fn)
+        f = fn;
     if (want != R.dev_enabled) {
         cuMemcpyHtoD(R.state_dev + offsetof(wrr_dev_state, enabled), &want, sizeof want);
         R.dev_enabled = want;
@@ -393,42 +458,30 @@ void wrr_rt_launch_end(CUstream stream)
     wrr_rt_internal = 0;
     if (rc != CUDA_SUCCESS)
         set_error("a recorded kernel failed (cuCtxSynchronize after the launch)");
+    if (debug_on()) {
+        unsigned long long head = 0;
+        wrr_rt_internal = 1;
+        CUresult hrc = cuMemcpyDtoH(&head, R.state_dev + offsetof(wrr_dev_state, head),
+                                    sizeof head);
+        wrr_rt_internal = 0;
+        DEBUG("launch %u ended (cuCtxSynchronize = %d): ring head %llu (read: %d), host tail "
+              "%llu", R.open_launch, (int)rc, head, (int)hrc,
+              (unsigned long long)R.ctl_host->tail);
+    }
     pthread_mutex_lock(&R.lock);
     /* our synchronize is not the program's: the records are complete, but
      * the KERNEL_END (which orders the host after the kernel) waits until
      * the program itself synchronizes (flush_ends) */
     wrr_drain_post_close(&R.drain, R.open_launch);
-    if (R.nends == R.capends) {
-        R.capends = R.capends ? 2 * R.capends : 64;
-        R.ends = realloc(R.ends, R.capends * sizeof *R.ends);
-    }
-    R.ends[R.nends].launch = R.open_launch;
-    R.ends[R.nends++].stream = R.open_stream;
+    wrr_ends_add(&R.ends, R.open_launch, R.open_stream, post_cb, NULL);
     R.open_launch = 0;
     pthread_mutex_unlock(&R.lock);
 }
 
-/* Posts the KERNEL_END of the pending launches on `stream` (all of them for
- * stream UINT32_MAX), before the host synchronization that observes them.
- * R.lock held. */
 static void flush_ends(uint32_t stream)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < R.nends; i++) {
-        if (stream == UINT32_MAX || R.ends[i].stream == stream) {
-            wr_event ev;
-            memset(&ev, 0, sizeof ev);
-            ev.kind = WR_EV_KERNEL_END;
-            ev.u.kernel_end.launch = R.ends[i].launch;
-            post(&ev);
-        } else {
-            R.ends[k++] = R.ends[i];
-        }
-    }
-    R.nends = k;
+    wrr_ends_flush(&R.ends, stream, post_cb, NULL);
 }
-
-/* ---- memory, copies, ordering -------------------------------------------- */
 
 void wrr_rt_alloc(uint64_t base, uint64_t size, const char *what)
 {
@@ -472,12 +525,6 @@ void wrr_rt_free(uint64_t base)
     pthread_mutex_unlock(&R.lock);
 }
 
-static void post_copy(void *ctx, const wr_event *ev)
-{
-    (void)ctx;
-    post(ev);
-}
-
 void wrr_rt_copy_region(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
                         uint64_t depth, unsigned kind, CUstream stream, int async)
 {
@@ -487,7 +534,7 @@ void wrr_rt_copy_region(wrr_copy_side dst, wrr_copy_side src, uint64_t width, ui
     uint32_t sid = handle_id(stream, 0);
     if (!async)
         flush_ends(sid);   /* a synchronous copy waits for its stream */
-    wrr_copy_events(dst, src, width, height, depth, kind, sid, async, post_copy, NULL);
+    wrr_copy_events(dst, src, width, height, depth, kind, sid, async, post_cb, NULL);
     pthread_mutex_unlock(&R.lock);
 }
 
@@ -518,29 +565,14 @@ static void post_simple(uint8_t kind, void *stream, void *event, int has_stream)
         ev.u.stream_sync.stream = handle_id(stream, 0);
         flush_ends(ev.u.stream_sync.stream);
     } else if (kind == WR_EV_DEVICE_SYNC) {
-        flush_ends(UINT32_MAX);
+        flush_ends(WRR_ALL_STREAMS);
     } else {
         ev.u.stream_event.event = handle_id(event, 1);
         ev.u.stream_event.stream = has_stream ? handle_id(stream, 0) : 0;
-        if (kind == WR_EV_EVENT_RECORD) {
-            size_t i = 0;
-            while (i < R.nevstream && R.evstream[i].event != ev.u.stream_event.event)
-                i++;
-            if (i == R.nevstream) {
-                if (R.nevstream == R.capevstream) {
-                    R.capevstream = R.capevstream ? 2 * R.capevstream : 64;
-                    R.evstream = realloc(R.evstream, R.capevstream * sizeof *R.evstream);
-                }
-                R.nevstream++;
-            }
-            R.evstream[i].event = ev.u.stream_event.event;
-            R.evstream[i].stream = ev.u.stream_event.stream;
-        } else if (kind == WR_EV_EVENT_SYNC) {
-            /* the event's stream's kernels launched before it completed */
-            for (size_t i = 0; i < R.nevstream; i++)
-                if (R.evstream[i].event == ev.u.stream_event.event)
-                    flush_ends(R.evstream[i].stream);
-        }
+        if (kind == WR_EV_EVENT_RECORD)
+            wrr_ends_event_recorded(&R.ends, ev.u.stream_event.event, ev.u.stream_event.stream);
+        else if (kind == WR_EV_EVENT_SYNC)
+            wrr_ends_event_synced(&R.ends, ev.u.stream_event.event, post_cb, NULL);
     }
     post(&ev);
     pthread_mutex_unlock(&R.lock);
@@ -585,7 +617,7 @@ void wrr_rt_shutdown(void)
     uint64_t events = 0;
     int ok = 1;
     if (R.ready) {
-        flush_ends(UINT32_MAX);     /* the process exit observes every kernel */
+        flush_ends(WRR_ALL_STREAMS);     /* the process exit observes every kernel */
         if (wrr_drain_stop_thread(&R.drain) != 0) {
             set_error(R.drain.error[0] ? R.drain.error : "the drain failed");
             ok = 0;
@@ -625,6 +657,9 @@ void wrr_rt_shutdown(void)
             fprintf(f, "lost_lanes=%llu\n", (unsigned long long)R.drain.st.lost_lanes);
             fprintf(f, "drain_busy_ns=%llu\n", (unsigned long long)R.drain.st.busy_ns);
             fprintf(f, "wall_ns=%llu\n", (unsigned long long)(wrr_monotonic_ns() - R.t_start));
+            if (R.launches_unrecorded)
+                fprintf(f, "launches_unrecorded=%llu (the first: %s)\n",
+                        (unsigned long long)R.launches_unrecorded, R.launch_unrecorded_name);
             if (R.copies_unrecorded)
                 fprintf(f, "host_copies_unrecorded=%llu (%s)\n",
                         (unsigned long long)R.copies_unrecorded, R.copy_unrecorded_why);

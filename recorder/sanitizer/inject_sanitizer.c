@@ -34,6 +34,7 @@
 #include "alloc_label.h"
 #include "copy_region.h"
 #include "drain.h"
+#include "pending_ends.h"
 #include "record_args.h"
 #include "san_events.h"
 #include "san_shared.h"
@@ -83,7 +84,8 @@ static struct {
     size_t nmods, capmods;
     CUcontext patched_ctx[16];
     size_t npatched_ctx;
-    uint32_t next_launch, open_launch;
+    uint32_t next_launch, open_launch, open_stream;
+    wrr_pending_ends ends;       /* KERNEL_ENDs the program has not observed yet */
     wrs_launch_data *open_ld;
     uint64_t launches;
     void **handles;
@@ -309,6 +311,12 @@ static void post(const wr_event *ev)
         wrr_drain_post(&G.drain, ev);
 }
 
+static void post_cb(void *ctx, const wr_event *ev)
+{
+    (void)ctx;
+    post(ev);
+}
+
 /* ---- modules ---------------------------------------------------------------------- */
 
 /* nvdisasm -c -g on the cubin; returns its output (malloc'd) or NULL. */
@@ -511,6 +519,7 @@ static void launch_begin(const Sanitizer_LaunchData *d)
     ev.u.launch.cluster[2] = d->clusterDim_z ? d->clusterDim_z : 1;
     ev.u.launch.stream = handle_id(d->stream, 0);
     G.open_launch = ev.u.launch.launch;
+    G.open_stream = ev.u.launch.stream;
     G.launches++;
     post(&ev);
     pthread_mutex_unlock(&G.lock);
@@ -584,11 +593,9 @@ static void launch_end(const Sanitizer_LaunchData *d)
         G.fn.free_(d->context, h.block_exit);
         G.fn.free_(d->context, G.open_ld);
     }
-    wr_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = WR_EV_KERNEL_END;
-    ev.u.kernel_end.launch = G.open_launch;
-    post(&ev);
+    /* our synchronize is not the program's: the KERNEL_END (which orders
+     * the host after the kernel) waits until the program synchronizes */
+    wrr_ends_add(&G.ends, G.open_launch, G.open_stream, post_cb, NULL);
     G.open_launch = 0;
     G.open_ld = NULL;
     pthread_mutex_unlock(&G.lock);
@@ -599,14 +606,24 @@ static void launch_end(const Sanitizer_LaunchData *d)
 static void host_event(wr_event *ev)
 {
     pthread_mutex_lock(&G.lock);
+    switch (ev->kind) {
+    case WR_EV_STREAM_SYNC:
+        wrr_ends_flush(&G.ends, ev->u.stream_sync.stream, post_cb, NULL);
+        break;
+    case WR_EV_DEVICE_SYNC:
+        wrr_ends_flush(&G.ends, WRR_ALL_STREAMS, post_cb, NULL);
+        break;
+    case WR_EV_EVENT_RECORD:
+        wrr_ends_event_recorded(&G.ends, ev->u.stream_event.event, ev->u.stream_event.stream);
+        break;
+    case WR_EV_EVENT_SYNC:
+        wrr_ends_event_synced(&G.ends, ev->u.stream_event.event, post_cb, NULL);
+        break;
+    default:
+        break;
+    }
     post(ev);
     pthread_mutex_unlock(&G.lock);
-}
-
-static void post_copy(void *ctx, const wr_event *ev)
-{
-    (void)ctx;
-    post(ev);
 }
 
 /* One HOST_COPY per contiguous run of a (possibly pitched) copy or memset. */
@@ -614,8 +631,10 @@ static void copy_event(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uin
                        uint64_t depth, unsigned kind, CUstream stream, int async)
 {
     pthread_mutex_lock(&G.lock);
-    wrr_copy_events(dst, src, width, height, depth, kind, handle_id(stream, 0), async, post_copy,
-                    NULL);
+    uint32_t sid = handle_id(stream, 0);
+    if (!async)
+        wrr_ends_flush(&G.ends, sid, post_cb, NULL);   /* a synchronous copy waits for its stream */
+    wrr_copy_events(dst, src, width, height, depth, kind, sid, async, post_cb, NULL);
     pthread_mutex_unlock(&G.lock);
 }
 
@@ -748,6 +767,8 @@ static void shutdown_recorder(void)
     }
     G.shut = 1;
     int ok = !G.failed;
+    if (G.ready)
+        wrr_ends_flush(&G.ends, WRR_ALL_STREAMS, post_cb, NULL);   /* the exit observes them all */
     if (G.ready && wrr_drain_stop_thread(&G.drain) != 0) {
         set_error(G.drain.error[0] ? G.drain.error : "the drain failed");
         ok = 0;
