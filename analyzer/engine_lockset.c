@@ -56,7 +56,7 @@ enum { ST_VIRGIN = 0, ST_EXCL = 1, ST_SHARED = 2, ST_SMOD = 3 };
  * folded below DEV_FIELD; 0 (a block field) where there is none */
 #define CLUSTER_FLAG 0x100000u
 #define NO_CLUSTER 0u
-#define ATOM_WORD 0ull           /* lock word of the implicit atomic lock */
+#define ATOM_WORD 0ull           /* lock number of the implicit atomic lock */
 
 typedef struct cell {
     uint32_t ls;     /* interned candidate lockset C(v) */
@@ -217,7 +217,8 @@ static inline uint32_t ls_intersect(lsets *L, uint32_t a, uint32_t b)
 /* ---- lock records (per lock word) ---- */
 
 typedef struct lockrec {
-    uint64_t word;      /* lock address >> 2; 0 = empty slot */
+    uint64_t word;      /* lock address >> 2, bit 63 set; 0 = empty slot */
+    uint32_t num;       /* the lock's number in lockset entries (1, 2, ...) */
     uint8_t broken;     /* some release had no fence */
     uint8_t min_rel;    /* narrowest release scope seen (WR_SCOPE_*), 0xff none yet */
 } lockrec;
@@ -228,6 +229,7 @@ typedef struct lockrec {
 
 typedef struct hold {
     uint64_t word;
+    uint32_t num;       /* its lockrec's number: what lockset entries name */
     uint64_t acq_seq;   /* seq of the fence that completed the acquire (0: pending) */
     uint8_t lane;
     uint8_t scope;      /* min(CAS, fence) once held; CAS scope while pending */
@@ -310,6 +312,10 @@ typedef struct lk {
     wr_ring_pool ring_pool, host_ring_pool;
     lockrec *locks;
     uint32_t lcap, lcount;
+    /* lock number -> lock word: entries name a lock by its number, since a
+     * device address (47 bits, a word of 45) does not fit beside a field */
+    uint64_t *lock_words;
+    uint32_t lnum_cap;
     wr_blockstate bs;       /* (epoch, block) -> block_st, warp -> warp_st */
     uint64_t live;          /* cells with meta != 0: the words tracked */
     wr_access_ring host_ring;   /* host copies, as the warp rings */
@@ -350,6 +356,12 @@ static lockrec *lock_rec(lk *s, uint64_t word, bool create)
     s->locks[i].broken = 0;
     s->locks[i].min_rel = 0xff;
     s->lcount++;
+    s->locks[i].num = s->lcount;
+    if (s->lcount >= s->lnum_cap) {
+        s->lnum_cap = s->lnum_cap ? 2 * s->lnum_cap : 64;
+        s->lock_words = xrealloc(s->lock_words, s->lnum_cap * sizeof *s->lock_words);
+    }
+    s->lock_words[s->lcount] = word & ~(1ull << 63);
     return &s->locks[i];
 }
 
@@ -597,8 +609,10 @@ static uint32_t lock_events(lk *s, warp_st *w, const wr_event *ev, uint32_t epoc
                     dup = true;
             if (dup || w->nholds == MAX_HOLDS)
                 continue;
-            w->locks->holds[w->nholds++] =
-                (hold){.word = word, .acq_seq = 0, .lane = (uint8_t)lane, .scope = as};
+            w->locks->holds[w->nholds++] = (hold){.word = word,
+                                                  .num = lock_rec(s, word, true)->num,
+                                                  .acq_seq = 0, .lane = (uint8_t)lane,
+                                                  .scope = as};
         }
         return 0;
     }
@@ -682,11 +696,11 @@ static __attribute__((noinline)) uint32_t lane_lockset_slow(lk *s, warp_st *w, u
         const hold *h = &w->locks->holds[i];
         if (h->lane != lane || !h->acq_seq)
             continue;
-        e[n++] = entry(h->word, bf);
+        e[n++] = entry(h->num, bf);
         if (cf != NO_CLUSTER && h->scope >= WR_SCOPE_CLUSTER)
-            e[n++] = entry(h->word, cf);
+            e[n++] = entry(h->num, cf);
         if (h->scope >= WR_SCOPE_DEVICE)
-            e[n++] = entry(h->word, DEV_FIELD);
+            e[n++] = entry(h->num, DEV_FIELD);
     }
     if (atomic) {
         e[n++] = entry(ATOM_WORD, bf);
@@ -726,11 +740,11 @@ static __attribute__((noinline)) bool effective_slow(lk *s, uint32_t id)
 {
     const uint64_t *e = s->ls.ent + s->ls.off[id];
     for (uint32_t i = 0; i < s->ls.len[id]; i++) {
-        uint64_t word = e[i] >> 21;
+        uint64_t num = e[i] >> 21;
         uint32_t field = (uint32_t)(e[i] & DEV_FIELD);
-        if (word == ATOM_WORD)
+        if (num == ATOM_WORD)
             return true;
-        lockrec *r = lock_rec(s, word, false);
+        lockrec *r = lock_rec(s, s->lock_words[num], false);
         if (!r)
             return true;   /* not released yet */
         if (r->broken)
@@ -1452,6 +1466,7 @@ static void lk_destroy(void *self)
     wr_ring_release(&s->host_ring, &s->host_ring_pool);
     wr_ring_pool_release(&s->host_ring_pool);
     free(s->locks);
+    free(s->lock_words);
     wr_launch_geos_free(&s->geo);
     ls_free(&s->ls);
     wr_shadow_free(s->map);

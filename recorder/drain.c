@@ -12,6 +12,7 @@
 struct wrr_qnode {
     wrr_qnode *next;
     wr_event ev;
+    uint64_t end_pos;            /* a close's bound (wrr_drain_post_close) */
 };
 
 uint64_t wrr_monotonic_ns(void)
@@ -38,6 +39,7 @@ int wrr_drain_init(wrr_drain *d, const wrr_ring *ring, const wrr_sink *sink,
         return -1;
     d->ring = *ring;
     d->sink = *sink;
+    d->stop_at = WRR_END_UNKNOWN;
     if (opts)
         d->opt = *opts;
     if (!d->opt.flush_events)
@@ -91,7 +93,11 @@ static int do_flush(wrr_drain *d)
 static int emit(wrr_drain *d, const wr_event *ev)
 {
     if (d->sink.event(d->sink.ctx, ev) != 0) {
-        fail(d, "%s (at ring position %llu)", "the trace writer rejected an event", d->pos);
+        const char *why = d->sink.error ? d->sink.error(d->sink.ctx) : NULL;
+        char what[400];
+        snprintf(what, sizeof what, "the trace writer rejected the %s event%s%s",
+                 wr_event_kind_name(ev->kind), why && *why ? ": " : "", why ? why : "");
+        fail(d, "%s (at ring position %llu)", what, d->pos);
         return -1;
     }
     if (ev->kind == WR_EV_LOST) {
@@ -230,6 +236,8 @@ long wrr_drain_poll(wrr_drain *d, size_t max_records)
         }
         if (d->launch == 0 && host_pending(d))
             break;          /* its KERNEL_LAUNCH is posted but not processed yet */
+        if (d->pos >= d->stop_at)
+            break;          /* the next launch's: its close bounds this one */
         if (!done)
             t0 = d->opt.now_ns();
         const char *why = wrr_check_header(w0);
@@ -280,7 +288,7 @@ static int drain_all(wrr_drain *d)
 
 /* ---- host events ----------------------------------------------------------- */
 
-void wrr_drain_post(wrr_drain *d, const wr_event *ev)
+static void queue_event(wrr_drain *d, const wr_event *ev, uint64_t end_pos)
 {
     wrr_qnode *n = malloc(sizeof *n);
     pthread_mutex_lock(&d->qlock);
@@ -292,6 +300,7 @@ void wrr_drain_post(wrr_drain *d, const wr_event *ev)
     }
     n->next = NULL;
     n->ev = *ev;
+    n->end_pos = end_pos;
     if (d->qtail)
         d->qtail->next = n;
     else
@@ -301,21 +310,29 @@ void wrr_drain_post(wrr_drain *d, const wr_event *ev)
     pthread_mutex_unlock(&d->qlock);
 }
 
+void wrr_drain_post(wrr_drain *d, const wr_event *ev)
+{
+    queue_event(d, ev, WRR_END_UNKNOWN);
+}
+
 #define WRR_Q_CLOSE 0    /* queue-only kind: close a launch silently */
 
-void wrr_drain_post_close(wrr_drain *d, uint32_t launch)
+void wrr_drain_post_close(wrr_drain *d, uint32_t launch, uint64_t end_pos)
 {
     wr_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = WRR_Q_CLOSE;
     ev.u.kernel_end.launch = launch;
-    wrr_drain_post(d, &ev);
+    queue_event(d, &ev, end_pos);
 }
 
-static int process_host(wrr_drain *d, const wr_event *ev)
+static int process_host(wrr_drain *d, const wr_event *ev, uint64_t end_pos)
 {
     if (ev->kind == WRR_Q_CLOSE) {
-        if (drain_all(d) != 0)
+        d->stop_at = end_pos;
+        int rc = drain_all(d);
+        d->stop_at = WRR_END_UNKNOWN;
+        if (rc != 0)
             return -1;
         check_lost(d);
         if (d->launch == ev->u.kernel_end.launch)
@@ -356,7 +373,7 @@ static long process_queue(wrr_drain *d)
         wrr_qnode *next = n->next;
         if (!d->failed) {
             uint64_t t0 = d->opt.now_ns();
-            process_host(d, &n->ev);
+            process_host(d, &n->ev, n->end_pos);
             d->st.busy_ns += d->opt.now_ns() - t0;
         }
         free(n);

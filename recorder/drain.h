@@ -41,6 +41,8 @@ typedef struct wrr_sink {
     /* Optional: the stream ends (wrr_drain_finish, before its last flush);
      * a sink that holds events back emits them now.  0 or -1. */
     int (*finish)(void *ctx);
+    /* Optional: why the last call failed (the drain's error names it). */
+    const char *(*error)(void *ctx);
 } wrr_sink;
 
 /* Reads `len` bytes of device memory at `addr` (site descriptors and their
@@ -92,12 +94,13 @@ typedef struct wrr_drain {
     wrr_drain_options opt;
     uint64_t pos;                /* next position to consume (== published tail) */
     uint32_t launch;             /* open launch, 0 = none */
+    uint64_t stop_at;            /* consume no record at or past this position */
     uint64_t dropped_seen;       /* ctl->dropped_records already reported */
     uint64_t since_flush;        /* events written since the last flush */
     uint64_t last_flush_ns;
     wrr_drain_stats st;
     int failed;                  /* sink error or corrupt ring: stop */
-    char error[256];
+    char error[512];
     /* site cache: open addressing, power-of-two size */
     wrr_site_entry *sites;
     size_t site_cap, site_count;
@@ -122,11 +125,15 @@ void wrr_drain_destroy(wrr_drain *d);
 /* Posts a host event (any thread).  KERNEL_LAUNCH opens a launch,
  * KERNEL_END closes it. */
 void wrr_drain_post(wrr_drain *d, const wr_event *ev);
-/* Closes the open launch `launch` without emitting anything: every record
- * committed before the call is consumed as that launch's.  The runtime
- * posts this after its own (serializing) synchronize, and emits the real
- * KERNEL_END later, when the program observes the completion. */
-void wrr_drain_post_close(wrr_drain *d, uint32_t launch);
+/* Closes the open launch `launch` without emitting anything: the records
+ * at ring positions below `end_pos` are consumed as that launch's, and no
+ * record at or past it is (WRR_END_UNKNOWN: every record committed when
+ * the close is processed, which, the drain being asynchronous, may include
+ * the next launch's).  The runtime posts this after its own (serializing)
+ * synchronize, with the device's reservation head read then, and emits the
+ * real KERNEL_END later, when the program observes the completion. */
+#define WRR_END_UNKNOWN UINT64_MAX
+void wrr_drain_post_close(wrr_drain *d, uint32_t launch, uint64_t end_pos);
 
 /* Consumes up to max_records committed records of the open launch (none
  * when no launch is open).  Returns the number consumed or -1 on failure. */

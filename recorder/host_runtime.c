@@ -121,6 +121,12 @@ static int lk_event(void *ctx, const wr_event *ev)
     return rc;
 }
 
+static const char *lk_error(void *ctx)
+{
+    (void)ctx;
+    return R.ws.err.msg;
+}
+
 static int lk_flush(void *ctx)
 {
     (void)ctx;
@@ -253,7 +259,7 @@ int wrr_rt_ensure(void)
     }
     if (!fail) {
         wrr_ring ring = {R.ring_host, R.ctl_host, R.log2cap};
-        wrr_sink sink = {NULL, lk_event, lk_flush, lk_site, NULL};
+        wrr_sink sink = {NULL, lk_event, lk_flush, lk_site, NULL, lk_error};
         wrr_drain_options o = {.read_mem = read_dev};
         if (wrr_drain_init(&R.drain, &ring, &sink, &o) != 0 ||
             wrr_drain_start_thread(&R.drain) != 0)
@@ -458,21 +464,20 @@ void wrr_rt_launch_end(CUstream stream)
     wrr_rt_internal = 0;
     if (rc != CUDA_SUCCESS)
         set_error("a recorded kernel failed (cuCtxSynchronize after the launch)");
-    if (debug_on()) {
-        unsigned long long head = 0;
-        wrr_rt_internal = 1;
-        CUresult hrc = cuMemcpyDtoH(&head, R.state_dev + offsetof(wrr_dev_state, head),
-                                    sizeof head);
-        wrr_rt_internal = 0;
-        DEBUG("launch %u ended (cuCtxSynchronize = %d): ring head %llu (read: %d), host tail "
-              "%llu", R.open_launch, (int)rc, head, (int)hrc,
-              (unsigned long long)R.ctl_host->tail);
-    }
+    /* where the launch's records end: the drain runs behind, and must not
+     * take the next launch's records for this one's */
+    unsigned long long head = 0;
+    wrr_rt_internal = 1;
+    CUresult hrc = cuMemcpyDtoH(&head, R.state_dev + offsetof(wrr_dev_state, head), sizeof head);
+    wrr_rt_internal = 0;
+    DEBUG("launch %u ended (cuCtxSynchronize = %d): ring head %llu (read: %d), host tail %llu",
+          R.open_launch, (int)rc, head, (int)hrc, (unsigned long long)R.ctl_host->tail);
     pthread_mutex_lock(&R.lock);
     /* our synchronize is not the program's: the records are complete, but
      * the KERNEL_END (which orders the host after the kernel) waits until
      * the program itself synchronizes (flush_ends) */
-    wrr_drain_post_close(&R.drain, R.open_launch);
+    wrr_drain_post_close(&R.drain, R.open_launch,
+                         rc == CUDA_SUCCESS && hrc == CUDA_SUCCESS ? head : WRR_END_UNKNOWN);
     wrr_ends_add(&R.ends, R.open_launch, R.open_stream, post_cb, NULL);
     R.open_launch = 0;
     pthread_mutex_unlock(&R.lock);

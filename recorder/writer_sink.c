@@ -27,6 +27,12 @@ static uint32_t ws_site(void *ctx, const char *file, uint32_t line, const char *
     return wr_writer_site(ws->w, pc, file, line, function);
 }
 
+static const char *ws_error(void *ctx)
+{
+    const wrr_writer_sink *ws = ctx;
+    return ws->err.msg;
+}
+
 void wrr_writer_sink_init(wrr_writer_sink *ws, wr_writer *w, wrr_sink *sink)
 {
     memset(ws, 0, sizeof *ws);
@@ -36,4 +42,5 @@ void wrr_writer_sink_init(wrr_writer_sink *ws, wr_writer *w, wrr_sink *sink)
     sink->flush = ws_flush;
     sink->site = ws_site;
     sink->finish = NULL;
+    sink->error = ws_error;
 }

@@ -719,6 +719,12 @@ static int fin_flush(void *ctx)
     return f->down.flush ? f->down.flush(f->down.ctx) : 0;
 }
 
+static const char *fin_error(void *ctx)
+{
+    wrs_finisher *f = ctx;
+    return f->down.error ? f->down.error(f->down.ctx) : NULL;
+}
+
 void wrs_finisher_sink(wrs_finisher *f, wrr_sink *out)
 {
     out->ctx = f;
@@ -726,4 +732,5 @@ void wrs_finisher_sink(wrs_finisher *f, wrr_sink *out)
     out->flush = fin_flush;
     out->site = fin_site;
     out->finish = fin_finish;
+    out->error = fin_error;
 }

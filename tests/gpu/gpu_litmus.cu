@@ -108,13 +108,19 @@ __device__ void unlock(int *l, bool release_fence)
 }
 
 /* both parties store data inside lock(S); TF: release fences; STF: A's
- * acquire fence */
+ * acquire fence.  Without it, the race needs A to take the lock second
+ * (the text litmus's order): a lock taken first needs no acquire fence, and
+ * an H200 ran A first, an execution with no race.  So A sleeps first
+ * (unrecorded, and no synchronization: the order is likely, not forced). */
 template <int S, bool TF, bool STF, bool INTERBLOCK>
 __global__ void k_lock(args a)
 {
     int p = party(INTERBLOCK);
     if (p < 0)
         return;
+    if (!STF && p == 0)
+        for (int i = 0; i < 200; i++)
+            __nanosleep(1000);
     lock<S>(a.lock, p == 0 ? STF : true);
     WR_STORE_VOLATILE(a.data, p + 1);
     unlock<S>(a.lock, TF);

@@ -55,24 +55,19 @@ import sys
 # Kernels whose verdict rests on a synchronization the sanitizer path does
 # not record: only the source-level path is checked for them.
 SANITIZER_UNRECORDED = {
-    "cluster_sync_global_handoff_norace": "cluster barriers are patched but unverified "
-                                          "(SANITIZER.md, Left to do 6)",
-    "cluster_sync_other_cluster_race": "cluster barriers are patched but unverified "
-                                       "(SANITIZER.md, Left to do 6)",
-    "cluster_arrive_wait_handoff_norace": "cluster barriers are patched but unverified "
-                                          "(SANITIZER.md, Left to do 6)",
-    "cluster_arrive_relaxed_handoff_race": "cluster barriers are patched but unverified "
-                                           "(SANITIZER.md, Left to do 6)",
-    "cluster_write_between_arrive_and_wait_race": "cluster barriers are patched but unverified "
-                                                  "(SANITIZER.md, Left to do 6)",
-    "dsmem_handoff_norace": "cluster barriers are patched but unverified, and its remote "
-                            "shared access patch too (SANITIZER.md, Left to do 5, 6)",
-    "dsmem_remote_race": "its remote shared access patch is unverified (SANITIZER.md, "
-                         "Left to do 5)",
-    "named_barrier_producer_consumer_norace": "bar.arrive (BAR.ARV) is classified but "
-                                              "unverified (SANITIZER.md, Left to do 7)",
-    "named_barrier_producer_overwrite_race": "bar.arrive (BAR.ARV) is classified but "
-                                             "unverified (SANITIZER.md, Left to do 7)",
+    "dsmem_remote_race": "on an H200 both paths' remote store was refused by the trace "
+                         "writer (SANITIZER.md, Left to do 5)",
+    "named_barrier_producer_consumer_norace": "the Compute Sanitizer API reports no bar.arrive "
+                                              "(BAR.ARV): arrivals are not recorded "
+                                              "(SANITIZER.md)",
+    "named_barrier_producer_overwrite_race": "the Compute Sanitizer API reports no bar.arrive "
+                                             "(BAR.ARV): arrivals are not recorded "
+                                             "(SANITIZER.md)",
+    "grid_sync_phases_norace": "grid.sync() reaches this path as its parts (block barriers, "
+                               "a fence, an atomic add, an acquire spin), which vc orders and "
+                               "the other engines do not (SANITIZER.md)",
+    "grid_sync_missing_second_sync_race": "grid.sync() reaches this path as its parts "
+                                          "(SANITIZER.md)",
     "mbarrier_pipeline_norace": "mbarrier operations are not recorded",
     "mbarrier_missing_empty_wait_race": "mbarrier operations are not recorded",
 }
@@ -119,9 +114,15 @@ def parse_expect(path):
 
 
 def shared_label(path):
+    """The label a recording's shared-memory races count for: the litmus's
+    `# gpu-shared: LABEL` line (where it has several shared allocations, an
+    mbarrier's beside the data), else its only shared allocation."""
     labels = []
     with open(path) as f:
         for line in f:
+            m = re.match(r"#\s*gpu-shared:\s*(\S+)", line.strip())
+            if m:
+                return m.group(1)
             t = line.split()
             if len(t) >= 3 and t[0] == "alloc" and t[2] == "shared":
                 labels.append(t[1])

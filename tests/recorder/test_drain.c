@@ -813,13 +813,13 @@ Test(drain, close_consumes_records_without_emitting_an_end)
     wr_event l1 = launch_ev(1), l2 = launch_ev(2), e1 = end_ev(1), e2 = end_ev(2);
     wrr_drain_post(&d, &l1);
     wrr_sim_write(&sim, access_rec(0, 0, 0), 32, 0);
-    wrr_drain_post_close(&d, 1);
+    wrr_drain_post_close(&d, 1, WRR_END_UNKNOWN);
     wrr_drain_step(&d);
     cr_assert_eq(d.launch, 0, "closed");
     wrr_drain_post(&d, &l2);
     wrr_drain_step(&d);
     wrr_sim_write(&sim, access_rec(0, 1, 0), 32, 0);
-    wrr_drain_post_close(&d, 2);
+    wrr_drain_post_close(&d, 2, WRR_END_UNKNOWN);
     /* the program synchronizes later: both ends come then */
     wrr_drain_post(&d, &e1);
     wrr_drain_post(&d, &e2);
@@ -832,6 +832,71 @@ Test(drain, close_consumes_records_without_emitting_an_end)
     cr_assert_eq(cap.ev[4].kind, WR_EV_KERNEL_END);
     cr_assert_eq(cap.ev[5].kind, WR_EV_KERNEL_END);
     cr_assert_eq(d.st.host_events, 4, "closes are not events");
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
+static const char *reason(void *ctx)
+{
+    (void)ctx;
+    return "an access's shared offset past 16 MiB";
+}
+
+/* A sink's refusal names the event and the sink's reason: the first GPU
+ * run said only "the trace writer rejected an event". */
+Test(drain, a_refused_event_is_named_with_the_sinks_reason)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    cap.fail_after = 1;
+    sink.error = reason;
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event l1 = launch_ev(1);
+    wrr_drain_post(&d, &l1);
+    wrr_sim_write(&sim, access_rec(0, 0, 0), 32, 0);
+    wrr_drain_post_close(&d, 1, sim.dev.head);
+    cr_assert_neq(wrr_drain_finish(&d), 0);
+    cr_assert(strstr(d.error, "rejected the access event: an access's shared offset past 16 MiB"),
+              "%s", d.error);
+    cr_assert(strstr(d.error, "ring position 0"), "%s", d.error);
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
+/* The drain runs behind the program: by the time it processes a launch's
+ * close, the next launch (posted and run meanwhile) may have committed
+ * records.  The close's bound keeps them out of the closed launch (the
+ * first GPU run showed a consumer's load attributed to its producer). */
+Test(drain, close_bound_keeps_the_next_launchs_records_out)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event l1 = launch_ev(1), l2 = launch_ev(2);
+    wrr_drain_post(&d, &l1);
+    wrr_sim_write(&sim, access_rec(0, 0, 0), 32, 0);
+    uint64_t end1 = sim.dev.head;
+    wrr_drain_post_close(&d, 1, end1);
+    /* nothing processed yet: launch 2 is posted and writes */
+    wrr_drain_post(&d, &l2);
+    wrr_sim_write(&sim, access_rec(0, 1, 0), 32, 0);
+    wrr_drain_post_close(&d, 2, sim.dev.head);
+    cr_assert_eq(wrr_drain_finish(&d), 0);
+    cr_assert_eq(cap.n, 4);
+    cr_assert_eq(cap.ev[0].kind, WR_EV_KERNEL_LAUNCH);
+    cr_assert_eq(cap.ev[1].kind, WR_EV_ACCESS);
+    cr_assert_eq(cap.ev[1].u.access.launch, 1);
+    cr_assert_eq(cap.ev[2].kind, WR_EV_KERNEL_LAUNCH);
+    cr_assert_eq(cap.ev[3].kind, WR_EV_ACCESS);
+    cr_assert_eq(cap.ev[3].u.access.launch, 2, "launch 2's record stays launch 2's");
     wrr_drain_destroy(&d);
     cap_free(&cap);
     wrr_sim_free(&sim);

@@ -86,7 +86,7 @@ static void setup(void)
     parse_data("spinlock_sm90.nvdisasm", &L);
     parse_data("barriers_sm90.nvdisasm", &B);
     memset(&O, 0, sizeof O);
-    wrr_sink down = {&O, out_event, out_flush, out_site, NULL};
+    wrr_sink down = {&O, out_event, out_flush, out_site, NULL, NULL};
     cr_assert_eq(wrs_finisher_init(&F, &down), 0);
     struct { uint64_t start; const char *name; } fns[] = {
         {PRODUCER, "_Z11mp_producerPiS_"}, {CONSUMER, "_Z11mp_consumerPiS_"},
@@ -164,7 +164,7 @@ static void access(uint32_t block, uint32_t warp, uint64_t pc, unsigned op, unsi
 
 static void finish(void)
 {
-    wrr_drain_post_close(&D, 1);
+    wrr_drain_post_close(&D, 1, WRR_END_UNKNOWN);
     wr_event e;
     memset(&e, 0, sizeof e);
     e.kind = WR_EV_KERNEL_END;
@@ -277,7 +277,7 @@ Test(sanitizer_events, read_mem_strings)
     wrs_finisher f;
     out o;
     memset(&o, 0, sizeof o);
-    wrr_sink down = {&o, out_event, out_flush, out_site, NULL};
+    wrr_sink down = {&o, out_event, out_flush, out_site, NULL, NULL};
     cr_assert_eq(wrs_finisher_init(&f, &down), 0);
     unsigned char raw[24];
     cr_expect_eq(wrs_finisher_read_mem(&f, 0x1234, raw, 16), -1);
