@@ -97,7 +97,8 @@ static int choose_mode(const wrr_record_opts *o)
     return WRR_MODE_SANITIZER;
 }
 
-/* Returns 0 when the recorder left its summary, -1 when not. */
+/* Returns 0 when the recorder left its summary and reported no error, -1
+ * when not. */
 static int print_stats(const char *stats_path, const char *out)
 {
     FILE *f = fopen(stats_path, "r");
@@ -178,8 +179,10 @@ static int print_stats(const char *stats_path, const char *out)
                "with --mode sanitizer)\n", launches_unrecorded);
     if (unrecorded[0])
         printf("  host copies    %s not recorded: races with them go unseen\n", unrecorded);
-    if (error[0])
+    if (error[0]) {
         fprintf(stderr, "warprace record: recorder error: %s\n", error);
+        return -1;   /* the trace stops where the recorder failed */
+    }
     return 0;
 }
 

@@ -158,9 +158,7 @@ WRR_DEV uint32_t wrr_cluster_block_linear(unsigned rank)
  * own rank: mapa, "the address in CTA b corresponding to a") and converted
  * as an own shared address (__cvta_generic_to_shared: cvta.to.shared::cta).
  * That relies on offsets being equal across the blocks of a cluster (what
- * mapa maps is "the same variable" in the other block) and on the mapped
- * address lying in the own block's .shared::cta window, which PTX places
- * inside the .shared::cluster window; unverified on a GPU.  The own rank
+ * mapa maps is "the same variable" in the other block).  The own rank
  * reached through a cluster pointer is recorded as SHARED so that both
  * ways to name an own word give the same event; whether __isShared already
  * holds for such a pointer (mapa(p, own rank) == p) is not documented. */
@@ -168,7 +166,14 @@ WRR_DEV unsigned wrr_cluster_shared_of(const void *p, uint64_t *addr)
 {
     unsigned own = __clusterRelativeBlockRank();
     unsigned rank = __cluster_query_shared_rank(p);
-    uint32_t off = (uint32_t)__cvta_generic_to_shared(__cluster_map_shared_rank(p, own));
+    /* The mapped address less this block's window base, reached the same
+     * way (mapa of shared offset 0): on an H200 the mapped address alone
+     * converted to a value past 16 MiB for rank 1 (the trace writer refused
+     * it), not to the offset (`gpu_litmus --dsmem-probe` prints them). */
+    uint32_t mapped = (uint32_t)__cvta_generic_to_shared(__cluster_map_shared_rank(p, own));
+    uint32_t base = (uint32_t)__cvta_generic_to_shared(
+        __cluster_map_shared_rank(__cvta_shared_to_generic(0), own));
+    uint32_t off = mapped - base;
     if (rank == own) {
         *addr = off;
         return WR_SPACE_SHARED;

@@ -234,8 +234,10 @@ long wrr_drain_poll(wrr_drain *d, size_t max_records)
                 fail(d, "%s at ring position %llu", "a record's commit tag is from another lap", d->pos);
             break;
         }
-        if (d->launch == 0 && host_pending(d))
-            break;          /* its KERNEL_LAUNCH is posted but not processed yet */
+        if (!d->in_host && host_pending(d))
+            break;          /* host events first: a posted close bounds the open launch
+                               (its records end where the next launch's begin), a posted
+                               KERNEL_LAUNCH opens the launch these records are of */
         if (d->pos >= d->stop_at)
             break;          /* the next launch's: its close bounds this one */
         if (!done)
@@ -373,7 +375,9 @@ static long process_queue(wrr_drain *d)
         wrr_qnode *next = n->next;
         if (!d->failed) {
             uint64_t t0 = d->opt.now_ns();
+            d->in_host = 1;
             process_host(d, &n->ev, n->end_pos);
+            d->in_host = 0;
             d->st.busy_ns += d->opt.now_ns() - t0;
         }
         free(n);

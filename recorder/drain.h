@@ -8,8 +8,10 @@
  * Ordering rules (RECORDER.md):
  *  - host events are emitted in the order they were posted;
  *  - device records are consumed only while a launch is open (between its
- *    posted KERNEL_LAUNCH and KERNEL_END); launches are serialized by the
- *    runtime, so every record consumed then belongs to that launch;
+ *    posted KERNEL_LAUNCH and KERNEL_END or close) and no host event waits:
+ *    launches are serialized by the runtime, and a close names the position
+ *    where its launch's records end, so every record consumed belongs to
+ *    the open launch, although the drain runs behind the program;
  *  - a KERNEL_END, or a close (wrr_drain_post_close), is processed after
  *    every record committed before it was posted (the runtime posts them
  *    after the kernel completed);
@@ -95,6 +97,7 @@ typedef struct wrr_drain {
     uint64_t pos;                /* next position to consume (== published tail) */
     uint32_t launch;             /* open launch, 0 = none */
     uint64_t stop_at;            /* consume no record at or past this position */
+    int in_host;                 /* processing a host event (which may drain) */
     uint64_t dropped_seen;       /* ctl->dropped_records already reported */
     uint64_t since_flush;        /* events written since the last flush */
     uint64_t last_flush_ns;

@@ -364,6 +364,47 @@ __global__ void __cluster_dims__(2, 1, 1) k_dsmem(int *out)
     WR_CLUSTER_SYNC();
 }
 
+/* What the cluster shared-memory conversions give on this GPU (printed by
+ * --dsmem-probe): the logger's DSMEM offsets rest on them. */
+__global__ void __cluster_dims__(2, 1, 1) k_dsmem_probe(unsigned long long *out)
+{
+    __shared__ int sh[32];
+    cooperative_groups::cluster_group c = cooperative_groups::this_cluster();
+    unsigned rank = c.block_rank();
+    if (threadIdx.x == 0) {
+        unsigned long long *o = out + 8 * rank;
+        void *other = c.map_shared_rank((void *)&sh[3], rank ^ 1u);
+        o[0] = rank;
+        o[1] = (unsigned)__cvta_generic_to_shared(&sh[3]);
+        o[2] = (unsigned)__cvta_generic_to_shared(__cluster_map_shared_rank(other, rank));
+        o[3] = (unsigned)__cvta_generic_to_shared(
+            __cluster_map_shared_rank(__cvta_shared_to_generic(0), rank));
+        o[4] = __isShared(__cluster_map_shared_rank(other, rank));
+        o[5] = __isShared(other);
+        o[6] = __cluster_query_shared_rank(other);
+        o[7] = (unsigned long long)(uintptr_t)other - (unsigned long long)(uintptr_t)&sh[3];
+    }
+    c.sync();
+}
+
+static int run_dsmem_probe(void)
+{
+    unsigned long long *d, h[16];
+    CK(cudaMalloc(&d, sizeof h));
+    k_dsmem_probe<<<2, 32>>>(d);
+    CK(cudaGetLastError());
+    CK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+    for (int r = 0; r < 2; r++) {
+        const unsigned long long *o = h + 8 * r;
+        printf("rank %llu: cvta(&sh[3]) %#llx; cvta(mapa(other rank's sh[3], own)) %#llx; "
+               "cvta(mapa(shared 0, own)) %#llx; isShared(mapa(..., own)) %llu; "
+               "isShared(other's) %llu; getctarank(other's) %llu; other's - own generic %#llx\n",
+               o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7]);
+    }
+    CK(cudaFree(d));
+    return 0;
+}
+
 static int run_dsmem(const char *name)
 {
     int *out;
@@ -581,11 +622,13 @@ static const char *const others[] = {"barrier_interval_race", "barrier_interval_
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: gpu_litmus NAME | --list | --probe\n");
+        fprintf(stderr, "usage: gpu_litmus NAME | --list | --probe | --dsmem-probe\n");
         return 2;
     }
     if (!strcmp(argv[1], "--probe"))
         return wr_gpu_probe();
+    if (!strcmp(argv[1], "--dsmem-probe"))
+        return run_dsmem_probe();
     if (!strcmp(argv[1], "--list")) {
         for (const litmus &l : table)
             printf("%s\n", l.name);

@@ -837,6 +837,37 @@ Test(drain, close_consumes_records_without_emitting_an_end)
     wrr_sim_free(&sim);
 }
 
+/* The same, when the drain polls between taking its queue (empty then)
+ * and the program's close: it must not consume past a close it has not
+ * processed (the second GPU run: a consumer's load still under its
+ * producer's launch). */
+Test(drain, no_record_is_consumed_while_a_host_event_waits)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event l1 = launch_ev(1), l2 = launch_ev(2);
+    wrr_drain_post(&d, &l1);
+    wrr_drain_step(&d);
+    cr_assert_eq(d.launch, 1);
+    wrr_sim_write(&sim, access_rec(0, 0, 0), 32, 0);
+    wrr_drain_post_close(&d, 1, sim.dev.head);
+    wrr_drain_post(&d, &l2);
+    wrr_sim_write(&sim, access_rec(0, 1, 0), 32, 0);
+    cr_assert_eq(wrr_drain_poll(&d, 100), 0, "the close and the launch come first");
+    cr_assert_eq(wrr_drain_finish(&d), 0);
+    cr_assert_eq(cap.n, 4);
+    cr_assert_eq(cap.ev[1].u.access.launch, 1);
+    cr_assert_eq(cap.ev[2].kind, WR_EV_KERNEL_LAUNCH);
+    cr_assert_eq(cap.ev[3].u.access.launch, 2);
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
 static const char *reason(void *ctx)
 {
     (void)ctx;

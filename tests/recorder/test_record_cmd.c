@@ -133,6 +133,27 @@ Test(record_cmd, failing_program_is_reported, .init = cr_redirect_stderr)
     remove_tree(dir);
 }
 
+/* A recorder that reports an error (a refused event: the trace stops
+ * there) makes the command fail, so that no script takes the trace for
+ * whole (the first GPU runs printed the error and exited 0). */
+Test(record_cmd, recorder_error_fails_the_command, .init = cr_redirect_stderr)
+{
+    char dir[] = "/tmp/wr-rec-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char inject[256], out[256];
+    snprintf(inject, sizeof inject, "%s/fake_inject.so", dir);
+    snprintf(out, sizeof out, "%s/t.wrt", dir);
+    fclose(fopen(inject, "w"));
+    setenv("WARPRACE_INJECT", inject, 1);
+    cr_assert_eq(RUN("-o", out, "--", "sh", "-c",
+                     "printf 'events=3\nok=0\nerror=the trace writer rejected the access "
+                     "event\n' > $WARPRACE_STATS; printf 'xxxx' > $WARPRACE_OUT"), 2);
+    fflush(stderr);
+    char *e = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(e, "recorder error: the trace writer rejected the access event"), "%s", e);
+    remove_tree(dir);
+}
+
 Test(record_cmd, unwritable_output, .init = cr_redirect_stderr)
 {
     cr_assert_eq(RUN("-o", "/nonexistent-dir/t.wrt", "--", "true"), 2);
