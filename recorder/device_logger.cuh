@@ -135,6 +135,32 @@ WRR_DEV unsigned wrr_lock_index(uint64_t addr, unsigned space)
 
 /* ---- access records: begin (all active lanes) -> operation -> end -------- */
 
+/* This block's shared window base as a shared address (what
+ * cvta.to.shared gives and STS/LDS take).  On an H200 the block of rank r
+ * in its cluster has its window at r * 2^24 (`gpu_litmus --dsmem-probe`:
+ * rank 1's first shared word is 0x1000000), so that every shared address of
+ * a cluster's blocks is distinct; 0 without clusters.  Reached through mapa
+ * of shared address 0 to the own rank, so as not to rely on that layout. */
+WRR_DEV uint32_t wrr_own_shared_base(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    return (uint32_t)__cvta_generic_to_shared(
+        __cluster_map_shared_rank(__cvta_shared_to_generic(0), __clusterRelativeBlockRank()));
+#else
+    return 0;
+#endif
+}
+
+/* A shared address of this block as the offset in its window, what the
+ * trace records (below WR_SHARED_LIMIT); an address that is already one
+ * (below the base: a window at 0, or a tool that reports offsets) stays. */
+WRR_DEV uint32_t wrr_shared_offset(uint32_t shared_addr)
+{
+    uint32_t base = wrr_own_shared_base();
+    return shared_addr >= base && shared_addr - base < WR_SHARED_LIMIT ? shared_addr - base
+                                                                        : shared_addr;
+}
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 /* Linear grid index of the block of rank `rank` in this block's cluster.
  * The cluster's first block is blockIdx - %cluster_ctaid; a rank counts x
@@ -166,14 +192,10 @@ WRR_DEV unsigned wrr_cluster_shared_of(const void *p, uint64_t *addr)
 {
     unsigned own = __clusterRelativeBlockRank();
     unsigned rank = __cluster_query_shared_rank(p);
-    /* The mapped address less this block's window base, reached the same
-     * way (mapa of shared offset 0): on an H200 the mapped address alone
-     * converted to a value past 16 MiB for rank 1 (the trace writer refused
-     * it), not to the offset (`gpu_litmus --dsmem-probe` prints them). */
-    uint32_t mapped = (uint32_t)__cvta_generic_to_shared(__cluster_map_shared_rank(p, own));
-    uint32_t base = (uint32_t)__cvta_generic_to_shared(
-        __cluster_map_shared_rank(__cvta_shared_to_generic(0), own));
-    uint32_t off = mapped - base;
+    /* the mapped address carries the own window's base (rank 1 on an H200:
+     * 0x1000000 + offset, which the trace writer refused as past 16 MiB) */
+    uint32_t off =
+        wrr_shared_offset((uint32_t)__cvta_generic_to_shared(__cluster_map_shared_rank(p, own)));
     if (rank == own) {
         *addr = off;
         return WR_SPACE_SHARED;
@@ -186,7 +208,7 @@ WRR_DEV unsigned wrr_cluster_shared_of(const void *p, uint64_t *addr)
 WRR_DEV unsigned wrr_space_of(const void *p, uint64_t *addr)
 {
     if (__isShared(p)) {
-        *addr = (uint64_t)__cvta_generic_to_shared(p);
+        *addr = wrr_shared_offset((uint32_t)__cvta_generic_to_shared(p));
         return WR_SPACE_SHARED;
     }
     if (__isLocal(p)) {
@@ -359,6 +381,8 @@ WRR_DEV void wrr_mbarrier_lanes_record(wrr_dev_state *s, unsigned lanes, const v
                                        uint32_t aux, unsigned mode, const wrr_site_desc *site)
 {
     uint64_t offset = (uint64_t)__cvta_generic_to_shared(bar);
+    if (offset >> 32 == 0)   /* a shared address: its offset in the window */
+        offset = wrr_shared_offset((uint32_t)offset);
     unsigned mask = __match_any_sync(lanes, (unsigned long long)offset);
     mask = __match_any_sync(mask, aux);
     if (wrr_lane() == (unsigned)(__ffs(mask) - 1)) {

@@ -121,7 +121,10 @@ WRS_PATCH SanitizerPatchResult wrs_shared_access(void *ud, uint64_t pc, void *pt
                                                  uint32_t size, uint32_t flags, const void *data)
 {
     (void)data;
-    wrs_access(ud, pc, (uint64_t)(uintptr_t)ptr, size, flags, WR_SPACE_SHARED);
+    /* the callback's 32-bit shared address: in a cluster's block of rank
+     * r > 0 it carries that block's window base (device_logger.cuh) */
+    wrs_access(ud, pc, wrr_shared_offset((uint32_t)(uintptr_t)ptr), size, flags,
+               WR_SPACE_SHARED);
     return SANITIZER_PATCH_SUCCESS;
 }
 
@@ -149,7 +152,7 @@ WRS_PATCH SanitizerPatchResult wrs_remote_shared_access(void *ud, uint64_t pc, v
     uint64_t addr;
     unsigned space;
     if (__isShared(g)) {
-        addr = (uint64_t)__cvta_generic_to_shared(g);
+        addr = wrr_shared_offset((uint32_t)__cvta_generic_to_shared(g));
         space = WR_SPACE_SHARED;
     } else {
         space = wrr_cluster_shared_of(g, &addr);

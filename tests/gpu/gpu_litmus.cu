@@ -144,6 +144,22 @@ __global__ void k_barrier(int *out)
         WR_STORE(&tile[t - 32], 0);
 }
 
+/* k_barrier in clusters of two: the block of rank 1 has its shared window
+ * at 2^24 in shared addresses (an H200), which the logger must record as
+ * the offset in the window, as rank 0's (cluster_own_shared_*) */
+template <bool SYNC>
+__global__ void __cluster_dims__(2, 1, 1) k_cluster_barrier(int *out)
+{
+    __shared__ int tile[32];
+    unsigned t = threadIdx.x;
+    if (t < 32)
+        WR_STORE(&tile[t], (int)t);
+    if (SYNC)
+        WR_SYNCTHREADS();
+    if (t >= 32)
+        out[blockIdx.x * 32 + t - 32] = WR_LOAD(&tile[t - 32]);
+}
+
 template <unsigned MASK>
 __global__ void k_syncwarp(int *data, int *out)
 {
@@ -564,6 +580,10 @@ static int run_other(const char *name)
         k_barrier<false><<<1, 64>>>(out);
     else if (!strcmp(name, "barrier_interval_norace"))
         k_barrier<true><<<1, 64>>>(out);
+    else if (!strcmp(name, "cluster_own_shared_race"))
+        k_cluster_barrier<false><<<2, 64>>>(out);
+    else if (!strcmp(name, "cluster_own_shared_norace"))
+        k_cluster_barrier<true><<<2, 64>>>(out);
     else if (!strcmp(name, "mbarrier_pipeline_norace"))
         k_mbarrier_pipeline<true><<<1, 64>>>(out);
     else if (!strcmp(name, "mbarrier_missing_empty_wait_race"))
@@ -600,6 +620,7 @@ static int run_other(const char *name)
 }
 
 static const char *const others[] = {"barrier_interval_race", "barrier_interval_norace",
+                                     "cluster_own_shared_race", "cluster_own_shared_norace",
                                      "syncwarp_partial_mask_race", "syncwarp_full_mask_norace",
                                      "divergence_intra_warp_race", "streams_no_event_race",
                                      "streams_event_norace", "host_copy_race",

@@ -55,8 +55,6 @@ import sys
 # Kernels whose verdict rests on a synchronization the sanitizer path does
 # not record: only the source-level path is checked for them.
 SANITIZER_UNRECORDED = {
-    "dsmem_remote_race": "on an H200 both paths' remote store was refused by the trace "
-                         "writer (SANITIZER.md, Left to do 5)",
     "named_barrier_producer_consumer_norace": "the Compute Sanitizer API reports no bar.arrive "
                                               "(BAR.ARV): arrivals are not recorded "
                                               "(SANITIZER.md)",
