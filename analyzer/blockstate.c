@@ -8,15 +8,18 @@
  * block objects, are at least 8-byte aligned).  A record: a header, then
  * (warp, ring entries, older entries) for each warp with entries, padded
  * to 8 bytes, then those warps' entries in the same order, each warp's
- * ring newest first, then its older entries (access_ring.h). */
+ * ring newest first, then its older entries (access_ring.h), then, where
+ * the engine kept some (wr_blockstate_retire_keeping), its keep_size bytes. */
 typedef struct retired {
     uint16_t nwarps, nents;
     uint8_t cls;
-    uint8_t pad[3];
+    uint8_t kept;               /* the engine's kept bytes follow the entries */
+    uint8_t pad[2];
     uint8_t warp_counts[];      /* 3 x nwarps: warp, ring count, older count */
 } retired;
 
-_Static_assert(sizeof(retired) + 3 * 32 + 32 * (WR_ACCESS_RING + WR_RING_OLDER) * sizeof(wr_ring_ent) <=
+_Static_assert(sizeof(retired) + 3 * 32 + 32 * (WR_ACCESS_RING + WR_RING_OLDER) * sizeof(wr_ring_ent) +
+                       WR_BLOCKSTATE_KEEP_MAX <=
                    (size_t)1024 << (WR_RETIRED_CLASSES - 1 - 16),
                "the largest record (32 warps, full rings and older entries) fits the largest class");
 
@@ -102,6 +105,15 @@ static void forget_recent_of(wr_blockstate *s, const wr_block_head *b, uint32_t 
 void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
                           void (*drop_block)(wr_block_head *b, void *ctx), void *ctx)
 {
+    wr_blockstate_retire_keeping(s, epoch, block, NULL, drop_block, ctx);
+}
+
+void wr_blockstate_retire_keeping(wr_blockstate *s, uint32_t epoch, uint32_t block,
+                                  const void *keep, void (*drop_block)(wr_block_head *b, void *ctx),
+                                  void *ctx)
+{
+    if (!s->keep_size)
+        keep = NULL;
     void **ref = wr_blocktab_ref(&s->tab, epoch, block);
     if (!ref || is_retired(*ref))
         return;
@@ -123,15 +135,17 @@ void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
         nwarps += counts[k] + older[k] != 0;
         nents += counts[k] + older[k];
     }
-    if (!nents) {   /* nothing a report could ask for */
+    if (!nents && !keep) {   /* nothing a report or the engine could ask for */
         drop_block(b, ctx);
         wr_blocktab_remove(&s->tab, epoch, block);
         return;
     }
-    size_t bytes = sizeof(retired) + counts_bytes(nwarps) + nents * sizeof(wr_ring_ent);
+    size_t bytes = sizeof(retired) + counts_bytes(nwarps) + nents * sizeof(wr_ring_ent) +
+                   (keep ? s->keep_size : 0);
     unsigned cls = class_of(bytes);
     retired *r = wr_pool_get(&s->retired_pools[cls]);
-    *r = (retired){.nwarps = (uint16_t)nwarps, .nents = (uint16_t)nents, .cls = (uint8_t)cls};
+    *r = (retired){.nwarps = (uint16_t)nwarps, .nents = (uint16_t)nents, .cls = (uint8_t)cls,
+                   .kept = keep != NULL};
     wr_ring_ent *e = retired_ents(r);
     uint8_t *wc = r->warp_counts;
     for (unsigned k = 0; k < nobjs; k++) {
@@ -148,8 +162,19 @@ void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
             e += older[k];
         }
     }
+    if (keep)   /* copied before drop_block frees what it points into */
+        memcpy(retired_ents(r) + nents, keep, s->keep_size);
     drop_block(b, ctx);
     *ref = (void *)((uintptr_t)r + 1u);
+}
+
+const void *wr_blockstate_kept(const wr_blockstate *s, uint32_t epoch, uint32_t block)
+{
+    void **ref = wr_blocktab_ref(&s->tab, epoch, block);
+    if (!ref || !is_retired(*ref))
+        return NULL;
+    const retired *r = retired_of(*ref);
+    return r->kept ? retired_ents(r) + r->nents : NULL;
 }
 
 const wr_ring_ent *wr_blockstate_find_access(const wr_blockstate *s, uint32_t epoch, uint32_t block,

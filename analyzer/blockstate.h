@@ -52,6 +52,9 @@ typedef struct wr_blockstate_recent {
  * apart. */
 #define WR_BLOCKSTATE_RECENT 64
 
+/* The most bytes an engine may keep of a retired block (wr_blockstate_keep). */
+#define WR_BLOCKSTATE_KEEP_MAX 64
+
 /* Retired records come from pools by size: 32-byte steps to 512 bytes,
  * then powers of two to the largest (32 warps of WR_ACCESS_RING + WR_RING_OLDER). */
 #define WR_RETIRED_CLASSES 22
@@ -59,6 +62,7 @@ typedef struct wr_blockstate_recent {
 typedef struct wr_blockstate {
     wr_blocktab tab;
     size_t ring_offset;             /* of the wr_access_ring in a warp object */
+    size_t keep_size;               /* bytes an engine keeps of a retired block, 0 none */
     wr_pool block_pool, warp_pool;
     wr_pool retired_pools[WR_RETIRED_CLASSES];
     wr_warp_slot_pools slot_pools;
@@ -121,6 +125,25 @@ static inline void wr_blockstate_locate(wr_blockstate *s, wr_epochs *ep, uint32_
  * wr_blockstate_find_access until the block is purged. */
 void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
                           void (*drop_block)(wr_block_head *b, void *ctx), void *ctx);
+/* wr_blockstate_retire that keeps keep_size bytes at `keep` (NULL: none)
+ * in the retired record, for wr_blockstate_kept until the block is purged:
+ * what an engine still needs of a block that exited (fsm and lockset: its
+ * history of cluster and grid barriers, which tells whether its accesses
+ * came before a barrier that a block still running has passed). */
+void wr_blockstate_retire_keeping(wr_blockstate *s, uint32_t epoch, uint32_t block,
+                                  const void *keep, void (*drop_block)(wr_block_head *b, void *ctx),
+                                  void *ctx);
+
+/* Sets the size of what wr_blockstate_retire_keeping keeps (at most
+ * WR_BLOCKSTATE_KEEP_MAX bytes; more keeps nothing). */
+static inline void wr_blockstate_keep(wr_blockstate *s, size_t size)
+{
+    s->keep_size = size <= WR_BLOCKSTATE_KEEP_MAX ? size : 0;
+}
+
+/* The bytes kept of retired block (epoch, block), or NULL (not retired, or
+ * retired with nothing kept). */
+const void *wr_blockstate_kept(const wr_blockstate *s, uint32_t epoch, uint32_t block);
 
 /* The newest recorded access of (block, warp, lane) that wr_ring_find
  * would give in the warp's ring (same arguments), whether the block is

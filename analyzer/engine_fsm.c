@@ -280,7 +280,7 @@ static void on_barrier(fsm *f, const wr_barrier *br)
  * state of one block's accesses) is ordered before the current one, as if
  * a kernel boundary lay between them.  False where that cannot be told:
  * block ids folded (grids of WR_FSM_HOST_BLOCK blocks or more), a launch
- * never announced, a block retired.  (The current access: warp `warp` of
+ * never announced.  X may have exited: its history was kept.  (The current access: warp `warp` of
  * block `block` of `launch`.) */
 static bool block_ordered(fsm *f, uint32_t epoch, uint32_t launch, uint32_t block, uint32_t warp,
                           uint64_t old)
@@ -291,9 +291,10 @@ static bool block_ordered(fsm *f, uint32_t epoch, uint32_t launch, uint32_t bloc
         return false;
     const block_st *bx = block_find(f, epoch, x, false);
     const block_st *by = block_find(f, epoch, block, false);
-    if (!bx || !by)
+    if (!by)
         return false;
-    return wr_cross_before(bx->cross, by->cross, warp, wr_launch_geo_same_cluster(g, x, block),
+    const wr_cross_bars *cx = bx ? bx->cross : wr_blockstate_kept(&f->bs, epoch, x);
+    return wr_cross_before(cx, by->cross, warp, wr_launch_geo_same_cluster(g, x, block),
                            wr_fsm_bc(old), 0x7ffu);
 }
 
@@ -942,6 +943,7 @@ static void *fsm_create(const wr_engine_config *cfg)
     wr_blockstate_init(&f->bs, sizeof(block_st), sizeof(warp_st), offsetof(warp_st, ring));
     f->bar_pool.size = sizeof(wr_block_barriers);
     f->cross_pool.size = sizeof(wr_cross_bars);
+    wr_blockstate_keep(&f->bs, sizeof(wr_cross_bars));
     f->lanes_pool.size = 32 * sizeof(uint32_t);
     wr_ring_pool_init(&f->ring_pool);
     f->cfg = *cfg;
@@ -968,11 +970,19 @@ static void fsm_on_event(void *self, const wr_event *ev)
     case WR_EV_WARP_SYNC:
         on_warp_sync(f, &ev->u.warp_sync);
         break;
-    case WR_EV_BLOCK_EXIT:
+    case WR_EV_BLOCK_EXIT: {
         /* its shared memory dies with it (drop_block), its accesses stay
-         * findable for reports */
-        wr_blockstate_retire(&f->bs, epoch_of(f, ev->u.block.launch), ev->u.block.block, drop_block, f);
+         * findable for reports, and its cluster and grid barrier history
+         * stays for block_ordered: a block of its cluster still running
+         * may touch what it wrote before their barrier (an H200 ran the
+         * writer's exit ahead of the reader's load) */
+        uint32_t e = epoch_of(f, ev->u.block.launch);
+        const block_st *b = block_find(f, e, ev->u.block.block, false);
+        wr_blockstate_retire_keeping(&f->bs, e, ev->u.block.block,
+                                     b && b->cross && b->cross->cluster.n ? b->cross : NULL,
+                                     drop_block, f);
         break;
+    }
     case WR_EV_KERNEL_LAUNCH:
     case WR_EV_HOST_COPY: {
         if (ev->kind == WR_EV_KERNEL_LAUNCH)

@@ -891,7 +891,8 @@ static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch,
  * block has passed (barriers.h, wr_cross_before)?  Then every access to it
  * is ordered before the current one: the word resets, as at X's own
  * barrier.  False where that cannot be told: block ids folded (grids of
- * HOST_BLOCK blocks or more), a launch never announced, X retired. */
+ * HOST_BLOCK blocks or more), a launch never announced.  X may have
+ * exited: its history was kept. */
 static __attribute__((noinline)) bool block_ordered(lk *s, const cur_ctx *c, const cell *old)
 {
     uint32_t x = (old->who >> 10) & HOST_BLOCK;
@@ -899,9 +900,8 @@ static __attribute__((noinline)) bool block_ordered(lk *s, const cur_ctx *c, con
     if (x == HOST_BLOCK || !g || wr_launch_geo_blocks(g) >= HOST_BLOCK)
         return false;
     const block_st *bx = (const block_st *)wr_blockstate_block(&s->bs, c->epoch, x, false);
-    if (!bx)
-        return false;
-    return wr_cross_before(bx->cross, c->b->cross, c->warp,
+    const wr_cross_bars *cx = bx ? bx->cross : wr_blockstate_kept(&s->bs, c->epoch, x);
+    return wr_cross_before(cx, c->b->cross, c->warp,
                            wr_launch_geo_same_cluster(g, x, c->block), M_BAR(old->meta), 0xfffu);
 }
 
@@ -1392,6 +1392,7 @@ static void *lk_create(const wr_engine_config *cfg)
     wr_blockstate_init(&s->bs, sizeof(block_st), sizeof(warp_st), offsetof(warp_st, ring));
     s->bar_pool.size = sizeof(wr_block_barriers);
     s->cross_pool.size = sizeof(wr_cross_bars);
+    wr_blockstate_keep(&s->bs, sizeof(wr_cross_bars));
     s->split_pool.size = sizeof(lk_split);
     s->locks_pool.size = sizeof(warp_locks);
     s->fences_pool.size = sizeof(warp_fences);
@@ -1421,10 +1422,17 @@ static void lk_on_event(void *self, const wr_event *ev)
     case WR_EV_FENCE:
         on_fence(s, ev);
         break;
-    case WR_EV_BLOCK_EXIT:   /* its locks and barriers go, its accesses stay findable for reports */
-        wr_blockstate_retire(&s->bs, wr_blockstate_epoch_of(&s->bs, s->ep, ev->u.block.launch),
-                             ev->u.block.block, drop_block, s);
+    case WR_EV_BLOCK_EXIT: {
+        /* its locks and barriers go, its accesses stay findable for
+         * reports, its cluster and grid barrier history stays for
+         * block_ordered (a block of its cluster may run on past its exit) */
+        uint32_t e = wr_blockstate_epoch_of(&s->bs, s->ep, ev->u.block.launch);
+        const block_st *b = (const block_st *)wr_blockstate_block(&s->bs, e, ev->u.block.block, false);
+        wr_blockstate_retire_keeping(&s->bs, e, ev->u.block.block,
+                                     b && b->cross && b->cross->cluster.n ? b->cross : NULL,
+                                     drop_block, s);
         break;
+    }
     case WR_EV_KERNEL_LAUNCH:
     case WR_EV_HOST_COPY: {
         if (ev->kind == WR_EV_KERNEL_LAUNCH)

@@ -281,6 +281,52 @@ Test(blockstate, retired_blocks_keep_what_their_rings_held)
     wr_epochs_free(ep);
 }
 
+/* What an engine keeps of an exited block (fsm and lockset: its cluster
+ * barrier history) is there after the retirement, with or without ring
+ * entries beside it, until the block starts again or is purged; a block
+ * retired without a keep has none. */
+Test(blockstate, retired_blocks_keep_what_the_engine_asked)
+{
+    wr_epochs *ep = wr_epochs_new();
+    wr_blockstate s;
+    wr_blockstate_init(&s, sizeof(test_block), sizeof(test_warp), offsetof(test_warp, ring));
+    wr_blockstate_keep(&s, 20);
+    wr_ring_pool ring_pool;
+    wr_ring_pool_init(&ring_pool);
+    retire_ctx rc = {&s, &ring_pool, 0};
+    uint32_t e1 = feed(ep, lf_launch(1, 0));
+    uint32_t e;
+    test_block *tb;
+    test_warp *tw;
+    locate(&s, ep, 1, 0, 0, &e, &tb, &tw);             /* block 0: no access */
+    locate(&s, ep, 1, 1, 2, &e, &tb, &tw);             /* block 1: one access */
+    record(&ring_pool, tw, 1, 77, 1u, 0x5000);
+    locate(&s, ep, 1, 2, 0, &e, &tb, &tw);             /* block 2: retired without a keep */
+    const char a[20] = "history of block 0", b[20] = "history of block 1";
+    wr_blockstate_retire_keeping(&s, e1, 0, a, retire_block, &rc);
+    wr_blockstate_retire_keeping(&s, e1, 1, b, retire_block, &rc);
+    wr_blockstate_retire(&s, e1, 2, retire_block, &rc);
+    cr_assert_eq(rc.blocks, 3);
+    cr_assert_null(wr_blockstate_block(&s, e1, 0, false));
+    const char *k0 = wr_blockstate_kept(&s, e1, 0), *k1 = wr_blockstate_kept(&s, e1, 1);
+    cr_assert(k0 && !memcmp(k0, a, 20), "kept with no ring entry beside it");
+    cr_assert(k1 && !memcmp(k1, b, 20));
+    cr_assert_not_null(wr_blockstate_find_access(&s, e1, 1, 2, 0, WR_SPACE_GLOBAL, 0x5000, 2, 0, false),
+                       "the entries are found as before");
+    cr_assert_null(wr_blockstate_kept(&s, e1, 2));
+    cr_assert_null(wr_blockstate_kept(&s, e1, 3), "never seen");
+    locate(&s, ep, 1, 0, 0, &e, &tb, &tw);             /* block 0 starts again */
+    cr_assert_null(wr_blockstate_kept(&s, e1, 0));
+    feed(ep, lf_kernel_end(1));
+    feed(ep, lf_simple(WR_EV_DEVICE_SYNC));
+    uint32_t e2 = feed(ep, lf_launch(2, 0));
+    wr_blockstate_purge(&s, ep, e2, false, retire_block, &rc);
+    cr_assert_null(wr_blockstate_kept(&s, e1, 1), "purged");
+    wr_blockstate_free(&s, NULL, NULL);
+    wr_ring_pool_release(&ring_pool);
+    wr_epochs_free(ep);
+}
+
 /* The largest record: 32 warps whose rings are full and whose older
  * entries are full too.  40 accesses per warp, each on its own word, at
  * `sites` sites in turn: with 12, each instruction that left the ring
