@@ -3,6 +3,7 @@
 
 usage: run_gpu_litmus.py [--sanitizer GPU_LITMUS_PLAIN] WARPRACE GPU_LITMUS LITMUS_DIR WORK_DIR [NAME...]
        run_gpu_litmus.py --self-test WARPRACE LITMUS_DIR WORK_DIR
+       run_gpu_litmus.py --recorded WARPRACE LITMUS_DIR TRACE_DIR WORK_DIR
 
 Without a usable CUDA GPU it prints why and exits 77 (meson: skipped).
 With one, for every kernel `GPU_LITMUS --list` names (or the NAMEs given)
@@ -35,6 +36,11 @@ WARPRACE_SANITIZER_LIB (the sanitizer library; default
 /usr/local/cuda/compute-sanitizer/libsanitizer-public.so).  Where the
 sanitizer library is missing, --sanitizer says so and checks the
 source-level path alone.
+
+--recorded (no GPU): the recordings a GPU run left (TRACE_DIR/NAME.wrt from
+the source-level path, NAME-san.wrt from the sanitizer path, as this runner
+writes them; traces/gpu ships some) are analyzed and checked as above, each
+path against the expectations and the two paths against each other.
 
 --self-test (no GPU): the text litmus assembled with `warprace asm` stands
 in for both recordings, so that the expectation parser, the database query
@@ -330,6 +336,50 @@ def gpu_main(warprace, gpu_litmus, plain, litmus_dir, work, names):
     return 1 if failures else 0
 
 
+def check_recorded(warprace, litmus_dir, traces, work):
+    """The checks of gpu_main on recordings made earlier."""
+    os.makedirs(work, exist_ok=True)
+    names = sorted(f[:-4] for f in os.listdir(traces)
+                   if f.endswith(".wrt") and not f.endswith("-san.wrt"))
+    if not names:
+        print("no recordings in %s" % traces)
+        return 2
+    failures = checked = 0
+    for name in names:
+        txt = litmus_path(litmus_dir, name)
+        if not txt:
+            print("%-45s FAIL no text litmus of this name" % name)
+            failures += 1
+            continue
+        exp, shared = parse_expect(txt), shared_label(txt)
+        found = {}
+        diffs = []
+        for path, suffix in (("source-level", ""), ("sanitizer", "-san")):
+            wrt = os.path.join(traces, name + suffix + ".wrt")
+            if not os.path.exists(wrt):
+                continue
+            db = os.path.join(work, name + suffix + ".db")
+            fail = analyze(warprace, wrt, db)
+            if fail:
+                diffs.append("%s: %s" % (path, fail))
+                continue
+            found[path] = found_races(db, shared)
+            if path == "sanitizer" and name in SANITIZER_UNRECORDED:
+                continue
+            diffs += ["%s: %s" % (path, d) for d in check_expectations(exp, found[path])]
+        if len(found) == 2 and name not in SANITIZER_UNRECORDED:
+            diffs += ["paths differ: " + d for d in
+                      compare_paths(found["source-level"], found["sanitizer"])]
+        checked += 1
+        if diffs:
+            failures += 1
+            print("%-45s FAIL\n    %s" % (name, "\n    ".join(diffs)))
+        else:
+            print("%-45s ok (%s)" % (name, ", ".join(sorted(found))))
+    print("%d recordings checked, %d failed" % (checked, failures))
+    return 1 if failures else 0
+
+
 def self_test(warprace, litmus_dir, work):
     """Everything but the GPU: asm stands in for the recorder."""
     os.makedirs(work, exist_ok=True)
@@ -389,6 +439,11 @@ def self_test(warprace, litmus_dir, work):
 
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["--recorded"]:
+        if len(args) != 5:
+            print(__doc__, file=sys.stderr)
+            return 2
+        return check_recorded(*args[1:])
     if args[:1] == ["--self-test"]:
         if len(args) != 4:
             print(__doc__, file=sys.stderr)
