@@ -4,9 +4,15 @@
  * on the event payload size (and explicit flushes), pending metadata is
  * written immediately before the event chunk that may refer to it, and the
  * header's time comes from the caller's struct.  The text form relies on
- * this for asm -> dump -> asm byte identity. */
+ * this for asm -> dump -> asm byte identity.
+ *
+ * With wr_writer_options.background, chunks are compressed and written by
+ * a thread of the writer's own, in the order the caller made them, so the
+ * bytes are the same; the caller goes on encoding events meanwhile (the
+ * recorder's drain: one thread converting records, another compressing). */
 #include <errno.h>
 #include <lz4.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -56,6 +62,25 @@ typedef struct pending_module {
     bytebuf entry;              /* the whole MODULES payload of one module */
 } pending_module;
 
+/* A chunk handed to the background thread: what write_chunk takes. */
+#define BG_SLOTS 4
+typedef struct chunk_job {
+    uint8_t type;
+    uint32_t count, aux;
+    uint64_t first_index;
+    bytebuf raw;                /* its own copy; capacity kept for the next job */
+} chunk_job;
+
+typedef struct background {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t queued, done;    /* a job was queued / a job was written */
+    chunk_job jobs[BG_SLOTS];
+    unsigned head, count;       /* jobs[head] is the oldest queued */
+    int busy;                   /* the thread is writing a job it took */
+    int stop;
+} background;
+
 struct wr_writer {
     FILE *file;
     char *path;
@@ -82,18 +107,27 @@ struct wr_writer {
     bytebuf index;              /* footer entries, one per chunk written */
     uint32_t index_entries;
     bytebuf compressed;
+    /* With a background thread, what write_chunk touches (file, offset,
+     * index, compressed, failed, failure) is the thread's while it runs,
+     * and failed/failure are read under bg->lock. */
+    background *bg;
 };
 
 /* ---- low-level output ---- */
 
 static int fail_io(wr_writer *w, wr_error *err, const char *what)
 {
+    int errnum = errno;
+    if (w->bg)   /* either thread may fail; the caller's reads it under the lock */
+        pthread_mutex_lock(&w->bg->lock);
     if (!w->failed) {
         w->failed = 1;
-        wr_error_at(&w->failure, w->path, w->offset, "%s: %s", what, strerror(errno));
+        wr_error_at(&w->failure, w->path, __atomic_load_n(&w->offset, __ATOMIC_RELAXED), "%s: %s", what, strerror(errnum));
     }
     if (err)
         *err = w->failure;
+    if (w->bg)
+        pthread_mutex_unlock(&w->bg->lock);
     return -1;
 }
 
@@ -101,14 +135,15 @@ static int write_bytes(wr_writer *w, const void *data, size_t len, wr_error *err
 {
     if (len && fwrite(data, 1, len, w->file) != len)
         return fail_io(w, err, "write failed");
-    w->offset += len;
+    __atomic_store_n(&w->offset, w->offset + len, __ATOMIC_RELAXED);   /* read by messages */
     return 0;
 }
 
-static int write_chunk(wr_writer *w, uint8_t type, uint32_t count, uint32_t aux,
-                       uint64_t first_index, const uint8_t *raw, size_t raw_size, wr_error *err)
+static int write_chunk_now(wr_writer *w, uint8_t type, uint32_t count, uint32_t aux,
+                           uint64_t first_index, const uint8_t *raw, size_t raw_size,
+                           wr_error *err)
 {
-    if (w->failed) {
+    if (!w->bg && w->failed) {   /* (the background thread asked under its lock) */
         if (err)
             *err = w->failure;
         return -1;
@@ -150,6 +185,122 @@ static int write_chunk(wr_writer *w, uint8_t type, uint32_t count, uint32_t aux,
     }
     if (write_bytes(w, hb, sizeof hb, err) || write_bytes(w, payload, h.stored_size, err))
         return -1;
+    return 0;
+}
+
+/* ---- background chunks ---- */
+
+static void *bg_main(void *arg)
+{
+    wr_writer *w = arg;
+    background *bg = w->bg;
+    pthread_mutex_lock(&bg->lock);
+    for (;;) {
+        while (!bg->count && !bg->stop)
+            pthread_cond_wait(&bg->queued, &bg->lock);
+        if (!bg->count)
+            break;
+        chunk_job *j = &bg->jobs[bg->head];
+        bg->busy = 1;
+        int failed = w->failed;
+        pthread_mutex_unlock(&bg->lock);
+        if (!failed)   /* a failure is sticky: later chunks are dropped with it */
+            write_chunk_now(w, j->type, j->count, j->aux, j->first_index, j->raw.data, j->raw.len,
+                            NULL);
+        pthread_mutex_lock(&bg->lock);
+        bg->head = (bg->head + 1) % BG_SLOTS;
+        bg->count--;
+        bg->busy = 0;
+        pthread_cond_broadcast(&bg->done);
+    }
+    pthread_mutex_unlock(&bg->lock);
+    return NULL;
+}
+
+static int bg_failed(wr_writer *w, wr_error *err)
+{
+    pthread_mutex_lock(&w->bg->lock);
+    int failed = w->failed;
+    if (failed && err)
+        *err = w->failure;
+    pthread_mutex_unlock(&w->bg->lock);
+    return failed;
+}
+
+/* w->failed, read as either mode needs. */
+static int writer_failed(wr_writer *w)
+{
+    return w->bg ? bg_failed(w, NULL) : w->failed;
+}
+
+/* Waits until every queued chunk is written; -1 (err set) if one failed. */
+static int bg_wait(wr_writer *w, wr_error *err)
+{
+    background *bg = w->bg;
+    pthread_mutex_lock(&bg->lock);
+    while (bg->count)
+        pthread_cond_wait(&bg->done, &bg->lock);
+    int failed = w->failed;
+    if (failed && err)
+        *err = w->failure;
+    pthread_mutex_unlock(&bg->lock);
+    return failed ? -1 : 0;
+}
+
+/* Ends the thread after the queued chunks (or at once, `discard`). */
+static void bg_stop(wr_writer *w, bool discard)
+{
+    background *bg = w->bg;
+    if (!bg)
+        return;
+    pthread_mutex_lock(&bg->lock);
+    if (discard)
+        bg->count = bg->busy;   /* the one being written finishes */
+    bg->stop = 1;
+    pthread_cond_broadcast(&bg->queued);
+    pthread_mutex_unlock(&bg->lock);
+    pthread_join(bg->thread, NULL);
+    for (unsigned i = 0; i < BG_SLOTS; i++)
+        free(bg->jobs[i].raw.data);
+    pthread_mutex_destroy(&bg->lock);
+    pthread_cond_destroy(&bg->queued);
+    pthread_cond_destroy(&bg->done);
+    free(bg);
+    w->bg = NULL;
+}
+
+static int write_chunk(wr_writer *w, uint8_t type, uint32_t count, uint32_t aux,
+                       uint64_t first_index, const uint8_t *raw, size_t raw_size, wr_error *err)
+{
+    background *bg = w->bg;
+    if (!bg)
+        return write_chunk_now(w, type, count, aux, first_index, raw, raw_size, err);
+    pthread_mutex_lock(&bg->lock);
+    while (bg->count == BG_SLOTS && !w->failed)
+        pthread_cond_wait(&bg->done, &bg->lock);
+    if (w->failed) {
+        if (err)
+            *err = w->failure;
+        pthread_mutex_unlock(&bg->lock);
+        return -1;
+    }
+    /* the slot is free: the thread took none of it but the queued ones */
+    chunk_job *j = &bg->jobs[(bg->head + bg->count) % BG_SLOTS];
+    pthread_mutex_unlock(&bg->lock);
+    j->raw.len = 0;
+    uint8_t *copy = buf_grow(&j->raw, raw_size);
+    if (raw_size && !copy)
+        return fail_io(w, err, "out of memory");
+    if (raw_size)
+        memcpy(copy, raw, raw_size);
+    j->type = type;
+    j->count = count;
+    j->aux = aux;
+    j->first_index = first_index;
+    pthread_mutex_lock(&bg->lock);
+    bg->count++;
+    pthread_cond_signal(&bg->queued);
+    pthread_mutex_unlock(&bg->lock);
     return 0;
 }
 
@@ -283,7 +434,7 @@ static uint8_t *table_entry(pending_table *t, size_t size)
 uint32_t wr_writer_site(wr_writer *w, uint64_t pc, const char *file, uint32_t line,
                         const char *function)
 {
-    if (!w || w->failed)
+    if (!w || writer_failed(w))
         return 0;
     uint32_t fs = intern(w, file), fn = intern(w, function);
     if (fs == UINT32_MAX || fn == UINT32_MAX)
@@ -303,7 +454,7 @@ uint32_t wr_writer_site(wr_writer *w, uint64_t pc, const char *file, uint32_t li
 
 uint32_t wr_writer_kernel(wr_writer *w, const char *name)
 {
-    if (!w || w->failed)
+    if (!w || writer_failed(w))
         return 0;
     uint32_t ns = intern(w, name);
     if (ns == UINT32_MAX)
@@ -321,7 +472,7 @@ uint32_t wr_writer_alloc(wr_writer *w, uint64_t base, uint64_t size, uint8_t spa
                          const char *name)
 {
     /* a reader rejects a DSMEM allocation: DSMEM names SHARED allocations */
-    if (!w || w->failed || space > WR_ALLOC_SPACE_MAX)
+    if (!w || writer_failed(w) || space > WR_ALLOC_SPACE_MAX)
         return 0;
     uint32_t ns = intern(w, name);
     if (ns == UINT32_MAX)
@@ -341,7 +492,7 @@ uint32_t wr_writer_alloc(wr_writer *w, uint64_t base, uint64_t size, uint8_t spa
 
 uint32_t wr_writer_module(wr_writer *w, const char *name, const void *image, uint64_t size)
 {
-    if (!w || w->failed || (size && !image) || size > WRF_CHUNK_RAW_MAX - WRF_MODULE_ENTRY_FIXED ||
+    if (!w || writer_failed(w) || (size && !image) || size > WRF_CHUNK_RAW_MAX - WRF_MODULE_ENTRY_FIXED ||
         w->next_module_id >= WRF_CATALOG_TABLE_MAX)
         return 0;
     uint32_t ns = intern(w, name);
@@ -584,8 +735,8 @@ int wr_writer_event(wr_writer *w, const wr_event *ev, wr_error *err)
         wr_error_at(err, w ? w->path : NULL, 0, "wr_writer_event: no writer or event");
         return -1;
     }
-    if (w->failed) {
-        if (err)
+    if (w->bg ? bg_failed(w, err) : w->failed) {
+        if (err && !w->bg)
             *err = w->failure;
         return -1;
     }
@@ -597,7 +748,7 @@ int wr_writer_event(wr_writer *w, const wr_event *ev, wr_error *err)
     size_t n = encode_event(p, ev, &is_vector, &why);
     w->events.len -= WRF_RECORD_MAX - n;
     if (!n) {
-        wr_error_at(err, w->path, w->offset, "event %llu (%s): %s",
+        wr_error_at(err, w->path, __atomic_load_n(&w->offset, __ATOMIC_RELAXED), "event %llu (%s): %s",
                     (unsigned long long)(w->events_written + w->event_count),
                     wr_event_kind_name(ev->kind), why);
         return -1;
@@ -616,6 +767,8 @@ int wr_writer_flush(wr_writer *w, wr_error *err)
     if (!w)
         return -1;
     if (flush_events(w, err))
+        return -1;
+    if (w->bg && bg_wait(w, err))   /* the file is the thread's until then */
         return -1;
     if (fflush(w->file))
         return fail_io(w, err, "flush failed");
@@ -703,9 +856,28 @@ wr_writer *wr_writer_open(const char *path, const wr_header *hdr, const wr_write
         wr_writer_abandon(w);
         return NULL;
     }
+    if (opts && opts->background) {
+        background *bg = calloc(1, sizeof *bg);
+        if (!bg) {
+            wr_writer_abandon(w);
+            goto oom_no_header;
+        }
+        pthread_mutex_init(&bg->lock, NULL);
+        pthread_cond_init(&bg->queued, NULL);
+        pthread_cond_init(&bg->done, NULL);
+        w->bg = bg;
+        if (pthread_create(&bg->thread, NULL, bg_main, w) != 0) {
+            pthread_mutex_destroy(&bg->lock);
+            pthread_cond_destroy(&bg->queued);
+            pthread_cond_destroy(&bg->done);
+            free(bg);
+            w->bg = NULL;   /* chunks are written by the caller's thread instead */
+        }
+    }
     return w;
 oom:
     free(h.data);
+oom_no_header:
     wr_error_at(err, path, 0, "out of memory");
     return NULL;
 }
@@ -735,6 +907,11 @@ int wr_writer_close(wr_writer *w, wr_error *err)
     if (!w)
         return -1;
     int rc = flush_events(w, err);
+    if (w->bg) {   /* the rest (index, trailer) is written here */
+        if (!rc)
+            rc = bg_wait(w, err);
+        bg_stop(w, rc != 0);
+    }
     if (!rc && w->index.len + WRF_INDEX_FIXED > WRF_CHUNK_RAW_MAX) {
         wr_error_at(err, w->path, w->offset, "too many chunks (%u) for the footer index",
                     w->index_entries);
@@ -776,6 +953,7 @@ void wr_writer_abandon(wr_writer *w)
 {
     if (!w)
         return;
+    bg_stop(w, true);
     fclose(w->file);
     writer_free(w);
 }

@@ -275,7 +275,8 @@ long wrr_drain_poll(wrr_drain *d, size_t max_records)
     }
     if (d->pos != start) {
         __atomic_store_n(&d->ring.ctl->tail, d->pos, __ATOMIC_RELEASE);
-        d->st.busy_ns += d->opt.now_ns() - t0;
+        if (!d->in_host)   /* else the host event's time counts it */
+            d->st.busy_ns += d->opt.now_ns() - t0;
     }
     return d->failed ? -1 : done;
 }

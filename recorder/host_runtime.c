@@ -251,7 +251,10 @@ int wrr_rt_ensure(void)
         char devname[256], host[256];
         fill_header(&h, devname, sizeof devname, host, sizeof host);
         wr_error err;
-        R.w = wr_writer_open(R.out, &h, NULL, &err);
+        /* chunks compressed and written on the writer's thread: the drain
+         * thread converts records meanwhile (bench_drain) */
+        wr_writer_options wopts = {.background = 1};
+        R.w = wr_writer_open(R.out, &h, &wopts, &err);
         if (!R.w) {
             snprintf(R.error, sizeof R.error, "%s", err.msg);
             fail = R.error;

@@ -234,7 +234,10 @@ static int ensure_writer(void)
     h.time_unix_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
     h.command = G.command;
     wr_error err;
-    G.w = wr_writer_open(G.out, &h, NULL, &err);
+    /* chunks compressed and written on the writer's thread: the drain
+     * thread converts records meanwhile (bench_drain) */
+    wr_writer_options wopts = {.background = 1};
+    G.w = wr_writer_open(G.out, &h, &wopts, &err);
     if (!G.w) {
         set_error(err.msg);
         G.failed = 1;
