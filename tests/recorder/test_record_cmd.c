@@ -110,15 +110,23 @@ Test(record_cmd, environment_contract_and_summary, .init = cr_redirect_stdout)
     remove_tree(dir);
 }
 
-Test(record_cmd, failing_program_is_reported, .init = cr_redirect_stderr)
+/* A temporary folder with an empty stand-in injection library, which
+ * WARPRACE_INJECT names; out[] gets the trace path in it. */
+static void fake_recorder(char dir[static 19], char out[256])
 {
-    char dir[] = "/tmp/wr-rec-XXXXXX";
+    strcpy(dir, "/tmp/wr-rec-XXXXXX");
     cr_assert_not_null(mkdtemp(dir));
-    char inject[256], out[256];
+    char inject[256];
     snprintf(inject, sizeof inject, "%s/fake_inject.so", dir);
-    snprintf(out, sizeof out, "%s/t.wrt", dir);
+    snprintf(out, 256, "%s/t.wrt", dir);
     fclose(fopen(inject, "w"));
     setenv("WARPRACE_INJECT", inject, 1);
+}
+
+Test(record_cmd, failing_program_is_reported, .init = cr_redirect_stderr)
+{
+    char dir[19], out[256];
+    fake_recorder(dir, out);
     cr_assert_eq(RUN("-o", out, "--", "sh", "-c", "exit 3"), 2);
     fflush(stderr);
     char *e = slurp(cr_get_redirected_stderr());
@@ -138,13 +146,8 @@ Test(record_cmd, failing_program_is_reported, .init = cr_redirect_stderr)
  * whole (the first GPU runs printed the error and exited 0). */
 Test(record_cmd, recorder_error_fails_the_command, .init = cr_redirect_stderr)
 {
-    char dir[] = "/tmp/wr-rec-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char inject[256], out[256];
-    snprintf(inject, sizeof inject, "%s/fake_inject.so", dir);
-    snprintf(out, sizeof out, "%s/t.wrt", dir);
-    fclose(fopen(inject, "w"));
-    setenv("WARPRACE_INJECT", inject, 1);
+    char dir[19], out[256];
+    fake_recorder(dir, out);
     cr_assert_eq(RUN("-o", out, "--", "sh", "-c",
                      "printf 'events=3\nok=0\nerror=the trace writer rejected the access "
                      "event\n' > $WARPRACE_STATS; printf 'xxxx' > $WARPRACE_OUT"), 2);
