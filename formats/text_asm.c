@@ -2138,6 +2138,12 @@ int wr_text_assemble_buf(const char *name, const char *data, size_t len, const c
 
 int wr_text_assemble(const char *in_path, const char *out_path, wr_error *err)
 {
+    return wr_text_assemble_at(in_path, out_path, WR_TEXT_GLOBAL_BASE, err);
+}
+
+int wr_text_assemble_at(const char *in_path, const char *out_path, uint64_t global_base,
+                        wr_error *err)
+{
     memset(err, 0, sizeof(*err));
     bool from_stdin = !strcmp(in_path, "-");
     FILE *f = from_stdin ? stdin : fopen(in_path, "rb");
@@ -2152,6 +2158,7 @@ int wr_text_assemble(const char *in_path, const char *out_path, wr_error *err)
         return -1;
     }
     p->in.f = f;
+    p->next_base[WR_SPACE_GLOBAL] = p->next_base[WR_SPACE_LOCAL] = global_base;
     int r = assemble(p);
     if (!from_stdin)
         fclose(f);

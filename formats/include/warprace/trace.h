@@ -241,6 +241,12 @@ int wr_verify_memory(const void *data, size_t size, const char *name, FILE *repo
 /* Assembles the text trace at in_path into a .wrt at out_path.  Errors name
  * in_path:line:col.  Returns 0 or -1. */
 int wr_text_assemble(const char *in_path, const char *out_path, wr_error *err);
+/* The same, placing the global and local allocations that name no address
+ * from global_base upwards instead of 0x10000000 (TEXT.md): the litmus
+ * suite runs again at addresses a device gives (47 bits), where packing an
+ * address beside other fields once overflowed. */
+int wr_text_assemble_at(const char *in_path, const char *out_path, uint64_t global_base,
+                        wr_error *err);
 /* Writes the text form of the trace at path to out.  Returns 0 or -1. */
 int wr_text_dump(const char *path, FILE *out, wr_error *err);
 /* Events from..from+count-1 only (count UINT64_MAX: to the end), with the
