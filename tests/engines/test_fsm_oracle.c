@@ -72,7 +72,8 @@ enum {
     SEEDS = 2000,
 };
 
-#define BASE (0x40000ull + 4096 - 256)   /* word i at BASE + 4 i: a page starts at word 64 */
+#define BASE (0x7f9c5fe40000ull + 4096 - 256)   /* word i at BASE + 4 i: a page starts at word 64;
+                                                   a 47-bit device address, as real traces have */
 #define SHARED_BASE 0x100ull            /* shared word i at SHARED_BASE + 4 i */
 #define SITE0 1000u                     /* an access's site: SITE0 + its event's seq */
 #define SITE_POOL 500u                  /* or one of 4 shared ones per op from here */

@@ -94,7 +94,8 @@ enum {
     SLOTS = 2,                 /* locks a generated warp means to hold at once */
 };
 
-#define BASE (0x40000ull + 4096 - 256)   /* word i at BASE + 4 i: a page starts at word 64 */
+#define BASE (0x7f9c5fe40000ull + 4096 - 256)   /* word i at BASE + 4 i: a page starts at word 64;
+                                                   a 47-bit device address, as real traces have */
 #define SHARED_BASE 0x100ull            /* shared word i at SHARED_BASE + 4 i */
 #define LOCK_ADDR(k) (BASE + 4ull * (WORDS + (k)))
 #define SITE0 1000u                     /* an access's own site: SITE0 + its event's seq */

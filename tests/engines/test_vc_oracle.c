@@ -77,7 +77,7 @@ enum {
 };
 
 #define MAX_SEQ 2048u           /* events of one program (a step feeds at most WARPS) */
-#define BASE 0x20000ull        /* word i at BASE + 4 i */
+#define BASE 0x7f9c5fe20000ull   /* word i at BASE + 4 i (a 47-bit device address, as real traces have) */
 #define SHARED_BASE 0x100u     /* dsmem programs: block b's word i at its shared
                                   offset SHARED_BASE + 4 i, model word b * WORDS + i */
 #define SITE0 1000u            /* site of step i: SITE0 + i */
