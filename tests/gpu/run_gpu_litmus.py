@@ -433,6 +433,27 @@ def self_test(warprace, litmus_dir, work):
                                                          "; ".join(between[:2])))
         if not between or not expect_fail:
             bad += 1
+    # --recorded: a recording that meets its litmus passes, one that does
+    # not (a racy trace under a race-free kernel's name) fails
+    rec = os.path.join(work, "recorded")
+    os.makedirs(rec, exist_ok=True)
+    for name, source in (("syncwarp_partial_mask_race", "syncwarp_partial_mask_race"),
+                         ("syncwarp_full_mask_norace", "syncwarp_partial_mask_race")):
+        wrt = os.path.join(rec, name + ".wrt")
+        fresh(wrt)
+        a = run([warprace, "asm", litmus_path(litmus_dir, source), "-o", wrt])
+        if a.returncode:
+            print("asm: " + a.stderr)
+            return 2
+    good = os.path.join(work, "recorded-good")
+    os.makedirs(good, exist_ok=True)
+    shutil.copy(os.path.join(rec, "syncwarp_partial_mask_race.wrt"), good)
+    if check_recorded(warprace, litmus_dir, good, os.path.join(work, "rec-good-db")) != 0:
+        print("--recorded: a recording that meets its litmus failed")
+        bad += 1
+    if check_recorded(warprace, litmus_dir, rec, os.path.join(work, "rec-db")) != 1:
+        print("--recorded: a racy recording under a race-free kernel's name passed")
+        bad += 1
     print("self-test %s" % ("ok" if not bad else "FAILED"))
     return 1 if bad else 0
 
