@@ -99,7 +99,8 @@ static struct {
     int dsmem_unpatched;          /* the API refused the remote shared access patch */
     int cluster_bar_unpatched;
     uint64_t arrive_unreported_launches;   /* launches of kernels with a BAR.ARV */
-    char arrive_unreported_last[256];    /* ... the cluster barrier patches (1), or the wait's (2) */
+    uint64_t mbarrier_unrecorded_launches; /* ... with mbarrier instructions */
+    char unrecorded_sync_last[256];    /* ... the cluster barrier patches (1), or the wait's (2) */
     uint64_t t_start;
     char error[512];
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .wlock = PTHREAD_MUTEX_INITIALIZER};
@@ -484,16 +485,16 @@ static int selected(const char *name)
     return !G.have_kernels || regexec(&G.kernels, name, 0, NULL, 0) == 0;
 }
 
-/* The Compute Sanitizer API reports no BAR.ARV (bar.arrive): seen on an
- * H200 (toolkit 13.0, tests/gpu named_barrier_*), where the barrier
- * callback fired for every BAR.SYNC and never for a BAR.ARV.  The arrivals
- * are then missing from the trace: what a producer wrote before its
- * arrive looks unordered with the consumer's reads after its sync (races
- * reported that are none), and the analyzers take the consumer's sync for
- * the whole phase.  Counted per launch of a kernel that has one; said at
- * the first such launch and again whenever another such kernel follows.
- * G.lock held. */
-static void note_unreported_arrivals(CUmodule module, const char *name)
+/* What this path cannot record, seen on an H200 (toolkit 13.0): the API
+ * reports no BAR.ARV (bar.arrive; the barrier callback fired for every
+ * BAR.SYNC of tests/gpu named_barrier_* and never for a BAR.ARV), and the
+ * mbarrier instructions (SYNCS.*) reach no patch this path uses.  Without
+ * them what a producer wrote before its arrive looks unordered with the
+ * consumer's reads after its wait (races reported that are none), and a
+ * consumer's sync is taken for the whole phase.  Counted per launch of a
+ * kernel that has them; said at the first such launch and again whenever
+ * another such kernel follows.  G.lock held. */
+static void note_unrecorded_sync(CUmodule module, const char *name)
 {
     for (size_t i = 0; i < G.nmods; i++) {
         mod_entry *m = &G.mods[i];
@@ -502,21 +503,30 @@ static void note_unreported_arrivals(CUmodule module, const char *name)
         const wrs_function *f = wrs_find_function(&m->sass, name);
         if (!f)
             return;
-        size_t arrivals = 0;
-        for (size_t k = 0; k < f->n; k++)
-            arrivals += f->insns[k].cls.kind == WRS_K_BARRIER &&
-                        f->insns[k].cls.scope == WR_SCOPE_BLOCK &&
-                        f->insns[k].cls.barmode == WR_BARMODE_ARRIVE;
-        if (!arrivals)
+        wrs_unrecorded u;
+        wrs_count_unrecorded(f, &u);
+        if (!u.bar_arrive && !u.mbarrier)
             return;
-        if (!G.arrive_unreported_launches++ || strcmp(G.arrive_unreported_last, name) != 0)
-            fprintf(stderr,
-                    "warprace (sanitizer): kernel %s has %zu bar.arrive (BAR.ARV) "
-                    "instruction%s, which the Compute Sanitizer API does not report: its "
-                    "named-barrier arrivals are not recorded, and races reported across them may "
-                    "be none (record it with the device API: --mode api)\n",
-                    name, arrivals, arrivals == 1 ? "" : "s");
-        snprintf(G.arrive_unreported_last, sizeof G.arrive_unreported_last, "%s", name);
+        uint64_t before = G.arrive_unreported_launches + G.mbarrier_unrecorded_launches;
+        G.arrive_unreported_launches += u.bar_arrive != 0;
+        G.mbarrier_unrecorded_launches += u.mbarrier != 0;
+        if (!before || strcmp(G.unrecorded_sync_last, name) != 0) {
+            if (u.bar_arrive)
+                fprintf(stderr,
+                        "warprace (sanitizer): kernel %s has %zu bar.arrive (BAR.ARV) "
+                        "instruction%s, which the Compute Sanitizer API does not report: its "
+                        "named-barrier arrivals are not recorded, and races reported across "
+                        "them may be none (record it with the device API: --mode api)\n",
+                        name, u.bar_arrive, u.bar_arrive == 1 ? "" : "s");
+            if (u.mbarrier)
+                fprintf(stderr,
+                        "warprace (sanitizer): kernel %s has %zu mbarrier instruction%s "
+                        "(SYNCS.*), which this path does not record: what they order looks "
+                        "unordered, and races reported across them may be none (record it "
+                        "with the device API: --mode api)\n",
+                        name, u.mbarrier, u.mbarrier == 1 ? "" : "s");
+        }
+        snprintf(G.unrecorded_sync_last, sizeof G.unrecorded_sync_last, "%s", name);
         return;
     }
 }
@@ -529,7 +539,7 @@ static void launch_begin(const Sanitizer_LaunchData *d)
         return;
     }
     register_ranges(d->module);
-    note_unreported_arrivals(d->module, d->functionName ? d->functionName : "");
+    note_unrecorded_sync(d->module, d->functionName ? d->functionName : "");
     uint64_t blocks = (uint64_t)d->gridDim_x * d->gridDim_y * d->gridDim_z;
     void *ldp = NULL, *enter = NULL, *exitc = NULL;
     if (!san_ok(G.fn.alloc(d->context, &ldp, sizeof(wrs_launch_data)), "launch data") ||
@@ -869,6 +879,8 @@ static void shutdown_recorder(void)
             fprintf(f, "sanitizer_waits_held=%llu\n", (unsigned long long)s->waits_held);
             fprintf(f, "sanitizer_bar_arrive_unreported=%llu\n",
                     (unsigned long long)G.arrive_unreported_launches);
+            fprintf(f, "sanitizer_mbarrier_unrecorded=%llu\n",
+                    (unsigned long long)G.mbarrier_unrecorded_launches);
             fprintf(f, "ok=%d\n", ok);
             if (G.error[0])
                 fprintf(f, "error=%s\n", G.error);

@@ -472,3 +472,61 @@ Test(sanitizer_parse, errors)
     /* empty input: no functions, no error */
     cr_expect_eq(parse_str("", err, sizeof err), 0);
 }
+
+/* ---- the real thing: nvdisasm -c -g of tests/gpu/gpu_litmus.cu built without
+ * the device API (gpu_litmus_plain), as toolkit 13.0's nvdisasm printed it on
+ * the H200 machine (scripts/gpu-session sass); the data above were written by
+ * hand before any GPU session. */
+
+Test(sanitizer_real, h200_disassembly_parses_and_classifies, .fini = unload)
+{
+    load("h200_litmus_plain_sm90.nvdisasm");
+    cr_assert_eq(M.nfns, 38);
+    /* named barriers: bar.sync 1, then bar.arrive 2, bar.sync 1 (consumer);
+     * bar.arrive 1 (producer): what the API never reported */
+    const char *pipe = "_Z10k_pipelineILb1EEvPi";
+    const wrs_insn *sync1 = at(pipe, 0xa0), *arv = at(pipe, 0x120);
+    cr_assert_str_eq(sync1->opcode, "BAR.SYNC.DEFER_BLOCKING");
+    cr_assert_eq(sync1->cls.barmode, WR_BARMODE_SYNC);
+    cr_assert_str_eq(arv->opcode, "BAR.ARV");
+    cr_assert_eq(arv->cls.kind, WRS_K_BARRIER);
+    cr_assert_eq(arv->cls.scope, WR_SCOPE_BLOCK);
+    cr_assert_eq(arv->cls.barmode, WR_BARMODE_ARRIVE);
+    /* cluster barriers: a releasing arrive after MEMBAR.ALL.GPU, and the
+     * relaxed one of barrier.cluster.arrive.relaxed, told apart in context */
+    const char *split = "_Z15k_cluster_splitILi1EEvPiS0_";
+    cr_assert_str_eq(at(split, 0xb0)->opcode, "MEMBAR.ALL.GPU");
+    cr_assert_eq(at(split, 0xe0)->cls.barmode, WR_BARMODE_ARRIVE);
+    cr_assert_eq(at(split, 0xe0)->cls.scope, WR_SCOPE_CLUSTER);
+    cr_assert_eq(at(split, 0x120)->cls.barmode, WR_BARMODE_WAIT);
+    cr_assert_str_eq(at(split, 0x200)->opcode, "UCGABAR_ARV");
+    cr_assert_eq(at(split, 0x200)->cls.barmode, WR_BARMODE_ARRIVE_RELAXED);
+    /* a device-scope lock and a block-scope one */
+    const wrs_insn *cas = at("_Z6k_lockILi1ELb1ELb1ELb1EEv4args", 0xc0);
+    cr_assert_str_eq(cas->opcode, "ATOMG.E.CAS.STRONG.GPU");
+    cr_assert_eq(cas->cls.atomic_op, WR_AOP_CAS);
+    cr_assert_eq(cas->cls.scope, WR_SCOPE_DEVICE);
+    const wrs_insn *bcas = at("_Z6k_lockILi0ELb1ELb1ELb1EEv4args", 0xc0);
+    cr_assert_str_eq(bcas->opcode, "ATOMG.E.CAS.STRONG.SM");
+    cr_assert_eq(bcas->cls.scope, WR_SCOPE_BLOCK);
+    cr_assert_eq(at("_Z6k_lockILi1ELb1ELb1ELb1EEv4args", 0x130)->cls.kind, WRS_K_FENCE);
+}
+
+/* What the path cannot record is counted per function: the producer and
+ * consumer's BAR.ARVs, an mbarrier pipeline's SYNCS.* instructions (init
+ * as SYNCS.EXCH.64, arrive, try-wait), and nothing in a plain kernel. */
+Test(sanitizer_real, unrecorded_synchronisation_is_counted, .fini = unload)
+{
+    load("h200_litmus_plain_sm90.nvdisasm");
+    wrs_unrecorded u;
+    wrs_count_unrecorded(fn("_Z10k_pipelineILb1EEvPi"), &u);
+    cr_assert_eq(u.bar_arrive, 3);
+    cr_assert_eq(u.mbarrier, 0);
+    wrs_count_unrecorded(fn("_Z19k_mbarrier_pipelineILb1EEvPi"), &u);
+    cr_assert_eq(u.bar_arrive, 0);
+    cr_assert_eq(u.mbarrier, 10);
+    wrs_count_unrecorded(fn("_Z15k_cluster_splitILi1EEvPiS0_"), &u);
+    cr_assert_eq(u.bar_arrive + u.mbarrier, 0, "cluster barriers are recorded");
+    wrs_count_unrecorded(fn("_Z6k_lockILi1ELb1ELb1ELb1EEv4args"), &u);
+    cr_assert_eq(u.bar_arrive + u.mbarrier, 0);
+}
