@@ -216,12 +216,18 @@ static inline uint32_t ls_intersect(lsets *L, uint32_t a, uint32_t b)
 
 /* ---- lock records (per lock word) ---- */
 
+/* A lock is named by its number (1, 2, ... in order of first acquisition)
+ * in lockset entries, beside a 21-bit field: the word itself does not fit
+ * there (a device address of 47 bits, a word of 45). */
 typedef struct lockrec {
-    uint64_t word;      /* lock address >> 2, bit 63 set; 0 = empty slot */
-    uint32_t num;       /* the lock's number in lockset entries (1, 2, ...) */
     uint8_t broken;     /* some release had no fence */
     uint8_t min_rel;    /* narrowest release scope seen (WR_SCOPE_*), 0xff none yet */
 } lockrec;
+
+typedef struct lock_slot {   /* lock word -> number */
+    uint64_t word;      /* lock address >> 2, bit 63 set; 0 = empty slot */
+    uint32_t num;
+} lock_slot;
 
 /* ---- per block / warp ---- */
 
@@ -310,59 +316,54 @@ typedef struct lk {
      * the blocks and has a pool of its own. */
     wr_pool bar_pool, locks_pool, fences_pool, cross_pool, split_pool;
     wr_ring_pool ring_pool, host_ring_pool;
-    lockrec *locks;
+    lock_slot *lock_slots;  /* open addressing, lcap of them */
     uint32_t lcap, lcount;
-    /* lock number -> lock word: entries name a lock by its number, since a
-     * device address (47 bits, a word of 45) does not fit beside a field */
-    uint64_t *lock_words;
-    uint32_t lnum_cap;
+    lockrec *locks;         /* [num], num 1..lcount */
+    uint32_t lrec_cap;
     wr_blockstate bs;       /* (epoch, block) -> block_st, warp -> warp_st */
     uint64_t live;          /* cells with meta != 0: the words tracked */
     wr_access_ring host_ring;   /* host copies, as the warp rings */
 } lk;
 
-static lockrec *lock_rec(lk *s, uint64_t word, bool create)
+/* The number of the lock at `word`, made at its first acquisition. */
+static uint32_t lock_num(lk *s, uint64_t word)
 {
     word |= 1ull << 63;  /* never 0 */
     if (s->lcap) {
         uint32_t i = (uint32_t)((word * 0x9E3779B97F4A7C15ull) >> 32) & (s->lcap - 1);
-        while (s->locks[i].word) {
-            if (s->locks[i].word == word)
-                return &s->locks[i];
+        while (s->lock_slots[i].word) {
+            if (s->lock_slots[i].word == word)
+                return s->lock_slots[i].num;
             i = (i + 1) & (s->lcap - 1);
         }
     }
-    if (!create)
-        return NULL;
     if ((s->lcount + 1) * 2 > s->lcap) {
         uint32_t ncap = s->lcap ? s->lcap * 2 : 64;
-        lockrec *nl = xcalloc(ncap, sizeof *nl);
+        lock_slot *nl = xcalloc(ncap, sizeof *nl);
         for (uint32_t i = 0; i < s->lcap; i++) {
-            if (!s->locks[i].word)
+            if (!s->lock_slots[i].word)
                 continue;
-            uint32_t j = (uint32_t)((s->locks[i].word * 0x9E3779B97F4A7C15ull) >> 32) & (ncap - 1);
+            uint32_t j = (uint32_t)((s->lock_slots[i].word * 0x9E3779B97F4A7C15ull) >> 32) &
+                         (ncap - 1);
             while (nl[j].word)
                 j = (j + 1) & (ncap - 1);
-            nl[j] = s->locks[i];
+            nl[j] = s->lock_slots[i];
         }
-        free(s->locks);
-        s->locks = nl;
+        free(s->lock_slots);
+        s->lock_slots = nl;
         s->lcap = ncap;
     }
     uint32_t i = (uint32_t)((word * 0x9E3779B97F4A7C15ull) >> 32) & (s->lcap - 1);
-    while (s->locks[i].word)
+    while (s->lock_slots[i].word)
         i = (i + 1) & (s->lcap - 1);
-    s->locks[i].word = word;
-    s->locks[i].broken = 0;
-    s->locks[i].min_rel = 0xff;
-    s->lcount++;
-    s->locks[i].num = s->lcount;
-    if (s->lcount >= s->lnum_cap) {
-        s->lnum_cap = s->lnum_cap ? 2 * s->lnum_cap : 64;
-        s->lock_words = xrealloc(s->lock_words, s->lnum_cap * sizeof *s->lock_words);
+    uint32_t num = ++s->lcount;
+    s->lock_slots[i] = (lock_slot){.word = word, .num = num};
+    if (num >= s->lrec_cap) {
+        s->lrec_cap = s->lrec_cap ? 2 * s->lrec_cap : 64;
+        s->locks = xrealloc(s->locks, s->lrec_cap * sizeof *s->locks);
     }
-    s->lock_words[s->lcount] = word & ~(1ull << 63);
-    return &s->locks[i];
+    s->locks[num] = (lockrec){.broken = 0, .min_rel = 0xff};
+    return num;
 }
 
 static void drop_warp(void *obj, void *ctx)
@@ -610,7 +611,7 @@ static uint32_t lock_events(lk *s, warp_st *w, const wr_event *ev, uint32_t epoc
             if (dup || w->nholds == MAX_HOLDS)
                 continue;
             w->locks->holds[w->nholds++] = (hold){.word = word,
-                                                  .num = lock_rec(s, word, true)->num,
+                                                  .num = lock_num(s, word),
                                                   .acq_seq = 0, .lane = (uint8_t)lane,
                                                   .scope = as};
         }
@@ -628,7 +629,7 @@ static uint32_t lock_events(lk *s, warp_st *w, const wr_event *ev, uint32_t epoc
             hold *h = &w->locks->holds[i];
             if (h->lane != lane || h->word != word)
                 continue;
-            lockrec *r = lock_rec(s, word, true);
+            lockrec *r = &s->locks[h->num];
             const warp_fences *wf = w->fences;
             uint64_t f = wf ? wf->last_fence_seq[lane] : 0;
             uint64_t d = wf && wf->last_data_seq[lane] > w->data_seq_all ? wf->last_data_seq[lane]
@@ -744,9 +745,7 @@ static __attribute__((noinline)) bool effective_slow(lk *s, uint32_t id)
         uint32_t field = (uint32_t)(e[i] & DEV_FIELD);
         if (num == ATOM_WORD)
             return true;
-        lockrec *r = lock_rec(s, s->lock_words[num], false);
-        if (!r)
-            return true;   /* not released yet */
+        const lockrec *r = &s->locks[num];
         if (r->broken)
             continue;
         uint8_t need = field == DEV_FIELD            ? WR_SCOPE_DEVICE
@@ -1473,8 +1472,8 @@ static void lk_destroy(void *self)
     release_owned_pools(s);
     wr_ring_release(&s->host_ring, &s->host_ring_pool);
     wr_ring_pool_release(&s->host_ring_pool);
+    free(s->lock_slots);
     free(s->locks);
-    free(s->lock_words);
     wr_launch_geos_free(&s->geo);
     ls_free(&s->ls);
     wr_shadow_free(s->map);

@@ -217,20 +217,19 @@ static void *bg_main(void *arg)
     return NULL;
 }
 
-static int bg_failed(wr_writer *w, wr_error *err)
+
+/* Has a write failed (err, when given, gets the failure)?  With a
+ * background thread, which may fail too, asked under its lock. */
+static int writer_failed(wr_writer *w, wr_error *err)
 {
-    pthread_mutex_lock(&w->bg->lock);
+    if (w->bg)
+        pthread_mutex_lock(&w->bg->lock);
     int failed = w->failed;
     if (failed && err)
         *err = w->failure;
-    pthread_mutex_unlock(&w->bg->lock);
+    if (w->bg)
+        pthread_mutex_unlock(&w->bg->lock);
     return failed;
-}
-
-/* w->failed, read as either mode needs. */
-static int writer_failed(wr_writer *w)
-{
-    return w->bg ? bg_failed(w, NULL) : w->failed;
 }
 
 /* Waits until every queued chunk is written; -1 (err set) if one failed. */
@@ -434,7 +433,7 @@ static uint8_t *table_entry(pending_table *t, size_t size)
 uint32_t wr_writer_site(wr_writer *w, uint64_t pc, const char *file, uint32_t line,
                         const char *function)
 {
-    if (!w || writer_failed(w))
+    if (!w || writer_failed(w, NULL))
         return 0;
     uint32_t fs = intern(w, file), fn = intern(w, function);
     if (fs == UINT32_MAX || fn == UINT32_MAX)
@@ -454,7 +453,7 @@ uint32_t wr_writer_site(wr_writer *w, uint64_t pc, const char *file, uint32_t li
 
 uint32_t wr_writer_kernel(wr_writer *w, const char *name)
 {
-    if (!w || writer_failed(w))
+    if (!w || writer_failed(w, NULL))
         return 0;
     uint32_t ns = intern(w, name);
     if (ns == UINT32_MAX)
@@ -472,7 +471,7 @@ uint32_t wr_writer_alloc(wr_writer *w, uint64_t base, uint64_t size, uint8_t spa
                          const char *name)
 {
     /* a reader rejects a DSMEM allocation: DSMEM names SHARED allocations */
-    if (!w || writer_failed(w) || space > WR_ALLOC_SPACE_MAX)
+    if (!w || writer_failed(w, NULL) || space > WR_ALLOC_SPACE_MAX)
         return 0;
     uint32_t ns = intern(w, name);
     if (ns == UINT32_MAX)
@@ -492,7 +491,7 @@ uint32_t wr_writer_alloc(wr_writer *w, uint64_t base, uint64_t size, uint8_t spa
 
 uint32_t wr_writer_module(wr_writer *w, const char *name, const void *image, uint64_t size)
 {
-    if (!w || writer_failed(w) || (size && !image) || size > WRF_CHUNK_RAW_MAX - WRF_MODULE_ENTRY_FIXED ||
+    if (!w || writer_failed(w, NULL) || (size && !image) || size > WRF_CHUNK_RAW_MAX - WRF_MODULE_ENTRY_FIXED ||
         w->next_module_id >= WRF_CATALOG_TABLE_MAX)
         return 0;
     uint32_t ns = intern(w, name);
@@ -735,11 +734,8 @@ int wr_writer_event(wr_writer *w, const wr_event *ev, wr_error *err)
         wr_error_at(err, w ? w->path : NULL, 0, "wr_writer_event: no writer or event");
         return -1;
     }
-    if (w->bg ? bg_failed(w, err) : w->failed) {
-        if (err && !w->bg)
-            *err = w->failure;
+    if (writer_failed(w, err))
         return -1;
-    }
     uint8_t *p = buf_grow(&w->events, WRF_RECORD_MAX);
     if (!p)
         return fail_io(w, err, "out of memory");

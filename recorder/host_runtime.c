@@ -335,31 +335,31 @@ static int debug_on(void)
 /* The launch callbacks hand over what the runtime launched: a CUfunction,
  * or (CUDA 12 and later, whose runtime loads code as libraries) a CUkernel,
  * which cuLaunchKernel accepts in its place but cuFuncGetModule and
- * cuFuncGetAttribute do not.  Returns a CUfunction of the current context,
- * or NULL. */
-static CUfunction resolve_function(CUfunction f)
+ * cuFuncGetAttribute do not.  Sets *f to a CUfunction of the current
+ * context and returns its module, or NULL (*f then unchanged). */
+static CUmodule resolve_function(CUfunction *f, const char *name)
 {
     CUmodule mod;
-    CUresult rc = cuFuncGetModule(&mod, f);
+    CUresult rc = cuFuncGetModule(&mod, *f);
     if (rc == CUDA_SUCCESS)
-        return f;
+        return mod;
     CUfunction g = NULL;
-    CUresult rk = cuKernelGetFunction(&g, (CUkernel)f);
-    DEBUG("cuFuncGetModule(%p) = %d; cuKernelGetFunction = %d -> %p", (void *)f, (int)rc,
-          (int)rk, (void *)g);
-    return rk == CUDA_SUCCESS ? g : NULL;
+    CUresult rk = cuKernelGetFunction(&g, (CUkernel)*f);
+    CUresult rm = rk == CUDA_SUCCESS ? cuFuncGetModule(&mod, g) : rk;
+    DEBUG("%s: cuFuncGetModule(%p) = %d; cuKernelGetFunction = %d -> %p, its module: %d", name,
+          (void *)*f, (int)rc, (int)rk, (void *)g, (int)rm);
+    if (rm != CUDA_SUCCESS)
+        return NULL;
+    *f = g;
+    return mod;
 }
 
-/* Gives the module of `f` the device state.  Returns 0 when the module
- * has one (the kernel was built with the device API), -1 when not. */
-static int install_state(CUfunction f, const char *name)
+/* Gives module `mod` (NULL: none found) the device state.  Returns 0 when
+ * it has one (the kernel was built with the device API), -1 when not. */
+static int install_state(CUmodule mod, const char *name)
 {
-    CUmodule mod;
-    CUresult rc = f ? cuFuncGetModule(&mod, f) : CUDA_ERROR_INVALID_HANDLE;
-    if (rc != CUDA_SUCCESS) {
-        DEBUG("%s: no module (cuFuncGetModule = %d)", name, (int)rc);
+    if (!mod)
         return -1;
-    }
     for (size_t i = 0; i < R.nmods; i++)
         if (R.mods[i].mod == mod)
             return R.mods[i].has_state ? 0 : -1;
@@ -369,7 +369,7 @@ static int install_state(CUfunction f, const char *name)
     }
     CUdeviceptr var = 0;
     size_t bytes = 0;
-    rc = cuModuleGetGlobal(&var, &bytes, mod, WRR_API_MARKER);
+    CUresult rc = cuModuleGetGlobal(&var, &bytes, mod, WRR_API_MARKER);
     int has = rc == CUDA_SUCCESS && bytes == sizeof(CUdeviceptr);
     CUresult wrc = has ? cuMemcpyHtoD(var, &R.state_dev, sizeof R.state_dev) : CUDA_SUCCESS;
     DEBUG("%s: module %p: cuModuleGetGlobal(%s) = %d (%zu bytes at %#llx); state %#llx "
@@ -401,15 +401,13 @@ void wrr_rt_launch_begin(CUfunction f, const char *name, const unsigned grid[3],
         return;
     pthread_mutex_lock(&R.lock);
     wrr_rt_internal = 1;
-    CUfunction fn = resolve_function(f);
+    CUmodule mod = resolve_function(&f, name ? name : "?");
     uint32_t want = (uint32_t)selected(name ? name : "");
-    if (install_state(fn, name ? name : "?") != 0 && want) {
+    if (install_state(mod, name ? name : "?") != 0 && want) {
         if (!R.launches_unrecorded++)
             snprintf(R.launch_unrecorded_name, sizeof R.launch_unrecorded_name, "%s",
                      name ? name : "?");
     }
-    if (fn)
-        f = fn;
     if (want != R.dev_enabled) {
         cuMemcpyHtoD(R.state_dev + offsetof(wrr_dev_state, enabled), &want, sizeof want);
         R.dev_enabled = want;

@@ -503,8 +503,7 @@ static void note_unrecorded_sync(CUmodule module, const char *name)
         const wrs_function *f = wrs_find_function(&m->sass, name);
         if (!f)
             return;
-        wrs_unrecorded u;
-        wrs_count_unrecorded(f, &u);
+        const wrs_unrecorded u = f->unrecorded;
         if (!u.bar_arrive && !u.mbarrier)
             return;
         uint64_t before = G.arrive_unreported_launches + G.mbarrier_unrecorded_launches;

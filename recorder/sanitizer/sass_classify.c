@@ -225,17 +225,6 @@ void wrs_module_free(wrs_module *m)
     memset(m, 0, sizeof *m);
 }
 
-void wrs_count_unrecorded(const wrs_function *f, wrs_unrecorded *out)
-{
-    memset(out, 0, sizeof *out);
-    for (size_t k = 0; k < f->n; k++) {
-        const wrs_insn *in = &f->insns[k];
-        out->bar_arrive += in->cls.kind == WRS_K_BARRIER && in->cls.scope == WR_SCOPE_BLOCK &&
-                           in->cls.barmode == WR_BARMODE_ARRIVE;
-        out->mbarrier += !strncmp(in->opcode, "SYNCS.", 6);
-    }
-}
-
 const wrs_function *wrs_find_function(const wrs_module *m, const char *name)
 {
     for (size_t i = 0; i < m->nfns; i++)
@@ -406,6 +395,14 @@ static int finish_function(parser *p)
             if (!base_is(q->opcode, "ERRBAR") && !base_is(q->opcode, "CGAERRBAR"))
                 break;
         }
+    }
+    memset(&f->unrecorded, 0, sizeof f->unrecorded);
+    for (size_t k = 0; k < f->n; k++) {
+        const wrs_insn *in = &f->insns[k];
+        f->unrecorded.bar_arrive += in->cls.kind == WRS_K_BARRIER &&
+                                    in->cls.scope == WR_SCOPE_BLOCK &&
+                                    in->cls.barmode == WR_BARMODE_ARRIVE;
+        f->unrecorded.mbarrier += !strncmp(in->opcode, "SYNCS.", 6);
     }
     p->nlabels = 0;
     p->nfixups = 0;

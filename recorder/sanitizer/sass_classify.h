@@ -92,6 +92,15 @@ typedef struct wrs_insn {
     uint32_t line;
 } wrs_insn;
 
+/* What a function holds that this path cannot record (seen on an H200:
+ * the API reports no BAR.ARV, and the mbarrier instructions (SYNCS.*)
+ * reach no patch this path uses): counted per function when it is parsed,
+ * so that a launch can say so. */
+typedef struct wrs_unrecorded {
+    size_t bar_arrive;   /* BAR.ARV: a block barrier's ARRIVE */
+    size_t mbarrier;     /* SYNCS.*: mbarrier init, arrive, try-wait */
+} wrs_unrecorded;
+
 typedef struct wrs_function {
     char *name;
     wrs_insn *insns;     /* sorted by pc */
@@ -100,6 +109,7 @@ typedef struct wrs_function {
     int cfg_built;
     int has_indirect;
     uint32_t *succ;      /* 2 per instruction, UINT32_MAX = none */
+    wrs_unrecorded unrecorded;
 } wrs_function;
 
 typedef struct wrs_module {
@@ -109,14 +119,6 @@ typedef struct wrs_module {
     size_t nfiles, capfiles;
 } wrs_module;
 
-/* What a function holds that this path cannot record (seen on an H200:
- * the API reports no BAR.ARV, and the mbarrier instructions (SYNCS.*)
- * reach no patch this path uses): counted so that a launch can say so. */
-typedef struct wrs_unrecorded {
-    size_t bar_arrive;   /* BAR.ARV: a block barrier's ARRIVE */
-    size_t mbarrier;     /* SYNCS.*: mbarrier init, arrive, try-wait */
-} wrs_unrecorded;
-void wrs_count_unrecorded(const wrs_function *f, wrs_unrecorded *out);
 
 /* Classifies one opcode with its modifiers (no predicate, no operands). */
 void wrs_classify_opcode(const char *opcode, wrs_class *out);

@@ -227,6 +227,14 @@ def compare_paths(api, san):
     return diffs
 
 
+def sanitizer_diffs(exp, api, san):
+    """What the sanitizer path's findings (san) get wrong: against the
+    expectations, and against the source-level findings (api, or None
+    where there is no source-level recording)."""
+    return (["sanitizer: " + d for d in check_expectations(exp, san)] +
+            ["paths differ: " + d for d in (compare_paths(api, san) if api is not None else [])])
+
+
 def summary_lines(text):
     """What the recorder printed about its own run (events, lost, unknown fences...)."""
     return [l for l in text.splitlines() if l.strip()][-8:]
@@ -276,18 +284,15 @@ def check_kernel(warprace, gpu_litmus, plain, litmus_dir, work, name, all_saniti
                 return "%-45s FAIL sanitizer path: %s" % (name, sfail), True, False, False, False
             notes.append("info (%s): sanitizer path failed: %s" % (SANITIZER_UNRECORDED[name], sfail))
         else:
-            san = found_races(sdb, shared)
-            sdiffs = ["sanitizer: " + d for d in check_expectations(exp, san)]
-            between = ["paths differ: " + d for d in compare_paths(got, san)]
+            sdiffs = sanitizer_diffs(exp, got, found_races(sdb, shared))
             if info:
-                notes += ["info (%s): %s" % (SANITIZER_UNRECORDED[name], d)
-                          for d in sdiffs + between]
-                differ = bool(sdiffs or between)
+                notes += ["info (%s): %s" % (SANITIZER_UNRECORDED[name], d) for d in sdiffs]
+                differ = bool(sdiffs)
                 if not differ:
                     notes.append("info: the sanitizer path agrees")
             else:
-                diffs += sdiffs + between
-                differ = bool(between)
+                diffs += sdiffs
+                differ = any(d.startswith("paths differ: ") for d in sdiffs)
     lines = []
     if diffs:
         lines.append("%-45s FAIL\n    %s" % (name, "\n    ".join(diffs)))
@@ -364,12 +369,10 @@ def check_recorded(warprace, litmus_dir, traces, work):
                 diffs.append("%s: %s" % (path, fail))
                 continue
             found[path] = found_races(db, shared)
-            if path == "sanitizer" and name in SANITIZER_UNRECORDED:
-                continue
-            diffs += ["%s: %s" % (path, d) for d in check_expectations(exp, found[path])]
-        if len(found) == 2 and name not in SANITIZER_UNRECORDED:
-            diffs += ["paths differ: " + d for d in
-                      compare_paths(found["source-level"], found["sanitizer"])]
+            if path == "source-level":
+                diffs += ["source-level: " + d for d in check_expectations(exp, found[path])]
+            elif name not in SANITIZER_UNRECORDED:
+                diffs += sanitizer_diffs(exp, found.get("source-level"), found[path])
         checked += 1
         if diffs:
             failures += 1
