@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "format_internal.h"
 
@@ -755,6 +756,119 @@ int wr_writer_event(wr_writer *w, const wr_event *ev, wr_error *err)
         w->lost_events += ev->u.lost.count;
     if (w->events.len >= w->chunk_bytes || w->event_count >= WRF_EVENT_CHUNK_COUNT_MAX)
         return flush_events(w, err);
+    return 0;
+}
+
+/* ---- events encoded ahead (wr_encoded) ---- */
+
+struct wr_encoded {
+    bytebuf bytes;
+    uint32_t *ends;             /* [i]: end of event i in bytes; bit 31: a vector record */
+    size_t count, cap;
+    uint64_t lost;              /* sum of the WR_EV_LOST counts */
+};
+
+#define ENCODED_VECTOR 0x80000000u
+#define ENCODED_MAX_BYTES (ENCODED_VECTOR - WRF_RECORD_MAX)
+
+wr_encoded *wr_encoded_new(void)
+{
+    return calloc(1, sizeof(wr_encoded));
+}
+
+void wr_encoded_free(wr_encoded *b)
+{
+    if (!b)
+        return;
+    free(b->bytes.data);
+    free(b->ends);
+    free(b);
+}
+
+void wr_encoded_clear(wr_encoded *b)
+{
+    b->bytes.len = 0;
+    b->count = 0;
+    b->lost = 0;
+}
+
+size_t wr_encoded_count(const wr_encoded *b)
+{
+    return b->count;
+}
+
+size_t wr_encoded_bytes(const wr_encoded *b)
+{
+    return b->bytes.len;
+}
+
+int wr_encoded_add(wr_encoded *b, const wr_event *ev, const char **why)
+{
+    if (b->bytes.len > ENCODED_MAX_BYTES) {
+        *why = "too many events encoded ahead in one batch";
+        return -1;
+    }
+    if (b->count == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 1024;
+        uint32_t *e = realloc(b->ends, cap * sizeof *e);
+        if (!e) {
+            *why = "out of memory";
+            return -1;
+        }
+        b->ends = e;
+        b->cap = cap;
+    }
+    uint8_t *p = buf_grow(&b->bytes, WRF_RECORD_MAX);
+    if (!p) {
+        *why = "out of memory";
+        return -1;
+    }
+    int is_vector;
+    size_t n = encode_event(p, ev, &is_vector, why);
+    b->bytes.len -= WRF_RECORD_MAX - n;
+    if (!n)
+        return -1;
+    b->ends[b->count++] = (uint32_t)b->bytes.len | (is_vector ? ENCODED_VECTOR : 0);
+    if (ev->kind == WR_EV_LOST)
+        b->lost += ev->u.lost.count;
+    return 0;
+}
+
+int wr_writer_encoded(wr_writer *w, const wr_encoded *b, wr_error *err)
+{
+    if (!w || !b) {
+        wr_error_at(err, w ? w->path : NULL, 0, "wr_writer_encoded: no writer or events");
+        return -1;
+    }
+    if (writer_failed(w, err))
+        return -1;
+    size_t i = 0;
+    uint32_t from = 0;
+    while (i < b->count) {
+        /* the events up to the one after which wr_writer_event would flush */
+        size_t j = i;
+        uint32_t vectors = 0, to;
+        for (;;) {
+            to = b->ends[j] & ~ENCODED_VECTOR;
+            vectors += b->ends[j] >> 31;
+            j++;
+            if (j == b->count || w->events.len + (to - from) >= w->chunk_bytes ||
+                w->event_count + (j - i) >= WRF_EVENT_CHUNK_COUNT_MAX)
+                break;
+        }
+        uint8_t *p = buf_grow(&w->events, to - from);
+        if (!p)
+            return fail_io(w, err, "out of memory");
+        memcpy(p, b->bytes.data + from, to - from);
+        w->event_count += (uint32_t)(j - i);
+        w->vector_count += vectors;
+        from = to;
+        i = j;
+        if ((w->events.len >= w->chunk_bytes || w->event_count >= WRF_EVENT_CHUNK_COUNT_MAX) &&
+            flush_events(w, err))
+            return -1;
+    }
+    w->lost_events += b->lost;
     return 0;
 }
 

@@ -117,7 +117,7 @@ static int print_stats(const char *stats_path, const char *out)
     }
     char line[512];
     unsigned long long events = 0, lost = 0, lost_lanes = 0, launches = 0, records = 0;
-    unsigned long long busy_ns = 0, wall_ns = 0;
+    unsigned long long busy_ns = 0, wall_ns = 0, full_waits = 0;
     char error[512] = "", unrecorded[512] = "", launches_unrecorded[512] = "";
     /* the sanitizer path's counters (SANITIZER.md: what it could not
      * recover), shown as they come: name=value */
@@ -144,6 +144,7 @@ static int print_stats(const char *stats_path, const char *out)
         sscanf(line, "launches=%llu", &launches);
         sscanf(line, "drain_busy_ns=%llu", &busy_ns);
         sscanf(line, "wall_ns=%llu", &wall_ns);
+        sscanf(line, "ring_full_waits=%llu", &full_waits);
         if (!strncmp(line, "launches_unrecorded=", 20)) {
             line[strcspn(line, "\n")] = 0;
             snprintf(launches_unrecorded, sizeof launches_unrecorded, "%s", line + 20);
@@ -171,6 +172,9 @@ static int print_stats(const char *stats_path, const char *out)
     if (wall_ns)
         printf("  drain overhead %.3f s busy of %.3f s (%.1f%% of one core)\n", busy_ns / 1e9,
                wall_ns / 1e9, 100.0 * (double)busy_ns / (double)wall_ns);
+    if (full_waits)
+        printf("  ring full      %llu records waited for the drain (back-pressure; a larger "
+               "--buffer absorbs bursts)\n", full_waits);
     if (san[0])
         printf("  sanitizer      %s\n", san);
     if (launches_unrecorded[0])

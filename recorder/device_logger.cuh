@@ -98,6 +98,8 @@ WRR_DEV unsigned long long wrr_reserve(wrr_dev_state *s, unsigned n, unsigned la
          * commits without waiting on anything but ring space, which the
          * drain frees in position order (RECORDER.md). */
         unsigned ns = 64;
+        if (pos + n - wrr_refresh_tail(s) > cap)
+            atomicAdd_system((unsigned long long *)&s->ctl->full_waits, 1ull);
         while (pos + n - wrr_refresh_tail(s) > cap) {
             __nanosleep(ns);
             if (ns < 8192)

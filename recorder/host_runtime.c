@@ -662,6 +662,8 @@ void wrr_rt_shutdown(void)
             fprintf(f, "lost_records=%llu\n", (unsigned long long)R.drain.st.lost_records);
             fprintf(f, "lost_lanes=%llu\n", (unsigned long long)R.drain.st.lost_lanes);
             fprintf(f, "drain_busy_ns=%llu\n", (unsigned long long)R.drain.st.busy_ns);
+            if (R.ctl_host)
+                fprintf(f, "ring_full_waits=%llu\n", (unsigned long long)R.ctl_host->full_waits);
             fprintf(f, "wall_ns=%llu\n", (unsigned long long)(wrr_monotonic_ns() - R.t_start));
             if (R.launches_unrecorded)
                 fprintf(f, "launches_unrecorded=%llu (the first: %s)\n",

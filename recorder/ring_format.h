@@ -136,7 +136,9 @@ typedef struct wrr_host_ctl {
     volatile uint64_t tail;           /* host: first position not yet consumed */
     uint64_t dropped_records;         /* device (drop mode): records not kept */
     uint64_t dropped_lanes;           /* device: thread-level accesses in them */
-    uint64_t pad_[5];
+    uint64_t full_waits;              /* device: records that found the ring full
+                                         and waited for the drain (back-pressure) */
+    uint64_t pad_[4];
 } wrr_host_ctl;
 
 #define WRR_F_DROP 1u                 /* drop and count instead of waiting */

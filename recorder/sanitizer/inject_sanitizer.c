@@ -856,6 +856,8 @@ static void shutdown_recorder(void)
             fprintf(f, "lost_records=%llu\n", (unsigned long long)G.drain.st.lost_records);
             fprintf(f, "lost_lanes=%llu\n", (unsigned long long)G.drain.st.lost_lanes);
             fprintf(f, "drain_busy_ns=%llu\n", (unsigned long long)G.drain.st.busy_ns);
+            if (G.ctl)
+                fprintf(f, "ring_full_waits=%llu\n", (unsigned long long)G.ctl->full_waits);
             fprintf(f, "wall_ns=%llu\n", (unsigned long long)(wrr_monotonic_ns() - G.t_start));
             fprintf(f, "sanitizer_classified=%llu\n", (unsigned long long)s->accesses_classified);
             fprintf(f, "sanitizer_unclassified=%llu\n", (unsigned long long)s->accesses_unclassified);

@@ -901,46 +901,66 @@ Test(roundtrip, writer_refuses_bad_mbarriers)
  * events, explicit flushes, chunks queued faster than they are written
  * (small chunks: the queue fills and the caller waits), and a module image
  * among them. */
-static int write_with(const char *path, int background, wr_error *err)
+static int write_with(const char *path, int background, size_t batch, wr_error *err)
 {
     wr_header h = sample_header();
     wr_writer_options opts = {.chunk_bytes = 2048, .background = background};
     wr_writer *w = wr_writer_open(path, &h, &opts, err);
-    if (!w)
+    wr_encoded *b = wr_encoded_new();
+    if (!w || !b) {
+        wr_encoded_free(b);
+        if (w)
+            wr_writer_abandon(w);
         return -1;
+    }
     sample_define_catalog(w);
     uint64_t lanes[32];
-    for (uint64_t i = 0; i < 60000; i++) {
+    int rc = 0;
+    for (uint64_t i = 0; i < 60000 && !rc; i++) {
         wr_event ev;
         sample_event(i, &ev, lanes);
-        if (wr_writer_event(w, &ev, err)) {
-            wr_writer_abandon(w);
-            return -1;
+        if (!batch)
+            rc = wr_writer_event(w, &ev, err);
+        else {
+            const char *why = NULL;
+            if (wr_encoded_add(b, &ev, &why)) {
+                snprintf(err->msg, sizeof err->msg, "event %llu: %s", (unsigned long long)i, why);
+                rc = -1;
+                break;
+            }
+            /* batches of several sizes, appended before any definition or flush */
+            size_t want = batch * (1 + i % 5);
+            if (wr_encoded_count(b) >= want || i % 7919 == 0 || i % 20011 == 0 || i == 59999) {
+                rc = wr_writer_encoded(w, b, err);
+                wr_encoded_clear(b);
+            }
         }
-        if (i % 7919 == 0) {
+        if (!rc && i % 7919 == 0) {
             char file[32];
             snprintf(file, sizeof file, "late%llu.cu", (unsigned long long)i);
             if (!wr_writer_site(w, 0x1000 + i, file, (uint32_t)i, "k") ||
-                !wr_writer_kernel(w, file)) {
-                wr_writer_abandon(w);
-                return -1;
-            }
+                !wr_writer_kernel(w, file))
+                rc = -1;
         }
-        if (i % 20011 == 0 && wr_writer_flush(w, err)) {
-            wr_writer_abandon(w);
-            return -1;
-        }
+        if (!rc && i % 20011 == 0)
+            rc = wr_writer_flush(w, err);
+    }
+    wr_encoded_free(b);
+    if (rc) {
+        wr_writer_abandon(w);
+        return -1;
     }
     return wr_writer_close(w, err);
 }
 
-Test(roundtrip, background_thread_writes_the_same_bytes)
+/* The same bytes as the plain per-event calls on the caller's thread. */
+static void assert_written_like_plain(int background, size_t batch)
 {
     char other[300];
-    snprintf(other, sizeof other, "%s.bg", tmp_path);
+    snprintf(other, sizeof other, "%s.other", tmp_path);
     wr_error err;
-    cr_assert_eq(write_with(tmp_path, 0, &err), 0, "%s", err.msg);
-    cr_assert_eq(write_with(other, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(write_with(tmp_path, 0, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(write_with(other, background, batch, &err), 0, "%s", err.msg);
     size_t a_size, b_size;
     unsigned char *a = sample_read_file(tmp_path, &a_size), *b = sample_read_file(other, &b_size);
     cr_assert(a && b);
@@ -950,6 +970,48 @@ Test(roundtrip, background_thread_writes_the_same_bytes)
     free(a);
     free(b);
     unlink(other);
+}
+
+Test(roundtrip, background_thread_writes_the_same_bytes)
+{
+    assert_written_like_plain(1, 0);
+}
+
+/* Several compressing threads: chunks compressed out of order, written in order. */
+Test(roundtrip, background_threads_write_the_same_bytes)
+{
+    assert_written_like_plain(4, 0);
+}
+
+/* Events encoded ahead (the drain's workers) and appended in batches of
+ * 1 to 5 x N events, which span chunks, end at chunk limits or inside
+ * them: the same bytes as one wr_writer_event call per event. */
+Test(roundtrip, encoded_batches_write_the_same_bytes)
+{
+    assert_written_like_plain(0, 1);
+    assert_written_like_plain(0, 13);
+    assert_written_like_plain(3, 700);
+}
+
+/* An event the format cannot hold is refused by wr_encoded_add with the
+ * reason, and the batch keeps what it had. */
+Test(roundtrip, encoded_batch_refuses_a_bad_event)
+{
+    wr_encoded *b = wr_encoded_new();
+    cr_assert(b);
+    uint64_t lanes[32];
+    wr_event ev;
+    sample_event(1, &ev, lanes);
+    const char *why = NULL;
+    cr_assert_eq(wr_encoded_add(b, &ev, &why), 0, "%s", why);
+    size_t bytes = wr_encoded_bytes(b);
+    wr_event bad = ev;
+    bad.kind = 200;
+    cr_assert_neq(wr_encoded_add(b, &bad, &why), 0);
+    cr_assert(why && *why);
+    cr_assert_eq(wr_encoded_count(b), 1);
+    cr_assert_eq(wr_encoded_bytes(b), bytes);
+    wr_encoded_free(b);
 }
 
 /* A write that fails on the background thread (a full device) is

@@ -131,6 +131,23 @@ uint32_t wr_writer_module(wr_writer *w, const char *name, const void *image, uin
 
 /* Appends one event (its seq is ignored).  Returns 0, or -1 with err set. */
 int wr_writer_event(wr_writer *w, const wr_event *ev, wr_error *err);
+/* Events encoded ahead of the writer, on any thread: the recorder's drain
+ * converts and encodes device records on worker threads and appends the
+ * batches in order.  A wr_encoded is used by one thread at a time.
+ * wr_writer_encoded appends a batch exactly as wr_writer_event calls for
+ * its events, in order, would: the same bytes. */
+typedef struct wr_encoded wr_encoded;
+wr_encoded *wr_encoded_new(void);                  /* NULL: out of memory */
+void wr_encoded_free(wr_encoded *b);
+void wr_encoded_clear(wr_encoded *b);               /* empty, memory kept */
+size_t wr_encoded_count(const wr_encoded *b);       /* events in it */
+size_t wr_encoded_bytes(const wr_encoded *b);       /* their encoded size */
+/* Encodes ev (its seq is ignored) after the others.  0, or -1 with *why
+ * (a static string) when ev breaks the event model's ranges or memory
+ * ran out; b is unchanged then. */
+int wr_encoded_add(wr_encoded *b, const wr_event *ev, const char **why);
+/* Appends b's events.  0, or -1 with err set. */
+int wr_writer_encoded(wr_writer *w, const wr_encoded *b, wr_error *err);
 /* Writes the pending chunk now (the recorder calls this so that a crash
  * loses at most one chunk).  Returns 0 or -1. */
 int wr_writer_flush(wr_writer *w, wr_error *err);
