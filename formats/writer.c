@@ -6,10 +6,12 @@
  * header's time comes from the caller's struct.  The text form relies on
  * this for asm -> dump -> asm byte identity.
  *
- * With wr_writer_options.background, chunks are compressed and written by
- * a thread of the writer's own, in the order the caller made them, so the
- * bytes are the same; the caller goes on encoding events meanwhile (the
- * recorder's drain: one thread converting records, another compressing). */
+ * With wr_writer_options.background = N, chunks are compressed by N threads
+ * of the writer's own (a chunk is one LZ4 block, independent of the others)
+ * and written, index entry included, strictly in the order the caller made
+ * them, so the bytes are the same; the caller goes on encoding events
+ * meanwhile (the recorder's drain: threads converting records, others
+ * compressing). */
 #include <errno.h>
 #include <lz4.h>
 #include <pthread.h>
@@ -63,23 +65,34 @@ typedef struct pending_module {
     bytebuf entry;              /* the whole MODULES payload of one module */
 } pending_module;
 
-/* A chunk handed to the background thread: what write_chunk takes. */
-#define BG_SLOTS 4
+/* A chunk: what write_chunk takes, then what pack_chunk makes of it.  Each
+ * has its own buffers (capacity kept for the next use), so threads compress
+ * different chunks at once. */
 typedef struct chunk_job {
-    uint8_t type;
-    uint32_t count, aux;
-    uint64_t first_index;
-    bytebuf raw;                /* its own copy; capacity kept for the next job */
+    wrf_chunk_header h;         /* type, count, aux, first_index, raw_size given */
+    const uint8_t *raw;         /* the payload: the caller's (inline) or copy.data */
+    const uint8_t *stored;      /* what is written: raw or out.data */
+    bytebuf copy, out;          /* the raw copy (background), the LZ4 block */
+    int packed;                 /* compressed, may be written (under bg->lock) */
 } chunk_job;
 
+/* Background threads: jobs[head .. head+count) (mod slots) are the chunks
+ * queued and not yet written, in the caller's order; the first `taken` of
+ * them are compressing or packed, the rest wait for a thread.  Whichever
+ * thread finds jobs[head] packed and nobody writing becomes the writer
+ * until the head is not packed, so chunks are written in order, one
+ * thread at a time.  Twice as many slots as threads (+2): every thread may
+ * compress while the packed ones wait for the head. */
+#define BG_THREADS_MAX 16
 typedef struct background {
-    pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t queued, done;    /* a job was queued / a job was written */
-    chunk_job jobs[BG_SLOTS];
-    unsigned head, count;       /* jobs[head] is the oldest queued */
-    int busy;                   /* the thread is writing a job it took */
-    int stop;
+    pthread_t threads[BG_THREADS_MAX];
+    unsigned nthreads, slots;
+    unsigned head, count, taken;
+    int writing;                /* a thread is writing head jobs */
+    int stop, discard;          /* threads end when no job waits / skip all jobs */
+    chunk_job jobs[];           /* [slots] */
 } background;
 
 struct wr_writer {
@@ -107,10 +120,10 @@ struct wr_writer {
 
     bytebuf index;              /* footer entries, one per chunk written */
     uint32_t index_entries;
-    bytebuf compressed;
-    /* With a background thread, what write_chunk touches (file, offset,
-     * index, compressed, failed, failure) is the thread's while it runs,
-     * and failed/failure are read under bg->lock. */
+    chunk_job inline_job;       /* the chunk being written without threads */
+    /* With background threads, file, offset and index are the writing
+     * thread's (bg->writing) until bg_wait, and failed/failure are touched
+     * under bg->lock. */
     background *bg;
 };
 
@@ -140,56 +153,55 @@ static int write_bytes(wr_writer *w, const void *data, size_t len, wr_error *err
     return 0;
 }
 
-static int write_chunk_now(wr_writer *w, uint8_t type, uint32_t count, uint32_t aux,
-                           uint64_t first_index, const uint8_t *raw, size_t raw_size,
-                           wr_error *err)
+/* Compresses j->raw into j's own buffer and completes its header: touches
+ * nothing else, so threads pack different jobs at once.  -1: out of memory. */
+static int pack_chunk(chunk_job *j)
 {
-    if (!w->bg && w->failed) {   /* (the background thread asked under its lock) */
-        if (err)
-            *err = w->failure;
-        return -1;
-    }
+    size_t raw_size = j->h.raw_size;
     int bound = LZ4_compressBound((int)raw_size);
-    if (buf_reserve(&w->compressed, (size_t)bound))
-        return fail_io(w, err, "out of memory");
-    int csize = raw_size ? LZ4_compress_default((const char *)raw, (char *)w->compressed.data,
+    if (buf_reserve(&j->out, (size_t)bound))
+        return -1;
+    int csize = raw_size ? LZ4_compress_default((const char *)j->raw, (char *)j->out.data,
                                                 (int)raw_size, bound)
                          : 0;
-    wrf_chunk_header h = {.type = type, .raw_size = (uint32_t)raw_size, .count = count,
-                          .aux = aux, .first_index = first_index};
-    const uint8_t *payload;
     /* Stored when LZ4 does not help: keeps the reader's worst case at 1:1. */
     if (csize > 0 && (size_t)csize < raw_size) {
-        h.codec = WRF_CODEC_LZ4;
-        h.stored_size = (uint32_t)csize;
-        payload = w->compressed.data;
+        j->h.codec = WRF_CODEC_LZ4;
+        j->h.stored_size = (uint32_t)csize;
+        j->stored = j->out.data;
     } else {
-        h.codec = WRF_CODEC_STORED;
-        h.stored_size = (uint32_t)raw_size;
-        payload = raw;
+        j->h.codec = WRF_CODEC_STORED;
+        j->h.stored_size = (uint32_t)raw_size;
+        j->stored = j->raw;
     }
-    h.payload_crc = wrf_crc32c(0, payload, h.stored_size);
-    uint8_t hb[WRF_CHUNK_HEADER_SIZE];
-    wrf_chunk_header_encode(hb, &h);
+    j->h.payload_crc = wrf_crc32c(0, j->stored, j->h.stored_size);
+    return 0;
+}
 
-    if (type != WRF_CHUNK_INDEX) {
+/* Writes a packed chunk at the file's end and adds its index entry: the
+ * caller's order, one thread at a time. */
+static int write_packed(wr_writer *w, const chunk_job *j, wr_error *err)
+{
+    uint8_t hb[WRF_CHUNK_HEADER_SIZE];
+    wrf_chunk_header_encode(hb, &j->h);
+    if (j->h.type != WRF_CHUNK_INDEX) {
         uint8_t *e = buf_grow(&w->index, WRF_INDEX_ENTRY);
         if (!e)
             return fail_io(w, err, "out of memory");
         wrf_put64(e, w->offset);
-        wrf_put64(e + 8, first_index);
-        wrf_put32(e + 16, count);
-        e[20] = type;
-        e[21] = h.codec;
+        wrf_put64(e + 8, j->h.first_index);
+        wrf_put32(e + 16, j->h.count);
+        e[20] = j->h.type;
+        e[21] = j->h.codec;
         wrf_put16(e + 22, 0);
         w->index_entries++;
     }
-    if (write_bytes(w, hb, sizeof hb, err) || write_bytes(w, payload, h.stored_size, err))
+    if (write_bytes(w, hb, sizeof hb, err) || write_bytes(w, j->stored, j->h.stored_size, err))
         return -1;
     return 0;
 }
 
-/* ---- background chunks ---- */
+/* ---- background threads ---- */
 
 static void *bg_main(void *arg)
 {
@@ -197,30 +209,42 @@ static void *bg_main(void *arg)
     background *bg = w->bg;
     pthread_mutex_lock(&bg->lock);
     for (;;) {
-        while (!bg->count && !bg->stop)
+        while (bg->taken == bg->count && !bg->stop)
             pthread_cond_wait(&bg->queued, &bg->lock);
-        if (!bg->count)
+        if (bg->taken == bg->count)
             break;
-        chunk_job *j = &bg->jobs[bg->head];
-        bg->busy = 1;
-        int failed = w->failed;
+        chunk_job *j = &bg->jobs[(bg->head + bg->taken++) % bg->slots];
+        /* a failure is sticky: later chunks are dropped with it */
+        int skip = w->failed || bg->discard;
         pthread_mutex_unlock(&bg->lock);
-        if (!failed)   /* a failure is sticky: later chunks are dropped with it */
-            write_chunk_now(w, j->type, j->count, j->aux, j->first_index, j->raw.data, j->raw.len,
-                            NULL);
+        if (!skip && pack_chunk(j))
+            fail_io(w, NULL, "out of memory");
         pthread_mutex_lock(&bg->lock);
-        bg->head = (bg->head + 1) % BG_SLOTS;
-        bg->count--;
-        bg->busy = 0;
-        pthread_cond_broadcast(&bg->done);
+        j->packed = 1;
+        if (bg->writing)   /* the writer takes it when it reaches it */
+            continue;
+        bg->writing = 1;
+        while (bg->count && bg->jobs[bg->head].packed) {
+            chunk_job *h = &bg->jobs[bg->head];
+            skip = w->failed || bg->discard;
+            pthread_mutex_unlock(&bg->lock);
+            if (!skip)
+                write_packed(w, h, NULL);
+            pthread_mutex_lock(&bg->lock);
+            bg->head = (bg->head + 1) % bg->slots;
+            bg->count--;
+            bg->taken--;
+            pthread_cond_broadcast(&bg->done);
+        }
+        bg->writing = 0;
     }
     pthread_mutex_unlock(&bg->lock);
     return NULL;
 }
 
 
-/* Has a write failed (err, when given, gets the failure)?  With a
- * background thread, which may fail too, asked under its lock. */
+/* Has a write failed (err, when given, gets the failure)?  With
+ * background threads, which may fail too, asked under their lock. */
 static int writer_failed(wr_writer *w, wr_error *err)
 {
     if (w->bg)
@@ -247,21 +271,13 @@ static int bg_wait(wr_writer *w, wr_error *err)
     return failed ? -1 : 0;
 }
 
-/* Ends the thread after the queued chunks (or at once, `discard`). */
-static void bg_stop(wr_writer *w, bool discard)
+static void bg_free(wr_writer *w)
 {
     background *bg = w->bg;
-    if (!bg)
-        return;
-    pthread_mutex_lock(&bg->lock);
-    if (discard)
-        bg->count = bg->busy;   /* the one being written finishes */
-    bg->stop = 1;
-    pthread_cond_broadcast(&bg->queued);
-    pthread_mutex_unlock(&bg->lock);
-    pthread_join(bg->thread, NULL);
-    for (unsigned i = 0; i < BG_SLOTS; i++)
-        free(bg->jobs[i].raw.data);
+    for (unsigned i = 0; i < bg->slots; i++) {
+        free(bg->jobs[i].copy.data);
+        free(bg->jobs[i].out.data);
+    }
     pthread_mutex_destroy(&bg->lock);
     pthread_cond_destroy(&bg->queued);
     pthread_cond_destroy(&bg->done);
@@ -269,14 +285,67 @@ static void bg_stop(wr_writer *w, bool discard)
     w->bg = NULL;
 }
 
-static int write_chunk(wr_writer *w, uint8_t type, uint32_t count, uint32_t aux,
-                       uint64_t first_index, const uint8_t *raw, size_t raw_size, wr_error *err)
+/* Ends the threads after the queued chunks are written (or at once,
+ * `discard`: the jobs no thread took are dropped, the others skipped). */
+static void bg_stop(wr_writer *w, bool discard)
 {
     background *bg = w->bg;
     if (!bg)
-        return write_chunk_now(w, type, count, aux, first_index, raw, raw_size, err);
+        return;
     pthread_mutex_lock(&bg->lock);
-    while (bg->count == BG_SLOTS && !w->failed)
+    if (discard) {
+        bg->count = bg->taken;
+        bg->discard = 1;
+    }
+    bg->stop = 1;
+    pthread_cond_broadcast(&bg->queued);
+    pthread_mutex_unlock(&bg->lock);
+    for (unsigned i = 0; i < bg->nthreads; i++)
+        pthread_join(bg->threads[i], NULL);
+    bg_free(w);
+}
+
+/* Starts up to n threads; without any, chunks are written by the caller's. */
+static void bg_start(wr_writer *w, unsigned n)
+{
+    if (n > BG_THREADS_MAX)
+        n = BG_THREADS_MAX;
+    unsigned slots = 2 * n + 2;
+    background *bg = calloc(1, sizeof *bg + slots * sizeof(chunk_job));
+    if (!bg)
+        return;
+    bg->slots = slots;
+    pthread_mutex_init(&bg->lock, NULL);
+    pthread_cond_init(&bg->queued, NULL);
+    pthread_cond_init(&bg->done, NULL);
+    w->bg = bg;
+    while (bg->nthreads < n && pthread_create(&bg->threads[bg->nthreads], NULL, bg_main, w) == 0)
+        bg->nthreads++;
+    if (!bg->nthreads)
+        bg_free(w);
+}
+
+static int write_chunk(wr_writer *w, uint8_t type, uint32_t count, uint32_t aux,
+                       uint64_t first_index, const uint8_t *raw, size_t raw_size, wr_error *err)
+{
+    wrf_chunk_header h = {.type = type, .raw_size = (uint32_t)raw_size, .count = count,
+                          .aux = aux, .first_index = first_index};
+    background *bg = w->bg;
+    if (!bg) {
+        if (w->failed) {
+            if (err)
+                *err = w->failure;
+            return -1;
+        }
+        chunk_job *j = &w->inline_job;
+        j->h = h;
+        j->raw = raw;
+        if (pack_chunk(j))
+            return fail_io(w, err, "out of memory");
+        return write_packed(w, j, err);
+    }
+    pthread_mutex_lock(&bg->lock);
+    while (bg->count == bg->slots && !w->failed)
         pthread_cond_wait(&bg->done, &bg->lock);
     if (w->failed) {
         if (err)
@@ -284,20 +353,20 @@ static int write_chunk(wr_writer *w, uint8_t type, uint32_t count, uint32_t aux,
         pthread_mutex_unlock(&bg->lock);
         return -1;
     }
-    /* the slot is free: the thread took none of it but the queued ones */
-    chunk_job *j = &bg->jobs[(bg->head + bg->count) % BG_SLOTS];
+    /* Outside every thread's range until counted; head + count only moves
+     * when the caller queues, so the slot stays this one. */
+    chunk_job *j = &bg->jobs[(bg->head + bg->count) % bg->slots];
     pthread_mutex_unlock(&bg->lock);
-    j->raw.len = 0;
-    uint8_t *copy = buf_grow(&j->raw, raw_size);
+    j->copy.len = 0;
+    uint8_t *copy = buf_grow(&j->copy, raw_size);
     if (raw_size && !copy)
         return fail_io(w, err, "out of memory");
     if (raw_size)
         memcpy(copy, raw, raw_size);
-    j->type = type;
-    j->count = count;
-    j->aux = aux;
-    j->first_index = first_index;
+    j->h = h;
+    j->raw = j->copy.data;
     pthread_mutex_lock(&bg->lock);
+    j->packed = 0;
     bg->count++;
     pthread_cond_signal(&bg->queued);
     pthread_mutex_unlock(&bg->lock);
@@ -878,7 +947,7 @@ int wr_writer_flush(wr_writer *w, wr_error *err)
         return -1;
     if (flush_events(w, err))
         return -1;
-    if (w->bg && bg_wait(w, err))   /* the file is the thread's until then */
+    if (w->bg && bg_wait(w, err))   /* the file is the threads' until then */
         return -1;
     if (fflush(w->file))
         return fail_io(w, err, "flush failed");
@@ -966,28 +1035,11 @@ wr_writer *wr_writer_open(const char *path, const wr_header *hdr, const wr_write
         wr_writer_abandon(w);
         return NULL;
     }
-    if (opts && opts->background) {
-        background *bg = calloc(1, sizeof *bg);
-        if (!bg) {
-            wr_writer_abandon(w);
-            goto oom_no_header;
-        }
-        pthread_mutex_init(&bg->lock, NULL);
-        pthread_cond_init(&bg->queued, NULL);
-        pthread_cond_init(&bg->done, NULL);
-        w->bg = bg;
-        if (pthread_create(&bg->thread, NULL, bg_main, w) != 0) {
-            pthread_mutex_destroy(&bg->lock);
-            pthread_cond_destroy(&bg->queued);
-            pthread_cond_destroy(&bg->done);
-            free(bg);
-            w->bg = NULL;   /* chunks are written by the caller's thread instead */
-        }
-    }
+    if (opts && opts->background > 0)
+        bg_start(w, (unsigned)opts->background);
     return w;
 oom:
     free(h.data);
-oom_no_header:
     wr_error_at(err, path, 0, "out of memory");
     return NULL;
 }
@@ -1007,7 +1059,7 @@ static void writer_free(wr_writer *w)
     free(w->string_by_id);
     free(w->hash_slots);
     free(w->index.data);
-    free(w->compressed.data);
+    free(w->inline_job.out.data);
     free(w->path);
     free(w);
 }
@@ -1017,7 +1069,7 @@ int wr_writer_close(wr_writer *w, wr_error *err)
     if (!w)
         return -1;
     int rc = flush_events(w, err);
-    if (w->bg) {   /* the rest (index, trailer) is written here */
+    if (w->bg) {   /* the rest (index, trailer) is written by this thread */
         if (!rc)
             rc = bg_wait(w, err);
         bg_stop(w, rc != 0);

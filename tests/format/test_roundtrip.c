@@ -977,10 +977,12 @@ Test(roundtrip, background_thread_writes_the_same_bytes)
     assert_written_like_plain(1, 0);
 }
 
-/* Several compressing threads: chunks compressed out of order, written in order. */
+/* Several compressing threads: chunks compressed out of order, written in
+ * order; more than the cap (16) takes the cap. */
 Test(roundtrip, background_threads_write_the_same_bytes)
 {
     assert_written_like_plain(4, 0);
+    assert_written_like_plain(100, 0);
 }
 
 /* Events encoded ahead (the drain's workers) and appended in batches of
@@ -1014,15 +1016,15 @@ Test(roundtrip, encoded_batch_refuses_a_bad_event)
     wr_encoded_free(b);
 }
 
-/* A write that fails on the background thread (a full device) is
- * reported by a later call of the caller's thread, with the file's name,
- * and the writer stops there: no crash, no hang. */
-Test(roundtrip, background_thread_failure_is_reported)
+/* A write that fails on a background thread (a full device) is reported
+ * by a later call of the caller's thread, with the file's name, and the
+ * writer stops there: no crash, no hang, close fails cleanly. */
+static void assert_failure_reported(int background)
 {
     if (access("/dev/full", W_OK) != 0)
         cr_skip_test("no /dev/full");
     wr_header h = sample_header();
-    wr_writer_options opts = {.chunk_bytes = 1024, .background = 1};
+    wr_writer_options opts = {.chunk_bytes = 1024, .background = background};
     wr_error err;
     wr_writer *w = wr_writer_open("/dev/full", &h, &opts, &err);
     if (!w) {   /* the header's write already failed: reported at open */
@@ -1042,5 +1044,42 @@ Test(roundtrip, background_thread_failure_is_reported)
     cr_assert(failed, "the failure reaches the caller");
     cr_assert(strstr(err.msg, "/dev/full"), "%s", err.msg);
     cr_assert(strstr(err.msg, "write failed") || strstr(err.msg, "flush failed"), "%s", err.msg);
+    /* sticky: every later call says so */
+    wr_event ev;
+    sample_event(0, &ev, lanes);
+    cr_assert_neq(wr_writer_event(w, &ev, &err), 0);
+    cr_assert(strstr(err.msg, "/dev/full"), "%s", err.msg);
     cr_assert_neq(wr_writer_close(w, &err), 0);
+}
+
+Test(roundtrip, background_thread_failure_is_reported)
+{
+    assert_failure_reported(1);
+}
+
+Test(roundtrip, background_threads_failure_is_reported)
+{
+    assert_failure_reported(4);
+}
+
+/* Abandoning a writer whose threads have chunks queued, compressing and
+ * waiting for the head: no hang, nothing leaked (ASan), at every point of
+ * the queue's life the loop happens to hit. */
+Test(roundtrip, background_threads_abandoned_with_chunks_queued)
+{
+    wr_header h = sample_header();
+    uint64_t lanes[32];
+    for (int round = 0; round < 40; round++) {
+        wr_writer_options opts = {.chunk_bytes = 512, .background = 2 + round % 7};
+        wr_error err;
+        wr_writer *w = wr_writer_open(tmp_path, &h, &opts, &err);
+        cr_assert(w, "%s", err.msg);
+        sample_define_catalog(w);
+        for (uint64_t i = 0; i < 500u + 300u * (unsigned)round; i++) {
+            wr_event ev;
+            sample_event(i, &ev, lanes);
+            cr_assert_eq(wr_writer_event(w, &ev, &err), 0, "%s", err.msg);
+        }
+        wr_writer_abandon(w);
+    }
 }

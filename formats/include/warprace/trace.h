@@ -104,10 +104,13 @@ typedef struct wr_writer wr_writer;
 typedef struct wr_writer_options {
     uint32_t chunk_bytes;        /* target uncompressed event payload per chunk;
                                     0 = default (256 KiB) */
-    int background;              /* compress and write chunks on a thread of the
-                                    writer's own (the same bytes; the caller's
+    int background;              /* threads of the writer's own that compress
+                                    and write chunks: 0 = none (the caller's
+                                    thread), N = N compressing in parallel (at
+                                    most 16), writing in the caller's order:
+                                    the same bytes for every N.  The caller's
                                     calls must still not overlap, and
-                                    wr_writer_flush returns once they are written) */
+                                    wr_writer_flush returns once they are written */
 } wr_writer_options;
 
 /* Creates/truncates path and writes the header.  opts may be NULL.  The
