@@ -283,6 +283,11 @@ int wr_cmd_record(int argc, char **argv)
         }
         if (o.drop)
             setenv(WRR_ENV_DROP, "1", 1);
+        if (o.drain_threads) {
+            char threads[16];
+            snprintf(threads, sizeof threads, "%u", o.drain_threads);
+            setenv(WRR_ENV_DRAIN_THREADS, threads, 1);
+        }
         if (mode == WRR_MODE_SANITIZER)   /* patch every module when it loads */
             setenv("CUDA_MODULE_LOADING", "EAGER", 0);
         execvp(o.app_argv[0], o.app_argv);

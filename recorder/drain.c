@@ -30,6 +30,363 @@ static void fail(wrr_drain *d, const char *fmt, const char *what, uint64_t pos)
     }
 }
 
+static uint32_t resolve_site(wrr_drain *d, uint64_t addr);
+
+/* ---- workers (wrr_drain_options.workers) ---------------------------------------
+ *
+ * The drain thread fills a batch: the words of each record copied out of
+ * the ring (so the ring space is free at once), the launch and site id it
+ * gets, and host events in their place.  Workers convert and encode whole
+ * batches in parallel; whichever finishes the oldest unappended batch hands
+ * the batches to sink.encoded in order.  A flush marks a batch: the
+ * appender flushes the sink after it, so the flush points are those of the
+ * inline drain and the drain thread never waits for one.  A worker's
+ * failure (a corrupt record, an event the writer refuses) is the pool's;
+ * the drain thread takes it over at its next batch, so d->failed and
+ * d->error stay the drain thread's. */
+
+#define BATCH_RECORDS 4096u
+#define BATCH_WORDS (1u << 17)
+
+enum { B_FREE, B_FILLING, B_QUEUED, B_CONVERTING, B_DONE };
+
+typedef struct batch_item {
+    uint64_t pos;                /* ring position of a record */
+    uint32_t off;                /* a record's first word, or a host event's index */
+    uint32_t nwords;             /* 0: a host event */
+    uint32_t launch, site;
+} batch_item;
+
+typedef struct batch {
+    uint64_t *words;
+    size_t nwords, cap_words;
+    wr_event *hosts;
+    size_t nhosts, cap_hosts;
+    batch_item *items;
+    size_t nitems, cap_items;
+    wr_encoded *out;
+    int state;
+    int flush_after;             /* the appender flushes the sink after it */
+    uint64_t seq;
+    uint64_t busy_ns;
+    char why[512];               /* a worker's failure, after the events before it */
+} batch;
+
+struct wrr_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t work, done;   /* a batch was queued / a batch was appended */
+    pthread_t *threads;
+    unsigned nthreads;
+    batch *batches;
+    unsigned nbatches;
+    batch *filling;              /* the drain thread's */
+    uint64_t next_seq;           /* the next queued batch's */
+    uint64_t append_seq;         /* the next batch to append */
+    int appending, stop;
+    int failed;                  /* a worker's or the sink's failure, in error */
+    char error[512];
+    uint64_t busy_ns;            /* the workers' */
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 1024;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static void pool_fail(wrr_pool *p, const char *why)
+{
+    if (!p->failed) {
+        p->failed = 1;
+        snprintf(p->error, sizeof p->error, "%s", why);
+    }
+}
+
+/* Converts and encodes b's items into b->out (no lock held). */
+static void convert_batch(const wrr_drain *d, batch *b)
+{
+    uint64_t t0 = d->opt.now_ns();
+    uint64_t lanes[32];
+    wr_encoded_clear(b->out);
+    b->why[0] = 0;
+    for (size_t i = 0; i < b->nitems; i++) {
+        const batch_item *it = &b->items[i];
+        wr_event ev;
+        const char *why = NULL;
+        if (!it->nwords)
+            ev = b->hosts[it->off];
+        else if (wrr_convert(b->words + it->off, it->nwords, it->launch, it->site, &ev, lanes,
+                             &why) != 0) {
+            snprintf(b->why, sizeof b->why, "corrupt ring record (%s) at position %llu", why,
+                     (unsigned long long)it->pos);
+            break;
+        }
+        if (wr_encoded_add(b->out, &ev, &why) != 0) {
+            snprintf(b->why, sizeof b->why,
+                     "the trace writer rejected the %s event: %s (at ring position %llu)",
+                     wr_event_kind_name(ev.kind), why, (unsigned long long)it->pos);
+            break;
+        }
+    }
+    b->busy_ns = d->opt.now_ns() - t0;
+}
+
+/* Appends the finished batches in order; p->lock held (released around
+ * the sink's calls).  After a failure the later batches are dropped: the
+ * trace ends where the inline drain's would. */
+static void append_ready(wrr_drain *d)
+{
+    wrr_pool *p = d->pool;
+    while (!p->appending) {
+        batch *b = NULL;
+        for (unsigned i = 0; i < p->nbatches; i++)
+            if (p->batches[i].state == B_DONE && p->batches[i].seq == p->append_seq)
+                b = &p->batches[i];
+        if (!b)
+            return;
+        p->appending = 1;
+        int failed = p->failed;
+        pthread_mutex_unlock(&p->lock);
+        char why[512] = "";
+        if (!failed) {
+            if (wr_encoded_count(b->out) && d->sink.encoded(d->sink.ctx, b->out) != 0) {
+                const char *e = d->sink.error ? d->sink.error(d->sink.ctx) : NULL;
+                snprintf(why, sizeof why, "the trace writer rejected %zu events%s%s",
+                         wr_encoded_count(b->out), e && *e ? ": " : "", e ? e : "");
+            } else if (b->why[0])
+                snprintf(why, sizeof why, "%s", b->why);
+            else if (b->flush_after && d->sink.flush && d->sink.flush(d->sink.ctx) != 0)
+                snprintf(why, sizeof why, "the trace writer failed to flush");
+        }
+        pthread_mutex_lock(&p->lock);
+        if (why[0])
+            pool_fail(p, why);
+        p->busy_ns += b->busy_ns;
+        b->state = B_FREE;
+        p->append_seq++;
+        p->appending = 0;
+        pthread_cond_broadcast(&p->done);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    wrr_drain *d = arg;
+    wrr_pool *p = d->pool;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        batch *b = NULL;
+        for (unsigned i = 0; i < p->nbatches; i++)
+            if (p->batches[i].state == B_QUEUED && (!b || p->batches[i].seq < b->seq))
+                b = &p->batches[i];
+        if (!b) {
+            if (p->stop)
+                break;
+            pthread_cond_wait(&p->work, &p->lock);
+            continue;
+        }
+        b->state = B_CONVERTING;
+        int skip = p->failed;
+        pthread_mutex_unlock(&p->lock);
+        if (!skip)
+            convert_batch(d, b);
+        pthread_mutex_lock(&p->lock);
+        b->state = B_DONE;
+        append_ready(d);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+static void pool_free(wrr_pool *p)
+{
+    for (unsigned i = 0; i < p->nbatches; i++) {
+        free(p->batches[i].words);
+        free(p->batches[i].hosts);
+        free(p->batches[i].items);
+        wr_encoded_free(p->batches[i].out);
+    }
+    free(p->batches);
+    free(p->threads);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done);
+    free(p);
+}
+
+static int pool_start(wrr_drain *d, unsigned workers)
+{
+    wrr_pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return -1;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    p->nbatches = 2 * workers + 2;
+    p->batches = calloc(p->nbatches, sizeof *p->batches);
+    p->threads = calloc(workers, sizeof *p->threads);
+    int ok = p->batches && p->threads;
+    for (unsigned i = 0; ok && i < p->nbatches; i++)
+        ok = (p->batches[i].out = wr_encoded_new()) != NULL;
+    if (!ok) {
+        pool_free(p);
+        return -1;
+    }
+    d->pool = p;
+    for (; p->nthreads < workers; p->nthreads++)
+        if (pthread_create(&p->threads[p->nthreads], NULL, worker_main, d) != 0)
+            break;
+    return p->nthreads ? 0 : -1;
+}
+
+/* Ends the workers once every queued batch is appended (or dropped). */
+static void pool_stop(wrr_drain *d)
+{
+    wrr_pool *p = d->pool;
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->lock);
+    for (unsigned i = 0; i < p->nthreads; i++)
+        pthread_join(p->threads[i], NULL);
+    pool_free(p);
+    d->pool = NULL;
+}
+
+/* The drain thread takes over a worker's failure.  p->lock held. */
+static void take_pool_failure(wrr_drain *d)
+{
+    if (d->pool->failed && !d->failed) {
+        snprintf(d->error, sizeof d->error, "%s", d->pool->error);
+        d->failed = 1;
+    }
+}
+
+/* The batch the drain thread fills (waits for a free one), or NULL after
+ * a failure. */
+static batch *filling(wrr_drain *d)
+{
+    wrr_pool *p = d->pool;
+    if (p->filling)
+        return p->filling;
+    pthread_mutex_lock(&p->lock);
+    batch *b = NULL;
+    for (;;) {
+        take_pool_failure(d);
+        if (d->failed)
+            break;
+        for (unsigned i = 0; i < p->nbatches && !b; i++)
+            if (p->batches[i].state == B_FREE)
+                b = &p->batches[i];
+        if (b)
+            break;
+        pthread_cond_wait(&p->done, &p->lock);
+    }
+    if (b)
+        b->state = B_FILLING;
+    pthread_mutex_unlock(&p->lock);
+    if (b) {
+        b->nwords = b->nhosts = b->nitems = 0;
+        b->flush_after = 0;
+        p->filling = b;
+    }
+    return b;
+}
+
+/* Queues the batch being filled, if any. */
+static void submit(wrr_drain *d, int flush_after)
+{
+    wrr_pool *p = d->pool;
+    batch *b = p->filling;
+    if (!b)
+        return;
+    p->filling = NULL;
+    b->flush_after = flush_after;
+    pthread_mutex_lock(&p->lock);
+    b->seq = p->next_seq++;
+    b->state = B_QUEUED;
+    pthread_cond_signal(&p->work);
+    take_pool_failure(d);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Waits until every queued batch is appended.  0, or -1 after a failure. */
+static int pool_wait(wrr_drain *d)
+{
+    wrr_pool *p = d->pool;
+    submit(d, 0);
+    pthread_mutex_lock(&p->lock);
+    while (p->append_seq != p->next_seq)
+        pthread_cond_wait(&p->done, &p->lock);
+    take_pool_failure(d);
+    pthread_mutex_unlock(&p->lock);
+    return d->failed ? -1 : 0;
+}
+
+static batch_item *add_item(wrr_drain *d, batch *b)
+{
+    (void)d;
+    if (grow((void **)&b->items, &b->cap_items, b->nitems + 1, sizeof *b->items))
+        return NULL;
+    return &b->items[b->nitems++];
+}
+
+/* A host event (or lost-events marker) in its place among the records. */
+static int queue_host_event(wrr_drain *d, const wr_event *ev)
+{
+    batch *b = filling(d);
+    if (!b)
+        return -1;
+    batch_item *it;
+    if (grow((void **)&b->hosts, &b->cap_hosts, b->nhosts + 1, sizeof *b->hosts) ||
+        !(it = add_item(d, b))) {
+        fail(d, "%s (at ring position %llu)", "out of memory batching events", d->pos);
+        return -1;
+    }
+    b->hosts[b->nhosts] = *ev;
+    *it = (batch_item){.pos = d->pos, .off = (uint32_t)b->nhosts++};
+    return 0;
+}
+
+/* Copies the record at d->pos (n slots) out of the ring into the batch. */
+static int queue_record(wrr_drain *d, uint64_t w0, unsigned n)
+{
+    batch *b = filling(d);
+    if (!b)
+        return -1;
+    const uint64_t mask = (1ull << d->ring.log2cap) - 1;
+    const uint64_t *slots = d->ring.slots;
+    batch_item *it;
+    if (grow((void **)&b->words, &b->cap_words, b->nwords + 2 * n, sizeof *b->words) ||
+        !(it = add_item(d, b))) {
+        fail(d, "%s (at ring position %llu)", "out of memory batching records", d->pos);
+        return -1;
+    }
+    uint64_t *w = b->words + b->nwords;
+    for (unsigned s = 0; s < n; s++) {
+        uint64_t j = (d->pos + s) & mask;
+        w[2 * s] = s ? __atomic_load_n(&slots[2 * j], __ATOMIC_RELAXED) : w0;
+        w[2 * s + 1] = __atomic_load_n(&slots[2 * j + 1], __ATOMIC_RELAXED);
+    }
+    *it = (batch_item){.pos = d->pos, .off = (uint32_t)b->nwords, .nwords = 2 * n,
+                       .launch = d->launch, .site = resolve_site(d, w[3])};
+    b->nwords += 2 * n;
+    if (b->nitems >= BATCH_RECORDS || b->nwords >= BATCH_WORDS)
+        submit(d, 0);
+    return 0;
+}
+
 int wrr_drain_init(wrr_drain *d, const wrr_ring *ring, const wrr_sink *sink,
                    const wrr_drain_options *opts)
 {
@@ -58,11 +415,22 @@ int wrr_drain_init(wrr_drain *d, const wrr_ring *ring, const wrr_sink *sink,
         return -1;
     pthread_mutex_init(&d->qlock, NULL);
     pthread_cond_init(&d->qcond, NULL);
+    if (d->opt.workers && (!d->sink.encoded || pool_start(d, d->opt.workers) != 0)) {
+        wrr_drain_destroy(d);
+        return -1;
+    }
     return 0;
 }
 
 void wrr_drain_destroy(wrr_drain *d)
 {
+    if (d->pool) {
+        if (d->pool->filling) {   /* never queued: nothing to append */
+            d->pool->filling->state = B_FREE;
+            d->pool->filling = NULL;
+        }
+        pool_stop(d);
+    }
     wrr_qnode *n = d->qhead;
     while (n) {
         wrr_qnode *next = n->next;
@@ -80,7 +448,11 @@ void wrr_drain_destroy(wrr_drain *d)
 
 static int do_flush(wrr_drain *d)
 {
-    if (d->sink.flush && d->sink.flush(d->sink.ctx) != 0) {
+    if (d->pool) {   /* after the events before it, by the appender */
+        if (!d->pool->filling && !filling(d))
+            return -1;
+        submit(d, 1);
+    } else if (d->sink.flush && d->sink.flush(d->sink.ctx) != 0) {
         fail(d, "%s (at ring position %llu)", "the trace writer failed to flush", d->pos);
         return -1;
     }
@@ -92,7 +464,10 @@ static int do_flush(wrr_drain *d)
 
 static int emit(wrr_drain *d, const wr_event *ev)
 {
-    if (d->sink.event(d->sink.ctx, ev) != 0) {
+    if (d->pool) {
+        if (queue_host_event(d, ev) != 0)
+            return -1;
+    } else if (d->sink.event(d->sink.ctx, ev) != 0) {
         const char *why = d->sink.error ? d->sink.error(d->sink.ctx) : NULL;
         char what[400];
         snprintf(what, sizeof what, "the trace writer rejected the %s event%s%s",
@@ -248,18 +623,26 @@ long wrr_drain_poll(wrr_drain *d, size_t max_records)
             break;
         }
         unsigned n = WRR_W0_NSLOTS(w0);
-        for (unsigned s = 0; s < n; s++) {
-            uint64_t j = (d->pos + s) & mask;
-            words[2 * s] = s ? __atomic_load_n(&slots[2 * j], __ATOMIC_RELAXED) : w0;
-            words[2 * s + 1] = __atomic_load_n(&slots[2 * j + 1], __ATOMIC_RELAXED);
+        if (d->pool) {
+            if (queue_record(d, w0, n) != 0)
+                break;
+            if (++d->since_flush >= d->opt.flush_events && do_flush(d) != 0)
+                break;
+        } else {
+            for (unsigned s = 0; s < n; s++) {
+                uint64_t j = (d->pos + s) & mask;
+                words[2 * s] = s ? __atomic_load_n(&slots[2 * j], __ATOMIC_RELAXED) : w0;
+                words[2 * s + 1] = __atomic_load_n(&slots[2 * j + 1], __ATOMIC_RELAXED);
+            }
+            wr_event ev;
+            if (wrr_convert(words, 2 * n, d->launch, resolve_site(d, words[3]), &ev, lanes,
+                            &why) != 0) {
+                fail(d, "corrupt ring record (%s) at position %llu", why, d->pos);
+                break;
+            }
+            if (emit(d, &ev) != 0)
+                break;
         }
-        wr_event ev;
-        if (wrr_convert(words, 2 * n, d->launch, resolve_site(d, words[3]), &ev, lanes, &why) != 0) {
-            fail(d, "corrupt ring record (%s) at position %llu", why, d->pos);
-            break;
-        }
-        if (emit(d, &ev) != 0)
-            break;
         /* clear the consumed slots: a stale payload word must never look
          * like a committed header on a later lap */
         for (unsigned s = 0; s < n; s++) {
@@ -273,6 +656,8 @@ long wrr_drain_poll(wrr_drain *d, size_t max_records)
         d->st.device_events++;
         done++;
     }
+    if (d->pool)
+        submit(d, 0);
     if (d->pos != start) {
         __atomic_store_n(&d->ring.ctl->tail, d->pos, __ATOMIC_RELEASE);
         if (!d->in_host)   /* else the host event's time counts it */
@@ -414,12 +799,23 @@ int wrr_drain_finish(wrr_drain *d)
     if (drain_all(d) != 0)
         return -1;
     check_lost(d);
+    if (d->pool && pool_wait(d) != 0)
+        return -1;
     if (d->failed)
         return -1;
     if (d->sink.finish && d->sink.finish(d->sink.ctx) != 0) {
         fail(d, "%s (at ring position %llu)", "the trace writer failed at the end of the stream",
              d->pos);
         return -1;
+    }
+    if (d->pool) {   /* the last flush, now */
+        pool_stop(d);
+        if (d->sink.flush && d->sink.flush(d->sink.ctx) != 0) {
+            fail(d, "%s (at ring position %llu)", "the trace writer failed to flush", d->pos);
+            return -1;
+        }
+        d->st.flushes++;
+        return 0;
     }
     return do_flush(d);
 }

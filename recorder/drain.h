@@ -27,6 +27,7 @@
 
 #include "ring_format.h"
 #include "warprace/event.h"
+#include "warprace/trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,6 +46,11 @@ typedef struct wrr_sink {
     int (*finish)(void *ctx);
     /* Optional: why the last call failed (the drain's error names it). */
     const char *(*error)(void *ctx);
+    /* Events encoded ahead, in order (wrr_drain_options.workers): appends
+     * them as `event` would one by one.  Called from the worker threads,
+     * one call at a time, concurrently with the drain thread's calls of
+     * `site`.  0 or -1. */
+    int (*encoded)(void *ctx, const wr_encoded *events);
 } wrr_sink;
 
 /* Reads `len` bytes of device memory at `addr` (site descriptors and their
@@ -67,6 +73,13 @@ typedef struct wrr_drain_options {
     uint64_t (*now_ns)(void);    /* clock (tests inject one); NULL = monotonic */
     wrr_read_mem_fn read_mem;    /* NULL: site addresses stay unresolved (0) */
     void *read_mem_ctx;
+    /* Threads that convert and encode device records (0: the drain's own
+     * thread does, one record at a time).  With workers the drain thread
+     * only copies records out of the ring, in batches, and resolves their
+     * sites; the workers convert and encode the batches in parallel and
+     * hand them to sink.encoded in ring order, host events in their place:
+     * the same event stream, the same flush points.  Needs sink.encoded. */
+    unsigned workers;
 } wrr_drain_options;
 
 typedef struct wrr_drain_stats {
@@ -79,7 +92,8 @@ typedef struct wrr_drain_stats {
     uint64_t lost_events_emitted;/* WR_EV_LOST events emitted */
     uint64_t flushes;
     uint64_t polls, idle_polls;
-    uint64_t busy_ns;            /* time spent converting / writing */
+    uint64_t busy_ns;            /* time spent converting / writing (the
+                                    drain thread's and the workers' together) */
     uint64_t sites;              /* distinct site descriptors resolved */
 } wrr_drain_stats;
 
@@ -89,6 +103,7 @@ typedef struct wrr_site_entry {
 } wrr_site_entry;
 
 typedef struct wrr_qnode wrr_qnode;
+typedef struct wrr_pool wrr_pool;
 
 typedef struct wrr_drain {
     wrr_ring ring;
@@ -117,6 +132,7 @@ typedef struct wrr_drain {
     int thread_running;
     volatile int stop;
     uint64_t poll_sleep_ns;
+    wrr_pool *pool;              /* the workers (options.workers > 0) */
 } wrr_drain;
 
 /* Initializes d over ring (already allocated; ring.ctl->tail must be 0 and

@@ -34,6 +34,7 @@ static struct {
     int nvtx_depth;              /* open ranges named nvtx */
     uint64_t buffer;
     int drop;
+    unsigned drain_threads;      /* the drain's workers, the writer's threads */
     /* CUDA */
     CUcontext ctx;
     CUstream aux;                /* non-blocking stream for internal copies */
@@ -105,6 +106,9 @@ int wrr_rt_configure(void)
         R.buffer = WRR_DEFAULT_BUFFER;
     v = getenv(WRR_ENV_DROP);
     R.drop = v && !strcmp(v, "1");
+    int valid;
+    R.drain_threads = wrr_drain_threads(getenv(WRR_ENV_DRAIN_THREADS), sysconf(_SC_NPROCESSORS_ONLN),
+                                        &valid);
     R.enabled_cfg = 1;
     R.t_start = wrr_monotonic_ns();
     return 0;
@@ -117,6 +121,15 @@ static int lk_event(void *ctx, const wr_event *ev)
     (void)ctx;
     pthread_mutex_lock(&R.wlock);
     int rc = wr_writer_event(R.w, ev, &R.ws.err);
+    pthread_mutex_unlock(&R.wlock);
+    return rc;
+}
+
+static int lk_encoded(void *ctx, const wr_encoded *events)
+{
+    (void)ctx;
+    pthread_mutex_lock(&R.wlock);
+    int rc = wr_writer_encoded(R.w, events, &R.ws.err);
     pthread_mutex_unlock(&R.wlock);
     return rc;
 }
@@ -251,9 +264,9 @@ int wrr_rt_ensure(void)
         char devname[256], host[256];
         fill_header(&h, devname, sizeof devname, host, sizeof host);
         wr_error err;
-        /* chunks compressed and written on the writer's thread: the drain
-         * thread converts records meanwhile (bench_drain) */
-        wr_writer_options wopts = {.background = 1};
+        /* records converted and encoded by the drain's workers, chunks
+         * compressed and written by the writer's threads (bench_drain) */
+        wr_writer_options wopts = {.background = (int)R.drain_threads};
         R.w = wr_writer_open(R.out, &h, &wopts, &err);
         if (!R.w) {
             snprintf(R.error, sizeof R.error, "%s", err.msg);
@@ -262,8 +275,8 @@ int wrr_rt_ensure(void)
     }
     if (!fail) {
         wrr_ring ring = {R.ring_host, R.ctl_host, R.log2cap};
-        wrr_sink sink = {NULL, lk_event, lk_flush, lk_site, NULL, lk_error};
-        wrr_drain_options o = {.read_mem = read_dev};
+        wrr_sink sink = {NULL, lk_event, lk_flush, lk_site, NULL, lk_error, lk_encoded};
+        wrr_drain_options o = {.read_mem = read_dev, .workers = R.drain_threads};
         if (wrr_drain_init(&R.drain, &ring, &sink, &o) != 0 ||
             wrr_drain_start_thread(&R.drain) != 0)
             fail = "cannot start the drain thread";

@@ -24,6 +24,10 @@ const char wrr_record_usage[] =
     "  --drop              bounded overhead: when the buffer is full, drop and\n"
     "                      count records (written as lost-events markers)\n"
     "                      instead of making the GPU wait\n"
+    "  --drain-threads N   host threads that convert and compress the trace\n"
+    "                      while the program runs, 1..16 (default: a quarter\n"
+    "                      of the CPUs, 1 to 4), each for conversion and for\n"
+    "                      compression\n"
     "  --mode MODE         how kernels are instrumented: api (built with the\n"
     "                      device API, warprace/device.cuh; CUPTI), sanitizer\n"
     "                      (unmodified binaries, Compute Sanitizer patching),\n"
@@ -95,6 +99,21 @@ int wrr_file_has_api_marker(const char *path)
     return failed ? -1 : found;
 }
 
+unsigned wrr_drain_threads(const char *asked, long cpus, int *valid)
+{
+    *valid = 1;
+    if (asked && *asked) {
+        char *end;
+        errno = 0;
+        long v = strtol(asked, &end, 10);
+        if (!errno && !*end && v >= 1 && v <= WRR_MAX_DRAIN_THREADS && asked[0] != '+')
+            return (unsigned)v;
+        *valid = 0;
+    }
+    long n = cpus / 4;
+    return n < 1 ? 1u : n > 4 ? 4u : (unsigned)n;
+}
+
 uint32_t wrr_buffer_log2cap(uint64_t bytes)
 {
     uint32_t l = 0;
@@ -126,7 +145,8 @@ int wrr_record_parse(int argc, char **argv, wrr_record_opts *o, char *err, size_
             continue;
         }
         /* options with a value: "--opt VALUE", "--opt=VALUE", "-oVALUE" */
-        const char *names[] = {"--output", "--kernels", "--nvtx", "--buffer", "--mode"};
+        const char *names[] = {"--output", "--kernels", "--nvtx", "--buffer", "--mode",
+                               "--drain-threads"};
         int which = -1;
         if (!strncmp(a, "-o", 2) && a[1] == 'o' && strncmp(a, "--", 2)) {
             which = 0;
@@ -194,6 +214,14 @@ int wrr_record_parse(int argc, char **argv, wrr_record_opts *o, char *err, size_
             else
                 return ERR("record: --mode '%s' is not one of auto, api, sanitizer", val);
             break;
+        case 5: {
+            int valid;
+            o->drain_threads = wrr_drain_threads(val, 1, &valid);
+            if (!valid)
+                return ERR("record: --drain-threads '%s' is not a number between 1 and %d", val,
+                           WRR_MAX_DRAIN_THREADS);
+            break;
+        }
         }
     }
     if (!o->out)

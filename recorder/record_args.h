@@ -16,6 +16,7 @@
 #define WRR_ENV_STATS "WARPRACE_STATS"      /* where to write the summary */
 #define WRR_ENV_COMMAND "WARPRACE_COMMAND"  /* the recorded command line */
 #define WRR_ENV_INJECT "WARPRACE_INJECT"    /* override: injection library */
+#define WRR_ENV_DRAIN_THREADS "WARPRACE_DRAIN_THREADS" /* 1..WRR_MAX_DRAIN_THREADS */
 
 /* How kernels are instrumented (--mode).  api: the program was built with the
  * source-level device API (warprace/device.cuh) and the CUPTI library
@@ -32,12 +33,15 @@ typedef enum wrr_mode { WRR_MODE_AUTO = 0, WRR_MODE_API = 1, WRR_MODE_SANITIZER 
 #define WRR_MIN_BUFFER (1ull << 10)          /* 64 slots */
 #define WRR_MAX_BUFFER (16ull << 30)         /* 2^30 slots */
 
+#define WRR_MAX_DRAIN_THREADS 16
+
 typedef struct wrr_record_opts {
     const char *out;
     const char *kernels;
     const char *nvtx;
     uint64_t buffer_bytes;       /* a power of two */
     int drop;
+    unsigned drain_threads;      /* 0: chosen by the recorder (wrr_drain_threads) */
     int mode;                    /* wrr_mode */
     int help;
     int app_argc;
@@ -55,6 +59,14 @@ int wrr_parse_size(const char *s, uint64_t *out);
 /* 1 if the file at path contains WRR_API_MARKER, 0 if not, -1 if it cannot
  * be read.  Reads the file in bounded blocks. */
 int wrr_file_has_api_marker(const char *path);
+
+/* The drain's threads: `asked` (the option or the environment's value;
+ * NULL or empty = choose) if it is a number in 1..WRR_MAX_DRAIN_THREADS,
+ * else a quarter of the `cpus` online, 1 to 4.  The drain has this many
+ * converting workers and the writer as many compressing threads (on top
+ * of the drain's own thread).  Returns 0 when `asked` is not a valid
+ * count (then the choice). */
+unsigned wrr_drain_threads(const char *asked, long cpus, int *valid);
 
 /* log2 of the ring's slot count for a buffer of `bytes`. */
 uint32_t wrr_buffer_log2cap(uint64_t bytes);

@@ -14,6 +14,15 @@ static int ws_event(void *ctx, const wr_event *ev)
     return 0;
 }
 
+static int ws_encoded(void *ctx, const wr_encoded *events)
+{
+    wrr_writer_sink *ws = ctx;
+    if (wr_writer_encoded(ws->w, events, &ws->err) != 0)
+        return -1;
+    ws->events += wr_encoded_count(events);
+    return 0;
+}
+
 static int ws_flush(void *ctx)
 {
     wrr_writer_sink *ws = ctx;
@@ -43,4 +52,5 @@ void wrr_writer_sink_init(wrr_writer_sink *ws, wr_writer *w, wrr_sink *sink)
     sink->site = ws_site;
     sink->finish = NULL;
     sink->error = ws_error;
+    sink->encoded = ws_encoded;
 }

@@ -237,7 +237,10 @@ static int ensure_writer(void)
     wr_error err;
     /* chunks compressed and written on the writer's thread: the drain
      * thread converts records meanwhile (bench_drain) */
-    wr_writer_options wopts = {.background = 1};
+    int valid;
+    wr_writer_options wopts = {.background = (int)wrr_drain_threads(
+                                   getenv(WRR_ENV_DRAIN_THREADS), sysconf(_SC_NPROCESSORS_ONLN),
+                                   &valid)};
     G.w = wr_writer_open(G.out, &h, &wopts, &err);
     if (!G.w) {
         set_error(err.msg);
@@ -282,7 +285,9 @@ static int ensure_runtime(CUcontext ctx, Sanitizer_StreamHandle hs)
         G.failed = 1;
         return -1;
     }
-    wrr_sink wsink = {NULL, lk_event, lk_flush, lk_site, NULL, lk_error};
+    /* no drain workers on this path: its finisher (san_events.c) rewrites
+     * the event stream one event at a time */
+    wrr_sink wsink = {NULL, lk_event, lk_flush, lk_site, NULL, lk_error, NULL};
     if (wrs_finisher_init(&G.fin, &wsink) != 0) {
         G.failed = 1;
         return -1;

@@ -733,4 +733,5 @@ void wrs_finisher_sink(wrs_finisher *f, wrr_sink *out)
     out->site = fin_site;
     out->finish = fin_finish;
     out->error = fin_error;
+    out->encoded = NULL;   /* it rewrites the stream event by event: no drain workers */
 }

@@ -1,22 +1,28 @@
-/* The recorder's drain on the CPU: how many device records a second one
- * drain thread converts and hands to the trace writer, with the writer
- * compressing and writing on the drain's thread and on its own background
- * thread (wr_writer_options.background, what the recorder uses).  The
+/* The recorder's drain on the CPU: how many device records a second the
+ * drain converts and hands to the trace writer: everything on the drain's
+ * thread ("inline"); chunks compressed on one writer thread ("bg 1"); and
+ * what the recorder does, W workers converting and encoding batches and W
+ * writer threads compressing ("par W", W = --threads, default the
+ * recorder's choice for this machine).  The
  * "device" is the simulated ring (ring_sim.c), filled ahead of the drain,
  * one ring at a time, so that only the drain is timed.  Prints figures; not
  * a timed test.  The patterns are those of tests/bench/gpu_overhead.cu: a
  * coalesced warp (one base + stride record), a scattered warp (32
  * addresses), and uniform atomics.
  *
- *   bench_drain [--records N] [--out PATH]
+ * The trace is the same bytes in every mode (checked).
+ *
+ *   bench_drain [--records N] [--threads W] [--out PATH]
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "convert.h"
 #include "drain.h"
+#include "record_args.h"
 #include "ring_sim.h"
 #include "writer_sink.h"
 
@@ -47,10 +53,14 @@ static unsigned encode(int pattern, uint64_t i, uint64_t *words)
             x ^= x >> 29;
             d.lane_addr[l] = 0x7f0000000000ull + (x % (1u << 24)) * 4;
         }
-        else
+        else if (pattern == 2)
             d.lane_addr[l] = 0x7f0000000000ull + (i % 64) * 4;
+        else {   /* a histogram: each lane its bin of 384 */
+            uint64_t x = (i * 32 + l + 1) * 0x9e3779b97f4a7c15ull;
+            d.lane_addr[l] = 0x7f0000000000ull + ((x >> 33) % 384) * 4;
+        }
     }
-    if (pattern == 2) {
+    if (pattern >= 2) {
         d.op = WR_OP_ATOMIC_RMW;
         d.atomic_op = WR_AOP_ADD;
         d.scope = WR_SCOPE_DEVICE;
@@ -59,7 +69,8 @@ static unsigned encode(int pattern, uint64_t i, uint64_t *words)
     return wrr_encode_access(&d, words);
 }
 
-static double run(int pattern, uint64_t records, int background, const char *out, uint64_t *bytes)
+static double run(int pattern, uint64_t records, int background, unsigned workers,
+                  const char *out, uint64_t *bytes)
 {
     wrr_sim sim;
     const uint32_t log2cap = 16;
@@ -82,7 +93,11 @@ static double run(int pattern, uint64_t records, int background, const char *out
     wrr_sink sink;
     wrr_writer_sink_init(&ws, w, &sink);
     wrr_drain d;
-    wrr_drain_init(&d, &sim.ring, &sink, NULL);
+    wrr_drain_options dopts = {.workers = workers};
+    if (wrr_drain_init(&d, &sim.ring, &sink, &dopts) != 0) {
+        fprintf(stderr, "cannot start the drain\n");
+        return -1;
+    }
     wr_event launch;
     memset(&launch, 0, sizeof launch);
     launch.kind = WR_EV_KERNEL_LAUNCH;
@@ -130,34 +145,70 @@ static double run(int pattern, uint64_t records, int background, const char *out
     return timed;
 }
 
+static int same_file(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    static char ba[1 << 16], bb[1 << 16];
+    while (same) {
+        size_t na = fread(ba, 1, sizeof ba, fa), nb = fread(bb, 1, sizeof bb, fb);
+        same = na == nb && !memcmp(ba, bb, na);
+        if (na < sizeof ba)
+            break;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t records = 2000000;
     const char *out = "/tmp/bench-drain.wrt";
+    int valid;
+    unsigned threads = wrr_drain_threads(NULL, sysconf(_SC_NPROCESSORS_ONLN), &valid);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--records") && i + 1 < argc)
             records = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc)
             out = argv[++i];
-        else {
-            fprintf(stderr, "usage: bench_drain [--records N] [--out PATH]\n");
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+            threads = wrr_drain_threads(argv[++i], 1, &valid);
+            if (!valid) {
+                fprintf(stderr, "bench_drain: --threads: 1..%d\n", WRR_MAX_DRAIN_THREADS);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "usage: bench_drain [--records N] [--threads W] [--out PATH]\n");
             return 2;
         }
     }
-    static const char *names[] = {"coalesced", "scattered", "atomics"};
-    printf("drain: %llu warp records per pattern, ring of 2^16 slots, one drain thread\n",
-           (unsigned long long)records);
-    printf("%-10s %14s %14s %8s %12s\n", "pattern", "inline M rec/s", "bg M rec/s", "bg/inl",
-           "bytes/rec");
-    for (int p = 0; p < 3; p++) {
-        uint64_t b0 = 0, b1 = 0;
-        double t0 = run(p, records, 0, out, &b0);
-        double t1 = run(p, records, 1, out, &b1);
-        if (t0 <= 0 || t1 <= 0)
+    char first[4096];
+    snprintf(first, sizeof first, "%s.inline", out);
+    static const char *names[] = {"coalesced", "scattered", "atomics", "histogram"};
+    printf("drain: %llu warp records per pattern, ring of 2^16 slots, %ld CPUs; M records/s\n",
+           (unsigned long long)records, sysconf(_SC_NPROCESSORS_ONLN));
+    printf("%-10s %8s %8s %8s  %8s %8s  %9s %5s\n", "pattern", "inline", "bg 1", "par W",
+           "bg/inl", "par/inl", "bytes/rec", "same");
+    int all_same = 1;
+    for (int p = 0; p < 4; p++) {
+        uint64_t b0 = 0, b1 = 0, b2 = 0;
+        double t0 = run(p, records, 0, 0, first, &b0);
+        double t1 = run(p, records, 1, 0, out, &b1);
+        int same = same_file(first, out);
+        double t2 = run(p, records, (int)threads, threads, out, &b2);
+        same = same && same_file(first, out);
+        if (t0 <= 0 || t1 <= 0 || t2 <= 0)
             return 1;
-        printf("%-10s %14.2f %14.2f %7.2fx %12.2f\n", names[p], records / t0 / 1e6,
-               records / t1 / 1e6, t0 / t1, (double)b1 / (double)records);
+        all_same &= same;
+        printf("%-10s %8.2f %8.2f %8.2f  %7.2fx %7.2fx  %9.2f %5s\n", names[p], records / t0 / 1e6,
+               records / t1 / 1e6, records / t2 / 1e6, t0 / t1, t0 / t2,
+               (double)b0 / (double)records, same ? "yes" : "NO");
     }
+    printf("par W: %u drain workers and %u writer threads\n", threads, threads);
     remove(out);
-    return 0;
+    remove(first);
+    return all_same ? 0 : 1;
 }

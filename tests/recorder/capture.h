@@ -72,7 +72,7 @@ static uint32_t cap_site_fn(void *ctx, const char *file, uint32_t line, const ch
 static inline wrr_sink cap_sink(capture *c)
 {
     memset(c, 0, sizeof *c);
-    wrr_sink s = {c, cap_event, cap_flush, cap_site_fn, NULL, NULL};
+    wrr_sink s = {c, cap_event, cap_flush, cap_site_fn, NULL, NULL, NULL};
     return s;
 }
 

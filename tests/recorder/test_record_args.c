@@ -106,6 +106,35 @@ Test(record_args, sizes)
     cr_assert_eq(wrr_buffer_log2cap(64u << 20), 22);
 }
 
+/* --drain-threads and WARPRACE_DRAIN_THREADS: a count in 1..16, else the
+ * recorder's choice, a quarter of the CPUs, 1 to 4. */
+Test(record_args, drain_threads)
+{
+    int valid;
+    cr_assert_eq(wrr_drain_threads("3", 16, &valid), 3);
+    cr_assert(valid);
+    cr_assert_eq(wrr_drain_threads("16", 2, &valid), 16);
+    cr_assert_eq(wrr_drain_threads(NULL, 16, &valid), 4);
+    cr_assert(valid);
+    cr_assert_eq(wrr_drain_threads("", 8, &valid), 2);
+    cr_assert_eq(wrr_drain_threads(NULL, 2, &valid), 1);
+    cr_assert_eq(wrr_drain_threads(NULL, 64, &valid), 4);
+    cr_assert_eq(wrr_drain_threads(NULL, -1, &valid), 1, "sysconf failed");
+    const char *bad[] = {"0", "17", "-2", "+3", "2x", "many"};
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(wrr_drain_threads(bad[i], 16, &valid), 4, "%s: the choice", bad[i]);
+        cr_assert(!valid, "%s", bad[i]);
+    }
+    wrr_record_opts o;
+    char err[256];
+    char *argv[] = {"record", "-o", "t.wrt", "--drain-threads", "6", "--", "./app", NULL};
+    cr_assert_eq(wrr_record_parse(7, argv, &o, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(o.drain_threads, 6);
+    char *argv2[] = {"record", "-o", "t.wrt", "--drain-threads=0", "--", "./app", NULL};
+    cr_assert_eq(wrr_record_parse(6, argv2, &o, err, sizeof err), -1);
+    cr_assert(strstr(err, "--drain-threads '0'"), "%s", err);
+}
+
 Test(record_args, mode)
 {
     cr_assert_eq(PARSE("-o", "t.wrt", "./app"), 0, "%s", err);

@@ -86,7 +86,7 @@ static void setup(void)
     parse_data("spinlock_sm90.nvdisasm", &L);
     parse_data("barriers_sm90.nvdisasm", &B);
     memset(&O, 0, sizeof O);
-    wrr_sink down = {&O, out_event, out_flush, out_site, NULL, NULL};
+    wrr_sink down = {&O, out_event, out_flush, out_site, NULL, NULL, NULL};
     cr_assert_eq(wrs_finisher_init(&F, &down), 0);
     struct { uint64_t start; const char *name; } fns[] = {
         {PRODUCER, "_Z11mp_producerPiS_"}, {CONSUMER, "_Z11mp_consumerPiS_"},
@@ -277,7 +277,7 @@ Test(sanitizer_events, read_mem_strings)
     wrs_finisher f;
     out o;
     memset(&o, 0, sizeof o);
-    wrr_sink down = {&o, out_event, out_flush, out_site, NULL, NULL};
+    wrr_sink down = {&o, out_event, out_flush, out_site, NULL, NULL, NULL};
     cr_assert_eq(wrs_finisher_init(&f, &down), 0);
     unsigned char raw[24];
     cr_expect_eq(wrs_finisher_read_mem(&f, 0x1234, raw, 16), -1);
