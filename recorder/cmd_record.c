@@ -117,7 +117,8 @@ static int print_stats(const char *stats_path, const char *out)
     }
     char line[512];
     unsigned long long events = 0, lost = 0, lost_lanes = 0, launches = 0, records = 0;
-    unsigned long long busy_ns = 0, wall_ns = 0, full_waits = 0;
+    unsigned long long busy_ns = 0, wall_ns = 0, full_waits = 0, ring_setup_ns = 0;
+    unsigned drain_threads = 0;
     char error[512] = "", unrecorded[512] = "", launches_unrecorded[512] = "";
     /* the sanitizer path's counters (SANITIZER.md: what it could not
      * recover), shown as they come: name=value */
@@ -145,6 +146,8 @@ static int print_stats(const char *stats_path, const char *out)
         sscanf(line, "drain_busy_ns=%llu", &busy_ns);
         sscanf(line, "wall_ns=%llu", &wall_ns);
         sscanf(line, "ring_full_waits=%llu", &full_waits);
+        sscanf(line, "ring_setup_ns=%llu", &ring_setup_ns);
+        sscanf(line, "drain_threads=%u", &drain_threads);
         if (!strncmp(line, "launches_unrecorded=", 20)) {
             line[strcspn(line, "\n")] = 0;
             snprintf(launches_unrecorded, sizeof launches_unrecorded, "%s", line + 20);
@@ -169,9 +172,16 @@ static int print_stats(const char *stats_path, const char *out)
     if (lost)
         printf(" (%llu thread-level accesses; enlarge --buffer or drop --drop)", lost_lanes);
     printf("\n");
-    if (wall_ns)
-        printf("  drain overhead %.3f s busy of %.3f s (%.1f%% of one core)\n", busy_ns / 1e9,
+    if (wall_ns) {
+        printf("  drain overhead %.3f s busy of %.3f s (%.1f%% of one core", busy_ns / 1e9,
                wall_ns / 1e9, 100.0 * (double)busy_ns / (double)wall_ns);
+        if (drain_threads)
+            printf("; %u converting and %u compressing threads", drain_threads, drain_threads);
+        printf(")\n");
+    }
+    if (ring_setup_ns >= 500000000ull)   /* pinning a large --buffer takes seconds */
+        printf("  ring setup     %.2f s (allocating and pinning the --buffer)\n",
+               ring_setup_ns / 1e9);
     if (full_waits)
         printf("  ring full      %llu records waited for the drain (back-pressure; a larger "
                "--buffer absorbs bursts)\n", full_waits);

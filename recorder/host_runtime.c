@@ -67,6 +67,7 @@ static struct {
     size_t nhandles, caphandles;
     uint32_t next_stream, next_event;
     uint64_t t_start;
+    uint64_t ring_setup_ns;      /* allocating, pinning and clearing the ring */
     char error[512];
 } R = {.lock = PTHREAD_MUTEX_INITIALIZER, .wlock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -229,6 +230,7 @@ int wrr_rt_ensure(void)
     if (rc != CUDA_SUCCESS || !R.ctx)
         fail = "no current CUDA context at the first launch";
     R.log2cap = wrr_buffer_log2cap(R.buffer);
+    uint64_t t_ring = wrr_monotonic_ns();
     size_t ring_bytes = (size_t)WRR_SLOT_BYTES << R.log2cap;
     CUdeviceptr ring_dev = 0, ctl_dev = 0;
     if (!fail && cuStreamCreate(&R.aux, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
@@ -245,6 +247,7 @@ int wrr_rt_ensure(void)
             cuMemHostGetDevicePointer(&ctl_dev, R.ctl_host, 0) != CUDA_SUCCESS)
             fail = "cannot map the ring buffer into the device's address space";
     }
+    R.ring_setup_ns = wrr_monotonic_ns() - t_ring;
     if (!fail && cuMemAlloc(&R.state_dev, sizeof(wrr_dev_state)) != CUDA_SUCCESS)
         fail = "cannot allocate the recorder's device state";
     if (!fail) {
@@ -675,6 +678,8 @@ void wrr_rt_shutdown(void)
             fprintf(f, "lost_records=%llu\n", (unsigned long long)R.drain.st.lost_records);
             fprintf(f, "lost_lanes=%llu\n", (unsigned long long)R.drain.st.lost_lanes);
             fprintf(f, "drain_busy_ns=%llu\n", (unsigned long long)R.drain.st.busy_ns);
+            fprintf(f, "ring_setup_ns=%llu\n", (unsigned long long)R.ring_setup_ns);
+            fprintf(f, "drain_threads=%u\n", R.drain_threads);
             if (R.ctl_host)
                 fprintf(f, "ring_full_waits=%llu\n", (unsigned long long)R.ctl_host->full_waits);
             fprintf(f, "wall_ns=%llu\n", (unsigned long long)(wrr_monotonic_ns() - R.t_start));
