@@ -260,6 +260,7 @@ static void pool_stop(wrr_drain *d)
     pthread_mutex_unlock(&p->lock);
     for (unsigned i = 0; i < p->nthreads; i++)
         pthread_join(p->threads[i], NULL);
+    d->st.busy_ns += p->busy_ns;   /* the workers' conversion, with the drain thread's */
     pool_free(p);
     d->pool = NULL;
 }
