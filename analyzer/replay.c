@@ -737,9 +737,20 @@ static char *site_name(const wr_replay *rp, uint32_t id)
     return xstrdup("?");
 }
 
-static int side_cmp(const wr_resolved_race *r, int a, int b)
+/* A site as the identity names it: the file's base name and the line,
+ * which both recording paths give alike; else the site's name. */
+static char *site_key(const wr_replay *rp, uint32_t id)
 {
-    int c = strcmp(r->site[a], r->site[b]);
+    const wr_site *s = id ? wr_catalog_site(wr_replay_catalog(rp), id) : NULL;
+    if (!s || !s->file || !s->file[0])
+        return site_name(rp, id);
+    const char *base = strrchr(s->file, '/');
+    return xasprintf("%s:%" PRIu32, base && base[1] ? base + 1 : s->file, s->line);
+}
+
+static int side_cmp(const wr_resolved_race *r, char *const key[2], int a, int b)
+{
+    int c = strcmp(key[a], key[b]);
     if (c)
         return c;
     if (r->kind[a] != r->kind[b])
@@ -802,16 +813,19 @@ size_t wr_replay_resolve(const wr_replay *rp, wr_resolved_race **out)
         r->potential = r->example.potential;
         r->count = g[i].count;
         const wr_race_access *side[2] = {&r->example.first, &r->example.second};
+        char *key[2];
         for (int s = 0; s < 2; s++) {
             r->kernel[s] = kernel_name(rp, side[s]->launch);
             r->site[s] = site_name(rp, side[s]->site);
+            key[s] = site_key(rp, side[s]->site);
             r->kind[s] = side[s]->kind;
         }
-        int c = side_cmp(r, 0, 1);
+        int c = side_cmp(r, key, 0, 1);
         if (c > 0 || (c == 0 && r->example.first.seq > r->example.second.seq)) {
             char *t;
             t = r->kernel[0], r->kernel[0] = r->kernel[1], r->kernel[1] = t;
             t = r->site[0], r->site[0] = r->site[1], r->site[1] = t;
+            t = key[0], key[0] = key[1], key[1] = t;
             uint8_t k = r->kind[0];
             r->kind[0] = r->kind[1];
             r->kind[1] = k;
@@ -819,10 +833,12 @@ size_t wr_replay_resolve(const wr_replay *rp, wr_resolved_race **out)
             r->example.first = r->example.second;
             r->example.second = a;
         }
-        r->identity = xasprintf("%s|%s|%s|%s|%s|%s|%s", r->kernel[0], r->kernel[1], r->site[0],
-                                r->site[1], wr_access_kind_name(r->kind[0]),
+        r->identity = xasprintf("%s|%s|%s|%s|%s|%s|%s", r->kernel[0], r->kernel[1], key[0],
+                                key[1], wr_access_kind_name(r->kind[0]),
                                 wr_access_kind_name(r->kind[1]),
                                 wr_race_class_name(r->race_class));
+        free(key[0]);
+        free(key[1]);
         const wr_alloc *al = NULL;
         /* a DSMEM example names its owner's shared word: the shared
          * allocation at that offset */

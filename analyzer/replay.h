@@ -161,7 +161,12 @@ typedef struct wr_resolved_race {
     uint8_t race_class, verdict, potential;
     uint64_t count;
     wr_race example;          /* sides in the same order as kernel/site/kind */
-    char *identity;           /* kernel_a|kernel_b|site_a|site_b|kind_a|kind_b|class */
+    char *identity;           /* kernel_a|kernel_b|key_a|key_b|kind_a|kind_b|class, where
+                                 a site's key is "basename:line" (else its name):
+                                 the same race recorded through the device API
+                                 (__FILE__ as compiled, __func__) and through the
+                                 sanitizer path (the debug info's absolute path,
+                                 the mangled name) has one identity */
     char *alloc_name;         /* allocation holding the example address, "" */
     bool has_offset;
     uint64_t offset;          /* example address - allocation base */

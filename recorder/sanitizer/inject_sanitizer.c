@@ -336,7 +336,38 @@ static void post_cb(void *ctx, const wr_event *ev)
 
 /* ---- modules ---------------------------------------------------------------------- */
 
-/* nvdisasm -c -g on the cubin; returns its output (malloc'd) or NULL. */
+/* The output of `nvdisasm FLAGS cubin_path` (malloc'd), or NULL when it
+ * failed. */
+static char *run_nvdisasm(const char *flags, const char *cubin_path, size_t *len)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s' %s '%s' 2>/dev/null", G.nvdisasm, flags, cubin_path);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return NULL;
+    size_t cap = 1 << 20, n = 0, got;
+    char *text = malloc(cap);
+    while (text && (got = fread(text + n, 1, cap - n, p)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *t = realloc(text, cap *= 2);
+            if (!t)
+                free(text);
+            text = t;
+        }
+    }
+    if (pclose(p) != 0) {
+        free(text);
+        return NULL;
+    }
+    *len = n;
+    return text;
+}
+
+/* The cubin's disassembly with line info (malloc'd), or NULL.  -gi adds
+ * the frames an inlined function was inlined into, so an atomic of the
+ * toolkit's headers is attributed to the program's line that called it
+ * (sass_classify.c); an nvdisasm without -gi gets -g. */
 static char *disassemble(const void *cubin, size_t size, size_t *len)
 {
     char tmpl[] = "/tmp/warprace-cubin-XXXXXX";
@@ -348,33 +379,8 @@ static char *disassemble(const void *cubin, size_t size, size_t *len)
     if (f)
         fclose(f);
     char *text = NULL;
-    if (ok) {
-        char cmd[8192];
-        snprintf(cmd, sizeof cmd, "'%s' -c -g '%s' 2>/dev/null", G.nvdisasm, tmpl);
-        FILE *p = popen(cmd, "r");
-        if (p) {
-            size_t cap = 1 << 20, n = 0;
-            text = malloc(cap);
-            size_t got;
-            while (text && (got = fread(text + n, 1, cap - n, p)) > 0) {
-                n += got;
-                if (n == cap) {
-                    char *t = realloc(text, cap *= 2);
-                    if (!t) {
-                        free(text);
-                        text = NULL;
-                    } else {
-                        text = t;
-                    }
-                }
-            }
-            if (pclose(p) != 0) {
-                free(text);
-                text = NULL;
-            }
-            *len = n;
-        }
-    }
+    if (ok && !(text = run_nvdisasm("-c -gi", tmpl, len)))
+        text = run_nvdisasm("-c -g", tmpl, len);
     unlink(tmpl);
     return text;
 }

@@ -491,20 +491,42 @@ static const char *skip_ws(const char *s, const char *end)
     return s;
 }
 
-/* `//## File "x.cu", line 42` (possibly `... inlined at ...`) */
-static int parse_line_info(parser *p, const char *s, const char *end)
+/* A toolkit header: code the program did not write but inlined (the
+ * atomics and intrinsics of sm_60_atomic_functions.hpp and the like,
+ * cooperative groups, libcu++).  A site there names no line of the
+ * program's, so a site takes the frame it was inlined into instead. */
+static bool toolkit_file(const char *f, size_t n)
+{
+    static const char *const marks[] = {"/targets/x86_64-linux/include/",
+                                        "/targets/sbsa-linux/include/",
+                                        "/targets/aarch64-linux/include/", "/cuda/include/",
+                                        "/include/cuda/std/", "/include/cccl/",
+                                        "/include/cooperative_groups/", "/include/crt/"};
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        size_t k = strlen(marks[i]);
+        for (size_t j = 0; j + k <= n; j++)
+            if (!memcmp(f + j, marks[i], k))
+                return true;
+    }
+    return false;
+}
+
+/* `"x.cu", line 42` at s: the name (quotes excluded) and the line; NULL
+ * if s does not hold one, else the rest. */
+static const char *file_and_line(const char *s, const char *end, const char **name, size_t *len,
+                                 unsigned long *line)
 {
     const char *q = memchr(s, '"', (size_t)(end - s));
     if (!q)
-        return fail(p, "line-info comment without a file name");
+        return NULL;
     const char *q2 = memchr(q + 1, '"', (size_t)(end - q - 1));
     if (!q2)
-        return fail(p, "unterminated file name in line-info comment");
+        return NULL;
     const char *l = q2 + 1;
     while (l < end && (*l == ',' || *l == ' '))
         l++;
     if (end - l < 5 || strncmp(l, "line ", 5) != 0)
-        return fail(p, "line-info comment without 'line N'");
+        return NULL;
     l += 5;
     unsigned long v = 0;
     int digits = 0;
@@ -513,12 +535,49 @@ static int parse_line_info(parser *p, const char *s, const char *end)
         digits++;
     }
     if (!digits)
-        return fail(p, "line-info comment with a bad line number");
-    int32_t fi = intern_file(p->m, q + 1, (size_t)(q2 - q - 1));
+        return NULL;
+    *name = q + 1;
+    *len = (size_t)(q2 - q - 1);
+    *line = v;
+    return l;
+}
+
+/* `//## File "x.h", line 384 inlined at "k.cu", line 69 [inlined at ...]`
+ * (nvdisasm -gi; -g prints the first frame only): the instruction's site
+ * is the innermost frame outside the toolkit's headers, else the
+ * innermost.  An `inlined at` part this parser does not know is ignored. */
+static int parse_line_info(parser *p, const char *s, const char *end)
+{
+    const char *name;
+    size_t len;
+    unsigned long line;
+    const char *rest = file_and_line(s, end, &name, &len, &line);
+    if (!rest) {
+        const char *q = memchr(s, '"', (size_t)(end - s));
+        if (!q)
+            return fail(p, "line-info comment without a file name");
+        if (!memchr(q + 1, '"', (size_t)(end - q - 1)))
+            return fail(p, "unterminated file name in line-info comment");
+        return fail(p, "line-info comment without a sound 'line N'");
+    }
+    while (toolkit_file(name, len)) {
+        const char *at = rest;
+        while (at < end && *at == ' ')
+            at++;
+        const char *n2;
+        size_t l2;
+        unsigned long v2;
+        const char *r2;
+        if (end - at < 10 || strncmp(at, "inlined at", 10) != 0 ||
+            !(r2 = file_and_line(at + 10, end, &n2, &l2, &v2)))
+            break;
+        name = n2, len = l2, line = v2, rest = r2;
+    }
+    int32_t fi = intern_file(p->m, name, len);
     if (fi < 0)
         return fail(p, "out of memory");
     p->file = fi;
-    p->line = (uint32_t)v;
+    p->line = (uint32_t)line;
     return 0;
 }
 

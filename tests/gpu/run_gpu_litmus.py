@@ -235,6 +235,28 @@ def sanitizer_diffs(exp, api, san):
             ["paths differ: " + d for d in (compare_paths(api, san) if api is not None else [])])
 
 
+def race_identities(db):
+    """(engine, identity) of every race of the database's last run."""
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT engine, identity FROM races "
+                       "WHERE run_id = (SELECT max(id) FROM runs)").fetchall()
+    con.close()
+    return set(rows)
+
+
+def identity_diffs(api_db, san_db):
+    """Races the two paths name differently.  An identity names kernels,
+    sites (file base name and line), access kinds and class, so that
+    `raceq diff` of the two recordings of one kernel finds every race
+    persisting: a site the sanitizer path takes from a toolkit header's
+    line, where the source-level path names the program's, breaks it."""
+    a, s = race_identities(api_db), race_identities(san_db)
+    out = []
+    for what, only in (("source-level only", sorted(a - s)), ("sanitizer only", sorted(s - a))):
+        out += ["paths name races differently: %s: %s %s" % (what, e, i) for e, i in only[:3]]
+    return out
+
+
 def summary_lines(text):
     """What the recorder printed about its own run (events, lost, unknown fences...)."""
     return [l for l in text.splitlines() if l.strip()][-8:]
@@ -284,7 +306,7 @@ def check_kernel(warprace, gpu_litmus, plain, litmus_dir, work, name, all_saniti
                 return "%-45s FAIL sanitizer path: %s" % (name, sfail), True, False, False, False
             notes.append("info (%s): sanitizer path failed: %s" % (SANITIZER_UNRECORDED[name], sfail))
         else:
-            sdiffs = sanitizer_diffs(exp, got, found_races(sdb, shared))
+            sdiffs = sanitizer_diffs(exp, got, found_races(sdb, shared)) + identity_diffs(db, sdb)
             if info:
                 notes += ["info (%s): %s" % (SANITIZER_UNRECORDED[name], d) for d in sdiffs]
                 differ = bool(sdiffs)
@@ -292,7 +314,7 @@ def check_kernel(warprace, gpu_litmus, plain, litmus_dir, work, name, all_saniti
                     notes.append("info: the sanitizer path agrees")
             else:
                 diffs += sdiffs
-                differ = any(d.startswith("paths differ: ") for d in sdiffs)
+                differ = any(d.startswith("paths ") for d in sdiffs)
     lines = []
     if diffs:
         lines.append("%-45s FAIL\n    %s" % (name, "\n    ".join(diffs)))
@@ -373,6 +395,8 @@ def check_recorded(warprace, litmus_dir, traces, work):
                 diffs += ["source-level: " + d for d in check_expectations(exp, found[path])]
             elif name not in SANITIZER_UNRECORDED:
                 diffs += sanitizer_diffs(exp, found.get("source-level"), found[path])
+                if "source-level" in found:
+                    diffs += identity_diffs(os.path.join(work, name + ".db"), db)
         checked += 1
         if diffs:
             failures += 1

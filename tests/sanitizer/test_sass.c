@@ -299,6 +299,51 @@ Test(sanitizer_parse, line_info, .fini = unload)
     cr_expect_eq(M.nfiles, 1);
 }
 
+/* nvdisasm -gi: an atomic of the toolkit's headers inlined into the
+ * kernel takes the kernel's line (the innermost frame outside the
+ * toolkit), through nested toolkit frames too; a frame of the program's
+ * own header keeps its line; without -gi, or with an inline part this
+ * parser does not know, the toolkit's line stays (what -g gives). */
+Test(sanitizer_parse, inlined_toolkit_frames_take_the_programs_line, .fini = unload)
+{
+    static const char text[] =
+        "_Z4kernPi:\n"
+        "\t//## File \"/usr/local/cuda/bin/../targets/x86_64-linux/include/"
+        "sm_60_atomic_functions.hpp\", line 384 inlined at \"/src/k.cu\", line 69\n"
+        "        /*0000*/                   ATOMG.E.ADD.STRONG.GPU PT, R0, [R2.64], R5 ;\n"
+        "\t//## File \"/opt/cuda-13.0/targets/x86_64-linux/include/cuda/std/__atomic/x.h\", "
+        "line 7 inlined at \"/usr/local/cuda/targets/x86_64-linux/include/cuda/atomic\", "
+        "line 90 inlined at \"/src/k.cu\", line 71 inlined at \"/src/k.cu\", line 120\n"
+        "        /*0010*/                   STG.E [R2.64], R5 ;\n"
+        "\t//## File \"/src/helpers.cuh\", line 10 inlined at \"/src/k.cu\", line 20\n"
+        "        /*0020*/                   STG.E [R2.64], R5 ;\n"
+        "\t//## File \"/usr/local/cuda/bin/../targets/x86_64-linux/include/"
+        "device_atomic_functions.hpp\", line 202\n"
+        "        /*0030*/                   STG.E [R2.64], R5 ;\n"
+        "\t//## File \"/usr/local/cuda/bin/../targets/x86_64-linux/include/"
+        "device_atomic_functions.hpp\", line 127 inlined by \"/src/k.cu\", line 5\n"
+        "        /*0040*/                   STG.E [R2.64], R5 ;\n"
+        "        /*0050*/                   EXIT ;\n";
+    char err[256];
+    memset(&M, 0, sizeof M);
+    cr_assert_eq(wrs_parse(text, strlen(text), &M, err, sizeof err), 0, "%s", err);
+    const wrs_insn *in = at("_Z4kernPi", 0x0);
+    cr_expect_str_eq(wrs_insn_file(&M, in), "/src/k.cu");
+    cr_expect_eq(in->line, 69);
+    in = at("_Z4kernPi", 0x10);
+    cr_expect_str_eq(wrs_insn_file(&M, in), "/src/k.cu");
+    cr_expect_eq(in->line, 71, "the innermost frame outside the toolkit");
+    in = at("_Z4kernPi", 0x20);
+    cr_expect_str_eq(wrs_insn_file(&M, in), "/src/helpers.cuh");
+    cr_expect_eq(in->line, 10);
+    in = at("_Z4kernPi", 0x30);
+    cr_expect(strstr(wrs_insn_file(&M, in), "device_atomic_functions.hpp"));
+    cr_expect_eq(in->line, 202);
+    in = at("_Z4kernPi", 0x40);
+    cr_expect(strstr(wrs_insn_file(&M, in), "device_atomic_functions.hpp"));
+    cr_expect_eq(in->line, 127);
+}
+
 Test(sanitizer_parse, branch_targets, .fini = unload)
 {
     load("litmus_sm90.nvdisasm");
