@@ -7,7 +7,10 @@
  * A phase completes when `expected` threads have arrived, by every mode
  * alike, or when one of its waiters acts again (trace order is consistent
  * with synchronisation: it could only go on because the phase completed;
- * this also covers exited threads).  Split barriers (format 1.3,
+ * this also covers exited threads).  "Acts again" is by lanes: a warp's
+ * lanes may reach a barrier in groups (independent thread scheduling; the
+ * recorder saw it on an H200 under back-pressure), and a group that has
+ * not arrived yet acting says nothing about the phase the others wait in.  Split barriers (format 1.3,
  * wr_barrier_mode) keep two kinds of participants apart:
  *   - waiters: a SYNC arrival (arrive and wait), or a WAIT at the share for
  *     the phase the warp arrived in;
@@ -48,7 +51,14 @@ typedef struct wr_block_barriers {
     uint32_t open;      /* slots whose phase under way has an arrival */
     uint32_t relaxed;   /* slots whose phase under way had an ARRIVE_RELAXED */
     wr_bar_phase bar[WR_BAR_SLOTS];
+    uint32_t wait_lanes[32];   /* per warp of pending: the lanes that wait */
 } wr_block_barriers;
+
+/* An event's active mask as the lanes that act (0: the whole warp). */
+static inline uint32_t wr_barrier_lanes(uint32_t active_mask)
+{
+    return active_mask ? active_mask : 0xffffffffu;
+}
 
 /* slot's phase ph completed; `relaxed`: some arrival of it was
  * ARRIVE_RELAXED (it released nothing) */
@@ -65,17 +75,21 @@ static inline void wr_barrier_complete(wr_block_barriers *t, unsigned slot, wr_b
     t->pending = 0;
     for (unsigned i = 0; i < WR_BAR_SLOTS; i++)
         t->pending |= t->bar[i].waiters;
+    for (uint32_t gone = ph.waiters & ~t->pending; gone; gone &= gone - 1)
+        t->wait_lanes[__builtin_ctz(gone)] = 0;
     done(ctx, slot, &ph, relaxed);
 }
 
-/* The warps of warp_bits act again: the phases they wait for completed. */
-static inline void wr_barrier_wake(wr_block_barriers *t, uint32_t warp_bits, wr_barrier_done done,
-                                   void *ctx)
+/* Lanes `lanes` of warp `warp` act again: if some of them wait, the
+ * phases the warp waits for completed. */
+static inline void wr_barrier_wake(wr_block_barriers *t, uint32_t warp, uint32_t lanes,
+                                   wr_barrier_done done, void *ctx)
 {
-    if (!(t->pending & warp_bits))
+    uint32_t bit = 1u << (warp & 31u);
+    if (!(t->pending & bit) || !(t->wait_lanes[warp & 31u] & lanes))
         return;
     for (unsigned i = 0; i < WR_BAR_SLOTS; i++)
-        if (t->bar[i].waiters & warp_bits)
+        if (t->bar[i].waiters & bit)
             wr_barrier_complete(t, i, done, ctx);
 }
 
@@ -87,11 +101,12 @@ static inline void wr_barrier_wake(wr_block_barriers *t, uint32_t warp_bits, wr_
  * of other slots: it could not have reached this one otherwise), so the
  * caller takes its stamp after wr_barrier_wake. */
 static inline void wr_barrier_arrive(wr_block_barriers *t, unsigned slot, unsigned mode,
-                                     uint32_t warp, uint32_t threads, uint32_t expected,
-                                     uint32_t stamp, wr_barrier_done done, void *ctx)
+                                     uint32_t warp, uint32_t lanes, uint32_t threads,
+                                     uint32_t expected, uint32_t stamp, wr_barrier_done done,
+                                     void *ctx)
 {
     uint32_t bit = 1u << (warp & 31u);
-    wr_barrier_wake(t, bit, done, ctx);
+    wr_barrier_wake(t, warp, lanes, done, ctx);
     wr_bar_phase *ph = &t->bar[slot];
     ph->arrived += threads;
     t->open |= 1u << slot;
@@ -100,6 +115,7 @@ static inline void wr_barrier_arrive(wr_block_barriers *t, unsigned slot, unsign
         ph->waiters |= bit;
         ph->arrivers &= ~bit;
         t->pending |= bit;
+        t->wait_lanes[warp & 31u] |= lanes;
     } else {
         ph->arrivers |= bit;
     }
@@ -117,16 +133,17 @@ static inline void wr_barrier_arrive(wr_block_barriers *t, unsigned slot, unsign
  * phase completed before the WAIT, or it never arrived): the engine looks
  * at the completed phase (wr_cross_wait_late). */
 static inline bool wr_barrier_wait(wr_block_barriers *t, unsigned slot, uint32_t warp,
-                                   wr_barrier_done done, void *ctx)
+                                   uint32_t lanes, wr_barrier_done done, void *ctx)
 {
     uint32_t bit = 1u << (warp & 31u);
-    wr_barrier_wake(t, bit, done, ctx);
+    wr_barrier_wake(t, warp, lanes, done, ctx);
     wr_bar_phase *ph = &t->bar[slot];
     if (!(ph->arrivers & bit))
         return false;
     ph->arrivers &= ~bit;
     ph->waiters |= bit;
     t->pending |= bit;
+    t->wait_lanes[warp & 31u] |= lanes;
     return true;
 }
 
@@ -146,32 +163,33 @@ static inline void wr_barrier_release_idle(wr_block_barriers **t, wr_pool *pool)
 }
 
 static inline void wr_barrier_arrive_lazy(wr_block_barriers **t, wr_pool *pool, unsigned slot,
-                                          unsigned mode, uint32_t warp, uint32_t threads,
-                                          uint32_t expected, uint32_t stamp,
+                                          unsigned mode, uint32_t warp, uint32_t lanes,
+                                          uint32_t threads, uint32_t expected, uint32_t stamp,
                                           wr_barrier_done done, void *ctx)
 {
     if (!*t)
         *t = wr_pool_get(pool);
-    wr_barrier_arrive(*t, slot, mode, warp, threads, expected, stamp, done, ctx);
+    wr_barrier_arrive(*t, slot, mode, warp, lanes, threads, expected, stamp, done, ctx);
     wr_barrier_release_idle(t, pool);
 }
 
 static inline bool wr_barrier_wait_lazy(wr_block_barriers **t, wr_pool *pool, unsigned slot,
-                                        uint32_t warp, wr_barrier_done done, void *ctx)
+                                        uint32_t warp, uint32_t lanes, wr_barrier_done done,
+                                        void *ctx)
 {
     if (!*t)
         return false;
-    bool waits = wr_barrier_wait(*t, slot, warp, done, ctx);
+    bool waits = wr_barrier_wait(*t, slot, warp, lanes, done, ctx);
     wr_barrier_release_idle(t, pool);
     return waits;
 }
 
-static inline void wr_barrier_wake_lazy(wr_block_barriers **t, wr_pool *pool, uint32_t warp_bits,
-                                        wr_barrier_done done, void *ctx)
+static inline void wr_barrier_wake_lazy(wr_block_barriers **t, wr_pool *pool, uint32_t warp,
+                                        uint32_t lanes, wr_barrier_done done, void *ctx)
 {
     if (!*t)
         return;
-    wr_barrier_wake(*t, warp_bits, done, ctx);
+    wr_barrier_wake(*t, warp, lanes, done, ctx);
     wr_barrier_release_idle(t, pool);
 }
 

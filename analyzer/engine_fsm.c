@@ -237,9 +237,9 @@ static void on_barrier(fsm *f, const wr_barrier *br)
     block_st *b;
     warp_st *w;
     locate(f, br->launch, br->block, br->warp, &e, &b, &w);
-    uint32_t bit = 1u << (br->warp & 31u);
+    uint32_t lanes = wr_barrier_lanes(br->active_mask);
     /* it acts again: what it waited for completed (under its own scope) */
-    wr_barrier_wake_lazy(&b->bars, &f->bar_pool, bit, barrier_done, b);
+    wr_barrier_wake_lazy(&b->bars, &f->bar_pool, br->warp, lanes, barrier_done, b);
     /* an mbarrier synchronizes as release/acquire through an object, which
      * this engine does not model (ENGINES.md): the warp acted, no more */
     if (br->scope == WR_BAR_MBARRIER)
@@ -249,12 +249,12 @@ static void on_barrier(fsm *f, const wr_barrier *br)
         if (br->mode == WR_BARMODE_WAIT)
             return;   /* not a block barrier's (the format refuses it) */
         wr_barrier_arrive_lazy(&b->bars, &f->bar_pool, br->barrier_id & 15u, br->mode, br->warp,
-                               threads, br->expected, w->bc, barrier_done, b);
+                               lanes, threads, br->expected, w->bc, barrier_done, b);
     } else {
         if (!b->cross)
             b->cross = wr_pool_get(&f->cross_pool);
         if (br->mode == WR_BARMODE_WAIT) {
-            if (!wr_barrier_wait_lazy(&b->bars, &f->bar_pool, WR_BAR_SHARE, br->warp,
+            if (!wr_barrier_wait_lazy(&b->bars, &f->bar_pool, WR_BAR_SHARE, br->warp, lanes,
                                       barrier_done, b) &&
                 wr_cross_wait_late(b->cross, br->warp)) {
                 uint32_t m = b->cross->done_stamp;
@@ -264,8 +264,8 @@ static void on_barrier(fsm *f, const wr_barrier *br)
         }
         uint32_t expected = wr_cross_arrive(
             b->cross, br, wr_launch_geo_threads(wr_launch_geos_get(&f->geo, br->launch)));
-        wr_barrier_arrive_lazy(&b->bars, &f->bar_pool, WR_BAR_SHARE, br->mode, br->warp, threads,
-                               expected, w->bc, barrier_done, b);
+        wr_barrier_arrive_lazy(&b->bars, &f->bar_pool, WR_BAR_SHARE, br->mode, br->warp, lanes,
+                               threads, expected, w->bc, barrier_done, b);
     }
     if (br->mode == WR_BARMODE_ARRIVE)
         w->bc++;
@@ -748,7 +748,8 @@ static void on_access(fsm *f, const wr_event *ev)
     block_st *b;
     warp_st *w;
     locate(f, a->launch, a->block, a->warp, &epoch, &b, &w);
-    wr_barrier_wake_lazy(&b->bars, &f->bar_pool, 1u << (a->warp & 31u), barrier_done, b);
+    wr_barrier_wake_lazy(&b->bars, &f->bar_pool, a->warp, wr_barrier_lanes(a->active_mask),
+                         barrier_done, b);
 
     cur_ctx c = {.a = a, .epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
                  .seq = ev->seq, .site = ev->site, .space = a->space, .owner = a->block,

@@ -469,7 +469,8 @@ static void on_barrier(lk *s, const wr_barrier *br)
     warp_st *w;
     locate(s, br->launch, br->block, br->warp, &e, &b, &w);
     uint32_t wi = br->warp & 31u;
-    wr_barrier_wake_lazy(&b->bars, &s->bar_pool, 1u << wi, barrier_done, b);
+    uint32_t lanes = wr_barrier_lanes(br->active_mask);
+    wr_barrier_wake_lazy(&b->bars, &s->bar_pool, wi, lanes, barrier_done, b);
     /* an mbarrier synchronizes as release/acquire through an object, which
      * this engine does not model (ENGINES.md): the warp acted, no more */
     if (br->scope == WR_BAR_MBARRIER)
@@ -490,7 +491,7 @@ static void on_barrier(lk *s, const wr_barrier *br)
         slot = WR_BAR_SHARE;
         if (br->mode == WR_BARMODE_WAIT) {
             bool arrived = wr_barrier_is_arriver(b->bars, slot, wi);
-            if (wr_barrier_wait_lazy(&b->bars, &s->bar_pool, slot, wi, barrier_done, b)) {
+            if (wr_barrier_wait_lazy(&b->bars, &s->bar_pool, slot, wi, lanes, barrier_done, b)) {
                 if (arrived && sp->pend[wi])
                     sp->pend[wi]--;   /* it waits now: barrier_done gives it its view */
             } else if (wr_cross_wait_late(b->cross, wi) && b->cross->done_stamp > sp->view[wi]) {
@@ -511,7 +512,7 @@ static void on_barrier(lk *s, const wr_barrier *br)
         else if (br->mode == WR_BARMODE_SYNC && arrived && sp->pend[wi])
             sp->pend[wi]--;
     }
-    wr_barrier_arrive_lazy(&b->bars, &s->bar_pool, slot, br->mode, wi,
+    wr_barrier_arrive_lazy(&b->bars, &s->bar_pool, slot, br->mode, wi, lanes,
                            (uint32_t)__builtin_popcount(br->active_mask), expected, 0,
                            barrier_done, b);
 }
@@ -1220,7 +1221,8 @@ static void on_access(lk *s, const wr_event *ev)
     block_st *b;
     warp_st *w;
     locate(s, a->launch, a->block, a->warp, &epoch, &b, &w);
-    wr_barrier_wake_lazy(&b->bars, &s->bar_pool, 1u << (a->warp & 31u), barrier_done, b);
+    wr_barrier_wake_lazy(&b->bars, &s->bar_pool, a->warp, wr_barrier_lanes(a->active_mask),
+                         barrier_done, b);
 
     bool atomic = wr_op_is_atomic(a->op);
     uint8_t ascope = atomic ? norm_scope(a->scope) : 0;

@@ -68,11 +68,16 @@ WRR_DEV unsigned long long wrr_refresh_tail(wrr_dev_state *s)
     return t;
 }
 
-/* Leader only.  Returns the position, or ~0ull when dropped (drop mode). */
-WRR_DEV unsigned long long wrr_reserve(wrr_dev_state *s, unsigned n, unsigned lanes)
+/* Leader only.  Returns the position, or ~0ull when dropped (drop mode,
+ * `droppable` records only: plain loads and stores.  A lost access can
+ * only hide a race; a lost atomic, fence, barrier or volatile access would
+ * lose the order it made and report false races, so those wait for ring
+ * space in drop mode too). */
+WRR_DEV unsigned long long wrr_reserve(wrr_dev_state *s, unsigned n, unsigned lanes,
+                                       int droppable)
 {
     const unsigned long long cap = 1ull << s->log2cap;
-    if (s->flags & WRR_F_DROP) {
+    if ((s->flags & WRR_F_DROP) && droppable) {
         unsigned long long h = *(volatile unsigned long long *)&s->head;
         for (;;) {
             unsigned long long t = *(volatile unsigned long long *)&s->tail_cache;
@@ -232,11 +237,17 @@ WRR_DEV unsigned wrr_space_of(const void *p, uint64_t *addr)
     return WR_SPACE_GLOBAL;
 }
 
-/* Every lane that executes the wrapped operation calls this first.  `lock`:
- * take the stripe lock of a uniform address (atomics).  Returns with the
- * ring space reserved (or pd->dropped / s == NULL). */
-WRR_DEV void wrr_access_begin(wrr_dev_state *s, wrr_pending *pd, const void *p, int lock)
+/* What a wrapped access is, for wrr_access_begin: a plain load or store
+ * (drop mode may drop it), a volatile one (it synchronizes: never
+ * dropped), an atomic (never dropped; a uniform address takes the stripe
+ * lock). */
+enum { WRR_ACC_PLAIN = 0, WRR_ACC_ATOMIC = 1, WRR_ACC_VOLATILE = 2 };
+
+/* Every lane that executes the wrapped operation calls this first.
+ * Returns with the ring space reserved (or pd->dropped / s == NULL). */
+WRR_DEV void wrr_access_begin(wrr_dev_state *s, wrr_pending *pd, const void *p, int what)
 {
+    const int lock = what == WRR_ACC_ATOMIC;
     unsigned mask = __activemask();
     pd->lane = wrr_lane();
     pd->space = wrr_space_of(p, &pd->addr);
@@ -278,7 +289,7 @@ WRR_DEV void wrr_access_begin(wrr_dev_state *s, wrr_pending *pd, const void *p, 
             while (atomicCAS(&s->locks[pd->lock], 0u, 1u) != 0u)
                 __nanosleep(32);
         }
-        pos = wrr_reserve(s, pd->nslots, __popc(mask));
+        pos = wrr_reserve(s, pd->nslots, __popc(mask), what == WRR_ACC_PLAIN);
         /* the reservation is ordered before the operation (release side) */
         __threadfence();
     }
@@ -336,7 +347,7 @@ WRR_DEV void wrr_access_end(wrr_dev_state *s, wrr_pending *pd, unsigned op, unsi
 WRR_DEV void wrr_sync_record(wrr_dev_state *s, unsigned kind, unsigned mask, uint32_t aux,
                              unsigned scope, unsigned order, const wrr_site_desc *site)
 {
-    unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, __popc(mask));
+    unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, __popc(mask), 0);
     if (pos == ~0ull)
         return;
     *wrr_word(s, pos, 1) = (uint64_t)mask | ((uint64_t)aux << 32);
@@ -368,7 +379,7 @@ WRR_DEV void wrr_sync_warp_record(unsigned kind, uint32_t aux, unsigned scope, u
 WRR_DEV void wrr_mbarrier_record(wrr_dev_state *s, unsigned mask, uint64_t offset, uint32_t aux,
                                  unsigned mode, const wrr_site_desc *site)
 {
-    unsigned long long pos = wrr_reserve(s, WRR_MBAR_SLOTS, __popc(mask));
+    unsigned long long pos = wrr_reserve(s, WRR_MBAR_SLOTS, __popc(mask), 0);
     if (pos == ~0ull)
         return;
     *wrr_word(s, pos, 1) = (uint64_t)mask | ((uint64_t)aux << 32);

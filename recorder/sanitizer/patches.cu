@@ -81,8 +81,8 @@ static __device__ __forceinline__ void wrs_access(void *ud, uint64_t pc, uint64_
     }
     unsigned nslots = WRR_ACCESS_SLOTS(amode);
     unsigned long long pos = 0;
-    if (lane == leader)
-        pos = wrr_reserve(s, nslots, __popc(mask));
+    if (lane == leader)   /* drop mode drops what the device takes for plain */
+        pos = wrr_reserve(s, nslots, __popc(mask), op != WR_OP_ATOMIC_RMW);
     pos = __shfl_sync(mask, pos, leader);
     if (pos == ~0ull)
         return;                       /* dropped (drop mode), counted */
@@ -181,7 +181,7 @@ static __device__ __forceinline__ void wrs_sync(void *ud, uint64_t pc, unsigned 
         return;
     unsigned mask = __match_any_sync(__activemask(), pc);
     if (wrr_lane() == (unsigned)(__ffs(mask) - 1)) {
-        unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, __popc(mask));
+        unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, __popc(mask), 0);
         if (pos != ~0ull) {
             *wrr_word(s, pos, 1) = (uint64_t)(mask_rec ? mask_rec : mask) | ((uint64_t)aux << 32);
             *wrr_word(s, pos, 2) = WRR_W2(wrr_block_linear(), wrr_warp_in_block());
@@ -251,7 +251,7 @@ WRS_PATCH SanitizerPatchResult wrs_block_enter(void *ud, uint64_t pc)
     if (wrr_lane() == (unsigned)(__ffs(mask) - 1)) {
         unsigned b = wrr_block_linear();
         if (atomicCAS(&ld->block_enter[b], 0u, 1u) == 0u) {
-            unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, 0);
+            unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, 0, 0);
             if (pos != ~0ull) {
                 *wrr_word(s, pos, 1) = 0;
                 *wrr_word(s, pos, 2) = WRR_W2(b, 0);
@@ -282,7 +282,7 @@ WRS_PATCH SanitizerPatchResult wrs_block_exit(void *ud, uint64_t pc)
         __threadfence();
         unsigned before = atomicAdd(&ld->block_exit[b], (unsigned)__popc(mask));
         if (before + __popc(mask) == ld->block_threads) {
-            unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, 0);
+            unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, 0, 0);
             if (pos != ~0ull) {
                 *wrr_word(s, pos, 1) = 0;
                 *wrr_word(s, pos, 2) = WRR_W2(b, 0);

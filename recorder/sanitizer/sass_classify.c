@@ -277,6 +277,11 @@ typedef struct parser {
     int have_fn;
     int32_t file;
     uint32_t line;
+    /* nvdisasm -gi writes an instruction's frames as consecutive line-info
+     * comments, innermost first: in_frames while they come, and whether
+     * the frame taken so far is a toolkit header's (an outer one may
+     * replace it) */
+    int in_frames, frame_in_toolkit;
     label *labels;
     size_t nlabels, caplabels;
     fixup *fixups;
@@ -542,12 +547,16 @@ static const char *file_and_line(const char *s, const char *end, const char **na
     return l;
 }
 
-/* `//## File "x.h", line 384 inlined at "k.cu", line 69 [inlined at ...]`
- * (nvdisasm -gi; -g prints the first frame only): the instruction's site
- * is the innermost frame outside the toolkit's headers, else the
- * innermost.  An `inlined at` part this parser does not know is ignored. */
+/* `//## File "x.h", line 384 inlined at "k.cu", line 69`: nvdisasm -gi
+ * writes one such comment per inlining level before an instruction,
+ * innermost first, the outermost (the kernel's own line) without `inlined
+ * at`; -g writes the innermost only.  The instruction's site is the
+ * innermost frame outside the toolkit's headers, else the innermost.  An
+ * `inlined at` part this parser does not know is ignored. */
 static int parse_line_info(parser *p, const char *s, const char *end)
 {
+    if (p->in_frames && !p->frame_in_toolkit)
+        return 0;   /* an outer frame of a site already taken */
     const char *name;
     size_t len;
     unsigned long line;
@@ -578,6 +587,8 @@ static int parse_line_info(parser *p, const char *s, const char *end)
         return fail(p, "out of memory");
     p->file = fi;
     p->line = (uint32_t)line;
+    p->in_frames = 1;
+    p->frame_in_toolkit = toolkit_file(name, len);
     return 0;
 }
 
@@ -726,8 +737,10 @@ static int parse_line(parser *p, const char *s, const char *end)
     if (s[0] == '/' && end - s >= 2 && s[1] == '/') {
         if (end - s > 8 && !strncmp(s, "//## File", 9))
             return parse_line_info(p, s, end);
+        p->in_frames = 0;
         return 0;               /* other comments */
     }
+    p->in_frames = 0;
     if (s[0] == '/' && end - s >= 2 && s[1] == '*') {
         const char *close = NULL;
         for (const char *q = s + 2; q + 1 < end; q++)

@@ -649,12 +649,13 @@ Test(fsm, split_barrier_table_keeps_arrivers_apart)
     wr_block_barriers t;
     memset(&t, 0, sizeof t);
     done_calls = 0;
-    wr_barrier_arrive(&t, 1, WR_BARMODE_ARRIVE, 0, 32, 96, 7, count_done, NULL);
-    wr_barrier_arrive(&t, 1, WR_BARMODE_SYNC, 1, 32, 96, 3, count_done, NULL);
-    wr_barrier_wake(&t, 1u << 0, count_done, NULL);   /* the arriver acts again */
+    const uint32_t all = 0xffffffffu;
+    wr_barrier_arrive(&t, 1, WR_BARMODE_ARRIVE, 0, all, 32, 96, 7, count_done, NULL);
+    wr_barrier_arrive(&t, 1, WR_BARMODE_SYNC, 1, all, 32, 96, 3, count_done, NULL);
+    wr_barrier_wake(&t, 0, all, count_done, NULL);   /* the arriver acts again */
     cr_assert_eq(done_calls, 0, "an arriver acting again completes nothing");
     cr_assert_eq(t.pending, 1u << 1);
-    wr_barrier_arrive(&t, 1, WR_BARMODE_ARRIVE, 0, 32, 96, 9, count_done, NULL);   /* counts again */
+    wr_barrier_arrive(&t, 1, WR_BARMODE_ARRIVE, 0, all, 32, 96, 9, count_done, NULL);   /* counts again */
     cr_assert_eq(done_calls, 1, "the third 32 threads complete the phase");
     cr_assert_eq(done_last.waiters, 1u << 1);
     cr_assert_eq(done_last.arrivers, 1u << 0);
@@ -662,15 +663,37 @@ Test(fsm, split_barrier_table_keeps_arrivers_apart)
     cr_assert_eq(t.open, 0);
     cr_assert_eq(t.pending, 0);
     /* a waiter acting again completes its phase */
-    wr_barrier_arrive(&t, 2, WR_BARMODE_SYNC, 3, 32, 64, 1, count_done, NULL);
-    wr_barrier_wake(&t, 1u << 3, count_done, NULL);
+    wr_barrier_arrive(&t, 2, WR_BARMODE_SYNC, 3, all, 32, 64, 1, count_done, NULL);
+    wr_barrier_wake(&t, 3, all, count_done, NULL);
     cr_assert_eq(done_calls, 2);
     cr_assert_eq(done_last.waiters, 1u << 3);
     /* a relaxed arrival releases nothing: no stamp */
-    wr_barrier_arrive(&t, WR_BAR_SHARE, WR_BARMODE_ARRIVE_RELAXED, 0, 32, 64, 5, count_done, NULL);
+    wr_barrier_arrive(&t, WR_BAR_SHARE, WR_BARMODE_ARRIVE_RELAXED, 0, all, 32, 64, 5, count_done,
+                      NULL);
     cr_assert_eq(t.bar[WR_BAR_SHARE].m, 0);
-    cr_assert(wr_barrier_wait(&t, WR_BAR_SHARE, 0, count_done, NULL), "its WAIT joins the phase");
+    cr_assert(wr_barrier_wait(&t, WR_BAR_SHARE, 0, all, count_done, NULL),
+              "its WAIT joins the phase");
     cr_assert_eq(t.pending, 1u << 0);
+}
+
+/* A warp that reaches a barrier in two groups of lanes (independent
+ * thread scheduling): the second group acting before its arrival
+ * completes nothing; the first group acting again does. */
+Test(fsm, barrier_wakes_by_lanes_not_by_warp)
+{
+    wr_block_barriers t;
+    memset(&t, 0, sizeof t);
+    done_calls = 0;
+    wr_barrier_arrive(&t, 0, WR_BARMODE_SYNC, 2, 0x0000ffffu, 16, 64, 1, count_done, NULL);
+    wr_barrier_wake(&t, 2, 0xffff0000u, count_done, NULL);
+    cr_assert_eq(done_calls, 0, "the lanes that act wait for nothing");
+    wr_barrier_arrive(&t, 0, WR_BARMODE_SYNC, 2, 0xffff0000u, 16, 64, 2, count_done, NULL);
+    cr_assert_eq(done_calls, 0, "32 of 64 threads");
+    cr_assert_eq(t.bar[0].arrived, 32);
+    wr_barrier_wake(&t, 2, 0x00000001u, count_done, NULL);
+    cr_assert_eq(done_calls, 1, "a waiting lane acts: the phase completed");
+    cr_assert_eq(t.pending, 0);
+    cr_assert_eq(t.wait_lanes[2], 0);
 }
 
 /* The same on the engine: warp D's write before its arrival is ordered

@@ -299,49 +299,58 @@ Test(sanitizer_parse, line_info, .fini = unload)
     cr_expect_eq(M.nfiles, 1);
 }
 
-/* nvdisasm -gi: an atomic of the toolkit's headers inlined into the
- * kernel takes the kernel's line (the innermost frame outside the
- * toolkit), through nested toolkit frames too; a frame of the program's
- * own header keeps its line; without -gi, or with an inline part this
- * parser does not know, the toolkit's line stays (what -g gives). */
+/* nvdisasm -gi writes an instruction's frames as consecutive comments,
+ * innermost first (as the H200's toolkit 13.0 did): an atomic of the
+ * toolkit's headers inlined into a device function inlined into the
+ * kernel takes the device function's line, the innermost frame outside
+ * the toolkit; a frame of the program's own header keeps its line; the
+ * frames of one instruction do not leak into the next; with -g (one
+ * comment), or an inline part this parser does not know, the toolkit's
+ * line stays. */
 Test(sanitizer_parse, inlined_toolkit_frames_take_the_programs_line, .fini = unload)
 {
+#define TK "/usr/local/cuda/bin/../targets/x86_64-linux/include/"
     static const char text[] =
         "_Z4kernPi:\n"
-        "\t//## File \"/usr/local/cuda/bin/../targets/x86_64-linux/include/"
-        "sm_60_atomic_functions.hpp\", line 384 inlined at \"/src/k.cu\", line 69\n"
-        "        /*0000*/                   ATOMG.E.ADD.STRONG.GPU PT, R0, [R2.64], R5 ;\n"
-        "\t//## File \"/opt/cuda-13.0/targets/x86_64-linux/include/cuda/std/__atomic/x.h\", "
-        "line 7 inlined at \"/usr/local/cuda/targets/x86_64-linux/include/cuda/atomic\", "
-        "line 90 inlined at \"/src/k.cu\", line 71 inlined at \"/src/k.cu\", line 120\n"
-        "        /*0010*/                   STG.E [R2.64], R5 ;\n"
+        "\t//## File \"" TK "sm_60_atomic_functions.hpp\", line 552 inlined at \"/src/k.cu\", line 85\n"
+        "\t//## File \"/src/k.cu\", line 85 inlined at \"/src/k.cu\", line 124\n"
+        "\t//## File \"/src/k.cu\", line 124\n"
+        "        /*0000*/                   ATOMG.E.CAS.STRONG.GPU PT, R0, [R2.64], R4, R5 ;\n"
+        "\t//## File \"" TK "cooperative_groups/details/driver_abi.h\", line 83 inlined at \""
+        TK "cooperative_groups/details/driver_abi.h\", line 66\n"
+        "\t//## File \"" TK "cooperative_groups/details/driver_abi.h\", line 66 inlined at \""
+        TK "cooperative_groups.h\", line 261\n"
+        "\t//## File \"" TK "cooperative_groups.h\", line 261 inlined at \"/src/k.cu\", line 228\n"
+        "\t//## File \"/src/k.cu\", line 228\n"
+        "        /*0010*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;\n"
         "\t//## File \"/src/helpers.cuh\", line 10 inlined at \"/src/k.cu\", line 20\n"
+        "\t//## File \"/src/k.cu\", line 20\n"
         "        /*0020*/                   STG.E [R2.64], R5 ;\n"
-        "\t//## File \"/usr/local/cuda/bin/../targets/x86_64-linux/include/"
-        "device_atomic_functions.hpp\", line 202\n"
+        "\t//## File \"/src/k.cu\", line 21\n"
         "        /*0030*/                   STG.E [R2.64], R5 ;\n"
-        "\t//## File \"/usr/local/cuda/bin/../targets/x86_64-linux/include/"
-        "device_atomic_functions.hpp\", line 127 inlined by \"/src/k.cu\", line 5\n"
+        "\t//## File \"" TK "device_atomic_functions.hpp\", line 202\n"
         "        /*0040*/                   STG.E [R2.64], R5 ;\n"
-        "        /*0050*/                   EXIT ;\n";
+        "\t//## File \"" TK "device_atomic_functions.hpp\", line 127 inlined by \"/src/k.cu\", line 5\n"
+        "        /*0050*/                   STG.E [R2.64], R5 ;\n"
+        "        /*0060*/                   EXIT ;\n";
+#undef TK
     char err[256];
     memset(&M, 0, sizeof M);
     cr_assert_eq(wrs_parse(text, strlen(text), &M, err, sizeof err), 0, "%s", err);
-    const wrs_insn *in = at("_Z4kernPi", 0x0);
-    cr_expect_str_eq(wrs_insn_file(&M, in), "/src/k.cu");
-    cr_expect_eq(in->line, 69);
-    in = at("_Z4kernPi", 0x10);
-    cr_expect_str_eq(wrs_insn_file(&M, in), "/src/k.cu");
-    cr_expect_eq(in->line, 71, "the innermost frame outside the toolkit");
-    in = at("_Z4kernPi", 0x20);
-    cr_expect_str_eq(wrs_insn_file(&M, in), "/src/helpers.cuh");
-    cr_expect_eq(in->line, 10);
-    in = at("_Z4kernPi", 0x30);
-    cr_expect(strstr(wrs_insn_file(&M, in), "device_atomic_functions.hpp"));
-    cr_expect_eq(in->line, 202);
-    in = at("_Z4kernPi", 0x40);
-    cr_expect(strstr(wrs_insn_file(&M, in), "device_atomic_functions.hpp"));
-    cr_expect_eq(in->line, 127);
+    static const struct {
+        uint64_t pc;
+        const char *file;
+        uint32_t line;
+    } want[] = {{0x0, "/src/k.cu", 85},           {0x10, "/src/k.cu", 228},
+                {0x20, "/src/helpers.cuh", 10},   {0x30, "/src/k.cu", 21},
+                {0x40, "device_atomic_functions.hpp", 202},
+                {0x50, "device_atomic_functions.hpp", 127}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const wrs_insn *in = at("_Z4kernPi", want[i].pc);
+        cr_expect(strstr(wrs_insn_file(&M, in), want[i].file), "pc 0x%llx: %s",
+                  (unsigned long long)want[i].pc, wrs_insn_file(&M, in));
+        cr_expect_eq(in->line, want[i].line, "pc 0x%llx", (unsigned long long)want[i].pc);
+    }
 }
 
 Test(sanitizer_parse, branch_targets, .fini = unload)
@@ -560,6 +569,43 @@ Test(sanitizer_real, h200_disassembly_parses_and_classifies, .fini = unload)
 /* What the path cannot record is counted per function: the producer and
  * consumer's BAR.ARVs, an mbarrier pipeline's SYNCS.* instructions (init
  * as SYNCS.EXCH.64, arrive, try-wait), and nothing in a plain kernel. */
+/* The H200's nvdisasm -c -gi of the same kernels (toolkit 13.0): every
+ * atomic the toolkit's headers inline, and every cooperative-groups
+ * instruction of grid.sync(), is attributed to a line of gpu_litmus.cu, the
+ * line the source-level path names (WR_ATOMIC_* in a device function: that
+ * function's line, not the kernel's call of it). */
+static const wrs_insn *first_op(const char *fn_name, const char *prefix)
+{
+    const wrs_function *f = fn(fn_name);
+    for (size_t i = 0; i < f->n; i++)
+        if (!strncmp(f->insns[i].opcode, prefix, strlen(prefix)))
+            return &f->insns[i];
+    cr_assert_fail("%s: no %s", fn_name, prefix);
+    return NULL;
+}
+
+Test(sanitizer_real, h200_inlining_frames_name_the_programs_lines, .fini = unload)
+{
+    load("h200_litmus_plain_sm90_gi.nvdisasm");
+    size_t toolkit = 0, insns = 0;
+    for (size_t f = 0; f < M.nfns; f++)
+        for (size_t i = 0; i < M.fns[f].n; i++) {
+            const char *file = wrs_insn_file(&M, &M.fns[f].insns[i]);
+            insns += file != NULL;
+            toolkit += file && strstr(file, "/targets/x86_64-linux/include/");
+        }
+    cr_assert_gt(insns, 1000);
+    cr_assert_eq(toolkit, 0, "%zu of %zu instructions keep a toolkit header's line", toolkit,
+                 insns);
+    const wrs_insn *cas = first_op("_Z6k_lockILi0ELb1ELb1ELb1EEv4args", "ATOMG.E.CAS");
+    cr_expect(strstr(wrs_insn_file(&M, cas), "tests/gpu/gpu_litmus.cu"));
+    cr_expect_eq(cas->line, 85, "WR_ATOMIC_CAS in lock<S>");
+    const wrs_insn *add = first_op("_Z6k_atomILi0ELi0ELb1EEv4args", "ATOMG");
+    cr_expect_eq(add->line, 69);
+    const wrs_insn *exch = first_op("_Z6k_lockILi0ELb1ELb1ELb1EEv4args", "ATOMG.E.EXCH");
+    cr_expect_eq(exch->line, 107, "WR_ATOMIC_EXCH in unlock<S>");
+}
+
 Test(sanitizer_real, unrecorded_synchronisation_is_counted, .fini = unload)
 {
     load("h200_litmus_plain_sm90.nvdisasm");

@@ -153,7 +153,7 @@ __device__ __forceinline__ T load(const wrr_site_desc *site, const T *p)
     if (!s)
         return *p;
     wrr_pending pd;
-    wrr_access_begin(s, &pd, p, 0);
+    wrr_access_begin(s, &pd, p, WRR_ACC_PLAIN);
     T v = *p;
     wrr_access_end(s, &pd, WR_OP_LOAD, WR_AOP_NONE, WR_SCOPE_NONE, WR_ORDER_WEAK, sizeof(T),
                    site, 0);
@@ -167,7 +167,7 @@ __device__ __forceinline__ T load_volatile(const wrr_site_desc *site, const T *p
     if (!s)
         return *(const volatile T *)p;
     wrr_pending pd;
-    wrr_access_begin(s, &pd, p, 0);
+    wrr_access_begin(s, &pd, p, WRR_ACC_VOLATILE);
     T v = *(const volatile T *)p;
     wrr_access_end(s, &pd, WR_OP_LOAD, WR_AOP_NONE, WR_SCOPE_NONE, WR_ORDER_RELAXED, sizeof(T),
                    site, 0);
@@ -183,7 +183,7 @@ __device__ __forceinline__ void store(const wrr_site_desc *site, T *p, U v)
         return;
     }
     wrr_pending pd;
-    wrr_access_begin(s, &pd, p, 0);
+    wrr_access_begin(s, &pd, p, WRR_ACC_PLAIN);
     *p = (T)v;
     wrr_access_end(s, &pd, WR_OP_STORE, WR_AOP_NONE, WR_SCOPE_NONE, WR_ORDER_WEAK, sizeof(T),
                    site, 0);
@@ -198,7 +198,7 @@ __device__ __forceinline__ void store_volatile(const wrr_site_desc *site, T *p, 
         return;
     }
     wrr_pending pd;
-    wrr_access_begin(s, &pd, p, 0);
+    wrr_access_begin(s, &pd, p, WRR_ACC_VOLATILE);
     *(volatile T *)p = (T)v;
     wrr_access_end(s, &pd, WR_OP_STORE, WR_AOP_NONE, WR_SCOPE_NONE, WR_ORDER_RELAXED, sizeof(T),
                    site, 0);
@@ -213,7 +213,7 @@ __device__ __forceinline__ T rmw(const wrr_site_desc *site, T *p, unsigned aop, 
     if (!s)
         return op();
     wrr_pending pd;
-    wrr_access_begin(s, &pd, p, 1);
+    wrr_access_begin(s, &pd, p, WRR_ACC_ATOMIC);
     T old = op();
     wrr_access_end(s, &pd, WR_OP_ATOMIC_RMW, aop, scope, WR_ORDER_RELAXED, sizeof(T), site, 0);
     return old;
@@ -226,7 +226,7 @@ __device__ __forceinline__ T cas(const wrr_site_desc *site, T *p, T cmp, unsigne
     if (!s)
         return op();
     wrr_pending pd;
-    wrr_access_begin(s, &pd, p, 1);
+    wrr_access_begin(s, &pd, p, WRR_ACC_ATOMIC);
     T old = op();
     wrr_access_end(s, &pd, WR_OP_ATOMIC_RMW, WR_AOP_CAS, scope, WR_ORDER_RELAXED, sizeof(T), site,
                    old == cmp);
@@ -546,7 +546,7 @@ struct atomic_ref {
         if (!s)
             return f();
         wrr_pending pd;
-        wrr_access_begin(s, &pd, p, 1);
+        wrr_access_begin(s, &pd, p, WRR_ACC_ATOMIC);
         T v = f();
         wrr_access_end(s, &pd, op, aop, scope_of<S>::v, order_of(mo), sizeof(T), site,
                        is_cas && v == cmp);
