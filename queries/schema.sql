@@ -80,8 +80,10 @@ CREATE TABLE IF NOT EXISTS races (
     id            INTEGER PRIMARY KEY,
     run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     engine        TEXT NOT NULL,     -- vc, scoped, lockset, fsm
-    -- engine-independent stable identity (no addresses): the columns
-    -- kernel_a|kernel_b|site_a|site_b|kind_a|kind_b|race_class joined by '|'
+    -- engine-independent stable identity (no addresses):
+    -- kernel_a|kernel_b|key_a|key_b|kind_a|kind_b|race_class joined by '|',
+    -- a site's key being "file base name:line" (else its site_ text), so that
+    -- both recording paths (device API, Compute Sanitizer) name a race alike
     identity      TEXT NOT NULL,
     kernel_a      TEXT NOT NULL,     -- kernel name, or 'host' for a host copy
     kernel_b      TEXT NOT NULL,
