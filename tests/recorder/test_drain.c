@@ -9,6 +9,7 @@
 #include "convert.h"
 #include "drain.h"
 #include "ring_sim.h"
+#include "sim_helpers.h"
 
 static uint64_t enc[2 * WRR_MAX_SLOTS];
 
@@ -33,25 +34,6 @@ static const uint64_t *access_rec(uint32_t block, uint64_t tag, int vector)
 static uint64_t first_addr(const wr_event *e)
 {
     return wr_access_lane_addr(&e->u.access, 0);
-}
-
-static wr_event launch_ev(uint32_t id)
-{
-    wr_event e;
-    memset(&e, 0, sizeof e);
-    e.kind = WR_EV_KERNEL_LAUNCH;
-    e.u.launch.launch = id;
-    e.u.launch.kernel = 1;
-    return e;
-}
-
-static wr_event end_ev(uint32_t id)
-{
-    wr_event e;
-    memset(&e, 0, sizeof e);
-    e.kind = WR_EV_KERNEL_END;
-    e.u.kernel_end.launch = id;
-    return e;
 }
 
 Test(drain, launch_records_end_in_order)
@@ -196,33 +178,6 @@ Test(drain, back_pressure_blocks_until_drained)
     wrr_sim_free(&sim);
 }
 
-typedef struct prod_arg {
-    wrr_sim *sim;
-    uint64_t count;
-    uint32_t block;
-} prod_arg;
-
-static void *producer(void *p)
-{
-    prod_arg *a = p;
-    uint64_t buf[2 * WRR_MAX_SLOTS];
-    for (uint64_t i = 0; i < a->count; i++) {
-        wrr_access_desc d;
-        memset(&d, 0, sizeof d);
-        d.block = a->block;
-        d.active_mask = WR_FULL_MASK;
-        d.op = WR_OP_LOAD;
-        d.size = 4;
-        for (unsigned k = 0; k < 32; k++)
-            d.lane_addr[k] = (i % 5 == 4) ? 0x1000 + i * 128 + ((k * 7) % 32) * 4
-                                          : 0x1000 + i * 128 + 4 * k;
-        wrr_encode_access(&d, buf);
-        if (wrr_sim_write(a->sim, buf, 32, 0) != 1)
-            return (void *)1;
-    }
-    return NULL;
-}
-
 Test(drain, threaded_producers_and_drain_thread)
 {
     wrr_sim sim;
@@ -237,17 +192,7 @@ Test(drain, threaded_producers_and_drain_thread)
     wrr_drain_post(&d, &l);
     wrr_drain_wait_processed(&d);
     enum { P = 4, N = 5000 };
-    pthread_t t[P];
-    prod_arg a[P];
-    for (int i = 0; i < P; i++) {
-        a[i] = (prod_arg){&sim, N, (uint32_t)i};
-        pthread_create(&t[i], NULL, producer, &a[i]);
-    }
-    for (int i = 0; i < P; i++) {
-        void *r;
-        pthread_join(t[i], &r);
-        cr_assert_null(r);
-    }
+    cr_assert_eq(sim_run_producers(&sim, P, N, 0), 0);
     wr_event e = end_ev(1);
     wrr_drain_post(&d, &e);
     wrr_drain_wait_processed(&d);

@@ -13,6 +13,7 @@
 #include "convert.h"
 #include "drain.h"
 #include "ring_sim.h"
+#include "sim_helpers.h"
 #include "warprace/trace.h"
 #include "writer_sink.h"
 
@@ -31,16 +32,7 @@ static uint64_t fake_clock(void)
 
 static wr_writer *open_writer(const char *path, int threads)
 {
-    wr_header h;
-    memset(&h, 0, sizeof h);
-    h.version_major = WR_FORMAT_MAJOR;
-    h.version_minor = WR_FORMAT_MINOR;
-    h.producer = "test";
-    h.producer_version = "0";
-    h.device = "sim";
-    h.host = "";
-    h.command = "";
-    h.warp_size = 32;
+    wr_header h = sim_header();
     wr_writer_options wo = {.chunk_bytes = 4096, .background = threads};
     wr_error err;
     wr_writer *w = wr_writer_open(path, &h, &wo, &err);
@@ -55,28 +47,6 @@ static void temp_path(char *path, size_t len, const char *what)
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     close(fd);
-}
-
-static wr_event launch_ev(uint32_t id)
-{
-    wr_event e;
-    memset(&e, 0, sizeof e);
-    e.kind = WR_EV_KERNEL_LAUNCH;
-    e.u.launch.launch = id;
-    e.u.launch.kernel = 1;
-    for (int i = 0; i < 3; i++)
-        e.u.launch.grid[i] = e.u.launch.block_dim[i] = e.u.launch.cluster[i] = 1;
-    e.u.launch.block_dim[0] = 256;
-    return e;
-}
-
-static wr_event end_ev(uint32_t id)
-{
-    wr_event e;
-    memset(&e, 0, sizeof e);
-    e.kind = WR_EV_KERNEL_END;
-    e.u.kernel_end.launch = id;
-    return e;
 }
 
 /* Record i of a launch: every address mode, atomics, fences, barriers,
@@ -246,32 +216,6 @@ Test(drain_workers, the_same_trace_as_the_inline_drain)
     remove_scenario(par_path);
 }
 
-typedef struct prod_arg {
-    wrr_sim *sim;
-    uint64_t n;
-    uint32_t block;
-} prod_arg;
-
-static void *producer(void *p)
-{
-    prod_arg *a = p;
-    uint64_t words[2 * WRR_MAX_SLOTS];
-    for (uint64_t i = 0; i < a->n; i++) {
-        wrr_access_desc d;
-        memset(&d, 0, sizeof d);
-        d.block = a->block;
-        d.active_mask = WR_FULL_MASK;
-        d.op = WR_OP_STORE;
-        d.size = 4;
-        for (unsigned l = 0; l < 32; l++)   /* lane 0 carries the order */
-            d.lane_addr[l] = 0x1000 + i * 128 + (i % 2 ? ((l * 13) % 32) * 4 : 4 * l);
-        wrr_encode_access(&d, words);
-        if (wrr_sim_write(a->sim, words, 32, 0) != 1)
-            return (void *)1;
-    }
-    return NULL;
-}
-
 /* The drain's thread, its workers and four producers on a 128-slot ring
  * (back-pressure all along): every record arrives, each producer's in
  * its order, between the launch and its end. */
@@ -293,17 +237,7 @@ Test(drain_workers, threaded_producers_keep_their_order)
     wr_event l = launch_ev(1);
     wrr_drain_post(&d, &l);
     enum { P = 4, N = 5000 };
-    pthread_t t[P];
-    prod_arg a[P];
-    for (int i = 0; i < P; i++) {
-        a[i] = (prod_arg){&sim, N, (uint32_t)i};
-        pthread_create(&t[i], NULL, producer, &a[i]);
-    }
-    for (int i = 0; i < P; i++) {
-        void *r;
-        pthread_join(t[i], &r);
-        cr_assert_null(r);
-    }
+    cr_assert_eq(sim_run_producers(&sim, P, N, 1), 0);
     wr_event e = end_ev(1);
     wrr_drain_post(&d, &e);
     wrr_drain_wait_processed(&d);

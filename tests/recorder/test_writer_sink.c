@@ -8,6 +8,7 @@
 #include "convert.h"
 #include "drain.h"
 #include "ring_sim.h"
+#include "sim_helpers.h"
 #include "warprace/trace.h"
 #include "writer_sink.h"
 
@@ -24,16 +25,7 @@ static wr_writer *open_temp_writer(char *path, const wr_writer_options *wo, wr_e
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     close(fd);
-    wr_header h;
-    memset(&h, 0, sizeof h);
-    h.version_major = WR_FORMAT_MAJOR;
-    h.version_minor = WR_FORMAT_MINOR;
-    h.producer = "test";
-    h.producer_version = "0";
-    h.device = "sim";
-    h.host = "";
-    h.command = "";
-    h.warp_size = 32;
+    wr_header h = sim_header();
     return wr_writer_open(path, &h, wo, err);
 }
 
