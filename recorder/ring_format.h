@@ -138,7 +138,10 @@ typedef struct wrr_host_ctl {
     uint64_t dropped_lanes;           /* device: thread-level accesses in them */
     uint64_t full_waits;              /* device: records that found the ring full
                                          and waited for the drain (back-pressure) */
-    uint64_t pad_[4];
+    uint64_t mbarrier_unrecorded;     /* device (sanitizer path): mbarrier actions
+                                         whose object or count could not be
+                                         recorded as the format holds them */
+    uint64_t pad_[3];
 } wrr_host_ctl;
 
 #define WRR_F_DROP 1u                 /* drop and count instead of waiting */

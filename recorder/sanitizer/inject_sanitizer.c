@@ -58,6 +58,7 @@ typedef struct mod_entry {
     CUmodule module;
     wrs_module sass;
     int parsed;
+    int mbarriers_patched;       /* its mbarrier actions reach wrs_cuda_barrier* */
     uint32_t trace_id;
 } mod_entry;
 
@@ -468,6 +469,19 @@ static void module_loaded(const Sanitizer_ResourceModuleData *d)
                         "wait, cluster.sync()) cannot be patched: not recorded\n",
                 arrive_ok ? "waits" : "arrivals and waits");
     }
+    /* mbarriers: successful waits at the attempt point (compute-sanitizer
+     * 2025.2 and later), inits and arrivals at the CUDA barrier point; an
+     * API without the attempt point patches neither (waits that acquire
+     * nothing would only report races that are none), and such kernels are
+     * said and counted as before (note_unrecorded_sync).
+     * WARPRACE_SAN_MBARRIER=0 leaves them unpatched. */
+    const char *mb = getenv("WARPRACE_SAN_MBARRIER");
+    if (!(mb && !strcmp(mb, "0")) &&
+        G.fn.patch_instructions((Sanitizer_InstructionId)WRS_SAN_INSTRUCTION_CUDA_BARRIER_ATTEMPT,
+                                d->module, "wrs_cuda_barrier_attempt") == SANITIZER_SUCCESS &&
+        G.fn.patch_instructions((Sanitizer_InstructionId)WRS_SAN_INSTRUCTION_CUDA_BARRIER,
+                                d->module, "wrs_cuda_barrier") == SANITIZER_SUCCESS)
+        m->mbarriers_patched = 1;
     san_ok(G.fn.patch_module(d->module), "sanitizerPatchModule");
     pthread_mutex_unlock(&G.lock);
 }
@@ -514,7 +528,9 @@ static void note_unrecorded_sync(CUmodule module, const char *name)
         const wrs_function *f = wrs_find_function(&m->sass, name);
         if (!f)
             return;
-        const wrs_unrecorded u = f->unrecorded;
+        wrs_unrecorded u = f->unrecorded;
+        if (m->mbarriers_patched)
+            u.mbarrier = 0;
         if (!u.bar_arrive && !u.mbarrier)
             return;
         uint64_t before = G.arrive_unreported_launches + G.mbarrier_unrecorded_launches;
@@ -893,6 +909,9 @@ static void shutdown_recorder(void)
                     (unsigned long long)G.arrive_unreported_launches);
             fprintf(f, "sanitizer_mbarrier_unrecorded=%llu\n",
                     (unsigned long long)G.mbarrier_unrecorded_launches);
+            if (G.ctl && G.ctl->mbarrier_unrecorded)
+                fprintf(f, "sanitizer_mbarrier_actions_unrecorded=%llu\n",
+                        (unsigned long long)G.ctl->mbarrier_unrecorded);
             fprintf(f, "ok=%d\n", ok);
             if (G.error[0])
                 fprintf(f, "error=%s\n", G.error);

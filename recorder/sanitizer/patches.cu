@@ -232,6 +232,97 @@ WRS_PATCH SanitizerPatchResult wrs_cluster_wait(void *ud, uint64_t pc)
     return SANITIZER_PATCH_SUCCESS;
 }
 
+/* ---- mbarriers (SANITIZER_INSTRUCTION_CUDA_BARRIER and _ATTEMPT) --------------
+ *
+ * The same 3-slot mbarrier records as the device API's (format 1.3): the
+ * object's offset in the block's shared window, and the init's count, an
+ * arrive's count (the callback's data: "the count argument to the
+ * arrive-on operation"), or a successful wait's parity.  The wait's parity
+ * is not among the callback's arguments: it is read from the object after
+ * the wait succeeded, whose phase bit (bit 63) then names the phase under
+ * way, one past the one waited for.  A drop arrival is recorded as an
+ * arrival (the format has no drop).  What cannot be recorded as the format
+ * holds it (an object outside the shared window, a count out of range) is
+ * counted (ctl->mbarrier_unrecorded), never written: a bad record would
+ * stop the drain. */
+static __device__ __forceinline__ void wrs_mbarrier(void *ud, uint64_t pc, const void *bar,
+                                                    uint32_t aux, unsigned mode)
+{
+    wrr_dev_state *s = wrs_state(ud);
+    if (!s)
+        return;
+    uint64_t offset;
+    if (__isShared(bar))
+        offset = wrr_shared_offset((uint32_t)__cvta_generic_to_shared(bar));
+    else   /* not a generic address: taken as the offset the API names it by */
+        offset = (uint64_t)(uintptr_t)bar;
+    int ok = !(offset & 7u) && offset < WR_SHARED_LIMIT &&
+             (mode == WR_BARMODE_INIT   ? aux >= 1u && aux <= WR_MBARRIER_COUNT_MAX
+              : mode == WR_BARMODE_WAIT ? aux <= 1u
+                                        : aux <= WR_MBARRIER_COUNT_MAX);
+    unsigned active = __activemask();
+    unsigned mask = __match_any_sync(active, ok ? offset : ~0ull);
+    mask = __match_any_sync(mask, aux);
+    if (wrr_lane() != (unsigned)(__ffs(mask) - 1)) {
+        __syncwarp(mask);
+        return;
+    }
+    if (!ok) {
+        atomicAdd_system((unsigned long long *)&s->ctl->mbarrier_unrecorded, 1ull);
+    } else {
+        unsigned long long pos = wrr_reserve(s, WRR_MBAR_SLOTS, __popc(mask), 0);
+        if (pos != ~0ull) {
+            *wrr_word(s, pos, 1) = (uint64_t)mask | ((uint64_t)aux << 32);
+            *wrr_word(s, pos, 2) = WRR_W2(wrr_block_linear(), wrr_warp_in_block());
+            *wrr_word(s, pos, 3) = pc;
+            *wrr_word(s, pos, 4) = offset;
+            *wrr_word(s, pos, 5) = 0;
+            wrr_commit(s, pos, WRR_W0(0, WRR_K_BARRIER, WRR_MBAR_SLOTS, 0, 0, WR_BAR_MBARRIER, mode,
+                                      0, 0, 0));
+        }
+        __threadfence();
+    }
+    __syncwarp(mask);
+}
+
+/* Inits and arrivals; waits come through the attempt point. */
+WRS_PATCH SanitizerPatchResult wrs_cuda_barrier(void *ud, uint64_t pc, void *barrier,
+                                                uint32_t kind, uint32_t data)
+{
+    if (kind == WRS_SAN_CUDA_BARRIER_INIT)
+        wrs_mbarrier(ud, pc, barrier, data, WR_BARMODE_INIT);
+    else if (kind >= WRS_SAN_CUDA_BARRIER_ARRIVE && kind <= WRS_SAN_CUDA_BARRIER_ARRIVE_DROP_NOCOMPLETE)
+        wrs_mbarrier(ud, pc, barrier, data, WR_BARMODE_ARRIVE);
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+/* Every attempt at waiting: a successful one is recorded, with the parity
+ * of the phase it waited for. */
+WRS_PATCH SanitizerPatchResult wrs_cuda_barrier_attempt(void *ud, uint64_t pc, void *barrier,
+                                                        uint32_t kind, uint32_t data,
+                                                        uint32_t result)
+{
+    (void)data;
+    if (kind != WRS_SAN_CUDA_BARRIER_WAIT || !result)
+        return SANITIZER_PATCH_SUCCESS;
+    unsigned long long word;
+    uint32_t parity;
+    if (__isShared(barrier)) {
+        word = *(volatile unsigned long long *)barrier;
+        parity = (uint32_t)(word >> 63) ^ 1u;
+    } else if ((uintptr_t)barrier < WR_SHARED_LIMIT && !((uintptr_t)barrier & 7u)) {
+        /* an offset in the block's shared window */
+        asm volatile("ld.volatile.shared.b64 %0, [%1];"
+                     : "=l"(word)
+                     : "r"((uint32_t)(uintptr_t)barrier));
+        parity = (uint32_t)(word >> 63) ^ 1u;
+    } else {
+        parity = 2;   /* the object is not readable here: counted, not recorded */
+    }
+    wrs_mbarrier(ud, pc, barrier, parity, WR_BARMODE_WAIT);
+    return SANITIZER_PATCH_SUCCESS;
+}
+
 WRS_PATCH SanitizerPatchResult wrs_syncwarp(void *ud, uint64_t pc, uint32_t mask)
 {
     /* the record's mask word is the __syncwarp mask */

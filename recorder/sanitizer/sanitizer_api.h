@@ -35,6 +35,18 @@
 #define WRS_SAN_MEM_FLAG_WRITE 0x2u
 #define WRS_SAN_MEM_FLAG_ATOMSYS 0x4u
 #define WRS_SAN_MEM_FLAG_PREFETCH 0x8u
+/* mbarriers: the CUDA barrier patch points and their action kinds, as the
+ * H200's compute-sanitizer 2025.3.1 sanitizer_patching.h declares them
+ * (Sanitizer_CudaBarrierInstructionKind; the attempt point is newer than
+ * some headers, so it goes by its value) */
+#define WRS_SAN_INSTRUCTION_CUDA_BARRIER 13
+#define WRS_SAN_INSTRUCTION_CUDA_BARRIER_ATTEMPT 39
+#define WRS_SAN_CUDA_BARRIER_INIT 1u
+#define WRS_SAN_CUDA_BARRIER_ARRIVE 2u
+#define WRS_SAN_CUDA_BARRIER_ARRIVE_DROP 3u
+#define WRS_SAN_CUDA_BARRIER_ARRIVE_NOCOMPLETE 4u
+#define WRS_SAN_CUDA_BARRIER_ARRIVE_DROP_NOCOMPLETE 5u
+#define WRS_SAN_CUDA_BARRIER_WAIT 6u
 
 #if defined(WRS_HAVE_SANITIZER_H) && WRS_HAVE_SANITIZER_H
 #ifdef WRS_DEVICE_SIDE
