@@ -20,7 +20,8 @@
  * atomic vs atomic at a scope that holds both never conflicts, atomic vs
  * plain does.
  *
- * Per-word state (16-byte cell): VIRGIN, EXCLUSIVE (one thread), SHARED
+ * Per-word state (8-byte cell: the accessor and an interned context, below):
+ * VIRGIN, EXCLUSIVE (one thread), SHARED
  * (read by several, no write), SHARED_MOD; the candidate set C(v) is
  * intersected with the accessor's locks on every access; a warning is issued
  * (once per word) when the word is SHARED_MOD and C(v) holds no valid lock.
@@ -58,12 +59,28 @@ enum { ST_VIRGIN = 0, ST_EXCL = 1, ST_SHARED = 2, ST_SMOD = 3 };
 #define NO_CLUSTER 0u
 #define ATOM_WORD 0ull           /* lock number of the implicit atomic lock */
 
-typedef struct cell {
+/* A word's state as touch() reads and writes it. */
+typedef struct fcell {
     uint32_t ls;     /* interned candidate lockset C(v) */
     uint32_t site;   /* site of the last access */
     uint32_t who;    /* lane 0..4 | warp 5..9 | block 10..29 | state 30..31 */
     uint32_t meta;   /* tag 0..7 | bar 8..19 | multi 20 | written 21 | kind 22..23 |
                         reported 24 | live 25 */
+} fcell;
+
+/* The shadow cell: who as above, and (ls, site, meta) interned as one
+ * context id (ctxs below; 0: virgin, meta 0).  A word's context is
+ * shared by every word whose last access was the same instruction in the
+ * same epoch and barrier interval with the same candidate set and flags,
+ * so the table stays small (sites x locksets x intervals) while the cell
+ * halves (16 to 8 bytes).  Equal ids mean equal (ls, site, meta): the
+ * cell compares as the 16-byte one did, and a report reads the same site.
+ * The table is never pruned: it holds every context made since the
+ * engine started (bounded by the 8-bit tag and 12-bit stamp a meta
+ * keeps; about 20 bytes each with its hash slot). */
+typedef struct cell {
+    uint32_t ctx;
+    uint32_t who;
 } cell;
 
 #define M_TAG(m) ((m) & 0xffu)
@@ -214,6 +231,91 @@ static inline uint32_t ls_intersect(lsets *L, uint32_t a, uint32_t b)
     return r;
 }
 
+/* ---- interned contexts (ls, site, meta) ---- */
+
+typedef struct cx_ent {
+    uint32_t ls, site, meta;
+} cx_ent;
+
+typedef struct ctxs {
+    cx_ent *ent;        /* [id]; ent[0] = {0, 0, 0}, the virgin cell's */
+    uint32_t n, cap;
+    uint32_t *slot;     /* open addressing: id, 0 = empty */
+    uint32_t capslot;
+    cx_ent last;        /* the last context asked, and its id */
+    uint32_t last_id;
+} ctxs;
+
+static inline uint32_t cx_hash(uint32_t ls, uint32_t site, uint32_t meta)
+{
+    uint64_t h = ((uint64_t)ls << 32 | site) * 0x9E3779B97F4A7C15ull;
+    h ^= (h >> 29) ^ ((uint64_t)meta * 0xC2B2AE3D27D4EB4Full);
+    return (uint32_t)(h >> 32);
+}
+
+static void cx_init(ctxs *X)
+{
+    memset(X, 0, sizeof *X);
+    X->cap = 256;
+    X->ent = xcalloc(X->cap, sizeof *X->ent);
+    X->n = 1;
+    X->capslot = 512;
+    X->slot = xcalloc(X->capslot, sizeof *X->slot);
+}
+
+static void cx_free(ctxs *X)
+{
+    free(X->ent);
+    free(X->slot);
+}
+
+static __attribute__((noinline)) uint32_t cx_intern_slow(ctxs *X, uint32_t ls, uint32_t site,
+                                                         uint32_t meta)
+{
+    uint32_t i = cx_hash(ls, site, meta) & (X->capslot - 1);
+    while (X->slot[i]) {
+        const cx_ent *e = &X->ent[X->slot[i]];
+        if (e->ls == ls && e->site == site && e->meta == meta)
+            break;
+        i = (i + 1) & (X->capslot - 1);
+    }
+    uint32_t id = X->slot[i];
+    if (!id) {
+        if (X->n == X->cap) {
+            X->cap *= 2;
+            X->ent = xrealloc(X->ent, X->cap * sizeof *X->ent);
+        }
+        id = X->n++;
+        X->ent[id] = (cx_ent){ls, site, meta};
+        X->slot[i] = id;
+        if (X->n * 2 > X->capslot) {
+            uint32_t ncap = X->capslot * 2;
+            uint32_t *ns = xcalloc(ncap, sizeof *ns);
+            for (uint32_t k = 1; k < X->n; k++) {
+                const cx_ent *e = &X->ent[k];
+                uint32_t j = cx_hash(e->ls, e->site, e->meta) & (ncap - 1);
+                while (ns[j])
+                    j = (j + 1) & (ncap - 1);
+                ns[j] = k;
+            }
+            free(X->slot);
+            X->slot = ns;
+            X->capslot = ncap;
+        }
+    }
+    X->last = (cx_ent){ls, site, meta};
+    X->last_id = id;
+    return id;
+}
+
+/* The id of (ls, site, meta); meta != 0 (every stored cell is live). */
+static inline uint32_t cx_intern(ctxs *X, uint32_t ls, uint32_t site, uint32_t meta)
+{
+    if (X->last.ls == ls && X->last.site == site && X->last.meta == meta && X->last_id)
+        return X->last_id;
+    return cx_intern_slow(X, ls, site, meta);
+}
+
 /* ---- lock records (per lock word) ---- */
 
 /* A lock is named by its number (1, 2, ... in order of first acquisition)
@@ -306,6 +408,7 @@ typedef struct lk {
     wr_shadow_map *map;
     wr_epochs *ep;
     lsets ls;
+    ctxs cx;                /* the cells' contexts */
     uint32_t empty_ls;      /* id of the empty set */
     bool avx2;              /* uniform_piece_avx2 for a piece of one lockset */
     uint64_t atom_key;      /* memo of an atomic's set without locks: key + 1 */
@@ -324,6 +427,22 @@ typedef struct lk {
     uint64_t live;          /* cells with meta != 0: the words tracked */
     wr_access_ring host_ring;   /* host copies, as the warp rings */
 } lk;
+
+static inline uint32_t cell_meta(const lk *s, cell c)
+{
+    return s->cx.ent[c.ctx].meta;
+}
+
+static inline fcell unpack(const lk *s, cell c)
+{
+    const cx_ent *e = &s->cx.ent[c.ctx];
+    return (fcell){.ls = e->ls, .site = e->site, .who = c.who, .meta = e->meta};
+}
+
+static inline cell pack(lk *s, const fcell *f)
+{
+    return (cell){.ctx = cx_intern(&s->cx, f->ls, f->site, f->meta), .who = f->who};
+}
 
 /* The number of the lock at `word`, made at its first acquisition. */
 static uint32_t lock_num(lk *s, uint64_t word)
@@ -574,11 +693,11 @@ static void mark_lock_words(lk *s, const wr_access *a, uint32_t epoch)
                 continue;
             wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, wd, epoch, false);
             cell *c = (cell *)wr_shadow_cell(s->map, p, wd);
-            if (!(c->meta & M_LOCKWORD)) {
+            if (!(cell_meta(s, *c) & M_LOCKWORD)) {
                 p->user2 = 1;   /* sweep: a page with a lock word is not cleared whole */
-                s->live += !c->meta;
-                memset(c, 0, sizeof *c);
-                c->meta = M_LIVE | M_LOCKWORD | (epoch & 0xffu);
+                s->live += !c->ctx;
+                fcell f = {.meta = M_LIVE | M_LOCKWORD | (epoch & 0xffu)};
+                *c = pack(s, &f);
             }
         }
     }
@@ -793,9 +912,10 @@ typedef struct cur_ctx {
  * words stay lock words: their cells keep the epoch of the CAS that first
  * named them, and a later launch's accesses to them are lock traffic
  * still (no cell state is read from a lock word but the mark). */
-static inline bool swept(wr_epochs_sweep *sw, const cell *c)
+static inline bool swept(const lk *s, wr_epochs_sweep *sw, const cell *c)
 {
-    return c->meta && !(c->meta & M_LOCKWORD) && wr_epochs_sweep_drops(sw, M_TAG(c->meta));
+    uint32_t meta = cell_meta(s, *c);
+    return meta && !(meta & M_LOCKWORD) && wr_epochs_sweep_drops(sw, M_TAG(meta));
 }
 
 static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
@@ -812,7 +932,7 @@ static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
     for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
         if (wr_shadow_line_packed(p, l)) {
             cell *rep = wr_shadow_line_rep(s->map, p, l);
-            if (swept(&sw, rep)) {   /* the tag is the same in all 32 */
+            if (swept(s, &sw, rep)) {   /* the tag is the same in all 32 */
                 memset(rep, 0, sizeof *rep);
                 s->live -= WR_SHADOW_LINE_WORDS;
             }
@@ -820,7 +940,7 @@ static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
         }
         cell *cells = wr_shadow_cells_at(s->map, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
         for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
-            if (swept(&sw, &cells[i])) {
+            if (swept(s, &sw, &cells[i])) {
                 memset(&cells[i], 0, sizeof cells[i]);
                 s->live--;
             }
@@ -829,7 +949,7 @@ static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
     p->user3 = wr_epochs_sweep_oldest_kept(&sw);
 }
 
-static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch, unsigned lane,
+static void report(lk *s, const cur_ctx *c, const fcell *old, uint32_t old_epoch, unsigned lane,
                    uint64_t word)
 {
     wr_race r;
@@ -893,7 +1013,7 @@ static void report(lk *s, const cur_ctx *c, const cell *old, uint32_t old_epoch,
  * barrier.  False where that cannot be told: block ids folded (grids of
  * HOST_BLOCK blocks or more), a launch never announced.  X may have
  * exited: its history was kept. */
-static __attribute__((noinline)) bool block_ordered(lk *s, const cur_ctx *c, const cell *old)
+static __attribute__((noinline)) bool block_ordered(lk *s, const cur_ctx *c, const fcell *old)
 {
     uint32_t x = (old->who >> 10) & HOST_BLOCK;
     const wr_launch_geo *g = wr_launch_geos_get(&s->geo, c->launch);
@@ -910,7 +1030,7 @@ static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c,
                                                         cell *cl, uint32_t who_id, uint32_t lsid,
                                                         unsigned lane, uint64_t word)
 {
-    cell old = *cl;
+    fcell old = unpack(s, *cl);
     if (old.meta & M_LOCKWORD)
         return;   /* lock words are synchronisation, not data */
     s->live += !old.meta;   /* every new cell has meta != 0 */
@@ -931,7 +1051,7 @@ static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c,
              ((old.who >> 10) & HOST_BLOCK) != c->block_field && block_ordered(s, c, &old))
         old.meta = 0;   /* only another block touched it, and a cluster or grid barrier ordered it */
 
-    cell nc;
+    fcell nc;
     unsigned st;
     uint32_t meta = M_LIVE | (c->epoch & 0xffu) | ((c->gen & 0xfffu) << 8) |
                     ((uint32_t)c->kind << 22);
@@ -973,14 +1093,14 @@ static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c,
             nc.site = old.site;
             nc.who = (old.who & 0x3fffffffu) | ((uint32_t)st << 30);
             nc.meta = (meta & ~(3u << 22)) | (old.meta & (3u << 22));
-            *cl = nc;
+            *cl = pack(s, &nc);
             return;
         }
     }
     nc.site = c->site;
     nc.who = who_id | ((uint32_t)st << 30);
     nc.meta = meta;
-    *cl = nc;
+    *cl = pack(s, &nc);
 }
 
 /* `scattered`: a gather's lane (wr_shadow_get_scattered).  Inlined into
@@ -1028,7 +1148,7 @@ static inline cell lane_absolute(cell c, unsigned lane)
 
 static inline bool same_cell(const cell *x, const cell *y)
 {
-    return x->ls == y->ls && x->site == y->site && x->who == y->who && x->meta == y->meta;
+    return x->ctx == y->ctx && x->who == y->who;
 }
 
 /* Packed lines (shadow.h): a rep is the cell of the line's lane-0 word;
@@ -1056,8 +1176,8 @@ static bool packed_line_touch(lk *s, const cur_ctx *c, wr_shadow_page *p, uint64
     cell *rep = wr_shadow_line_rep(s->map, p, line);
     cell old = *rep, now = old;
     touch(s, c, p, &now, base_id, ls, 0, first);
-    if (!(now.meta & ~old.meta & M_REPORTED)) {
-        if (!old.meta)
+    if (!(cell_meta(s, now) & ~cell_meta(s, old) & M_REPORTED)) {
+        if (!old.ctx)
             s->live += WR_SHADOW_LINE_WORDS - 1;   /* touch() counted word 0 */
         *rep = now;
         return true;
@@ -1093,7 +1213,7 @@ static inline __attribute__((always_inline)) void piece_word(lk *s, const cur_ct
     uint64_t wd = lane0_word + lane;
     cell *cl = &cells[wd & WR_SHADOW_PAGE_MASK];
     cell old = *cl;
-    if (!old.meta || (old.meta & M_LOCKWORD)) {
+    if (!old.ctx || (cell_meta(s, old) & M_LOCKWORD)) {
         touch(s, c, p, cl, base_id | lane, ls, lane, wd);
         return;
     }
@@ -1103,7 +1223,7 @@ static inline __attribute__((always_inline)) void piece_word(lk *s, const cur_ct
         return;
     }
     touch(s, c, p, cl, base_id | lane, ls, lane, wd);
-    if (cl->meta & ~old.meta & M_REPORTED) {
+    if (cell_meta(s, *cl) & ~cell_meta(s, old) & M_REPORTED) {
         m->on = false;   /* reported: the next word's report names its own lane */
         return;
     }
@@ -1114,8 +1234,8 @@ static inline __attribute__((always_inline)) void piece_word(lk *s, const cur_ct
 }
 
 #if WR_SHADOW_AVX2
-/* A piece whose lanes all have lockset `ls`, two lanes (two 16-byte cells)
- * at a time: a pair inside the piece's word range (expanded, one page)
+/* A piece whose lanes all have lockset `ls`, four lanes (four 8-byte cells)
+ * at a time: a group inside the piece's word range (expanded, one page)
  * is one load, and the lanes whose relative cell is the memo's take the
  * memo's answer in one store; the others go through piece_word in lane
  * order, as the portable loop does.  A memo hit never reports, and every
@@ -1124,35 +1244,36 @@ __attribute__((noinline, target("avx2"))) static void
 uniform_piece_avx2(lk *s, const cur_ctx *c, wr_shadow_page *p, cell *cells, uint64_t lane0_word,
                    uint32_t piece, uint32_t base_id, uint32_t ls)
 {
-    _Static_assert(sizeof(cell) == 16 && offsetof(cell, who) == 8, "who is the third word");
+    _Static_assert(sizeof(cell) == 8 && offsetof(cell, who) == 4, "who is the second word");
     word_memo m = {0};
-    const __m256i who31 = _mm256_setr_epi32(0, 0, 31, 0, 0, 0, 31, 0);
-    const __m256i first_cell = _mm256_setr_epi32(-1, -1, -1, -1, 0, 0, 0, 0);
+    const __m256i who31 = _mm256_setr_epi32(0, 31, 0, 31, 0, 31, 0, 31);
     unsigned lo = (unsigned)__builtin_ctz(piece), hi = 31u - (unsigned)__builtin_clz(piece);
-    for (unsigned g = lo & ~1u; g <= hi; g += 2) {
-        uint32_t m2 = (piece >> g) & 3u;
-        if (m.on && m2 && g >= lo && g + 1 <= hi) {
+    for (unsigned g = lo & ~3u; g <= hi; g += 4) {
+        uint32_t m4 = (piece >> g) & 15u;
+        if (m.on && m4 && g >= lo && g + 3 <= hi) {
             __m256i *q = (__m256i *)&cells[(lane0_word + g) & WR_SHADOW_PAGE_MASK];
             __m256i old = _mm256_loadu_si256(q);
-            __m256i lanes = _mm256_setr_epi32(0, 0, (int)g, 0, 0, 0, (int)g + 1, 0);
+            __m256i lanes = _mm256_setr_epi32(0, (int)g, 0, (int)g + 1, 0, (int)g + 2, 0,
+                                              (int)g + 3);
             __m256i rel = _mm256_or_si256(_mm256_andnot_si256(who31, old),
                                           _mm256_and_si256(_mm256_sub_epi32(old, lanes), who31));
-            __m256i memo_old = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)&m.old));
-            uint32_t eq = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(rel, memo_old)));
-            uint32_t hits = (((eq & 0xfu) == 0xfu) | ((eq >> 4) == 0xfu) << 1) & m2;
+            uint64_t mo, mn;
+            memcpy(&mo, &m.old, sizeof mo);
+            __m256i memo_old = _mm256_set1_epi64x((long long)mo);
+            uint32_t hits = (uint32_t)_mm256_movemask_pd(
+                                _mm256_castsi256_pd(_mm256_cmpeq_epi64(rel, memo_old))) & m4;
             if (hits) {
-                __m256i memo_nw = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)&m.nw));
+                memcpy(&mn, &m.nw, sizeof mn);
+                __m256i memo_nw = _mm256_set1_epi64x((long long)mn);
                 __m256i nw = _mm256_or_si256(_mm256_andnot_si256(who31, memo_nw),
                                              _mm256_and_si256(_mm256_add_epi32(memo_nw, lanes), who31));
-                if (hits == 1u)
-                    nw = _mm256_blendv_epi8(old, nw, first_cell);
-                else if (hits == 2u)
-                    nw = _mm256_blendv_epi8(nw, old, first_cell);
-                _mm256_storeu_si256(q, nw);
-                m2 &= ~hits;
+                __m256i sel = _mm256_setr_epi64x(hits & 1u ? -1 : 0, hits & 2u ? -1 : 0,
+                                                 hits & 4u ? -1 : 0, hits & 8u ? -1 : 0);
+                _mm256_storeu_si256(q, _mm256_blendv_epi8(old, nw, sel));
+                m4 &= ~hits;
             }
         }
-        for (uint32_t x = m2; x; x &= x - 1)
+        for (uint32_t x = m4; x; x &= x - 1)
             piece_word(s, c, p, cells, lane0_word, g + (unsigned)__builtin_ctz(x), ls, base_id, &m);
     }
 }
@@ -1406,6 +1527,7 @@ static void *lk_create(const wr_engine_config *cfg)
     s->avx2 = wr_shadow_simd();
     s->ep = wr_epochs_new();
     ls_init(&s->ls);
+    cx_init(&s->cx);
     s->empty_ls = ls_intern(&s->ls, NULL, 0);
     return s;
 }
@@ -1478,6 +1600,7 @@ static void lk_destroy(void *self)
     free(s->locks);
     wr_launch_geos_free(&s->geo);
     ls_free(&s->ls);
+    cx_free(&s->cx);
     wr_shadow_free(s->map);
     wr_epochs_free(s->ep);
     free(s);
