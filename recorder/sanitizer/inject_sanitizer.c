@@ -472,11 +472,14 @@ static void module_loaded(const Sanitizer_ResourceModuleData *d)
     /* mbarriers: successful waits at the attempt point (compute-sanitizer
      * 2025.2 and later), inits and arrivals at the CUDA barrier point; an
      * API without the attempt point patches neither (waits that acquire
-     * nothing would only report races that are none), and such kernels are
-     * said and counted as before (note_unrecorded_sync).
-     * WARPRACE_SAN_MBARRIER=0 leaves them unpatched. */
+     * nothing would only report races that are none).  Experimental, only
+     * with WARPRACE_SAN_MBARRIER=1: on the H200 the objects' offsets and
+     * the arrivals' counts came out right, but an init's data was 2 for a
+     * count of 1 and the parity read from the object's bit 63 was wrong
+     * (SANITIZER.md, "Left to do" 3); without it such kernels are said and
+     * counted as unrecorded (note_unrecorded_sync). */
     const char *mb = getenv("WARPRACE_SAN_MBARRIER");
-    if (!(mb && !strcmp(mb, "0")) &&
+    if (mb && !strcmp(mb, "1") &&
         G.fn.patch_instructions((Sanitizer_InstructionId)WRS_SAN_INSTRUCTION_CUDA_BARRIER_ATTEMPT,
                                 d->module, "wrs_cuda_barrier_attempt") == SANITIZER_SUCCESS &&
         G.fn.patch_instructions((Sanitizer_InstructionId)WRS_SAN_INSTRUCTION_CUDA_BARRIER,
