@@ -305,8 +305,56 @@ static int fail(parser *p, const char *fmt, ...)
     return -1;
 }
 
-static int32_t intern_file(wrs_module *m, const char *name, size_t len)
+/* The path with "." and "dir/.." taken out, in place (returns the new
+ * length): nvcc run from a build directory names its sources
+ * "/src/build/../k.cu", which reads better as "/src/k.cu".  Lexical: a
+ * symbolic link named before ".." is not followed. */
+static size_t clean_path(char *p, size_t len)
 {
+    size_t out = 0, i = 0;
+    int absolute = len && p[0] == '/';
+    size_t floor = absolute ? 1 : 0;   /* ".." never climbs past the root */
+    if (absolute)
+        out = i = 1;
+    while (i < len) {
+        size_t j = i;
+        while (j < len && p[j] != '/')
+            j++;
+        size_t n = j - i;
+        if (n == 0 || (n == 1 && p[i] == '.')) {
+            /* skip "" and "." */
+        } else if (n == 2 && p[i] == '.' && p[i + 1] == '.' &&
+                   (absolute || (out > 0 && !(out >= 2 && p[out - 2] == '.' &&
+                                              p[out - 1] == '.' &&
+                                              (out == 2 || p[out - 3] == '/'))))) {
+            /* drop the last component written (at the root: nothing) */
+            size_t k = out;
+            while (k > floor && p[k - 1] != '/')
+                k--;
+            out = k > floor ? k - 1 : floor;
+        } else {
+            if (out > floor)
+                p[out++] = '/';
+            memmove(p + out, p + i, n);
+            out += n;
+        }
+        i = j + 1;
+    }
+    if (!out && !absolute)
+        p[out++] = '.';
+    p[out] = 0;
+    return out;
+}
+
+static int32_t intern_file(wrs_module *m, const char *raw, size_t raw_len)
+{
+    char buf[4096];
+    if (raw_len >= sizeof buf)
+        raw_len = sizeof buf - 1;
+    memcpy(buf, raw, raw_len);
+    buf[raw_len] = 0;
+    size_t len = clean_path(buf, raw_len);
+    const char *name = buf;
     for (size_t i = 0; i < m->nfiles; i++)
         if (strlen(m->files[i]) == len && !memcmp(m->files[i], name, len))
             return (int32_t)i;

@@ -353,6 +353,37 @@ Test(sanitizer_parse, inlined_toolkit_frames_take_the_programs_line, .fini = unl
     }
 }
 
+/* File names as sites show them: "." and "dir/.." taken out (nvcc run
+ * from a build directory names "/src/build/../k.cu"). */
+Test(sanitizer_parse, file_names_are_cleaned, .fini = unload)
+{
+    static const struct {
+        const char *raw, *clean;
+    } cases[] = {
+        {"/work/main/build/../tests/gpu/k.cu", "/work/main/tests/gpu/k.cu"},
+        {"/usr/local/cuda/bin/../targets/x86_64-linux/include/a.hpp",
+         "/usr/local/cuda/targets/x86_64-linux/include/a.hpp"},
+        {"./a/./b/../c.cu", "a/c.cu"},
+        {"../x/../../y.cu", "../../y.cu"},
+        {"/../a.cu", "/a.cu"},
+        {"a//b.cu", "a/b.cu"},
+        {"a/../../b.cu", "../b.cu"},
+        {"a/..", "."},
+        {"k.cu", "k.cu"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "_Z1kv:\n\t//## File \"%s\", line 7\n        /*0000*/ EXIT ;\n", cases[i].raw);
+        char err[256];
+        memset(&M, 0, sizeof M);
+        cr_assert_eq(wrs_parse(text, strlen(text), &M, err, sizeof err), 0, "%s", err);
+        cr_expect_str_eq(wrs_insn_file(&M, at("_Z1kv", 0)), cases[i].clean, "%s", cases[i].raw);
+        wrs_module_free(&M);
+    }
+    memset(&M, 0, sizeof M);
+}
+
 Test(sanitizer_parse, branch_targets, .fini = unload)
 {
     load("litmus_sm90.nvdisasm");
