@@ -16,9 +16,29 @@
 #define CTX_ATOMIC 1u
 #define CTX_WRITES 2u
 
+/* A word's state as the checks read and write it: last write and last read
+ * as (context id, epoch); rctx may be RSET | a read set (rep 0 then). */
 typedef struct hb_cell {
     uint32_t wctx, wep, rctx, rep;
 } hb_cell;
+
+/* The shadow cell, 8 bytes: w and r each name an interned instruction
+ * (ins below) and a lane, iid << 5 | lane (0: none), and r may be RSET |
+ * a read set instead.  An instruction is a (context id, epoch without its
+ * lane) pair: the lanes of one warp instruction share it, so what was 8
+ * bytes per half of a 16-byte cell is one table entry per instruction
+ * (8 bytes) and 4 bytes per half.  Equal (ctx, ep) pairs unpack equal
+ * whatever their ids: the checks compare the unpacked cell as they
+ * compared the 16-byte one. */
+typedef struct hb_pcell {
+    uint32_t w, r;
+} hb_pcell;
+
+typedef struct hb_ins {
+    uint32_t ctx, ep;   /* ep: stamp | converged, lane bits 0 */
+} hb_ins;
+
+#define INS_LIMIT (1u << 26)   /* ids fit in bits 5..30 */
 
 /* A read kept in a read set, and which checkers keep it (bit k = checker
  * k): each checker drops the reads a later read supersedes in its own prune
@@ -107,6 +127,13 @@ struct wr_hbe {
     uint32_t capto;
     uint32_t *cslots;
     uint32_t ncslots, hashed;   /* hash slots; contexts in the hash (ctx_intern) */
+    /* interned instructions the cells name (hb_pcell): id 0 = {0, 0} */
+    hb_ins *ins;
+    uint32_t nins, capins;
+    uint32_t ins_due;        /* collect (ctx_collect) when nins reaches it */
+    uint32_t *ins_to;        /* ins_collect's old id -> new id */
+    uint32_t capinsto;
+    uint32_t memo_ins_ctx, memo_ins_ep, memo_ins_id;   /* the last one asked (id 0: none) */
     /* read sets: set i is rchunk[i >> RCHUNK_SHIFT][i % RCHUNK] */
     rset **rchunk;
     uint32_t nrs, nrchunk;
@@ -318,13 +345,22 @@ static inline void id_visit(uint32_t *id, uint32_t *to, bool rename)
         to[*id] = 1;
 }
 
-/* Context ids named by one cell (not a read set's: those are walked apart). */
-static inline void cell_ids(hb_cell *c, uint32_t *to, bool rename)
+/* One half of a cell naming instruction *v >> 5: mark it, or renumber it. */
+static inline void iid_visit(uint32_t *v, uint32_t *to, bool rename)
 {
-    if (c->wctx)
-        id_visit(&c->wctx, to, rename);
-    if (c->rctx && !(c->rctx & RSET))
-        id_visit(&c->rctx, to, rename);
+    if (rename)
+        *v = to[*v >> 5] << 5 | (*v & 31u);
+    else
+        to[*v >> 5] = 1;
+}
+
+/* Instruction ids named by one cell (a read set names contexts, walked apart). */
+static inline void cell_ids(hb_pcell *c, uint32_t *to, bool rename)
+{
+    if (c->w)
+        iid_visit(&c->w, to, rename);
+    if (c->r && !(c->r & RSET))
+        iid_visit(&c->r, to, rename);
 }
 
 typedef struct collect_walk {
@@ -344,7 +380,7 @@ static void page_ids(wr_shadow_page *p, void *arg)
             cell_ids(wr_shadow_line_rep(cw->e->shadow, p, l), cw->to, cw->rename);
             continue;
         }
-        hb_cell *c = wr_shadow_cells_at(cw->e->shadow, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
+        hb_pcell *c = wr_shadow_cells_at(cw->e->shadow, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
         for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
             cell_ids(&c[i], cw->to, cw->rename);
     }
@@ -367,16 +403,56 @@ static void rset_ids(wr_hbe *e, uint32_t *to, bool rename)
     }
 }
 
+/* Context ids: the cells name them through their instructions. */
 static void ids_walk(wr_hbe *e, uint32_t *to, bool rename)
 {
     collect_walk cw = {e, to, rename};
-    wr_shadow_foreach(e->shadow, page_ids, &cw);
+    for (uint32_t i = 1; i < e->nins; i++)
+        id_visit(&e->ins[i].ctx, to, rename);
     rset_ids(e, to, rename);
     wr_hb_foreach_warp(e->hb, warp_ids, &cw);
 }
 
+/* Keeps the instructions some cell names, renumbered densely in their old
+ * order (the cells renamed), so that the contexts only dropped
+ * instructions named go in ctx_collect. */
+static void ins_collect(wr_hbe *e)
+{
+    if (e->capinsto < e->nins) {
+        free(e->ins_to);
+        e->capinsto = e->capins;
+        e->ins_to = xmalloc((size_t)e->capinsto * sizeof *e->ins_to);
+    }
+    uint32_t *to = e->ins_to;
+    memset(to, 0, (size_t)e->nins * sizeof *to);
+    collect_walk cw = {e, to, false};
+    wr_shadow_foreach(e->shadow, page_ids, &cw);
+    uint32_t n = 1;   /* id 0 stays {0, 0} */
+    for (uint32_t i = 1; i < e->nins; i++) {
+        if (!to[i])
+            continue;
+        to[i] = n;
+        e->ins[n++] = e->ins[i];
+    }
+    cw.rename = true;
+    wr_shadow_foreach(e->shadow, page_ids, &cw);
+    e->nins = n;
+    e->memo_ins_id = 0;
+}
+
+#define INS_COLLECT_MIN (1u << 20)
+
 static void ctx_collect(wr_hbe *e)
 {
+    ins_collect(e);
+    {
+        uint64_t due = 2ull * e->nins;
+        if (due < INS_COLLECT_MIN)
+            due = INS_COLLECT_MIN;
+        if (due > INS_LIMIT - 1024u)
+            due = INS_LIMIT - 1024u;
+        e->ins_due = (uint32_t)due;
+    }
     /* kept between collections: a fresh one this large came from mmap,
      * and its unmapping flushed every worker's TLB each time */
     if (e->capto < e->nctx) {
@@ -438,6 +514,22 @@ static void ctx_collect(wr_hbe *e)
 
 static __attribute__((noinline)) void ctx_collect_if_worth(wr_hbe *e)
 {
+    if (e->nins >= e->ins_due) {
+        /* as for contexts: the walk only when the instructions made since
+         * are at least an eighth of the cells walked, or the ids run out */
+        uint64_t cells = (uint64_t)e->shadow->count * WR_SHADOW_PAGE_WORDS;
+        if ((uint64_t)e->nins * 8 >= cells || e->nins >= INS_LIMIT - 1024u) {
+            ctx_collect(e);
+            if (e->nins >= INS_LIMIT - 1024u) {
+                fprintf(stderr, "warprace: more than %u instructions named by live shadow cells\n",
+                        INS_LIMIT - 1024u);
+                abort();
+            }
+            return;
+        }
+        uint64_t due = 2ull * e->ins_due;
+        e->ins_due = due > INS_LIMIT - 1024u ? INS_LIMIT - 1024u : (uint32_t)due;
+    }
     if (collect_every) {
         if (++e->since_collect >= collect_every)
             ctx_collect(e);
@@ -452,7 +544,7 @@ static __attribute__((noinline)) void ctx_collect_if_worth(wr_hbe *e)
 
 static inline void ctx_maybe_collect(wr_hbe *e)
 {
-    if (__builtin_expect(e->nctx == e->capctx || collect_every, 0))
+    if (__builtin_expect(e->nctx == e->capctx || collect_every || e->nins >= e->ins_due, 0))
         ctx_collect_if_worth(e);
 }
 
@@ -770,7 +862,7 @@ static inline bool kept_shift(wr_hbe *e, const cur_access *ca, const hb_cell *c)
 }
 
 /* Inlined into the word loops: the call was a tenth of the per-word cost. */
-static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cur_access *ca,
+static inline __attribute__((always_inline)) void check_cell(wr_hbe *e, const cur_access *ca,
                                                              hb_cell *c, unsigned lane,
                                                              uint64_t addr)
 {
@@ -888,12 +980,70 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
     rset_push(r, ca->ctx, ep, e->all);
 }
 
-static inline hb_cell *cell_of(wr_hbe *e, uint8_t space, uint32_t launch, uint32_t block,
+static __attribute__((noinline)) uint32_t ins_new(wr_hbe *e, uint32_t ctx, uint32_t ep)
+{
+    if (e->nins == e->capins) {
+        e->capins *= 2;
+        e->ins = xrealloc(e->ins, (size_t)e->capins * sizeof *e->ins);
+    }
+    e->ins[e->nins] = (hb_ins){ctx, ep};
+    e->memo_ins_ctx = ctx;
+    e->memo_ins_ep = ep;
+    e->memo_ins_id = e->nins;
+    return e->nins++;
+}
+
+/* The half of a packed cell for (ctx, ep).  Every half an access stores is
+ * its own (ctx, ep): the memo answers all but its first word. */
+static inline uint32_t pack_half(wr_hbe *e, uint32_t ctx, uint32_t ep)
+{
+    if (!ctx)
+        return 0;
+    uint32_t hi = ep & ~31u, id;
+    if (e->memo_ins_id && e->memo_ins_ctx == ctx && e->memo_ins_ep == hi)
+        id = e->memo_ins_id;
+    else
+        id = ins_new(e, ctx, hi);
+    return id << 5 | (ep & 31u);
+}
+
+static inline hb_cell unpack(const wr_hbe *e, hb_pcell p)
+{
+    hb_cell c;
+    const hb_ins *w = &e->ins[p.w >> 5];
+    c.wctx = w->ctx;
+    c.wep = w->ep | (p.w & 31u);
+    if (p.r & RSET) {
+        c.rctx = p.r;
+        c.rep = 0;
+    } else {
+        const hb_ins *r = &e->ins[p.r >> 5];
+        c.rctx = r->ctx;
+        c.rep = r->ep | (p.r & 31u);
+    }
+    return c;
+}
+
+static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cur_access *ca,
+                                                             hb_pcell *pc, unsigned lane,
+                                                             uint64_t addr)
+{
+    hb_cell old = unpack(e, *pc), c = old;
+    check_cell(e, ca, &c, lane, addr);
+    if (c.wctx != old.wctx || c.wep != old.wep)
+        pc->w = pack_half(e, c.wctx, c.wep);
+    if (c.rctx & RSET)
+        pc->r = c.rctx;
+    else if (c.rctx != old.rctx || c.rep != old.rep)
+        pc->r = pack_half(e, c.rctx, c.rep);
+}
+
+static inline hb_pcell *cell_of(wr_hbe *e, uint8_t space, uint32_t launch, uint32_t block,
                                uint64_t word)
 {
     uint64_t key = wr_shadow_key(space, launch, block, word);
     wr_shadow_page *p = wr_shadow_get(e->shadow, key);
-    return (hb_cell *)wr_shadow_cell(e->shadow, p, word);
+    return (hb_pcell *)wr_shadow_cell(e->shadow, p, word);
 }
 
 typedef struct lane_page_ctx {
@@ -906,14 +1056,14 @@ typedef struct lane_page_ctx {
  * what a whole-line coalesced access leaves.  A rep never holds a read set. */
 static void expand_line(void *cells, const void *rep)
 {
-    const hb_cell *r = rep;
-    hb_cell *c = cells;
+    const hb_pcell *r = rep;
+    hb_pcell *c = cells;
     for (unsigned l = 0; l < WR_SHADOW_LINE_WORDS; l++) {
         c[l] = *r;
-        if (r->wctx)
-            c[l].wep = (r->wep & ~31u) | ((r->wep + l) & 31u);
-        if (r->rctx)
-            c[l].rep = (r->rep & ~31u) | ((r->rep + l) & 31u);
+        if (r->w)
+            c[l].w = (r->w & ~31u) | ((r->w + l) & 31u);
+        if (r->r)
+            c[l].r = (r->r & ~31u) | ((r->r + l) & 31u);
     }
 }
 
@@ -1028,19 +1178,19 @@ static bool access_not_mine(const wr_hbe *e, const wr_access *a, unsigned size)
 static bool packed_line_check(wr_hbe *e, const cur_access *ca, wr_shadow_page *p, uint64_t first)
 {
     unsigned line = wr_shadow_line_of(first);
-    hb_cell *rep = wr_shadow_line_rep(e->shadow, p, line);
-    hb_cell now = *rep;
+    hb_pcell *rep = wr_shadow_line_rep(e->shadow, p, line);
+    hb_pcell now = *rep;
     uint64_t reports = e->reports, words = e->words;
     e->cur_word = first;
     check_word(e, ca, &now, 0, first << WR_WORD_SHIFT);
-    if (e->reports == reports && !(now.rctx & RSET)) {
+    if (e->reports == reports && !(now.r & RSET)) {
         if (e->words != words)
             e->words += WR_SHADOW_LINE_WORDS - 1;   /* check_word counted word 0 */
         *rep = now;
         return true;
     }
     wr_shadow_expand_line(e->shadow, p, line);
-    *(hb_cell *)wr_shadow_cells_at(e->shadow, p, first) = now;
+    *(hb_pcell *)wr_shadow_cells_at(e->shadow, p, first) = now;
     return false;
 }
 
@@ -1064,7 +1214,7 @@ static void words_by_lane(wr_hbe *e, const cur_access *ca, const wr_access *a, u
             piece &= ~1u;   /* word 0 is done */
         }
         wr_shadow_expand_range(e->shadow, p, first, last);
-        hb_cell *cells = wr_shadow_cells_at(e->shadow, p, 0);
+        hb_pcell *cells = wr_shadow_cells_at(e->shadow, p, 0);
         for (uint32_t x = piece; x; x &= x - 1) {
             unsigned lane = (unsigned)__builtin_ctz(x);
             uint64_t word = lane0_word + lane;
@@ -1101,9 +1251,14 @@ static void words_by_vector_lane(wr_hbe *e, const cur_access *ca, const wr_acces
                                  const wr_shadow_lanes *vl)
 {
     for (unsigned i = 0; i < vl->n; i++) {
-        uint32_t r = ((const hb_cell *)vl->l[i].cell)->rctx;
+        const hb_pcell *c = vl->l[i].cell;
+        uint32_t r = c->r;
+        /* the instructions the cells name: a gather's are all over the table */
+        __builtin_prefetch(&e->ins[c->w >> 5]);
         if (r & RSET)
             __builtin_prefetch(rset_at(e, r & ~RSET), 1);
+        else
+            __builtin_prefetch(&e->ins[r >> 5]);
     }
     for (unsigned i = 0; i < vl->n; i++) {
         const wr_shadow_lane *l = &vl->l[i];
@@ -1234,7 +1389,7 @@ static void copy_range(wr_hbe *e, cur_access *ca, uint64_t base, uint64_t bytes)
     uint64_t first, end;
     while (wr_next_owned_global_run(&next, last, e->cfg.shard, e->cfg.shards, &first, &end))
         for (uint64_t word = first; word <= end; word++) {
-            hb_cell *c = cell_of(e, WR_SPACE_GLOBAL, 0, 0, word);
+            hb_pcell *c = cell_of(e, WR_SPACE_GLOBAL, 0, 0, word);
             e->cur_space = WR_SPACE_GLOBAL;
             e->cur_word = word;
             check_word(e, ca, c, 0, word == w0 ? base : word << WR_WORD_SHIFT);
@@ -1275,12 +1430,12 @@ static void do_copy(wr_hbe *e, const wr_event *ev)
 static void free_page_sets(wr_hbe *e, wr_shadow_page *p)
 {
     for (uint32_t x = p->expanded; x; x &= x - 1) {   /* reps hold no read sets */
-        hb_cell *c = wr_shadow_cells_at(e->shadow, p, (uint64_t)__builtin_ctz(x)
-                                                          << WR_SHADOW_LINE_SHIFT);
+        hb_pcell *c = wr_shadow_cells_at(e->shadow, p, (uint64_t)__builtin_ctz(x)
+                                                           << WR_SHADOW_LINE_SHIFT);
         for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
-            if (c[i].rctx & RSET) {
-                rset_release(e, c[i].rctx & ~RSET);
-                c[i].rctx = 0;
+            if (c[i].r & RSET) {
+                rset_release(e, c[i].r & ~RSET);
+                c[i].r = 0;
             }
     }
 }
@@ -1341,7 +1496,12 @@ void *wr_hbe_create_pass(const wr_engine_config *cfg, const wr_pass_member *memb
     e->nchk = n;
     e->all = (uint8_t)((1u << n) - 1u);
     e->hb = wr_hb_new(layers, cfg->keep_all_layers);
-    e->shadow = wr_shadow_new(sizeof(hb_cell), expand_line);
+    e->shadow = wr_shadow_new(sizeof(hb_pcell), expand_line);
+    e->capins = 1024;
+    e->ins = xmalloc((size_t)e->capins * sizeof *e->ins);
+    e->ins[0] = (hb_ins){0, 0};
+    e->nins = 1;
+    e->ins_due = INS_COLLECT_MIN;
     e->capctx = 256;
     e->ctx = xrealloc(NULL, (size_t)e->capctx * sizeof *e->ctx);
     e->ctx_unit = xrealloc(NULL, (size_t)e->capctx * sizeof *e->ctx_unit);
@@ -1374,6 +1534,8 @@ void wr_hbe_free(wr_hbe *e)
     free(e->ctx_class);
     free(e->collect_to);
     free(e->cslots);
+    free(e->ins);
+    free(e->ins_to);
     for (uint32_t i = 0; i < e->nrs; i++)
         if (rset_at(e, i)->heap_log2)
             free(rset_at(e, i)->u.heap);

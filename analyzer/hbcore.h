@@ -8,13 +8,15 @@
  * one pass: the cells, contexts and clocks are kept once; each conflicting
  * pair goes to every checker that keeps the earlier access.
  *
- * Shadow cell: 16 bytes per 4-byte word, FastTrack style:
- *   wctx, wep   last write: context id, epoch (every checker keeps it)
- *   rctx, rep   last read (epoch; every checker keeps it), or RSET|index of
- *               a read set whose entries say which checkers keep them
- * An epoch packs (stamp:26 | converged:1 | lane:5).  A context id names an
- * interned (unit, site, access kind, atomic scope, weak) tuple: the lanes of
- * one warp instruction share it, so a cell stays small.
+ * Shadow cell: 8 bytes per 4-byte word, FastTrack style:
+ *   w   last write (every checker keeps it)
+ *   r   last read (every checker keeps it), or RSET|index of a read set
+ *       whose entries say which checkers keep them
+ * Each names (context id, epoch) as an interned instruction id and a lane
+ * (hbcore.c, hb_pcell).  An epoch packs (stamp:26 | converged:1 | lane:5).
+ * A context id names an interned (unit, site, access kind, atomic scope,
+ * weak) tuple; an instruction, a (context id, stamp, converged) triple: the
+ * lanes of one warp instruction share both, so a cell stays small.
  */
 #ifndef WARPRACE_HBCORE_H
 #define WARPRACE_HBCORE_H
