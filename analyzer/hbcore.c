@@ -521,9 +521,13 @@ static __attribute__((noinline)) void ctx_collect_if_worth(wr_hbe *e)
         if ((uint64_t)e->nins * 8 >= cells || e->nins >= INS_LIMIT - 1024u) {
             ctx_collect(e);
             if (e->nins >= INS_LIMIT - 1024u) {
-                fprintf(stderr, "warprace: more than %u instructions named by live shadow cells\n",
+                /* a limit of the cell's id bits, as out of memory is one of
+                 * the machine's: the run stays uncommitted (xalloc.h) */
+                fprintf(stderr,
+                        "warprace: analysis stopped: more than %u warp instructions are each "
+                        "the last access of some word (the vc/scoped shadow cells' limit)\n",
                         INS_LIMIT - 1024u);
-                abort();
+                exit(WR_EXIT_OUT_OF_MEMORY);
             }
             return;
         }
