@@ -798,6 +798,12 @@ static int flush_events(wr_writer *w, wr_error *err)
     return rc;
 }
 
+/* Is the pending event chunk due (the event just added filled it)? */
+static bool chunk_full(const wr_writer *w)
+{
+    return w->events.len >= w->chunk_bytes || w->event_count >= WRF_EVENT_CHUNK_COUNT_MAX;
+}
+
 int wr_writer_event(wr_writer *w, const wr_event *ev, wr_error *err)
 {
     if (!w || !ev) {
@@ -823,7 +829,7 @@ int wr_writer_event(wr_writer *w, const wr_event *ev, wr_error *err)
     w->vector_count += (uint32_t)is_vector;
     if (ev->kind == WR_EV_LOST)
         w->lost_events += ev->u.lost.count;
-    if (w->events.len >= w->chunk_bytes || w->event_count >= WRF_EVENT_CHUNK_COUNT_MAX)
+    if (chunk_full(w))
         return flush_events(w, err);
     return 0;
 }
@@ -933,8 +939,7 @@ int wr_writer_encoded(wr_writer *w, const wr_encoded *b, wr_error *err)
         w->vector_count += vectors;
         from = to;
         i = j;
-        if ((w->events.len >= w->chunk_bytes || w->event_count >= WRF_EVENT_CHUNK_COUNT_MAX) &&
-            flush_events(w, err))
+        if (chunk_full(w) && flush_events(w, err))
             return -1;
     }
     w->lost_events += b->lost;

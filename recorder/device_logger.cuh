@@ -103,9 +103,9 @@ WRR_DEV unsigned long long wrr_reserve(wrr_dev_state *s, unsigned n, unsigned la
          * commits without waiting on anything but ring space, which the
          * drain frees in position order (RECORDER.md). */
         unsigned ns = 64;
-        if (pos + n - wrr_refresh_tail(s) > cap)
-            atomicAdd_system((unsigned long long *)&s->ctl->full_waits, 1ull);
         while (pos + n - wrr_refresh_tail(s) > cap) {
+            if (ns == 64)   /* the first wait of this record: counted once */
+                atomicAdd_system((unsigned long long *)&s->ctl->full_waits, 1ull);
             __nanosleep(ns);
             if (ns < 8192)
                 ns *= 2;
@@ -377,14 +377,14 @@ WRR_DEV void wrr_sync_warp_record(unsigned kind, uint32_t aux, unsigned scope, u
  * cvta.to.shared's 64 bits, so that a pointer outside shared memory makes
  * a record the drain rejects rather than one naming another mbarrier. */
 WRR_DEV void wrr_mbarrier_record(wrr_dev_state *s, unsigned mask, uint64_t offset, uint32_t aux,
-                                 unsigned mode, const wrr_site_desc *site)
+                                 unsigned mode, uint64_t site_word)
 {
     unsigned long long pos = wrr_reserve(s, WRR_MBAR_SLOTS, __popc(mask), 0);
     if (pos == ~0ull)
         return;
     *wrr_word(s, pos, 1) = (uint64_t)mask | ((uint64_t)aux << 32);
     *wrr_word(s, pos, 2) = WRR_W2(wrr_block_linear(), wrr_warp_in_block());
-    *wrr_word(s, pos, 3) = (uint64_t)(uintptr_t)site;
+    *wrr_word(s, pos, 3) = site_word;   /* a site descriptor's address, or a PC */
     *wrr_word(s, pos, 4) = offset;
     *wrr_word(s, pos, 5) = 0;
     wrr_commit(s, pos, WRR_W0(0, WRR_K_BARRIER, WRR_MBAR_SLOTS, 0, 0, WR_BAR_MBARRIER, mode, 0,
@@ -406,7 +406,7 @@ WRR_DEV void wrr_mbarrier_lanes_record(wrr_dev_state *s, unsigned lanes, const v
     unsigned mask = __match_any_sync(lanes, (unsigned long long)offset);
     mask = __match_any_sync(mask, aux);
     if (wrr_lane() == (unsigned)(__ffs(mask) - 1)) {
-        wrr_mbarrier_record(s, mask, offset, aux, mode, site);
+        wrr_mbarrier_record(s, mask, offset, aux, mode, (uint64_t)(uintptr_t)site);
         __threadfence();
     }
     __syncwarp(mask);

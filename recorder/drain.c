@@ -335,9 +335,8 @@ static int pool_wait(wrr_drain *d)
     return d->failed ? -1 : 0;
 }
 
-static batch_item *add_item(wrr_drain *d, batch *b)
+static batch_item *add_item(batch *b)
 {
-    (void)d;
     if (grow((void **)&b->items, &b->cap_items, b->nitems + 1, sizeof *b->items))
         return NULL;
     return &b->items[b->nitems++];
@@ -351,7 +350,7 @@ static int queue_host_event(wrr_drain *d, const wr_event *ev)
         return -1;
     batch_item *it;
     if (grow((void **)&b->hosts, &b->cap_hosts, b->nhosts + 1, sizeof *b->hosts) ||
-        !(it = add_item(d, b))) {
+        !(it = add_item(b))) {
         fail(d, "%s (at ring position %llu)", "out of memory batching events", d->pos);
         return -1;
     }
@@ -360,26 +359,33 @@ static int queue_host_event(wrr_drain *d, const wr_event *ev)
     return 0;
 }
 
+/* Copies the words of the record at d->pos (n slots, header word w0 as
+ * already read) out of the ring into w. */
+static void copy_record(const wrr_drain *d, uint64_t w0, unsigned n, uint64_t *w)
+{
+    const uint64_t mask = (1ull << d->ring.log2cap) - 1;
+    const uint64_t *slots = d->ring.slots;
+    for (unsigned s = 0; s < n; s++) {
+        uint64_t j = (d->pos + s) & mask;
+        w[2 * s] = s ? __atomic_load_n(&slots[2 * j], __ATOMIC_RELAXED) : w0;
+        w[2 * s + 1] = __atomic_load_n(&slots[2 * j + 1], __ATOMIC_RELAXED);
+    }
+}
+
 /* Copies the record at d->pos (n slots) out of the ring into the batch. */
 static int queue_record(wrr_drain *d, uint64_t w0, unsigned n)
 {
     batch *b = filling(d);
     if (!b)
         return -1;
-    const uint64_t mask = (1ull << d->ring.log2cap) - 1;
-    const uint64_t *slots = d->ring.slots;
     batch_item *it;
     if (grow((void **)&b->words, &b->cap_words, b->nwords + 2 * n, sizeof *b->words) ||
-        !(it = add_item(d, b))) {
+        !(it = add_item(b))) {
         fail(d, "%s (at ring position %llu)", "out of memory batching records", d->pos);
         return -1;
     }
     uint64_t *w = b->words + b->nwords;
-    for (unsigned s = 0; s < n; s++) {
-        uint64_t j = (d->pos + s) & mask;
-        w[2 * s] = s ? __atomic_load_n(&slots[2 * j], __ATOMIC_RELAXED) : w0;
-        w[2 * s + 1] = __atomic_load_n(&slots[2 * j + 1], __ATOMIC_RELAXED);
-    }
+    copy_record(d, w0, n, w);
     *it = (batch_item){.pos = d->pos, .off = (uint32_t)b->nwords, .nwords = 2 * n,
                        .launch = d->launch, .site = resolve_site(d, w[3])};
     b->nwords += 2 * n;
@@ -450,7 +456,7 @@ void wrr_drain_destroy(wrr_drain *d)
 static int do_flush(wrr_drain *d)
 {
     if (d->pool) {   /* after the events before it, by the appender */
-        if (!d->pool->filling && !filling(d))
+        if (!filling(d))
             return -1;
         submit(d, 1);
     } else if (d->sink.flush && d->sink.flush(d->sink.ctx) != 0) {
@@ -630,11 +636,7 @@ long wrr_drain_poll(wrr_drain *d, size_t max_records)
             if (++d->since_flush >= d->opt.flush_events && do_flush(d) != 0)
                 break;
         } else {
-            for (unsigned s = 0; s < n; s++) {
-                uint64_t j = (d->pos + s) & mask;
-                words[2 * s] = s ? __atomic_load_n(&slots[2 * j], __ATOMIC_RELAXED) : w0;
-                words[2 * s + 1] = __atomic_load_n(&slots[2 * j + 1], __ATOMIC_RELAXED);
-            }
+            copy_record(d, w0, n, words);
             wr_event ev;
             if (wrr_convert(words, 2 * n, d->launch, resolve_site(d, words[3]), &ev, lanes,
                             &why) != 0) {
@@ -809,15 +811,7 @@ int wrr_drain_finish(wrr_drain *d)
              d->pos);
         return -1;
     }
-    if (d->pool) {   /* the last flush, now */
-        pool_stop(d);
-        if (d->sink.flush && d->sink.flush(d->sink.ctx) != 0) {
-            fail(d, "%s (at ring position %llu)", "the trace writer failed to flush", d->pos);
-            return -1;
-        }
-        d->st.flushes++;
-        return 0;
-    }
+    pool_stop(d);   /* every batch is appended: the last flush is the sink's, now */
     return do_flush(d);
 }
 

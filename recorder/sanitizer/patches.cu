@@ -270,16 +270,7 @@ static __device__ __forceinline__ void wrs_mbarrier(void *ud, uint64_t pc, const
     if (!ok) {
         atomicAdd_system((unsigned long long *)&s->ctl->mbarrier_unrecorded, 1ull);
     } else {
-        unsigned long long pos = wrr_reserve(s, WRR_MBAR_SLOTS, __popc(mask), 0);
-        if (pos != ~0ull) {
-            *wrr_word(s, pos, 1) = (uint64_t)mask | ((uint64_t)aux << 32);
-            *wrr_word(s, pos, 2) = WRR_W2(wrr_block_linear(), wrr_warp_in_block());
-            *wrr_word(s, pos, 3) = pc;
-            *wrr_word(s, pos, 4) = offset;
-            *wrr_word(s, pos, 5) = 0;
-            wrr_commit(s, pos, WRR_W0(0, WRR_K_BARRIER, WRR_MBAR_SLOTS, 0, 0, WR_BAR_MBARRIER, mode,
-                                      0, 0, 0));
-        }
+        wrr_mbarrier_record(s, mask, offset, aux, mode, pc);
         __threadfence();
     }
     __syncwarp(mask);
