@@ -276,10 +276,32 @@ static __device__ __forceinline__ void wrs_mbarrier(void *ud, uint64_t pc, const
     __syncwarp(mask);
 }
 
+#ifdef WRS_MBARRIER_RAW
+/* A diagnostic build only (scripts/gpu-session mbarrier): every callback's
+ * kind, data and result written as they came, each as two mbarrier
+ * ARRIVE records of the lane, at the made-up offset `base` (kind and
+ * result) and base + 8, with counts (data & 0xffff) + 1 and (data >> 16)
+ * + 1.  Its traces describe the callbacks, not the program. */
+static __device__ void wrs_mbarrier_raw(void *ud, uint64_t pc, uint32_t base, uint32_t data)
+{
+    wrr_dev_state *s = wrs_state(ud);
+    if (!s)
+        return;
+    unsigned me = 1u << wrr_lane();
+    wrr_mbarrier_record(s, me, base, (data & 0xffffu) + 1u, WR_BARMODE_ARRIVE, pc);
+    wrr_mbarrier_record(s, me, base + 8u, (data >> 16) + 1u, WR_BARMODE_ARRIVE, pc);
+    __threadfence();
+}
+#endif
+
 /* Inits and arrivals; waits come through the attempt point. */
 WRS_PATCH SanitizerPatchResult wrs_cuda_barrier(void *ud, uint64_t pc, void *barrier,
                                                 uint32_t kind, uint32_t data)
 {
+#ifdef WRS_MBARRIER_RAW
+    wrs_mbarrier_raw(ud, pc, 0x1000u + kind * 0x40u, data);
+    return SANITIZER_PATCH_SUCCESS;
+#endif
     if (kind == WRS_SAN_CUDA_BARRIER_INIT)
         wrs_mbarrier(ud, pc, barrier, data, WR_BARMODE_INIT);
     else if (kind >= WRS_SAN_CUDA_BARRIER_ARRIVE && kind <= WRS_SAN_CUDA_BARRIER_ARRIVE_DROP_NOCOMPLETE)
@@ -293,6 +315,10 @@ WRS_PATCH SanitizerPatchResult wrs_cuda_barrier_attempt(void *ud, uint64_t pc, v
                                                         uint32_t kind, uint32_t data,
                                                         uint32_t result)
 {
+#ifdef WRS_MBARRIER_RAW
+    wrs_mbarrier_raw(ud, pc, 0x2000u + kind * 0x40u + (result ? 0x20u : 0u), data);
+    return SANITIZER_PATCH_SUCCESS;
+#endif
     (void)data;
     if (kind != WRS_SAN_CUDA_BARRIER_WAIT || !result)
         return SANITIZER_PATCH_SUCCESS;
