@@ -678,8 +678,13 @@ static int handle_instruction(parser *p, uint64_t pc, const char *s, const char 
             e++;
         size_t n = (size_t)(e - s);
         /* @PT / @UPT: always true */
-        if (!(n == 3 && !memcmp(s, "@PT", 3)) && !(n == 4 && !memcmp(s, "@UPT", 4)))
+        if (!(n == 3 && !memcmp(s, "@PT", 3)) && !(n == 4 && !memcmp(s, "@UPT", 4))) {
             in.predicated = 1;
+            if (n > 1 && n - 1 < sizeof in.pred)
+                memcpy(in.pred, s + 1, n - 1);   /* in is zeroed: terminated */
+            else
+                in.pred[0] = '?';
+        }
         s = skip_ws(e, end);
     }
     const char *oe = s;
@@ -694,6 +699,14 @@ static int handle_instruction(parser *p, uint64_t pc, const char *s, const char 
     in.opcode[olen] = 0;
     wrs_classify_opcode(in.opcode, &in.cls);
     const char *ops = skip_ws(oe, end);
+    {
+        /* the operand text, trimmed, cut to fit (in is zeroed: terminated) */
+        const char *oend = end;
+        while (oend > ops && isspace((unsigned char)oend[-1]))
+            oend--;
+        size_t n = (size_t)(oend - ops);
+        memcpy(in.operands, ops, n < sizeof in.operands ? n : sizeof in.operands - 1);
+    }
     /* branch targets */
     if (in.cls.flow == WRS_F_BRANCH || !strncmp(in.opcode, "BSSY", 4)) {
         /* operands separated by ',' ; the target is the last one */
@@ -998,4 +1011,451 @@ done:
     free(nin);
     free(stack);
     return ans;
+}
+
+/* ---- mbarrier init count (wrs_mbarrier_init_count) ------------------------------ */
+
+#define MB_WINDOW 256     /* instructions looked back at most */
+#define MB_DEPTH 8        /* nesting of evaluated sources */
+#define MB_BUDGET 4096    /* instructions visited in all, per question */
+#define MB_MAXOPS 16
+
+typedef struct mb_op {
+    const char *s;
+    size_t n;
+} mb_op;
+
+typedef struct mb_reg {
+    uint8_t uniform;      /* UR rather than R */
+    uint8_t zero;         /* RZ / URZ */
+    uint16_t num;
+} mb_reg;
+
+typedef struct mb_ctx {
+    const wrs_function *f;
+    size_t lo, init;      /* defs are looked for in [lo, init) */
+    int budget;
+} mb_ctx;
+
+/* Operand text that may have been cut to fit wrs_insn.operands. */
+static int mb_cut(const wrs_insn *in)
+{
+    return strlen(in->operands) >= sizeof in->operands - 1;
+}
+
+/* Splits operand text at top-level commas, trimmed; fills at most max,
+ * returns how many there are (more than max: some left out). */
+static int mb_split(const char *text, mb_op *ops, int max)
+{
+    if (!*text)
+        return 0;
+    int n = 0, depth = 0;
+    const char *a = text;
+    for (const char *s = text;; s++) {
+        if (*s == '[' || *s == '(')
+            depth++;
+        else if ((*s == ']' || *s == ')') && depth > 0)
+            depth--;
+        else if ((*s == ',' && depth == 0) || !*s) {
+            const char *b = s;
+            while (a < b && isspace((unsigned char)*a))
+                a++;
+            while (b > a && isspace((unsigned char)b[-1]))
+                b--;
+            if (n < max) {
+                ops[n].s = a;
+                ops[n].n = (size_t)(b - a);
+            }
+            n++;
+            if (!*s)
+                break;
+            a = s + 1;
+        }
+    }
+    return n;
+}
+
+static int mb_is(mb_op o, const char *text)
+{
+    return o.n == strlen(text) && !memcmp(o.s, text, o.n);
+}
+
+/* R<n>, RZ, UR<n>, URZ; with suffix_ok anything after a '.' is ignored
+ * (a destination's .H0 and the like), else only ".reuse" is. */
+static int mb_parse_reg(mb_op o, mb_reg *r, int suffix_ok)
+{
+    const char *s = o.s, *e = o.s + o.n;
+    memset(r, 0, sizeof *r);
+    if (s < e && *s == 'U') {
+        r->uniform = 1;
+        s++;
+    }
+    if (s >= e || *s != 'R')
+        return 0;
+    s++;
+    if (s < e && *s == 'Z') {
+        r->zero = 1;
+        s++;
+    } else {
+        unsigned v = 0;
+        int digits = 0;
+        while (s < e && isdigit((unsigned char)*s) && digits < 4)
+            v = v * 10 + (unsigned)(*s++ - '0'), digits++;
+        if (!digits || v > 255 || (s < e && isdigit((unsigned char)*s)))
+            return 0;
+        r->num = (uint16_t)v;
+    }
+    if (s == e)
+        return 1;
+    if (*s != '.')
+        return 0;
+    return suffix_ok || ((size_t)(e - s) == 6 && !memcmp(s, ".reuse", 6));
+}
+
+/* A predicate operand (!)P<n>, PT, (!)UP<n>, UPT: its name without '!'. */
+static int mb_parse_pred(const char *s, size_t n, int *neg, mb_op *name)
+{
+    *neg = 0;
+    if (n && *s == '!')
+        *neg = 1, s++, n--;
+    name->s = s;
+    name->n = n;
+    if (n && *s == 'U')
+        s++, n--;
+    return n == 2 && s[0] == 'P' && (isdigit((unsigned char)s[1]) || s[1] == 'T');
+}
+
+/* An immediate without sign: 0x hex or decimal, at most 32 bits. */
+static int mb_imm(const char *s, size_t n, uint32_t *v)
+{
+    uint64_t x = 0;
+    size_t i = 0;
+    int hex = n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    if (hex)
+        i = 2;
+    if (i >= n)
+        return 0;
+    for (; i < n; i++) {
+        int d = isdigit((unsigned char)s[i]) ? s[i] - '0'
+                : hex && s[i] >= 'a' && s[i] <= 'f' ? s[i] - 'a' + 10
+                : hex && s[i] >= 'A' && s[i] <= 'F' ? s[i] - 'A' + 10 : -1;
+        if (d < 0)
+            return 0;
+        x = x * (hex ? 16u : 10u) + (uint64_t)d;
+        if (x > 0xffffffffu)
+            return 0;
+    }
+    *v = (uint32_t)x;
+    return 1;
+}
+
+/* The general register an instruction writes first, and how many from it
+ * (its width, conservatively); 0 when it writes none. */
+static int mb_dest(const wrs_insn *in, mb_reg *d, unsigned *width)
+{
+    if (in->cls.flow != WRS_F_NEXT)
+        return 0;   /* branches, exits, returns (calls end the window) */
+    const char *op = in->opcode;
+    size_t bl = strcspn(op, ".");
+    if ((bl >= 4 && !memcmp(op + bl - 4, "SETP", 4)) ||
+        (bl >= 5 && !memcmp(op + bl - 5, "SETP2", 5)))
+        return 0;   /* ISETP & co. write predicates only */
+    mb_op o[MB_MAXOPS];
+    int n = mb_split(in->operands, o, MB_MAXOPS);
+    if (n > MB_MAXOPS)
+        n = MB_MAXOPS;
+    int k = 0, neg;
+    mb_op name;
+    while (k < n && mb_parse_pred(o[k].s, o[k].n, &neg, &name))
+        k++;   /* SHFL PT, R3, ...; LOP3.LUT P0, RZ, ... */
+    if (k >= n || !mb_parse_reg(o[k], d, 1) || d->zero)
+        return 0;
+    unsigned w = 1;
+    char base[48];
+    memcpy(base, op, bl < sizeof base ? bl : sizeof base - 1);
+    base[bl < sizeof base ? bl : sizeof base - 1] = 0;
+    if (strstr(base, "MMA"))
+        w = 256;   /* matrix fragments: everything from the first */
+    else if (!strcmp(base, "LDSM") || !strncmp(base, "TEX", 3) || !strncmp(base, "TLD", 3) ||
+             !strncmp(base, "TMML", 4) || !strncmp(base, "TXD", 3) ||
+             !strncmp(base, "TXQ", 3) || !strncmp(base, "SULD", 4))
+        w = 4;
+    else if ((base[0] == 'D' && strcmp(base, "DEPBAR")) ||
+             (!strcmp(base, "CS2R") && !strstr(op, ".32")))
+        w = 2;   /* doubles; CS2R reads 64 bits */
+    for (const char *m = strchr(op, '.'); m; m = strchr(m + 1, '.')) {
+        size_t ml = strcspn(m + 1, ".");
+        char mod[48];
+        memcpy(mod, m + 1, ml < sizeof mod ? ml : sizeof mod - 1);
+        mod[ml < sizeof mod ? ml : sizeof mod - 1] = 0;
+        unsigned mw = strstr(mod, "256") ? 8
+                      : strstr(mod, "128") ? 4
+                      : (strstr(mod, "64") || !strcmp(mod, "WIDE")) ? 2 : 1;
+        if (mw > w)
+            w = mw;
+    }
+    *width = w;
+    return 1;
+}
+
+/* Might the instruction write predicate `name`?  Any operand naming it
+ * counts (conservative: sources too), PR / UPR count for all, except the
+ * source of a VOTE / VOTEU (its last operand). */
+static int mb_pred_writes(const wrs_insn *in, mb_op name)
+{
+    if (in->cls.flow != WRS_F_NEXT)
+        return 0;
+    if (mb_cut(in))
+        return 1;
+    mb_op o[MB_MAXOPS];
+    int n = mb_split(in->operands, o, MB_MAXOPS);
+    if (n > MB_MAXOPS)
+        return 1;
+    int vote = base_is(in->opcode, "VOTE") || base_is(in->opcode, "VOTEU");
+    int uniform = name.s[0] == 'U';
+    for (int k = 0; k < n; k++) {
+        if (vote && k == n - 1)
+            continue;
+        if (mb_is(o[k], uniform ? "UPR" : "PR"))
+            return 1;
+        int neg;
+        mb_op p;
+        if (mb_parse_pred(o[k].s, o[k].n, &neg, &p) && p.n == name.n &&
+            !memcmp(p.s, name.s, p.n))
+            return 1;
+    }
+    return 0;
+}
+
+/* The last instruction in [lo, pos) that may write predicate `name`, -1
+ * when none; -2 when out of budget. */
+static long mb_pred_writer(mb_ctx *c, size_t pos, mb_op name)
+{
+    for (size_t j = pos; j-- > c->lo;) {
+        if (--c->budget < 0)
+            return -2;
+        if (mb_pred_writes(&c->f->insns[j], name))
+            return (long)j;
+    }
+    return -1;
+}
+
+/* Does predicate a read before instruction pa hold the value predicate b
+ * holds before pb?  The same predicate with no write between, or two that
+ * the same VOTE / VOTEU computed from equal sources. */
+static int mb_pred_equiv(mb_ctx *c, mb_op a, size_t pa, mb_op b, size_t pb, int depth)
+{
+    long wa = mb_pred_writer(c, pa, a), wb = mb_pred_writer(c, pb, b);
+    if (wa == -2 || wb == -2)
+        return 0;
+    if (a.n == b.n && !memcmp(a.s, b.s, a.n) && wa == wb)
+        return 1;
+    if (wa < 0 || wb < 0 || wa == wb || depth >= 3)
+        return 0;
+    const wrs_insn *A = &c->f->insns[wa], *B = &c->f->insns[wb];
+    if ((!base_is(A->opcode, "VOTE") && !base_is(A->opcode, "VOTEU")) ||
+        strcmp(A->opcode, B->opcode) != 0 || A->predicated || B->predicated)
+        return 0;
+    mb_op oa[3], ob[3], sa, sb;
+    int na, nb;
+    if (mb_split(A->operands, oa, 3) != 2 || mb_split(B->operands, ob, 3) != 2 ||
+        !mb_parse_pred(oa[1].s, oa[1].n, &na, &sa) ||
+        !mb_parse_pred(ob[1].s, ob[1].n, &nb, &sb) || na != nb)
+        return 0;
+    /* each writes exactly the predicate asked about */
+    if (oa[0].n != a.n || memcmp(oa[0].s, a.s, a.n) || ob[0].n != b.n ||
+        memcmp(ob[0].s, b.s, b.n))
+        return 0;
+    return mb_pred_equiv(c, sa, (size_t)wa, sb, (size_t)wb, depth + 1);
+}
+
+/* May the def at j count for the init?  Unguarded, or guarded as the
+ * init is. */
+static int mb_guard_ok(mb_ctx *c, size_t j)
+{
+    const wrs_insn *d = &c->f->insns[j], *in = &c->f->insns[c->init];
+    if (!d->predicated)
+        return 1;
+    if (!in->predicated)
+        return 0;
+    int nd, ni;
+    mb_op pd, pi;
+    if (!mb_parse_pred(d->pred, strlen(d->pred), &nd, &pd) ||
+        !mb_parse_pred(in->pred, strlen(in->pred), &ni, &pi) || nd != ni)
+        return 0;
+    return mb_pred_equiv(c, pd, j, pi, c->init, 0);
+}
+
+static int mb_eval_reg(mb_ctx *c, size_t pos, mb_reg r, int depth, uint32_t *v);
+
+/* A source operand read by the instruction at pos: -x, ~x, an immediate,
+ * RZ / URZ, or a register evaluated before pos. */
+static int mb_eval_src(mb_ctx *c, size_t pos, mb_op o, int depth, uint32_t *v)
+{
+    int neg = 0, inv = 0;
+    if (o.n && o.s[0] == '-')
+        neg = 1, o.s++, o.n--;
+    else if (o.n && o.s[0] == '~')
+        inv = 1, o.s++, o.n--;
+    uint32_t x;
+    mb_reg r;
+    if (mb_imm(o.s, o.n, &x)) {
+        /* an immediate */
+    } else if (mb_parse_reg(o, &r, 0)) {
+        if (!mb_eval_reg(c, pos, r, depth, &x))
+            return 0;
+    } else {
+        return 0;   /* a constant bank, a special register, |x| ... */
+    }
+    *v = neg ? 0u - x : inv ? ~x : x;
+    return 1;
+}
+
+/* The value the def at j writes to r (its only destination), or 0. */
+static int mb_eval_def(mb_ctx *c, size_t j, mb_reg r, int depth, uint32_t *v)
+{
+    static const char *const imad[] = {"IMAD",         "IMAD.U32",     "IMAD.MOV",
+                                       "IMAD.MOV.U32", "IMAD.SHL",     "IMAD.SHL.U32",
+                                       "IMAD.IADD",    "IMAD.IADD.U32", "UIMAD",
+                                       "UIMAD.U32"};
+    const wrs_insn *in = &c->f->insns[j];
+    if (mb_cut(in) || !mb_guard_ok(c, j))
+        return 0;
+    mb_op o[MB_MAXOPS];
+    int n = mb_split(in->operands, o, MB_MAXOPS);
+    mb_reg d;
+    if (n < 2 || n > MB_MAXOPS || !mb_parse_reg(o[0], &d, 0) || d.zero ||
+        d.uniform != r.uniform || d.num != r.num)
+        return 0;
+    const char *op = in->opcode;
+    uint32_t a, b, x;
+    if (!strcmp(op, "MOV") || !strcmp(op, "UMOV") || !strcmp(op, "MOV32I")) {
+        if (n > 3 || (n == 3 && !mb_is(o[2], "0xf")))
+            return 0;   /* MOV d, s, lanemask: all lanes only */
+        return mb_eval_src(c, j, o[1], depth + 1, v);
+    }
+    for (size_t k = 0; k < sizeof imad / sizeof imad[0]; k++)
+        if (!strcmp(op, imad[k])) {
+            if (n != 4 || !mb_eval_src(c, j, o[1], depth + 1, &a) ||
+                !mb_eval_src(c, j, o[2], depth + 1, &b) ||
+                !mb_eval_src(c, j, o[3], depth + 1, &x))
+                return 0;
+            *v = a * b + x;
+            return 1;
+        }
+    if (!strcmp(op, "IADD3") || !strcmp(op, "UIADD3")) {
+        int k = 1, neg;
+        mb_op p;
+        while (k < n && mb_parse_pred(o[k].s, o[k].n, &neg, &p))
+            k++;   /* carry-out predicates */
+        if (n - k != 3 || !mb_eval_src(c, j, o[k], depth + 1, &a) ||
+            !mb_eval_src(c, j, o[k + 1], depth + 1, &b) ||
+            !mb_eval_src(c, j, o[k + 2], depth + 1, &x))
+            return 0;
+        *v = a + b + x;
+        return 1;
+    }
+    if (!strcmp(op, "SHF.L.U32") || !strcmp(op, "USHF.L.U32")) {
+        if (n != 4 || (!mb_is(o[3], "RZ") && !mb_is(o[3], "URZ")) ||
+            !mb_eval_src(c, j, o[1], depth + 1, &a) ||
+            !mb_eval_src(c, j, o[2], depth + 1, &b) || b >= 32)
+            return 0;
+        *v = a << b;
+        return 1;
+    }
+    if (!strcmp(op, "LOP3.LUT") || !strcmp(op, "ULOP3.LUT")) {
+        uint32_t lut;
+        if (n != 6 || (!mb_is(o[5], "!PT") && !mb_is(o[5], "!UPT")) ||
+            !mb_imm(o[4].s, o[4].n, &lut) || lut > 0xff)
+            return 0;
+        /* an operand the table ignores need not be known */
+        uint32_t in3[3] = {0, 0, 0};
+        const int uses[3] = {((lut >> 4) & 0xf) != (lut & 0xf),
+                             ((lut >> 2) & 0x33) != (lut & 0x33),
+                             ((lut >> 1) & 0x55) != (lut & 0x55)};
+        for (int k = 0; k < 3; k++)
+            if (uses[k] && !mb_eval_src(c, j, o[1 + k], depth + 1, &in3[k]))
+                return 0;
+        uint32_t res = 0;
+        for (unsigned k = 0; k < 8; k++)
+            if (lut >> k & 1)
+                res |= ((k & 4) ? in3[0] : ~in3[0]) & ((k & 2) ? in3[1] : ~in3[1]) &
+                       ((k & 1) ? in3[2] : ~in3[2]);
+        *v = res;
+        return 1;
+    }
+    return 0;   /* LDC, ULDC, S2R, loads, anything else */
+}
+
+/* The value of r before the instruction at pos, from its last def in
+ * [lo, pos). */
+static int mb_eval_reg(mb_ctx *c, size_t pos, mb_reg r, int depth, uint32_t *v)
+{
+    if (r.zero) {
+        *v = 0;
+        return 1;
+    }
+    if (depth > MB_DEPTH)
+        return 0;
+    for (size_t j = pos; j-- > c->lo;) {
+        if (--c->budget < 0)
+            return 0;
+        mb_reg d;
+        unsigned w;
+        if (!mb_dest(&c->f->insns[j], &d, &w) || d.uniform != r.uniform || d.num > r.num ||
+            (unsigned)(r.num - d.num) >= w)
+            continue;
+        return mb_eval_def(c, j, r, depth, v);
+    }
+    return 0;   /* no def in the straight line before */
+}
+
+int wrs_mbarrier_init_count(const wrs_function *f, uint64_t pc, uint32_t *count)
+{
+    long at = f ? insn_index(f, pc) : -1;
+    if (at < 0)
+        return 0;
+    const wrs_insn *in = &f->insns[at];
+    if (!base_is(in->opcode, "SYNCS") || strncmp(in->opcode, "SYNCS.EXCH.64", 13) != 0 ||
+        (in->opcode[13] && in->opcode[13] != '.') || mb_cut(in) || in->pred[0] == '?')
+        return 0;
+    mb_op o[4];
+    mb_reg r;
+    if (mb_split(in->operands, o, 4) != 3 || !o[1].n || o[1].s[0] != '[' ||
+        !mb_parse_reg(o[2], &r, 0))
+        return 0;
+    /* the straight line before it: back to a branch target (as
+     * is_branch_target, in one pass over the window), a call, an
+     * unconditional jump / exit / return, or MB_WINDOW instructions */
+    size_t init = (size_t)at, lo_c = init > MB_WINDOW ? init - MB_WINDOW : 0;
+    unsigned char target[MB_WINDOW + 1];
+    memset(target, 0, sizeof target);
+    uint64_t pc_lo = f->insns[lo_c].pc;
+    for (size_t i = 0; i < f->n; i++) {
+        const wrs_insn *b = &f->insns[i];
+        if (b->cls.flow == WRS_F_INDIRECT)
+            return 0;   /* could land anywhere */
+        if (b->target >= 0 && (uint64_t)b->target >= pc_lo && (uint64_t)b->target <= pc) {
+            long k = insn_index(f, (uint64_t)b->target);
+            if (k >= 0)
+                target[(size_t)k - lo_c] = 1;
+        }
+    }
+    size_t lo = init;
+    while (lo > lo_c && !target[lo - lo_c]) {
+        const wrs_insn *q = &f->insns[lo - 1];
+        if (q->cls.flow == WRS_F_CALL ||
+            (q->cls.flow != WRS_F_NEXT && !q->predicated && !q->cond_operand))
+            break;
+        lo--;
+    }
+    mb_ctx c = {f, lo, init, MB_BUDGET};
+    uint32_t low;
+    if (!mb_eval_reg(&c, init, r, 0, &low) || (low & 1u))
+        return 0;
+    uint32_t n = 0x100000u - ((low >> 1) & 0xfffffu);
+    if (n < 1 || n > 0xfffffu)
+        return 0;
+    *count = n;
+    return 1;
 }

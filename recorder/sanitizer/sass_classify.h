@@ -84,9 +84,15 @@ typedef struct wrs_class {
 typedef struct wrs_insn {
     uint64_t pc;         /* offset from the function start */
     char opcode[48];     /* opcode with its modifiers, e.g. "ATOM.E.CAS.STRONG.GPU" */
+    char operands[64];   /* the text after the opcode up to ';', trimmed
+                            ("URZ, [UR6+0x8], UR4"), cut to 63 characters: a
+                            text of 63 may be cut (wrs_mbarrier_init_count then
+                            does not trust it) */
     wrs_class cls;
     uint8_t predicated;  /* guarded by @P / @!P (not @PT) */
     uint8_t cond_operand;/* BRA.U/BRA.DIV with a predicate operand: conditional */
+    char pred[5];        /* the guard's text without '@' ("!UP0", "P1"); "" when
+                            unpredicated, "?" when longer than fits */
     int64_t target;      /* branch target offset, -1 = none / unknown */
     int32_t file;        /* index into wrs_module.files, -1 = no line info */
     uint32_t line;
@@ -150,6 +156,37 @@ wrs_answer wrs_fence_between(wrs_function *f, uint64_t pc1, uint64_t pc2, unsign
                              int sc_only);
 
 const char *wrs_kind_name(unsigned kind);
+
+/* The arrival count of an mbarrier init, recovered statically.  On sm_90
+ * `mbarrier.init [addr], count` is `SYNCS.EXCH.64 URZ, [addr], UR4` (or
+ * with R registers), whose 64-bit value pair (low UR4, high UR5) holds
+ * low = (0x100000 - count) << 1.  If the instruction at pc is such a
+ * SYNCS.EXCH.64, the low register of its value operand is evaluated by a
+ * small backward constant evaluation within the straight-line code before
+ * it (at most 256 instructions back): the walk stops, unknown, at a branch
+ * target (a PC some branch of f lands on, the init's own included), at a
+ * CALL, at an unconditional branch / EXIT / RET, or at a def it cannot
+ * evaluate; a function with an indirect branch (BRX, JMX) is unknown
+ * throughout.  Defs it evaluates (32-bit, wrapping):
+ *   MOV / UMOV / MOV32I d, src
+ *   IMAD / IMAD.MOV / IMAD.SHL / IMAD.IADD [.U32], UIMAD: d, a, b, c = a * b + c
+ *   IADD3 / UIADD3 d, [carry predicates,] a, b, c
+ *   SHF.L.U32 / USHF.L.U32 d, s, n, RZ|URZ       (n < 32)
+ *   LOP3.LUT / ULOP3.LUT d, a, b, c, lut, !PT|!UPT
+ * where a source is an immediate (hex or decimal, maybe negative), RZ /
+ * URZ, or a register evaluated the same way (8 levels at most), maybe
+ * written -x or ~x.  Any other instruction that writes the register as a
+ * destination (with its width: .64 / WIDE 2, .128 4, .256 8, MMA all
+ * above) makes it unknown: a constant bank (LDC / ULDC), S2R, a load.  A
+ * def guarded by a predicate counts only where the init carries the same
+ * guard: the same text and value (no write of the predicate between), or
+ * predicates that the same VOTE / VOTEU of one source value computed
+ * (`VOTEU.ALL UP0, P0` and `VOTEU.ALL UP1, P0`, as ptxas writes them).
+ * The count is 0x100000 - ((low >> 1) & 0xfffff), valid only with
+ * 1 <= count <= 0xfffff and bit 0 of low clear.  Returns 1 with *count
+ * set when known; 0 when not (no SYNCS.EXCH.64 at pc, or any of the
+ * above), *count then untouched.  Never a count of 0.  f is not modified. */
+int wrs_mbarrier_init_count(const wrs_function *f, uint64_t pc, uint32_t *count);
 
 #ifdef __cplusplus
 }

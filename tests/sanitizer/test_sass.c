@@ -652,3 +652,349 @@ Test(sanitizer_real, unrecorded_synchronisation_is_counted, .fini = unload)
     u = fn("_Z6k_lockILi1ELb1ELb1ELb1EEv4args")->unrecorded;
     cr_assert_eq(u.bar_arrive + u.mbarrier, 0);
 }
+
+/* ---- operand text and mbarrier init counts ----------------------------------------- */
+
+static void parse_text(const char *text)
+{
+    char err[256];
+    memset(&M, 0, sizeof M);
+    cr_assert_eq(wrs_parse(text, strlen(text), &M, err, sizeof err), 0, "%s", err);
+}
+
+/* wrs_mbarrier_init_count on f's instruction at pc: the count, or 0 */
+static uint32_t init_count(const char *name, uint64_t pc)
+{
+    uint32_t count = 0xdeadu;
+    int known = wrs_mbarrier_init_count(fn(name), pc, &count);
+    if (!known) {
+        cr_expect_eq(count, 0xdeadu, "count written though unknown");
+        return 0;
+    }
+    cr_expect_neq(count, 0);
+    return count;
+}
+
+Test(sanitizer_parse, operands_are_kept, .fini = unload)
+{
+    load("h200_litmus_plain_sm90.nvdisasm");
+    const wrs_insn *arv = at("_Z10k_pipelineILb1EEvPi", 0x120);
+    cr_assert_str_eq(arv->opcode, "BAR.ARV");
+    cr_expect_str_eq(arv->operands, "0x2, 0x40");
+    cr_expect_str_eq(arv->pred, "");
+    wrs_module_free(&M);
+
+    load("h200_litmus_plain_sm90_gi.nvdisasm");
+    const char *mb = "_Z19k_mbarrier_pipelineILb0EEvPi";
+    cr_expect_str_eq(at(mb, 0x130)->operands, "URZ, [UR6+0x8], UR4");
+    cr_expect_str_eq(at(mb, 0x130)->pred, "!UP1");
+    cr_expect_str_eq(at(mb, 0xd0)->operands, "UR4, -UR4, 0x100000, URZ");
+    cr_expect_str_eq(at(mb, 0x340)->operands, "`(.L_x_8)");   /* "BRA `(.L_x_8);" */
+    cr_expect_str_eq(at(mb, 0x350)->opcode, "NOP");
+    cr_expect_str_eq(at(mb, 0x350)->operands, "");
+    wrs_module_free(&M);
+
+    /* long and odd lines: cut to fit, terminated; a long guard reads "?" */
+    char text[1024];
+    char longops[400];
+    memset(longops, 'x', sizeof longops - 1);
+    longops[sizeof longops - 1] = 0;
+    snprintf(text, sizeof text,
+             "f:\n"
+             " /*0000*/ BAR.ARV 0x1, 0x40 ;\n"
+             " /*0010*/ MOV R1, %s ;\n"
+             " /*0020*/ @!UP0123 IADD3 R1 , R2,\tR3  , RZ   ;  /* 0x0001 */\n"
+             " /*0030*/ EXIT\n"
+             " /*0040*/ {  MOV R4, 0x1 ;\n"
+             " /*0050*/ NOP ; ; ;\n",
+             longops);
+    parse_text(text);
+    cr_expect_str_eq(at("f", 0)->operands, "0x1, 0x40");
+    const wrs_insn *lng = at("f", 0x10);
+    cr_expect_eq(strlen(lng->operands), sizeof lng->operands - 1);
+    cr_expect(!strncmp(lng->operands, "R1, xxx", 7));
+    cr_expect_str_eq(at("f", 0x20)->operands, "R1 , R2,\tR3  , RZ");
+    cr_expect_str_eq(at("f", 0x20)->pred, "?");
+    cr_expect(at("f", 0x20)->predicated);
+    cr_expect_str_eq(at("f", 0x30)->operands, "");
+    cr_expect_str_eq(at("f", 0x40)->opcode, "MOV");
+    cr_expect_str_eq(at("f", 0x40)->operands, "R4, 0x1");
+    cr_expect_str_eq(at("f", 0x50)->operands, "");
+}
+
+/* The H200's disassembly: both instances of k_mbarrier_pipeline init two
+ * mbarriers with count 1 (UMOV UR4, 0x1, then the UIADD3 / USHF chain
+ * under @!UP0), the second init under @!UP1, which the same VOTEU.ALL of
+ * P0 computed; in the <true> instance P0 is redefined after that VOTEU. */
+Test(sanitizer_mbarrier, h200_pipeline_inits, .fini = unload)
+{
+    load("h200_litmus_plain_sm90_gi.nvdisasm");
+    const char *b0 = "_Z19k_mbarrier_pipelineILb0EEvPi", *b1 = "_Z19k_mbarrier_pipelineILb1EEvPi";
+    cr_assert_str_eq(at(b0, 0x120)->opcode, "SYNCS.EXCH.64");
+    cr_assert_str_eq(at(b0, 0x130)->opcode, "SYNCS.EXCH.64");
+    cr_assert_str_eq(at(b1, 0x100)->opcode, "SYNCS.EXCH.64");
+    cr_assert_str_eq(at(b1, 0x110)->opcode, "SYNCS.EXCH.64");
+    cr_expect_eq(init_count(b0, 0x120), 1);
+    cr_expect_eq(init_count(b0, 0x130), 1);
+    cr_expect_eq(init_count(b1, 0x100), 1);
+    cr_expect_eq(init_count(b1, 0x110), 1);
+    /* no init: the chain, the barrier, an arrive, a try-wait, no instruction */
+    cr_expect_eq(init_count(b0, 0xd0), 0);
+    cr_expect_eq(init_count(b0, 0x140), 0);
+    cr_expect_eq(init_count(b0, 0x2d0), 0);
+    cr_expect_eq(init_count(b0, 0x1c0), 0);
+    cr_expect_eq(init_count(b0, 0x124), 0);
+    /* every SYNCS.EXCH.64 of the file is one of these four */
+    size_t inits = 0;
+    for (size_t f = 0; f < M.nfns; f++)
+        for (size_t i = 0; i < M.fns[f].n; i++) {
+            if (strcmp(M.fns[f].insns[i].opcode, "SYNCS.EXCH.64") != 0)
+                continue;
+            uint32_t c = 0;
+            cr_expect(wrs_mbarrier_init_count(&M.fns[f], M.fns[f].insns[i].pc, &c));
+            cr_expect_eq(c, 1);
+            inits++;
+        }
+    cr_expect_eq(inits, 4);
+}
+
+Test(sanitizer_mbarrier, immediate_counts, .fini = unload)
+{
+    const struct { uint32_t count; const char *mov; } cases[] = {
+        {2, "MOV R4, 0x1ffffc"},
+        {3, "UMOV UR4, 0x1ffffa"},
+        {128, "IMAD.MOV.U32 R4, RZ, RZ, 0x1fff00"},
+        {1000, "MOV32I R4, 0x1ff830"},
+        {1000, "MOV R4, 0x1ff830, 0xf"},
+        {1000, "MOV R4, 2095152"},         /* decimal */
+        {0xfffff, "UMOV UR4, 0x2"},         /* the largest count */
+        {0, "MOV R4, 0x1ffffd"},            /* bit 0 set: no init value */
+        {0, "MOV R4, RZ"},                  /* count 0x100000: out of range */
+        {0, "MOV R4, 0x200000"},            /* the same, masked */
+        {0, "MOV R4, 0x1ffffc, 0x3"},       /* some lanes only */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        int uniform = strstr(cases[i].mov, "UR4") != NULL;
+        snprintf(text, sizeof text,
+                 "_Z1kv:\n"
+                 "        /*0000*/                   S2R R7, SR_TID.X ;\n"
+                 "        /*0010*/                   %s ;\n"
+                 "        /*0020*/                   MOV R5, 0x7ffff000 ;\n"
+                 "        /*0030*/                   SYNCS.EXCH.64 URZ, [UR6], %s ;\n"
+                 "        /*0040*/                   EXIT ;\n",
+                 cases[i].mov, uniform ? "UR4" : "R4");
+        parse_text(text);
+        cr_expect_eq(init_count("_Z1kv", 0x30), cases[i].count, "%s", cases[i].mov);
+        cr_expect_eq(init_count("_Z1kv", 0x10), 0, "not a SYNCS: %s", cases[i].mov);
+        wrs_module_free(&M);
+    }
+    memset(&M, 0, sizeof M);
+}
+
+/* ptxas's chain: count -> 0x100000 - count -> << 1 (low), << 11 (high) */
+Test(sanitizer_mbarrier, computed_chains, .fini = unload)
+{
+    const struct { uint32_t count; const char *text; } cases[] = {
+        {128,
+         "f:\n"
+         " /*0000*/ MOV R2, 0x80 ;\n"
+         " /*0010*/ S2R R0, SR_TID.X ;\n"
+         " /*0020*/ IADD3 R4, -R2, 0x100000, RZ ;\n"
+         " /*0030*/ SHF.L.U32 R5, R4, 0xb, RZ ;\n"
+         " /*0040*/ SHF.L.U32 R4, R4.reuse, 0x1, RZ ;\n"
+         " /*0050*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
+        {3,   /* R and UR mixed, IMAD.SHL, a carry-out predicate, a stray LDC.64 below */
+         "f:\n"
+         " /*0000*/ LDC.64 R2, c[0x0][0x210] ;\n"
+         " /*0010*/ UMOV UR5, 0x3 ;\n"
+         " /*0020*/ MOV R3, UR5 ;\n"
+         " /*0030*/ IADD3 R4, P0, -R3, 0x100000, RZ ;\n"
+         " /*0040*/ IMAD.SHL.U32 R4, R4, 0x2, RZ ;\n"
+         " /*0050*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
+        {1,   /* the H200's uniform chain, guards and all */
+         "f:\n"
+         " /*0000*/ UMOV UR4, 0x1 ;\n"
+         " /*0010*/ ISETP.NE.AND P0, PT, R7, RZ, PT ;\n"
+         " /*0020*/ VOTEU.ALL UP0, P0 ;\n"
+         " /*0030*/ @!UP0 UIADD3 UR4, -UR4, 0x100000, URZ ;\n"
+         " /*0040*/ @!UP0 USHF.L.U32 UR5, UR4, 0xb, URZ ;\n"
+         " /*0050*/ @!UP0 USHF.L.U32 UR4, UR4, 0x1, URZ ;\n"
+         " /*0060*/ @!UP0 SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n"},
+        {64,  /* LOP3 clears bit 0; the table ignores its third operand */
+         "f:\n"
+         " /*0000*/ IMAD.MOV.U32 R2, RZ, RZ, 0x1fff81 ;\n"
+         " /*0010*/ LOP3.LUT R4, R2, 0xfffffffe, R9, 0xc0, !PT ;\n"
+         " /*0020*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
+        {5,   /* a label no branch lands on, before the chain, and a branch target */
+         "f:\n"
+         " /*0000*/ @P1 BRA `(.L_x_1) ;\n"
+         ".L_x_1:\n"
+         " /*0010*/ UMOV UR4, 0x5 ;\n"
+         ".L_x_2:\n"
+         " /*0020*/ UIADD3 UR4, -UR4, 0x100000, URZ ;\n"
+         " /*0030*/ USHF.L.U32 UR4, UR4, 0x1, URZ ;\n"
+         " /*0040*/ SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        parse_text(cases[i].text);
+        const wrs_function *f = fn("f");
+        cr_expect_eq(init_count("f", f->insns[f->n - 1].pc), cases[i].count, "case %zu", i);
+        wrs_module_free(&M);
+    }
+    memset(&M, 0, sizeof M);
+}
+
+/* What the evaluator does not know: it says so (0), never a count. */
+Test(sanitizer_mbarrier, unknown_counts, .fini = unload)
+{
+    static const char *const cases[] = {
+        /* a count from a constant bank (a kernel parameter) */
+        "f:\n"
+        " /*0000*/ ULDC UR4, c[0x0][0x210] ;\n"
+        " /*0010*/ UIADD3 UR4, -UR4, 0x100000, URZ ;\n"
+        " /*0020*/ USHF.L.U32 UR4, UR4, 0x1, URZ ;\n"
+        " /*0030*/ SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n",
+        "f:\n"
+        " /*0000*/ LDC R2, c[0x0][0x210] ;\n"
+        " /*0010*/ IADD3 R4, -R2, 0x100000, RZ ;\n"
+        " /*0020*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+        " /*0030*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        /* ULDC.64 writes UR4 as the low half */
+        "f:\n"
+        " /*0000*/ UMOV UR4, 0x1ffffc ;\n"
+        " /*0010*/ ULDC.64 UR4, c[0x0][0x210] ;\n"
+        " /*0020*/ SYNCS.EXCH.64 URZ, [UR6], UR5 ;\n",
+        /* IMAD.WIDE writes R3 and R4 */
+        "f:\n"
+        " /*0000*/ MOV R4, 0x1ffffc ;\n"
+        " /*0010*/ IMAD.WIDE R3, R7, 0x4, R8 ;\n"
+        " /*0020*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        /* a def across a branch target: two values meet there */
+        "f:\n"
+        " /*0000*/ UMOV UR4, 0x1 ;\n"
+        " /*0010*/ @P0 BRA `(.L_x_1) ;\n"
+        " /*0020*/ UMOV UR4, 0x2 ;\n"
+        ".L_x_1:\n"
+        " /*0030*/ UIADD3 UR4, -UR4, 0x100000, URZ ;\n"
+        " /*0040*/ USHF.L.U32 UR4, UR4, 0x1, URZ ;\n"
+        " /*0050*/ SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n",
+        /* the init itself a branch target (a loop) */
+        "f:\n"
+        " /*0000*/ UMOV UR4, 0x1ffffc ;\n"
+        ".L_x_1:\n"
+        " /*0010*/ SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n"
+        " /*0020*/ @P0 BRA `(.L_x_1) ;\n",
+        /* a call between */
+        "f:\n"
+        " /*0000*/ MOV R4, 0x1ffffc ;\n"
+        " /*0010*/ CALL.REL.NOINC `(g) ;\n"
+        " /*0020*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        /* a predicated def with another predicate */
+        "f:\n"
+        " /*0000*/ ISETP.NE.AND P0, PT, R7, RZ, PT ;\n"
+        " /*0010*/ ISETP.NE.AND P1, PT, R8, RZ, PT ;\n"
+        " /*0020*/ @P1 MOV R4, 0x1ffffc ;\n"
+        " /*0030*/ @P0 SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        /* the same text, negated the other way */
+        "f:\n"
+        " /*0000*/ @!P0 MOV R4, 0x1ffffc ;\n"
+        " /*0010*/ @P0 SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        /* a predicated def, an unpredicated init */
+        "f:\n"
+        " /*0000*/ @P0 MOV R4, 0x1ffffc ;\n"
+        " /*0010*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        /* the same predicate name, rewritten between */
+        "f:\n"
+        " /*0000*/ ISETP.NE.AND P0, PT, R7, RZ, PT ;\n"
+        " /*0010*/ @P0 MOV R4, 0x1ffffc ;\n"
+        " /*0020*/ ISETP.GE.AND P0, PT, R7, 0x20, PT ;\n"
+        " /*0030*/ @P0 SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        /* VOTEU of different sources */
+        "f:\n"
+        " /*0000*/ VOTEU.ALL UP0, P0 ;\n"
+        " /*0010*/ VOTEU.ALL UP1, P1 ;\n"
+        " /*0020*/ @!UP0 UMOV UR4, 0x1ffffc ;\n"
+        " /*0030*/ @!UP1 SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n",
+        /* no def in the function */
+        "f:\n"
+        " /*0000*/ SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n",
+        /* unsupported defs: a special register, a shift with a high word,
+         * a right shift, an add with carry in, a byte select */
+        "f:\n"
+        " /*0000*/ S2R R4, SR_TID.X ;\n"
+        " /*0010*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        "f:\n"
+        " /*0000*/ MOV R4, 0xffffe ;\n"
+        " /*0010*/ SHF.L.U32 R4, R4, 0x1, R9 ;\n"
+        " /*0020*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        "f:\n"
+        " /*0000*/ MOV R4, 0x3ffff8 ;\n"
+        " /*0010*/ SHF.R.U32.HI R4, RZ, 0x1, R4 ;\n"
+        " /*0020*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        "f:\n"
+        " /*0000*/ MOV R4, 0x1ffffc ;\n"
+        " /*0010*/ IADD3.X R4, R4, RZ, RZ, P0, !PT ;\n"
+        " /*0020*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        "f:\n"
+        " /*0000*/ MOV R2, 0x1ffffc ;\n"
+        " /*0010*/ MOV R4, R2.B1 ;\n"
+        " /*0020*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        /* an indirect branch anywhere in the function */
+        "f:\n"
+        " /*0000*/ MOV R4, 0x1ffffc ;\n"
+        " /*0010*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"
+        " /*0020*/ BRX R2 -0x30 ;\n",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        parse_text(cases[i]);
+        const wrs_function *f = fn("f");
+        uint64_t pc = 0;
+        for (size_t k = 0; k < f->n; k++)
+            if (!strncmp(f->insns[k].opcode, "SYNCS", 5))
+                pc = f->insns[k].pc;
+        cr_expect_eq(init_count("f", pc), 0, "case %zu", i);
+        wrs_module_free(&M);
+    }
+    memset(&M, 0, sizeof M);
+}
+
+/* The same predicate, not rewritten: known; and the look back is bounded. */
+Test(sanitizer_mbarrier, guards_and_bounds, .fini = unload)
+{
+    parse_text("f:\n"
+               " /*0000*/ ISETP.NE.AND P0, PT, R7, RZ, PT ;\n"
+               " /*0010*/ @P0 MOV R4, 0x1ffffc ;\n"
+               " /*0020*/ ISETP.GE.AND P1, PT, R7, 0x20, PT ;\n"
+               " /*0030*/ @P0 SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n");
+    cr_expect_eq(init_count("f", 0x30), 2);
+    wrs_module_free(&M);
+
+    /* 300 adds of 0 after the value: past the window, unknown */
+    size_t cap = 64 * 1024, len = 0;
+    char *text = malloc(cap);
+    cr_assert_not_null(text);
+    len += (size_t)snprintf(text + len, cap - len, "f:\n /*0000*/ MOV R4, 0x1ffffc ;\n");
+    for (unsigned i = 1; i <= 300; i++)
+        len += (size_t)snprintf(text + len, cap - len, " /*%04x*/ IADD3 R4, R4, RZ, RZ ;\n",
+                                i * 16);
+    len += (size_t)snprintf(text + len, cap - len,
+                            " /*%04x*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n", 301 * 16);
+    parse_text(text);
+    cr_expect_eq(init_count("f", 301 * 16), 0);
+    wrs_module_free(&M);
+
+    /* six: within the window and the nesting (each add is one level deeper) */
+    len = 0;
+    len += (size_t)snprintf(text + len, cap - len, "f:\n /*0000*/ MOV R4, 0x1ffffc ;\n");
+    for (unsigned i = 1; i <= 6; i++)
+        len += (size_t)snprintf(text + len, cap - len, " /*%04x*/ IADD3 R4, R4, RZ, RZ ;\n",
+                                i * 16);
+    len += (size_t)snprintf(text + len, cap - len,
+                            " /*%04x*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n", 7 * 16);
+    parse_text(text);
+    cr_expect_eq(init_count("f", 7 * 16), 2);
+    wrs_module_free(&M);
+    free(text);
+    memset(&M, 0, sizeof M);
+}
