@@ -472,14 +472,12 @@ static void module_loaded(const Sanitizer_ResourceModuleData *d)
     /* mbarriers: successful waits at the attempt point (compute-sanitizer
      * 2025.2 and later), inits and arrivals at the CUDA barrier point; an
      * API without the attempt point patches neither (waits that acquire
-     * nothing would only report races that are none).  Experimental, only
-     * with WARPRACE_SAN_MBARRIER=1: on the H200 the objects' offsets and
-     * the arrivals' counts came out right, but an init's data was 2 for a
-     * count of 1 and the parity read from the object's bit 63 was wrong
-     * (SANITIZER.md, "Left to do" 3); without it such kernels are said and
-     * counted as unrecorded (note_unrecorded_sync). */
+     * nothing would only report races that are none).  The inits' counts
+     * and the waits' parities are the finisher's (san_events.h).
+     * WARPRACE_SAN_MBARRIER=0 leaves them unpatched: such kernels are then
+     * said and counted as unrecorded (note_unrecorded_sync). */
     const char *mb = getenv("WARPRACE_SAN_MBARRIER");
-    if (mb && !strcmp(mb, "1") &&
+    if (!(mb && !strcmp(mb, "0")) &&
         G.fn.patch_instructions((Sanitizer_InstructionId)WRS_SAN_INSTRUCTION_CUDA_BARRIER_ATTEMPT,
                                 d->module, "wrs_cuda_barrier_attempt") == SANITIZER_SUCCESS &&
         G.fn.patch_instructions((Sanitizer_InstructionId)WRS_SAN_INSTRUCTION_CUDA_BARRIER,
@@ -528,10 +526,12 @@ static void note_unrecorded_sync(CUmodule module, const char *name)
         mod_entry *m = &G.mods[i];
         if (m->module != module || !m->parsed)
             continue;
-        const wrs_function *f = wrs_find_function(&m->sass, name);
+        wrs_function *f = (wrs_function *)wrs_find_function(&m->sass, name);
         if (!f)
             return;
         wrs_unrecorded u = f->unrecorded;
+        if (u.bar_arrive)   /* those the finisher infers are recorded (san_events.h) */
+            u.bar_arrive = wrs_arrives_uninferred(f);
         if (m->mbarriers_patched)
             u.mbarrier = 0;
         if (!u.bar_arrive && !u.mbarrier)
@@ -543,9 +543,10 @@ static void note_unrecorded_sync(CUmodule module, const char *name)
             if (u.bar_arrive)
                 fprintf(stderr,
                         "warprace (sanitizer): kernel %s has %zu bar.arrive (BAR.ARV) "
-                        "instruction%s, which the Compute Sanitizer API does not report: its "
-                        "named-barrier arrivals are not recorded, and races reported across "
-                        "them may be none (record it with the device API: --mode api)\n",
+                        "instruction%s, which the Compute Sanitizer API does not report and "
+                        "no record leads to for certain: their named-barrier arrivals are "
+                        "not recorded, and races reported across them may be none (record "
+                        "it with the device API: --mode api)\n",
                         name, u.bar_arrive, u.bar_arrive == 1 ? "" : "s");
             if (u.mbarrier)
                 fprintf(stderr,
@@ -908,6 +909,20 @@ static void shutdown_recorder(void)
             fprintf(f, "sanitizer_barrier_arrive_uncounted=%llu\n",
                     (unsigned long long)s->barrier_arrive_uncounted);
             fprintf(f, "sanitizer_waits_held=%llu\n", (unsigned long long)s->waits_held);
+            fprintf(f, "sanitizer_arrives_inferred=%llu\n",
+                    (unsigned long long)s->arrives_inferred);
+            fprintf(f, "sanitizer_arrives_invalid=%llu\n", (unsigned long long)s->arrives_invalid);
+            fprintf(f, "sanitizer_grid_syncs=%llu\n", (unsigned long long)s->grid_syncs);
+            fprintf(f, "sanitizer_grid_sync_parts=%llu\n", (unsigned long long)s->grid_sync_parts);
+            fprintf(f, "sanitizer_grid_sync_unknown=%llu\n",
+                    (unsigned long long)s->grid_sync_unknown);
+            fprintf(f, "sanitizer_arrives_reported_too=%llu\n",
+                    (unsigned long long)s->arrives_reported_too);
+            fprintf(f, "sanitizer_mbarrier_inits=%llu\n", (unsigned long long)s->mbarrier_inits);
+            fprintf(f, "sanitizer_mbarrier_count_unknown=%llu\n",
+                    (unsigned long long)s->mbarrier_count_unknown);
+            fprintf(f, "sanitizer_mbarrier_untracked=%llu\n",
+                    (unsigned long long)s->mbarrier_untracked);
             fprintf(f, "sanitizer_bar_arrive_unreported=%llu\n",
                     (unsigned long long)G.arrive_unreported_launches);
             fprintf(f, "sanitizer_mbarrier_unrecorded=%llu\n",

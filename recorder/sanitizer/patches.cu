@@ -235,16 +235,18 @@ WRS_PATCH SanitizerPatchResult wrs_cluster_wait(void *ud, uint64_t pc)
 /* ---- mbarriers (SANITIZER_INSTRUCTION_CUDA_BARRIER and _ATTEMPT) --------------
  *
  * The same 3-slot mbarrier records as the device API's (format 1.3): the
- * object's offset in the block's shared window, and the init's count, an
- * arrive's count (the callback's data: "the count argument to the
- * arrive-on operation"), or a successful wait's parity.  The wait's parity
- * is not among the callback's arguments: it is read from the object after
- * the wait succeeded, whose phase bit (bit 63) then names the phase under
- * way, one past the one waited for.  A drop arrival is recorded as an
- * arrival (the format has no drop).  What cannot be recorded as the format
- * holds it (an object outside the shared window, a count out of range) is
- * counted (ctl->mbarrier_unrecorded), never written: a bad record would
- * stop the drain. */
+ * object's offset in the block's shared window, and an arrive's count
+ * (the callback's data: "the count argument to the arrive-on operation").
+ * Neither an init's count nor a wait's parity reaches the callbacks (seen
+ * on an H100 and an H200, toolkit 13.0: their data is no such thing, and
+ * the object reads 0 through ld.shared): an init is written with count 1
+ * and a successful wait with parity 0, and the finisher puts in the count
+ * the init instruction's operands give and the parity of the phase the
+ * arrivals it has seen completed (san_events.h).  A drop arrival is
+ * recorded as an arrival (the format has no drop).  What cannot be
+ * recorded as the format holds it (an object outside the shared window, a
+ * count out of range) is counted (ctl->mbarrier_unrecorded), never
+ * written: a bad record would stop the drain. */
 static __device__ __forceinline__ void wrs_mbarrier(void *ud, uint64_t pc, const void *bar,
                                                     uint32_t aux, unsigned mode)
 {
@@ -303,14 +305,14 @@ WRS_PATCH SanitizerPatchResult wrs_cuda_barrier(void *ud, uint64_t pc, void *bar
     return SANITIZER_PATCH_SUCCESS;
 #endif
     if (kind == WRS_SAN_CUDA_BARRIER_INIT)
-        wrs_mbarrier(ud, pc, barrier, data, WR_BARMODE_INIT);
+        wrs_mbarrier(ud, pc, barrier, 1u, WR_BARMODE_INIT);   /* the count: the finisher's */
     else if (kind >= WRS_SAN_CUDA_BARRIER_ARRIVE && kind <= WRS_SAN_CUDA_BARRIER_ARRIVE_DROP_NOCOMPLETE)
         wrs_mbarrier(ud, pc, barrier, data, WR_BARMODE_ARRIVE);
     return SANITIZER_PATCH_SUCCESS;
 }
 
-/* Every attempt at waiting: a successful one is recorded, with the parity
- * of the phase it waited for. */
+/* Every attempt at waiting: a successful one is recorded (its parity: the
+ * finisher's). */
 WRS_PATCH SanitizerPatchResult wrs_cuda_barrier_attempt(void *ud, uint64_t pc, void *barrier,
                                                         uint32_t kind, uint32_t data,
                                                         uint32_t result)
@@ -320,23 +322,8 @@ WRS_PATCH SanitizerPatchResult wrs_cuda_barrier_attempt(void *ud, uint64_t pc, v
     return SANITIZER_PATCH_SUCCESS;
 #endif
     (void)data;
-    if (kind != WRS_SAN_CUDA_BARRIER_WAIT || !result)
-        return SANITIZER_PATCH_SUCCESS;
-    unsigned long long word;
-    uint32_t parity;
-    if (__isShared(barrier)) {
-        word = *(volatile unsigned long long *)barrier;
-        parity = (uint32_t)(word >> 63) ^ 1u;
-    } else if ((uintptr_t)barrier < WR_SHARED_LIMIT && !((uintptr_t)barrier & 7u)) {
-        /* an offset in the block's shared window */
-        asm volatile("ld.volatile.shared.b64 %0, [%1];"
-                     : "=l"(word)
-                     : "r"((uint32_t)(uintptr_t)barrier));
-        parity = (uint32_t)(word >> 63) ^ 1u;
-    } else {
-        parity = 2;   /* the object is not readable here: counted, not recorded */
-    }
-    wrs_mbarrier(ud, pc, barrier, parity, WR_BARMODE_WAIT);
+    if (kind == WRS_SAN_CUDA_BARRIER_WAIT && result)
+        wrs_mbarrier(ud, pc, barrier, 0u, WR_BARMODE_WAIT);
     return SANITIZER_PATCH_SUCCESS;
 }
 

@@ -10,6 +10,11 @@
 struct wrs_warp_slot {
     uint64_t key;                 /* (block << 32 | warp) + 1; 0 = empty */
     uint64_t pc;
+    /* the BAR.ARVs (absolute PCs) emitted after the warp's last record: a
+     * barrier callback of one of them, should the API ever report it, is
+     * the same arrival */
+    uint64_t arrived[4];
+    uint32_t narrived;
     uint32_t held;                /* the warp's held atomic read: pool index + 1 */
 };
 
@@ -21,6 +26,17 @@ struct wrs_held {
     uint64_t seq;                 /* arrival order */
     uint32_t prev, next;          /* its list (or the free list: next); index + 1 */
     uint8_t writes;               /* a read-modify-write: in the word index */
+    wrs_function *arrive_fn;      /* BAR.ARV may follow its PC (arrive_off): asked */
+    uint64_t arrive_off;          /* when it goes out (emit_arrives_after) */
+    uint64_t arrive_start;        /* the function's start */
+};
+
+/* An mbarrier of a running block (san_events.h): key 0 empty, 1 deleted. */
+struct wrs_mbar_slot {
+    uint64_t key;
+    uint32_t launch, block, offset;
+    uint32_t count;               /* arrivals per phase */
+    uint64_t arrivals;            /* since its init */
 };
 
 /* Word index entry: a word of a held read-modify-write.  Keys are hashes:
@@ -64,6 +80,7 @@ void wrs_finisher_destroy(wrs_finisher *f)
     free(f->pairs);
     free(f->held);
     free(f->words);
+    free(f->mbars);
     memset(f, 0, sizeof *f);
 }
 
@@ -244,6 +261,7 @@ static wrs_warp_slot *warp_slot(wrs_finisher *f, uint64_t key, int create)
         f->warps[j].key = key;
         f->warps[j].pc = 0;
         f->warps[j].held = 0;
+        f->warps[j].narrived = 0;
         f->warp_count++;
     }
     return &f->warps[j];
@@ -504,6 +522,63 @@ static void list_unlink(wrs_finisher *f, wrs_held_list *l, uint32_t idx)
         l->tail = h->prev;
 }
 
+/* The warp an event of a warp belongs to, and its lanes. */
+static void warp_of(const wr_event *ev, uint32_t *block, uint32_t *warp, uint32_t *mask)
+{
+    switch (ev->kind) {
+    case WR_EV_ACCESS:
+        *block = ev->u.access.block, *warp = ev->u.access.warp, *mask = ev->u.access.active_mask;
+        break;
+    case WR_EV_BARRIER:
+        *block = ev->u.barrier.block, *warp = ev->u.barrier.warp, *mask = ev->u.barrier.active_mask;
+        break;
+    default:
+        *block = ev->u.warp_sync.block, *warp = ev->u.warp_sync.warp, *mask = ev->u.warp_sync.mask;
+        break;
+    }
+}
+
+/* The block barrier arrivals (BAR.ARV, which the API does not report) its
+ * warp makes after the record of ev, at offset off of fn, before its next
+ * record: emitted right after ev (san_events.h). */
+static int emit_arrives_after(wrs_finisher *f, const wr_event *ev, wrs_function *fn, uint64_t off,
+                              uint64_t fn_start)
+{
+    if (!fn || !fn->unrecorded.bar_arrive)
+        return 0;
+    uint32_t ids[4], counts[4];
+    uint64_t pcs[4];
+    int n = wrs_arrives_after(fn, off, ids, counts, pcs, 4);
+    uint32_t block, warp, mask;
+    warp_of(ev, &block, &warp, &mask);
+    wrs_warp_slot *slot = warp_slot(f, (((uint64_t)block << 32) | warp) + 1, 0);
+    if (slot) {
+        slot->narrived = (uint32_t)n;
+        for (int i = 0; i < n; i++)
+            slot->arrived[i] = fn_start + pcs[i];
+    }
+    for (int i = 0; i < n; i++) {
+        wr_event b;
+        memset(&b, 0, sizeof b);
+        b.kind = WR_EV_BARRIER;
+        b.site = 0;
+        b.u.barrier.launch = f->launch;
+        warp_of(ev, &b.u.barrier.block, &b.u.barrier.warp, &b.u.barrier.active_mask);
+        b.u.barrier.barrier_id = ids[i];
+        b.u.barrier.expected = counts[i];
+        b.u.barrier.scope = WR_BAR_BLOCK;
+        b.u.barrier.mode = WR_BARMODE_ARRIVE;
+        if (wr_barrier_mode_problem(&b.u.barrier)) {
+            f->st.arrives_invalid++;
+            continue;
+        }
+        f->st.arrives_inferred++;
+        if (emit(f, &b) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int emit_held(wrs_finisher *f, uint32_t idx, bool early)
 {
     wrs_held *h = &f->held[idx - 1];
@@ -516,6 +591,8 @@ static int emit_held(wrs_finisher *f, uint32_t idx, bool early)
     if (early)
         f->st.held_flushed_early++;
     int rc = emit(f, &h->ev);
+    if (rc == 0)
+        rc = emit_arrives_after(f, &h->ev, h->arrive_fn, h->arrive_off, h->arrive_start);
     h->next = f->held_free;
     f->held_free = idx;
     return rc;
@@ -597,6 +674,8 @@ static int hold(wrs_finisher *f, wrs_warp_slot *slot, const wr_event *e)
         h->writes = wr_op_writes(e->u.access.op);
     }
     h->warp_key = slot->key;
+    h->arrive_fn = NULL;
+    h->arrive_off = h->arrive_start = 0;
     h->seq = ++f->held_seq;
     wrs_held_list *l = h->writes ? &f->held_writes : &f->held_loads;
     h->prev = l->tail;
@@ -614,6 +693,114 @@ static int hold(wrs_finisher *f, wrs_warp_slot *slot, const wr_event *e)
     else
         f->st.waits_held++;
     return 0;
+}
+
+/* ---- mbarriers (san_events.h) ---------------------------------------------- */
+
+static uint64_t mbar_key(uint32_t launch, uint32_t block, uint32_t offset)
+{
+    uint64_t k = mix(((uint64_t)launch << 32 | block) ^ mix(offset));
+    return k > 1 ? k : k + 2;
+}
+
+static wrs_mbar_slot *mbar_find(wrs_finisher *f, const wr_barrier *b, int create)
+{
+    if (create && 2 * (f->mbar_used + 1) > f->mbar_cap) {
+        size_t ncap = f->mbar_cap ? 2 * f->mbar_cap : 64;
+        wrs_mbar_slot *n = calloc(ncap, sizeof *n), *old = f->mbars;
+        if (!n)
+            return NULL;
+        size_t used = 0;
+        for (size_t i = 0; i < f->mbar_cap; i++)
+            if (old[i].key > 1) {
+                size_t j = old[i].key & (ncap - 1);
+                while (n[j].key)
+                    j = (j + 1) & (ncap - 1);
+                n[j] = old[i];
+                used++;
+            }
+        free(old);
+        f->mbars = n;
+        f->mbar_cap = ncap;
+        f->mbar_used = used;
+    }
+    if (!f->mbar_cap)
+        return NULL;
+    uint64_t key = mbar_key(b->launch, b->block, b->barrier_id);
+    size_t j = key & (f->mbar_cap - 1), tomb = SIZE_MAX;
+    for (;;) {
+        wrs_mbar_slot *m = &f->mbars[j];
+        if (!m->key)
+            break;
+        if (m->key == 1 && tomb == SIZE_MAX)
+            tomb = j;
+        if (m->key == key && m->launch == b->launch && m->block == b->block &&
+            m->offset == b->barrier_id)
+            return m;
+        j = (j + 1) & (f->mbar_cap - 1);
+    }
+    if (!create)
+        return NULL;
+    if (tomb != SIZE_MAX)
+        j = tomb;
+    else
+        f->mbar_used++;
+    wrs_mbar_slot *m = &f->mbars[j];
+    *m = (wrs_mbar_slot){key, b->launch, b->block, b->barrier_id, 0, 0};
+    return m;
+}
+
+/* A block's mbarriers end with it. */
+static void mbar_block_exit(wrs_finisher *f, uint32_t launch, uint32_t block)
+{
+    for (size_t i = 0; i < f->mbar_cap; i++)
+        if (f->mbars[i].key > 1 && f->mbars[i].launch == launch && f->mbars[i].block == block)
+            f->mbars[i].key = 1;
+}
+
+/* Completes an mbarrier record (init's count, wait's parity) or says it
+ * goes (0: drop). */
+static int complete_mbarrier(wrs_finisher *f, wr_barrier *b, const wrs_range *r, uint64_t pc)
+{
+    if (b->mode == WR_BARMODE_INIT) {
+        uint32_t count = 0;
+        wrs_mbar_slot *m = mbar_find(f, b, 1);
+        if (!r || !wrs_mbarrier_init_count(r->fn, pc - r->start, &count)) {
+            f->st.mbarrier_count_unknown++;
+            if (m)
+                m->count = 0;
+            return 0;
+        }
+        if (!m)
+            return 0;
+        m->count = count;
+        m->arrivals = 0;
+        b->expected = count;
+        f->st.mbarrier_inits++;
+        return 1;
+    }
+    wrs_mbar_slot *m = mbar_find(f, b, 0);
+    if (!m || !m->count) {
+        f->st.mbarrier_untracked++;
+        return 0;
+    }
+    if (b->mode == WR_BARMODE_WAIT) {
+        uint64_t completed = m->arrivals / m->count;
+        b->expected = completed ? (uint32_t)((completed - 1) & 1) : 1;
+    } else {
+        m->arrivals += (uint64_t)(b->expected ? b->expected : 1) *
+                       (uint64_t)__builtin_popcount(b->active_mask);
+    }
+    return 1;
+}
+
+static void set_held_arrive(wrs_finisher *f, wrs_warp_slot *slot, wrs_function *fn, uint64_t off,
+                            uint64_t start)
+{
+    wrs_held *h = &f->held[slot->held - 1];
+    h->arrive_fn = fn;
+    h->arrive_off = off;
+    h->arrive_start = start;
 }
 
 static int fin_event(void *ctx, const wr_event *ev)
@@ -645,20 +832,53 @@ static int fin_event(void *ctx, const wr_event *ev)
         /* a host event or block exit orders what is held: out first */
         if (emit_all_held(f) != 0)
             return -1;
+        if (ev->kind == WR_EV_BLOCK_EXIT && f->mbar_used)
+            mbar_block_exit(f, ev->u.block.launch, ev->u.block.block);
         return emit(f, ev);
     }
     wr_event e = *ev;
     uint64_t pc = pc_of_site(f, ev->site);
     const wrs_range *r = pc ? find_range(f, pc) : NULL;
+    int grid = r ? wrs_grid_sync_role(r->fn, pc - r->start) : WRS_GRID_NONE;
+    if (grid == WRS_GRID_UNKNOWN)
+        f->st.grid_sync_unknown++;
     if (e.kind == WR_EV_ACCESS)
         complete_access(f, &e.u.access, r, pc);
-    else if (e.kind == WR_EV_BARRIER)
+    else if (e.kind == WR_EV_BARRIER && e.u.barrier.scope == WR_BAR_MBARRIER) {
+        if (!complete_mbarrier(f, &e.u.barrier, r, pc))
+            return 0;
+    } else if (e.kind == WR_EV_BARRIER)
         complete_barrier(f, &e.u.barrier, r, pc);
     uint64_t key = (((uint64_t)block << 32) | warp) + 1;
     wrs_warp_slot *slot = warp_slot(f, key, 1);
     if (slot && slot->held && release_held(f, slot) != 0)
         return -1;
-    if (slot && slot->pc && r) {
+    if (slot && e.kind == WR_EV_BARRIER && e.u.barrier.scope == WR_BAR_BLOCK) {
+        for (uint32_t i = 0; i < slot->narrived; i++)
+            if (slot->arrived[i] == pc) {
+                f->st.arrives_reported_too++;   /* emitted already */
+                slot->pc = pc;
+                return 0;
+            }
+    }
+    if (slot)
+        slot->narrived = 0;
+    /* grid.sync(): its parts go, its second block barrier stands for the
+     * grid barrier (san_events.h) */
+    if (grid == WRS_GRID_ARRIVE_BAR || grid == WRS_GRID_PART) {
+        f->st.grid_sync_parts++;
+        if (slot)
+            slot->pc = pc;
+        return 0;
+    }
+    if (grid == WRS_GRID_WAIT_BAR && e.kind == WR_EV_BARRIER) {
+        e.u.barrier.scope = WR_BAR_GRID;
+        e.u.barrier.mode = WR_BARMODE_SYNC;
+        e.u.barrier.barrier_id = 0;
+        e.u.barrier.expected = 0;    /* all of the grid's threads */
+        f->st.grid_syncs++;
+    }
+    if (slot && slot->pc && r && grid != WRS_GRID_WAIT_BAR) {
         const wrs_range *pr = find_range(f, slot->pc);
         if (pr && pr->fn == r->fn) {
             uint8_t answer, scope, order;
@@ -690,21 +910,32 @@ static int fin_event(void *ctx, const wr_event *ev)
     if (slot)
         slot->pc = pc;
     /* a wait goes out once its warp has moved on (san_events.h) */
-    if (e.kind == WR_EV_BARRIER && e.u.barrier.mode == WR_BARMODE_WAIT && slot) {
+    wrs_function *afn = r ? r->fn : NULL;
+    uint64_t aoff = r ? pc - r->start : 0, astart = r ? r->start : 0;
+    /* (an mbarrier's wait is recorded after it succeeded: the attempt
+     * callback has its result) */
+    if (e.kind == WR_EV_BARRIER && e.u.barrier.mode == WR_BARMODE_WAIT &&
+        e.u.barrier.scope != WR_BAR_MBARRIER && slot) {
         int rc = hold(f, slot, &e);
+        if (rc == 0)
+            set_held_arrive(f, slot, afn, aoff, astart);
         if (rc <= 0)
             return rc;
     }
     if (e.kind == WR_EV_ACCESS && wr_op_is_atomic(e.u.access.op)) {
         if (wr_op_reads(e.u.access.op) && slot) {
             int rc = hold(f, slot, &e);
+            if (rc == 0)
+                set_held_arrive(f, slot, afn, aoff, astart);
             if (rc <= 0)
                 return rc;
         }
         if (emit_writes_before(f, &e.u.access, 0) != 0)
             return -1;
     }
-    return emit(f, &e);
+    if (emit(f, &e) != 0)
+        return -1;
+    return emit_arrives_after(f, &e, afn, aoff, astart);
 }
 
 /* The stream ends: nothing may stay held. */

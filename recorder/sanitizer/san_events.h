@@ -74,7 +74,54 @@ typedef struct wrs_stats {
     uint64_t barrier_mode_unknown;    /* barrier PC unknown / not that barrier: callback's mode kept */
     uint64_t barrier_arrive_uncounted;/* BAR.ARV without a thread count: recorded as SYNC */
     uint64_t waits_held;              /* cluster waits moved to the warp's next record */
+    uint64_t arrives_inferred;        /* BAR.ARV emitted after the record before them */
+    uint64_t arrives_invalid;         /* ... whose id or count the format cannot hold */
+    uint64_t arrives_reported_too;    /* ... whose barrier callback fired after all: dropped */
+    uint64_t grid_syncs;              /* grid.sync() barriers recorded as grid barriers */
+    uint64_t grid_sync_parts;         /* its other records, left out */
+    uint64_t grid_sync_unknown;       /* records in sync.h whose role is not known: kept */
+    uint64_t mbarrier_inits;          /* mbarrier inits whose count the code gave */
+    uint64_t mbarrier_count_unknown;  /* ... whose count it did not: that object untracked */
+    uint64_t mbarrier_untracked;      /* arrivals and waits on untracked objects: left out */
 } wrs_stats;
+
+/*
+ * Two things the API does not report as such, recovered from the code:
+ *
+ *  - bar.arrive (BAR.ARV) fires no callback.  After each record of a warp
+ *    the finisher asks the CFG whether every path from its PC reaches one
+ *    BAR.ARV with immediate id and count before anything that may record
+ *    (wrs_arrives_after); if so it emits the block barrier's ARRIVE right
+ *    after the record (after a held record, when that goes out).  No record
+ *    of the warp lies between, so the arrival stands where it executed, and
+ *    every waiter's records after its wait come later in the ring.  A
+ *    BAR.ARV no record leads to for certain is not recorded and is said at
+ *    launch (inject_sanitizer.c).
+ *  - grid.sync() arrives as its parts: two block barriers around the block
+ *    master's atomic on the grid's workspace and its polling, whose weak
+ *    data orderings scoped would take for fences and flags.  With -gi line
+ *    info its instructions name cooperative groups' details/sync.h
+ *    (wrs_grid_sync_role): the second barrier becomes a grid barrier
+ *    (WR_BAR_GRID, SYNC, every thread of the grid), as the device API
+ *    records grid.sync(); the first barrier, the atomics, loads and warp
+ *    syncs inside it are left out (counted), and no fence is inferred
+ *    across it.  Without line info the parts stay as they are.
+ *  - mbarriers: the callbacks give an arrival's count, but neither an
+ *    init's count nor a wait's parity (patches.cu).  The init's count is
+ *    read from its instruction's operands (wrs_mbarrier_init_count: the
+ *    constant the code writes into the object); the finisher then counts
+ *    each object's arrivals (count x lanes) in ring order, and a
+ *    successful wait, recorded after it succeeded (the attempt callback
+ *    has its result), waited for the latest phase those arrivals
+ *    completed: parity (completed - 1) & 1, or the phase before the first
+ *    (parity 1: it acquires nothing) when none has.  Arrivals are recorded
+ *    before they execute, so one of the next phase can come before a wait
+ *    that did not see it: the parity is then one phase ahead (the wait
+ *    acquires more than it did: a race may be hidden, none invented).  An
+ *    object whose count the code does not give (a count computed at run
+ *    time) is not tracked: its init, arrivals and waits are left out and
+ *    counted, and what they order looks unordered.
+ */
 
 /* A loaded function: [start, start + size) in the device's address space. */
 typedef struct wrs_range {
@@ -87,6 +134,7 @@ typedef struct wrs_warp_slot wrs_warp_slot;
 typedef struct wrs_pair_slot wrs_pair_slot;
 typedef struct wrs_held wrs_held;
 typedef struct wrs_word_slot wrs_word_slot;
+typedef struct wrs_mbar_slot wrs_mbar_slot;
 
 /* Held atomic reads in arrival order (indices + 1 into the pool; 0 = none). */
 typedef struct wrs_held_list {
@@ -119,6 +167,9 @@ typedef struct wrs_finisher {
     /* words of the held read-modify-writes -> pool index */
     wrs_word_slot *words;
     size_t word_cap, word_used;
+    /* mbarriers of running blocks: their count and the arrivals seen */
+    wrs_mbar_slot *mbars;
+    size_t mbar_cap, mbar_used;
     uint32_t launch;
     uint32_t block_threads;       /* the current launch's block size (0: not known) */
     wrs_stats st;

@@ -282,6 +282,7 @@ typedef struct parser {
      * the frame taken so far is a toolkit header's (an outer one may
      * replace it) */
     int in_frames, frame_in_toolkit;
+    uint32_t grid_sync_line;   /* of the current frames (wrs_insn) */
     label *labels;
     size_t nlabels, caplabels;
     fixup *fixups;
@@ -495,6 +496,7 @@ static int start_function(parser *p, const char *name, size_t len)
     p->have_fn = 1;
     p->file = -1;
     p->line = 0;
+    p->grid_sync_line = 0;
     return 0;
 }
 
@@ -595,6 +597,22 @@ static const char *file_and_line(const char *s, const char *end, const char **na
     return l;
 }
 
+/* The line of the first frame in cooperative_groups/details/sync.h that
+ * a line-info comment names (as its file or where it was inlined), or 0. */
+static uint32_t grid_sync_frame(const char *s, const char *end)
+{
+    static const char mark[] = "/cooperative_groups/details/sync.h\", line ";
+    size_t k = sizeof mark - 1;
+    for (const char *q = s; q + k <= end; q++)
+        if (!memcmp(q, mark, k)) {
+            unsigned long v = 0;
+            for (q += k; q < end && isdigit((unsigned char)*q) && v < 100000000ul; q++)
+                v = v * 10 + (unsigned long)(*q - '0');
+            return (uint32_t)v;
+        }
+    return 0;
+}
+
 /* `//## File "x.h", line 384 inlined at "k.cu", line 69`: nvdisasm -gi
  * writes one such comment per inlining level before an instruction,
  * innermost first, the outermost (the kernel's own line) without `inlined
@@ -603,6 +621,10 @@ static const char *file_and_line(const char *s, const char *end, const char **na
  * `inlined at` part this parser does not know is ignored. */
 static int parse_line_info(parser *p, const char *s, const char *end)
 {
+    if (!p->in_frames)
+        p->grid_sync_line = 0;   /* a new instruction's frames */
+    if (!p->grid_sync_line)
+        p->grid_sync_line = grid_sync_frame(s, end);
     if (p->in_frames && !p->frame_in_toolkit)
         return 0;   /* an outer frame of a site already taken */
     const char *name;
@@ -655,6 +677,37 @@ static int is_ureg_operand(const char *s, size_t n)
     return n >= 3 && s[0] == 'U' && s[1] == 'R' && isdigit((unsigned char)s[2]);
 }
 
+/* A hex immediate operand `0x1f` spanning [s, e), or -1. */
+static int32_t hex_immediate(const char *s, const char *e)
+{
+    while (s < e && isspace((unsigned char)*s))
+        s++;
+    while (e > s && isspace((unsigned char)e[-1]))
+        e--;
+    if (e - s < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || e - s > 10)
+        return -1;
+    uint32_t v = 0;
+    for (s += 2; s < e; s++) {
+        int d = isdigit((unsigned char)*s) ? *s - '0'
+                : (*s >= 'a' && *s <= 'f') ? *s - 'a' + 10
+                : (*s >= 'A' && *s <= 'F') ? *s - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + (uint32_t)d;
+    }
+    return v > 0x7fffffffu ? -1 : (int32_t)v;
+}
+
+/* `BAR.ARV 0x1, 0x40`: the id and the thread count where they are
+ * immediates (`BAR.SYNC.DEFER_BLOCKING 0x0` names the id only). */
+static void bar_immediates(const char *ops, const char *end, wrs_insn *in)
+{
+    const char *c = memchr(ops, ',', (size_t)(end - ops));
+    in->bar_id = hex_immediate(ops, c ? c : end);
+    if (c && !memchr(c + 1, ',', (size_t)(end - c - 1)))
+        in->bar_count = hex_immediate(c + 1, end);
+}
+
 static int handle_instruction(parser *p, uint64_t pc, const char *s, const char *end)
 {
     if (!p->have_fn)
@@ -672,6 +725,8 @@ static int handle_instruction(parser *p, uint64_t pc, const char *s, const char 
     in.target = -1;
     in.file = p->file;
     in.line = p->line;
+    in.grid_sync_line = p->grid_sync_line;
+    in.bar_id = in.bar_count = -1;
     if (s < end && *s == '@') {
         const char *e = s;
         while (e < end && !isspace((unsigned char)*e))
@@ -707,6 +762,8 @@ static int handle_instruction(parser *p, uint64_t pc, const char *s, const char 
         size_t n = (size_t)(oend - ops);
         memcpy(in.operands, ops, n < sizeof in.operands ? n : sizeof in.operands - 1);
     }
+    if (base_is(in.opcode, "BAR"))
+        bar_immediates(ops, end, &in);
     /* branch targets */
     if (in.cls.flow == WRS_F_BRANCH || !strncmp(in.opcode, "BSSY", 4)) {
         /* operands separated by ',' ; the target is the last one */
@@ -922,6 +979,159 @@ static int counts_as_fence(const wrs_insn *in, unsigned scope, int sc_only)
 {
     return in->cls.kind == WRS_K_FENCE && in->cls.scope >= scope &&
            (!sc_only || in->cls.order == WR_ORDER_SC);
+}
+
+/* Could the instruction make a record (or leave the function) before a
+ * BAR.ARV is reached?  Conservative: any memory, barrier or warp-sync
+ * instruction, mbarrier operations, calls and returns. */
+static int may_record(const wrs_insn *in)
+{
+    switch (in->cls.kind) {
+    case WRS_K_LOAD:
+    case WRS_K_STORE:
+    case WRS_K_ATOMIC:
+    case WRS_K_RED:
+    case WRS_K_BARRIER:
+    case WRS_K_WARPSYNC:
+        return 1;
+    default:
+        break;
+    }
+    return in->cls.flow == WRS_F_CALL || in->cls.flow == WRS_F_RET ||
+           !strncmp(in->opcode, "SYNCS.", 6);
+}
+
+static int is_counted_arrive(const wrs_insn *in)
+{
+    return in->cls.kind == WRS_K_BARRIER && in->cls.barmode == WR_BARMODE_ARRIVE &&
+           !in->predicated && in->bar_id >= 0 && in->bar_count > 0;
+}
+
+/* The one BAR.ARV every path from insns[s] (exclusive) reaches before
+ * anything else wrs_arrives_after stops at: its index, or -1. */
+static long first_arrive(const wrs_function *f, size_t s, unsigned char *seen, uint32_t *stack)
+{
+    memset(seen, 0, f->n);
+    long hit = -1;
+    size_t sp = 0;
+    stack[sp++] = (uint32_t)s;
+    seen[s] = 1;
+    while (sp > 0) {
+        uint32_t u = stack[--sp];
+        for (int k = 0; k < 2; k++) {
+            uint32_t v = f->succ[2 * u + k];
+            if (v == SUCC_NONE) {
+                if (k == 0)
+                    return -1;    /* an exit, or the end of the code */
+                continue;
+            }
+            if (v == SUCC_UNKNOWN || v == s)
+                return -1;
+            if (seen[v])
+                continue;
+            seen[v] = 1;
+            const wrs_insn *in = &f->insns[v];
+            if (is_counted_arrive(in)) {
+                if (hit >= 0 && hit != (long)v)
+                    return -1;
+                hit = (long)v;
+                continue;
+            }
+            if (may_record(in))
+                return -1;
+            stack[sp++] = v;
+        }
+    }
+    return hit;
+}
+
+size_t wrs_arrives_uninferred(wrs_function *f)
+{
+    if (f->arrives_uninferred_1)
+        return f->arrives_uninferred_1 - 1;
+    size_t arrives = 0;
+    for (size_t i = 0; i < f->n; i++)
+        arrives += f->insns[i].cls.kind == WRS_K_BARRIER &&
+                   f->insns[i].cls.barmode == WR_BARMODE_ARRIVE &&
+                   f->insns[i].cls.scope == WR_SCOPE_BLOCK;
+    size_t left = arrives;
+    unsigned char *hit = calloc(f->n ? f->n : 1, 1);
+    unsigned char *seen = malloc(f->n ? f->n : 1);
+    uint32_t *stack = malloc((f->n + 1) * sizeof *stack);
+    if (arrives && hit && seen && stack && build_cfg(f) == 0) {
+        for (size_t i = 0; i < f->n; i++) {
+            const wrs_insn *in = &f->insns[i];
+            if (!may_record(in) && !is_counted_arrive(in))
+                continue;
+            long h = first_arrive(f, i, seen, stack);
+            if (h >= 0 && !hit[h]) {
+                hit[h] = 1;
+                left--;
+            }
+        }
+    }
+    free(hit);
+    free(seen);
+    free(stack);
+    f->arrives_uninferred_1 = left + 1;
+    return left;
+}
+
+int wrs_grid_sync_role(wrs_function *f, uint64_t pc)
+{
+    const wrs_insn *in = wrs_find_insn(f, pc);
+    if (!in || !in->grid_sync_line)
+        return WRS_GRID_NONE;
+    if (in->cls.kind != WRS_K_BARRIER)
+        return WRS_GRID_PART;
+    if (!f->grid_lines) {
+        uint32_t lines[3];
+        int n = 0;
+        for (size_t i = 0; i < f->n && n < 3; i++) {
+            const wrs_insn *b = &f->insns[i];
+            if (b->cls.kind != WRS_K_BARRIER || !b->grid_sync_line)
+                continue;
+            int k = 0;
+            while (k < n && lines[k] != b->grid_sync_line)
+                k++;
+            if (k == n)
+                lines[n++] = b->grid_sync_line;
+        }
+        f->grid_lines = n == 2 ? 1 : -1;
+        if (n == 2) {
+            f->grid_arrive_line = lines[0] < lines[1] ? lines[0] : lines[1];
+            f->grid_wait_line = lines[0] < lines[1] ? lines[1] : lines[0];
+        }
+    }
+    if (f->grid_lines < 0 || in->cls.scope != WR_SCOPE_BLOCK ||
+        in->cls.barmode != WR_BARMODE_SYNC)
+        return WRS_GRID_UNKNOWN;
+    return in->grid_sync_line == f->grid_arrive_line ? WRS_GRID_ARRIVE_BAR : WRS_GRID_WAIT_BAR;
+}
+
+int wrs_arrives_after(wrs_function *f, uint64_t pc, uint32_t *ids, uint32_t *counts,
+                      uint64_t *pcs, int max)
+{
+    long at = insn_index(f, pc);
+    if (at < 0 || build_cfg(f) != 0)
+        return 0;
+    unsigned char *seen = malloc(f->n);
+    uint32_t *stack = malloc(f->n * sizeof *stack + sizeof *stack);
+    int found = 0;
+    while (seen && stack && found < max) {
+        long hit = first_arrive(f, (size_t)at, seen, stack);
+        if (hit < 0)
+            break;
+        ids[found] = (uint32_t)f->insns[hit].bar_id;
+        counts[found] = (uint32_t)f->insns[hit].bar_count;
+        if (pcs)
+            pcs[found] = f->insns[hit].pc;
+        found++;
+        at = hit;
+    }
+    free(seen);
+    free(stack);
+    return found;
 }
 
 wrs_answer wrs_fence_between(wrs_function *f, uint64_t pc1, uint64_t pc2, unsigned scope,

@@ -96,6 +96,13 @@ typedef struct wrs_insn {
     int64_t target;      /* branch target offset, -1 = none / unknown */
     int32_t file;        /* index into wrs_module.files, -1 = no line info */
     uint32_t line;
+    /* The line of the innermost inlining frame in cooperative groups'
+     * details/sync.h (the grid barrier's implementation: grid.sync()),
+     * 0 = none or no -gi frames. */
+    uint32_t grid_sync_line;
+    /* BAR.* with immediate operands: the barrier id and the thread count
+     * (-1: a register operand, or none written) */
+    int32_t bar_id, bar_count;
 } wrs_insn;
 
 /* What a function holds that this path cannot record (seen on an H200:
@@ -115,6 +122,12 @@ typedef struct wrs_function {
     int cfg_built;
     int has_indirect;
     uint32_t *succ;      /* 2 per instruction, UINT32_MAX = none */
+    /* grid.sync()'s two barrier lines in details/sync.h, found lazily by
+     * wrs_grid_sync_role: 0 not yet looked, 1 found, -1 not two lines */
+    int grid_lines;
+    uint32_t grid_arrive_line, grid_wait_line;
+    /* wrs_arrives_uninferred's answer + 1 (0: not asked yet) */
+    size_t arrives_uninferred_1;
     wrs_unrecorded unrecorded;
 } wrs_function;
 
@@ -154,6 +167,35 @@ typedef enum wrs_answer {
  * (a fence inside one is not seen: the answer errs towards NO). */
 wrs_answer wrs_fence_between(wrs_function *f, uint64_t pc1, uint64_t pc2, unsigned scope,
                              int sc_only);
+
+/* The block barrier arrivals (BAR.ARV) a warp makes after the
+ * instruction at pc before its next record: the API reports no BAR.ARV,
+ * so the finisher emits them after the record at pc.  Every path that
+ * leaves pc must reach one and the same unpredicated BAR.ARV with
+ * immediate id and count before any instruction that may record
+ * (memory, barrier, warp sync, SYNCS.*), a call, an exit or an indirect
+ * branch; then the same is asked from that BAR.ARV, up to max times.
+ * Fills ids[], counts[] and, unless NULL, pcs[] (the BAR.ARVs' PCs),
+ * returns how many (0: none certain). */
+int wrs_arrives_after(wrs_function *f, uint64_t pc, uint32_t *ids, uint32_t *counts,
+                      uint64_t *pcs, int max);
+/* How many of f's BAR.ARV instructions no record leads to for certain
+ * (wrs_arrives_after from any instruction that may record never names
+ * them): those the sanitizer path cannot record. */
+size_t wrs_arrives_uninferred(wrs_function *f);
+
+/* What the instruction at pc is to a grid.sync() (cooperative groups'
+ * sync_grids, seen through its -gi inlining frames in details/sync.h):
+ * WRS_GRID_NONE (not inside one, or no frames), WRS_GRID_ARRIVE_BAR (the
+ * block barrier before the block's arrival), WRS_GRID_WAIT_BAR (the block
+ * barrier after the wait for every block: where the grid barrier
+ * completes), WRS_GRID_PART (its atomics, polling loads, fences and warp
+ * syncs).  The two barriers are told apart by their line in sync.h (the
+ * arrival's comes first); a function whose sync.h barriers sit on fewer
+ * or more than two lines gives WRS_GRID_UNKNOWN for all of them. */
+enum { WRS_GRID_NONE = 0, WRS_GRID_ARRIVE_BAR, WRS_GRID_WAIT_BAR, WRS_GRID_PART,
+       WRS_GRID_UNKNOWN };
+int wrs_grid_sync_role(wrs_function *f, uint64_t pc);
 
 const char *wrs_kind_name(unsigned kind);
 

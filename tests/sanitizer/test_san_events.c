@@ -80,31 +80,13 @@ static void parse_data(const char *name, wrs_module *m)
     cr_assert_eq(wrs_parse(text, len, m, err, sizeof err), 0, "%s: %s", name, err);
 }
 
-static void setup(void)
+/* The finisher between a simulated ring's drain and O, and a launch of
+ * blocks of BLOCK_THREADS threads. */
+static void start_stream(void)
 {
-    parse_data("litmus_sm90.nvdisasm", &M);
-    parse_data("spinlock_sm90.nvdisasm", &L);
-    parse_data("barriers_sm90.nvdisasm", &B);
     memset(&O, 0, sizeof O);
     wrr_sink down = {&O, out_event, out_flush, out_site, NULL, NULL, NULL};
     cr_assert_eq(wrs_finisher_init(&F, &down), 0);
-    struct { uint64_t start; const char *name; } fns[] = {
-        {PRODUCER, "_Z11mp_producerPiS_"}, {CONSUMER, "_Z11mp_consumerPiS_"},
-        {INDIRECT, "_Z8indirectPi"}, {OPCODES, "_Z9opcodes_allPi"}};
-    for (size_t i = 0; i < 4; i++)
-        cr_assert_eq(wrs_finisher_add_range(&F, fns[i].start, 0x1000,
-                                            (wrs_function *)wrs_find_function(&M, fns[i].name),
-                                            &M), 0);
-    cr_assert_eq(wrs_finisher_add_range(&F, LOCK, 0x1000,
-                                        (wrs_function *)wrs_find_function(&L, "_Z9lock_pathPiS_"),
-                                        &L), 0);
-    struct { uint64_t start; const char *name; } bfns[] = {
-        {SPLIT, "_Z11split_blockPi"}, {CLREL, "_Z11cluster_relPi"},
-        {CLRELAXED, "_Z15cluster_relaxedPi"}};
-    for (size_t i = 0; i < 3; i++)
-        cr_assert_eq(wrs_finisher_add_range(&F, bfns[i].start, 0x1000,
-                                            (wrs_function *)wrs_find_function(&B, bfns[i].name),
-                                            &B), 0);
     cr_assert_eq(wrr_sim_init(&S, 12, 0), 0);
     wrr_sink mid;
     wrs_finisher_sink(&F, &mid);
@@ -118,6 +100,29 @@ static void setup(void)
     l.u.launch.block_dim[0] = BLOCK_THREADS;
     l.u.launch.block_dim[1] = l.u.launch.block_dim[2] = 1;
     wrr_drain_post(&D, &l);
+}
+
+static void add_range(uint64_t start, const wrs_module *m, const char *name)
+{
+    wrs_function *fn = (wrs_function *)wrs_find_function(m, name);
+    cr_assert_not_null(fn, "%s", name);
+    cr_assert_eq(wrs_finisher_add_range(&F, start, 0x1000, fn, m), 0);
+}
+
+static void setup(void)
+{
+    parse_data("litmus_sm90.nvdisasm", &M);
+    parse_data("spinlock_sm90.nvdisasm", &L);
+    parse_data("barriers_sm90.nvdisasm", &B);
+    start_stream();
+    add_range(PRODUCER, &M, "_Z11mp_producerPiS_");
+    add_range(CONSUMER, &M, "_Z11mp_consumerPiS_");
+    add_range(INDIRECT, &M, "_Z8indirectPi");
+    add_range(OPCODES, &M, "_Z9opcodes_allPi");
+    add_range(LOCK, &L, "_Z9lock_pathPiS_");
+    add_range(SPLIT, &B, "_Z11split_blockPi");
+    add_range(CLREL, &B, "_Z11cluster_relPi");
+    add_range(CLRELAXED, &B, "_Z15cluster_relaxedPi");
 }
 
 static void teardown(void)
@@ -722,4 +727,222 @@ Test(sanitizer_events, held_waits_and_reads_share_the_pool, .init = setup, .fini
             cr_expect_eq(h->u.barrier.mode, WR_BARMODE_WAIT);
         }
     }
+}
+
+/* ---- bar.arrive and grid.sync() on the H200's real disassembly ------------ */
+
+#define PIPE_RACE 0x100000u   /* k_pipeline<false>: fill, bar.arrive, refill */
+#define PIPE 0x110000u        /* k_pipeline<true> */
+#define GRID 0x120000u        /* k_grid_phases<true>: two grid.sync() */
+#define MBAR 0x130000u        /* k_mbarrier_pipeline<true>: FULL at 0x480, EMPTY at 0x488 */
+
+static wrs_module G;
+
+static void setup_real(void)
+{
+    char path[1024], err[256];
+    snprintf(path, sizeof path, "%s/h200_litmus_plain_sm90_gi.nvdisasm", WRS_TEST_DATA);
+    FILE *fp = fopen(path, "rb");
+    cr_assert_not_null(fp, "%s", path);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *text = malloc((size_t)n);
+    cr_assert_eq(fread(text, 1, (size_t)n, fp), (size_t)n);
+    fclose(fp);
+    memset(&G, 0, sizeof G);
+    cr_assert_eq(wrs_parse(text, (size_t)n, &G, err, sizeof err), 0, "%s", err);
+    free(text);
+    start_stream();
+    add_range(PIPE_RACE, &G, "_Z10k_pipelineILb0EEvPi");
+    add_range(PIPE, &G, "_Z10k_pipelineILb1EEvPi");
+    add_range(GRID, &G, "_Z13k_grid_phasesILb1EEvPiS0_");
+    add_range(MBAR, &G, "_Z19k_mbarrier_pipelineILb1EEvPi");
+}
+
+static wrs_function *fn_of(uint64_t start)
+{
+    const char *name = start == PIPE_RACE ? "_Z10k_pipelineILb0EEvPi"
+                       : start == PIPE    ? "_Z10k_pipelineILb1EEvPi"
+                                          : "_Z13k_grid_phasesILb1EEvPiS0_";
+    return (wrs_function *)wrs_find_function(&G, name);
+}
+
+static void teardown_real(void)
+{
+    wrr_drain_destroy(&D);
+    wrr_sim_free(&S);
+    wrs_finisher_destroy(&F);
+    wrs_module_free(&G);
+}
+
+/* The API fires no callback for BAR.ARV: the producer's arrive is emitted
+ * right after its store, the record before it, with the instruction's id
+ * and count; the consumer's records after its sync come after it. */
+Test(sanitizer_events, bar_arrive_follows_the_record_before_it, .init = setup_real,
+     .fini = teardown_real)
+{
+    access(0, 0, PIPE_RACE + 0x130, WR_OP_STORE, WR_SPACE_SHARED, 0x0);   /* STS; BAR.ARV 1, 64 */
+    block_barrier(0, 1, PIPE_RACE + 0xa0, 1, 64);                         /* BAR.SYNC 1, 64 */
+    access(0, 1, PIPE_RACE + 0xc0, WR_OP_LOAD, WR_SPACE_SHARED, 0x0);
+    access(0, 0, PIPE_RACE + 0x150, WR_OP_STORE, WR_SPACE_SHARED, 0x0);   /* the refill */
+    finish();
+    cr_expect_str_eq(trail(), "L 0.0@130 A0.0 S0.1 0.1@c0 0.0@150 E");
+    const wr_barrier *arv = nth_barrier(0);
+    cr_expect_eq(arv->mode, WR_BARMODE_ARRIVE);
+    cr_expect_eq(arv->scope, WR_BAR_BLOCK);
+    cr_expect_eq(arv->barrier_id, 1);
+    cr_expect_eq(arv->expected, 64);
+    cr_expect_eq(arv->active_mask, 0xffffffffu);
+    cr_expect_eq(F.st.arrives_inferred, 1);
+    cr_expect_eq(wrs_arrives_uninferred(fn_of(PIPE_RACE)), 0);
+}
+
+/* Both sides of k_pipeline<true>: the producer's two arrivals on FULL and
+ * the consumer's on EMPTY; a barrier callback for a BAR.ARV already emitted
+ * (should the API report one) is the same arrival, not a second. */
+Test(sanitizer_events, bar_arrives_on_both_sides_and_no_twice, .init = setup_real,
+     .fini = teardown_real)
+{
+    access(0, 0, PIPE + 0x1a0, WR_OP_STORE, WR_SPACE_SHARED, 0x0);   /* STS; BAR.ARV 1 */
+    block_barrier(0, 1, PIPE + 0xa0, 1, 64);                         /* SYNC 1 */
+    access(0, 1, PIPE + 0xd0, WR_OP_LOAD, WR_SPACE_SHARED, 0x0);     /* LDS; BAR.ARV 2 */
+    block_barrier(0, 0, PIPE + 0x1d0, 2, 64);                        /* SYNC 2 */
+    access(0, 0, PIPE + 0x1e0, WR_OP_STORE, WR_SPACE_SHARED, 0x0);   /* STS; BAR.ARV 1 */
+    block_barrier(0, 0, PIPE + 0x1f0, 1, 64);                        /* its callback, if any */
+    block_barrier(0, 1, PIPE + 0x130, 1, 64);                        /* SYNC 1 */
+    finish();
+    cr_expect_str_eq(trail(), "L 0.0@1a0 A0.0 S0.1 0.1@d0 A0.1 S0.0 0.0@1e0 A0.0 S0.1 E");
+    cr_expect_eq(nth_barrier(2)->barrier_id, 2);
+    cr_expect_eq(F.st.arrives_inferred, 3);
+    cr_expect_eq(F.st.arrives_reported_too, 1);
+}
+
+/* grid.sync() from its parts: the barrier before the block's arrival, the
+ * master's fence, atomic and polling load go; the barrier after the wait
+ * becomes the grid barrier; no fence is inferred across it. */
+Test(sanitizer_events, grid_sync_becomes_one_grid_barrier, .init = setup_real,
+     .fini = teardown_real)
+{
+    for (uint32_t b = 0; b < 2; b++) {
+        access(b, 0, GRID + 0xc0, WR_OP_STORE, WR_SPACE_GLOBAL, 0x1000 + 4 * b);
+        block_barrier(b, 0, GRID + 0x120, 0, 0);                 /* sync.h:71 */
+        block_barrier(b, 1, GRID + 0x120, 0, 0);
+        access(b, 0, GRID + 0x2e0, WR_OP_ATOMIC_RMW, WR_SPACE_GLOBAL, 0x9000);
+        access(b, 0, GRID + 0x340, WR_OP_LOAD, WR_SPACE_GLOBAL, 0x9000);
+        block_barrier(b, 1, GRID + 0x3d0, 0, 0);                 /* sync.h:109 */
+        block_barrier(b, 0, GRID + 0x3d0, 0, 0);
+    }
+    access(1, 1, GRID + 0x560, WR_OP_LOAD, WR_SPACE_GLOBAL, 0x1000);
+    finish();
+    cr_expect_str_eq(trail(), "L 0.0@c0 S0.1 S0.0 1.0@c0 S1.1 S1.0 1.1@560 E");
+    for (unsigned i = 0; i < 4; i++) {
+        const wr_barrier *g = nth_barrier(i);
+        cr_expect_eq(g->scope, WR_BAR_GRID, "barrier %u", i);
+        cr_expect_eq(g->mode, WR_BARMODE_SYNC);
+        cr_expect_eq(g->barrier_id, 0);
+        cr_expect_eq(g->expected, 0, "every thread of the grid");
+    }
+    cr_expect_eq(F.st.grid_syncs, 4);
+    cr_expect_eq(F.st.grid_sync_parts, 8);
+    cr_expect_eq(F.st.fences_inferred, 0);
+    cr_expect_eq(F.st.grid_sync_unknown, 0);
+}
+
+/* Outside grid.sync() nothing changes: k_pipeline's barriers stay block
+ * barriers, and a function whose sync.h barriers are not on two lines
+ * keeps its parts. */
+Test(sanitizer_events, grid_roles_from_the_lines, .init = setup_real, .fini = teardown_real)
+{
+    wrs_function *g = fn_of(GRID);
+    cr_expect_eq(wrs_grid_sync_role(g, 0x120), WRS_GRID_ARRIVE_BAR);
+    cr_expect_eq(wrs_grid_sync_role(g, 0x3d0), WRS_GRID_WAIT_BAR);
+    cr_expect_eq(wrs_grid_sync_role(g, 0x5c0), WRS_GRID_ARRIVE_BAR, "the second grid.sync()");
+    cr_expect_eq(wrs_grid_sync_role(g, 0x2e0), WRS_GRID_PART);
+    cr_expect_eq(wrs_grid_sync_role(g, 0x340), WRS_GRID_PART);
+    cr_expect_eq(wrs_grid_sync_role(g, 0xc0), WRS_GRID_NONE);
+    cr_expect_eq(wrs_grid_sync_role(g, 0x560), WRS_GRID_NONE);
+    cr_expect_eq(wrs_grid_sync_role(fn_of(PIPE), 0xa0), WRS_GRID_NONE);
+    /* one sync.h barrier line only: the roles are not known */
+    g->grid_lines = 0;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->insns[i].cls.kind == WRS_K_BARRIER && g->insns[i].grid_sync_line)
+            g->insns[i].grid_sync_line = 71;
+    cr_expect_eq(wrs_grid_sync_role(g, 0x3d0), WRS_GRID_UNKNOWN);
+    cr_expect_eq(wrs_grid_sync_role(g, 0x2e0), WRS_GRID_PART);
+}
+
+/* An mbarrier record as the patches write it: an init with count 1 and a
+ * successful wait with parity 0 (neither reaches the callbacks), an
+ * arrive with the callback's count. */
+static void mbar(uint32_t block, uint32_t warp, uint32_t mask, uint64_t pc, uint32_t offset,
+                 uint32_t aux, uint8_t mode)
+{
+    uint64_t words[2 * WRR_MAX_SLOTS];
+    wrr_encode_mbarrier(words, block, warp, mask, offset, aux, mode, pc);
+    cr_assert_eq(wrr_sim_write(&S, words, (unsigned)__builtin_popcount(mask), 1000), 1);
+    cr_assert_geq(wrr_drain_step(&D), 0, "%s", D.error);
+}
+
+static const wr_barrier *nth_mbarrier(unsigned i)
+{
+    for (size_t k = 0; k < O.n; k++)
+        if (O.ev[k].kind == WR_EV_BARRIER && O.ev[k].u.barrier.scope == WR_BAR_MBARRIER && !i--)
+            return &O.ev[k].u.barrier;
+    cr_assert_fail("fewer mbarrier events");
+    return NULL;
+}
+
+/* mbarrier_pipeline_norace as the H200 ran it: the inits' count comes from
+ * their instructions (1), each wait's parity from the arrivals before it:
+ * FULL's phase 0, EMPTY's phase 0, FULL's phase 1. */
+Test(sanitizer_events, mbarrier_counts_from_the_code_and_parities_from_the_arrivals,
+     .init = setup_real, .fini = teardown_real)
+{
+    const uint32_t FULL = 0x480, EMPTY = 0x488, ALL = 0xffffffffu;
+    mbar(0, 0, ALL, MBAR + 0x100, FULL, 1, WR_BARMODE_INIT);
+    mbar(0, 0, ALL, MBAR + 0x110, EMPTY, 1, WR_BARMODE_INIT);
+    mbar(0, 1, ALL, MBAR + 0x1b0, EMPTY, 0, WR_BARMODE_WAIT);    /* no phase yet: parity 1 */
+    access(0, 0, MBAR + 0x330, WR_OP_STORE, WR_SPACE_SHARED, 0x0);
+    mbar(0, 0, 0x1, MBAR + 0x3d0, FULL, 1, WR_BARMODE_ARRIVE);
+    mbar(0, 1, ALL, MBAR + 0x1b0, FULL, 0, WR_BARMODE_WAIT);
+    access(0, 1, MBAR + 0x1d0, WR_OP_LOAD, WR_SPACE_SHARED, 0x0);
+    mbar(0, 1, 0x1, MBAR + 0x250, EMPTY, 1, WR_BARMODE_ARRIVE);
+    mbar(0, 0, ALL, MBAR + 0x3e0, EMPTY, 0, WR_BARMODE_WAIT);
+    access(0, 0, MBAR + 0x400, WR_OP_STORE, WR_SPACE_SHARED, 0x0);
+    mbar(0, 0, 0x1, MBAR + 0x450, FULL, 1, WR_BARMODE_ARRIVE);
+    mbar(0, 1, ALL, MBAR + 0x270, FULL, 0, WR_BARMODE_WAIT);
+    access(0, 1, MBAR + 0x290, WR_OP_LOAD, WR_SPACE_SHARED, 0x0);
+    finish();
+    static const struct { uint8_t mode; uint32_t id, expected; } want[] = {
+        {WR_BARMODE_INIT, 0x480, 1}, {WR_BARMODE_INIT, 0x488, 1}, {WR_BARMODE_WAIT, 0x488, 1},
+        {WR_BARMODE_ARRIVE, 0x480, 1}, {WR_BARMODE_WAIT, 0x480, 0},
+        {WR_BARMODE_ARRIVE, 0x488, 1}, {WR_BARMODE_WAIT, 0x488, 0},
+        {WR_BARMODE_ARRIVE, 0x480, 1}, {WR_BARMODE_WAIT, 0x480, 1}};
+    for (unsigned i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const wr_barrier *b = nth_mbarrier(i);
+        cr_expect_eq(b->mode, want[i].mode, "mbarrier event %u", i);
+        cr_expect_eq(b->barrier_id, want[i].id, "mbarrier event %u", i);
+        cr_expect_eq(b->expected, want[i].expected, "mbarrier event %u", i);
+        cr_expect_null(wr_barrier_mode_problem(b), "mbarrier event %u", i);
+    }
+    cr_expect_eq(F.st.mbarrier_inits, 2);
+    cr_expect_eq(F.st.mbarrier_count_unknown, 0);
+    cr_expect_eq(F.st.mbarrier_untracked, 0);
+}
+
+/* An init whose count the code does not give (here: a PC that is no
+ * SYNCS.EXCH.64) leaves its object untracked: its arrivals and waits go,
+ * counted, rather than phases made up. */
+Test(sanitizer_events, mbarrier_of_unknown_count_is_left_out, .init = setup_real,
+     .fini = teardown_real)
+{
+    mbar(0, 0, 0xffffffffu, MBAR + 0x140, 0x480, 1, WR_BARMODE_INIT);
+    mbar(0, 0, 0x1, MBAR + 0x3d0, 0x480, 1, WR_BARMODE_ARRIVE);
+    mbar(0, 1, 0xffffffffu, MBAR + 0x1b0, 0x480, 0, WR_BARMODE_WAIT);
+    mbar(0, 1, 0xffffffffu, MBAR + 0x1b0, 0x490, 0, WR_BARMODE_WAIT);   /* never initialised */
+    finish();
+    cr_expect_str_eq(trail(), "L E");
+    cr_expect_eq(F.st.mbarrier_count_unknown, 1);
+    cr_expect_eq(F.st.mbarrier_untracked, 3);
 }
