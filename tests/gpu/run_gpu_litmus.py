@@ -23,9 +23,8 @@ kernels built WITHOUT the device API (GPU_LITMUS_PLAIN, -DWARPRACE_RECORD=0)
 are recorded with `warprace record --mode sanitizer`, analyzed, checked
 against the expectations, and compared engine by engine with the
 source-level recording of the same kernel: every difference is printed.
-Kernels in SANITIZER_UNRECORDED (mbarriers, which that path does not
-record; cluster and split barriers and DSMEM, whose recording there is
-unverified until a GPU run checks it: SANITIZER.md, Left to do) are checked
+Kernels in SANITIZER_UNRECORDED (none at present: what the sanitizer path
+cannot record as the device API does, with the reason) are checked
 on the source-level path only; with WR_GPU_SANITIZER_ALL=1 they are recorded
 on the sanitizer path too and what it finds is printed, marked "info", and
 counted apart, never as a failure (what a GPU session looks at).
@@ -61,19 +60,9 @@ import sys
 # Kernels whose verdict rests on a synchronization the sanitizer path does
 # not record: only the source-level path is checked for them.
 SANITIZER_UNRECORDED = {
-    "named_barrier_producer_consumer_norace": "the Compute Sanitizer API reports no bar.arrive "
-                                              "(BAR.ARV): arrivals are not recorded "
-                                              "(SANITIZER.md)",
-    "named_barrier_producer_overwrite_race": "the Compute Sanitizer API reports no bar.arrive "
-                                             "(BAR.ARV): arrivals are not recorded "
-                                             "(SANITIZER.md)",
-    "grid_sync_phases_norace": "grid.sync() reaches this path as its parts (block barriers, "
-                               "a fence, an atomic add, an acquire spin), which vc orders and "
-                               "the other engines do not (SANITIZER.md)",
-    "grid_sync_missing_second_sync_race": "grid.sync() reaches this path as its parts "
-                                          "(SANITIZER.md)",
-    "mbarrier_pipeline_norace": "mbarrier operations are not recorded",
-    "mbarrier_missing_empty_wait_race": "mbarrier operations are not recorded",
+    # none since bar.arrive, grid.sync() and mbarriers are recovered from
+    # the code (recorder/sanitizer/san_events.h); a kernel the sanitizer
+    # path cannot record as the device API does goes here with the reason
 }
 
 # Text litmus of the kernels that only this runner checks (tests/litmus
