@@ -740,7 +740,9 @@ static int process_host(wrr_drain *d, const wr_event *ev, uint64_t end_pos)
         d->launch = ev->u.launch.launch;
         return 0;
     case WR_EV_KERNEL_END:
-        if (drain_all(d) != 0)
+        /* an open launch's records come first; a closed one's are out
+         * already, and what the ring holds now is a later launch's */
+        if (d->launch == ev->u.kernel_end.launch && drain_all(d) != 0)
             return -1;
         check_lost(d);
         if (emit(d, ev) != 0)

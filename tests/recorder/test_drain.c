@@ -878,6 +878,41 @@ Test(drain, close_bound_keeps_the_next_launchs_records_out)
     wrr_sim_free(&sim);
 }
 
+/* The same when the program synchronizes between the launches: the
+ * KERNEL_END of launch 1 (posted at the sync) comes after its close, and
+ * launch 2 has run by the time the drain gets to it.  The end must not
+ * take launch 2's records for none (an H100 run of 12 short launches
+ * recorded launches 2 to 6 as launch 0). */
+Test(drain, kernel_end_after_a_close_leaves_the_next_launchs_records)
+{
+    wrr_sim sim;
+    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
+    capture cap;
+    wrr_sink sink = cap_sink(&cap);
+    wrr_drain d;
+    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    wr_event l1 = launch_ev(1), l2 = launch_ev(2), e1 = end_ev(1), e2 = end_ev(2);
+    wrr_drain_post(&d, &l1);
+    wrr_sim_write(&sim, access_rec(0, 0, 0), 32, 0);
+    wrr_drain_post_close(&d, 1, sim.dev.head);
+    wrr_drain_post(&d, &e1);
+    wrr_drain_post(&d, &l2);
+    wrr_sim_write(&sim, access_rec(0, 1, 0), 32, 0);
+    wrr_drain_post_close(&d, 2, sim.dev.head);
+    wrr_drain_post(&d, &e2);
+    cr_assert_eq(wrr_drain_finish(&d), 0);
+    cr_assert_eq(cap.n, 6);
+    static const unsigned kinds[] = {WR_EV_KERNEL_LAUNCH, WR_EV_ACCESS, WR_EV_KERNEL_END,
+                                     WR_EV_KERNEL_LAUNCH, WR_EV_ACCESS, WR_EV_KERNEL_END};
+    for (unsigned i = 0; i < 6; i++)
+        cr_expect_eq(cap.ev[i].kind, kinds[i], "event %u", i);
+    cr_expect_eq(cap.ev[1].u.access.launch, 1);
+    cr_expect_eq(cap.ev[4].u.access.launch, 2, "launch 2's record stays launch 2's");
+    wrr_drain_destroy(&d);
+    cap_free(&cap);
+    wrr_sim_free(&sim);
+}
+
 /* A sink that holds events back hears of the end of the stream before the
  * last flush, and what it emits then is flushed; a failure there fails the
  * finish with a message. */
