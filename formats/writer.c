@@ -116,6 +116,8 @@ struct wr_writer {
     char **string_by_id;        /* [id-1] */
     uint32_t string_total, string_cap;
     uint32_t *hash_slots;       /* open addressing, holds ids, 0 = empty */
+    uint32_t *kernel_of_string; /* [string id] -> kernel id (wr_writer_kernel_once) */
+    uint32_t kernel_of_string_cap;
     uint32_t hash_cap;
 
     bytebuf index;              /* footer entries, one per chunk written */
@@ -535,6 +537,32 @@ uint32_t wr_writer_kernel(wr_writer *w, const char *name)
     w->kernels.count++;
     uint32_t id = w->kernels.next_id++;
     return maybe_flush_metadata(w) ? 0 : id;
+}
+
+uint32_t wr_writer_kernel_once(wr_writer *w, const char *name)
+{
+    if (!w || writer_failed(w, NULL))
+        return 0;
+    uint32_t ns = intern(w, name);
+    if (ns == UINT32_MAX)
+        return 0;
+    if (ns < w->kernel_of_string_cap && w->kernel_of_string[ns])
+        return w->kernel_of_string[ns];
+    uint32_t id = wr_writer_kernel(w, name);
+    if (id && ns >= w->kernel_of_string_cap) {
+        uint32_t cap = w->kernel_of_string_cap ? w->kernel_of_string_cap : 64;
+        while (cap <= ns)
+            cap *= 2;
+        uint32_t *n = realloc(w->kernel_of_string, cap * sizeof *n);
+        if (!n)
+            return id;            /* not remembered: the next launch defines it again */
+        memset(n + w->kernel_of_string_cap, 0, (cap - w->kernel_of_string_cap) * sizeof *n);
+        w->kernel_of_string = n;
+        w->kernel_of_string_cap = cap;
+    }
+    if (id)
+        w->kernel_of_string[ns] = id;
+    return id;
 }
 
 uint32_t wr_writer_alloc(wr_writer *w, uint64_t base, uint64_t size, uint8_t space,
@@ -1063,6 +1091,7 @@ static void writer_free(wr_writer *w)
         free(w->string_by_id[i]);
     free(w->string_by_id);
     free(w->hash_slots);
+    free(w->kernel_of_string);
     free(w->index.data);
     free(w->inline_job.out.data);
     free(w->path);

@@ -448,7 +448,7 @@ void wrr_rt_launch_begin(CUfunction f, const char *name, const unsigned grid[3],
     }
     wrr_rt_internal = 0;
     pthread_mutex_lock(&R.wlock);
-    uint32_t kid = wr_writer_kernel(R.w, name ? name : "");
+    uint32_t kid = wr_writer_kernel_once(R.w, name ? name : "");
     pthread_mutex_unlock(&R.wlock);
     wr_event ev;
     memset(&ev, 0, sizeof ev);

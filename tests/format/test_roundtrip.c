@@ -120,6 +120,35 @@ Test(roundtrip, header_and_catalog)
     wr_reader_close(r);
 }
 
+/* A recorder defines a kernel once however often it is launched
+ * (wr_writer_kernel_once), while wr_writer_kernel keeps making new ids. */
+Test(roundtrip, kernel_once_per_name)
+{
+    wr_error err = {0};
+    wr_header h = sample_header();
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    cr_assert(w, "%s", err.msg);
+    cr_assert_eq(wr_writer_kernel_once(w, "k"), 1);
+    cr_assert_eq(wr_writer_kernel_once(w, "other"), 2);
+    for (int i = 0; i < 200; i++)
+        cr_assert_eq(wr_writer_kernel_once(w, i % 2 ? "k" : "other"), 1u + (i % 2 == 0));
+    cr_assert_eq(wr_writer_kernel(w, "k"), 3, "the plain form always defines a new one");
+    char name[32];
+    for (int i = 0; i < 300; i++) {   /* past the first table's 64 strings */
+        snprintf(name, sizeof name, "k%d", i);
+        cr_assert_eq(wr_writer_kernel_once(w, name), 4u + (unsigned)i);
+    }
+    cr_assert_eq(wr_writer_kernel_once(w, "k150"), 154);
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+    wr_reader *r = wr_reader_open(tmp_path, &err);
+    cr_assert(r, "%s", err.msg);
+    wr_batch b;
+    while (wr_reader_next(r, &b, &err) == 1)
+        wr_batch_release(&b);
+    cr_assert_eq(wr_catalog_kernel_count(wr_reader_catalog(r)), 303);
+    wr_reader_close(r);
+}
+
 Test(roundtrip, every_kind_and_encoding_in_one_chunk)
 {
     wr_error err = {0};

@@ -128,6 +128,10 @@ wr_writer *wr_writer_open(const char *path, const wr_header *hdr,
 uint32_t wr_writer_site(wr_writer *w, uint64_t pc, const char *file, uint32_t line,
                         const char *function);
 uint32_t wr_writer_kernel(wr_writer *w, const char *name);
+/* The id of the kernel this writer already defined under `name`, else a
+ * new one (what a recorder gives each launch: one entry per kernel, not
+ * per launch). */
+uint32_t wr_writer_kernel_once(wr_writer *w, const char *name);
 uint32_t wr_writer_alloc(wr_writer *w, uint64_t base, uint64_t size, uint8_t space,
                          const char *name);
 uint32_t wr_writer_module(wr_writer *w, const char *name, const void *image, uint64_t size);
