@@ -212,6 +212,37 @@ static int configure(void)
     return 0;
 }
 
+/* The current context's device in the header (name, sm, clock), as the
+ * device API's recorder names it (host_runtime.c): the driver is loaded in
+ * the process already, so its entry points are looked up rather than
+ * linked; where there is no current context the fields stay empty. */
+static void device_of_context(wr_header *h, char *name, size_t len)
+{
+    typedef CUresult (*ctx_get_device_fn)(CUdevice *);
+    typedef CUresult (*device_get_name_fn)(char *, int, CUdevice);
+    typedef CUresult (*device_get_attribute_fn)(int *, CUdevice_attribute, CUdevice);
+    ctx_get_device_fn get_device;
+    device_get_name_fn get_name;
+    device_get_attribute_fn get_attribute;
+    *(void **)&get_device = dlsym(RTLD_DEFAULT, "cuCtxGetDevice");
+    *(void **)&get_name = dlsym(RTLD_DEFAULT, "cuDeviceGetName");
+    *(void **)&get_attribute = dlsym(RTLD_DEFAULT, "cuDeviceGetAttribute");
+    name[0] = 0;
+    h->device = name;
+    CUdevice dev;
+    if (!get_device || !get_name || !get_attribute || get_device(&dev) != CUDA_SUCCESS)
+        return;
+    int major = 0, minor = 0, clock = 0;
+    if (get_name(name, (int)len, dev) != CUDA_SUCCESS)
+        name[0] = 0;
+    name[len - 1] = 0;
+    if (get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) == CUDA_SUCCESS &&
+        get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) == CUDA_SUCCESS)
+        h->sm_arch = (uint32_t)(major * 10 + minor);
+    if (get_attribute(&clock, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev) == CUDA_SUCCESS && clock > 0)
+        h->clock_khz = (uint32_t)clock;
+}
+
 /* The writer exists from the first module load (module images go into it);
  * G.lock held. */
 static int ensure_writer(void)
@@ -226,7 +257,8 @@ static int ensure_writer(void)
     h.version_minor = WR_FORMAT_MINOR;
     h.producer = "warprace-record-sanitizer";
     h.producer_version = WARPRACE_VERSION;
-    h.device = "";
+    char devname[256];
+    device_of_context(&h, devname, sizeof devname);
     h.warp_size = 32;
     char host[256] = "";
     gethostname(host, sizeof host - 1);
@@ -592,7 +624,7 @@ static void launch_begin(const Sanitizer_LaunchData *d)
            "sanitizerSetLaunchCallbackData");
     G.open_ld = ldp;
     pthread_mutex_lock(&G.wlock);
-    uint32_t kid = wr_writer_kernel(G.w, d->functionName ? d->functionName : "");
+    uint32_t kid = wr_writer_kernel_once(G.w, d->functionName ? d->functionName : "");
     pthread_mutex_unlock(&G.wlock);
     wr_event ev;
     memset(&ev, 0, sizeof ev);
