@@ -1245,7 +1245,10 @@ typedef struct mb_ctx {
     const wrs_function *f;
     size_t lo, init;      /* defs are looked for in [lo, init) */
     int budget;
+    const uint32_t *geo;  /* ntid.x/y/z, nctaid.x/y/z of the launch, or NULL */
 } mb_ctx;
+
+#define MB_GEO_BYTES 0x18 /* c[0x0][0x0..0x17]: ntid.x/y/z, nctaid.x/y/z */
 
 /* Operand text that may have been cut to fit wrs_insn.operands. */
 static int mb_cut(const wrs_insn *in)
@@ -1498,6 +1501,28 @@ static int mb_guard_ok(mb_ctx *c, size_t j)
 
 static int mb_eval_reg(mb_ctx *c, size_t pos, mb_reg r, int depth, uint32_t *v);
 
+/* Word `word` (0 or 1) of constant bank operand o, `c[0x0][off]` with an
+ * immediate offset aligned to `align`, when it lies in the launch geometry
+ * (c[0x0][0x0..0x17]) and that geometry is known; 0 otherwise (kernel
+ * parameters, other banks, register offsets: unknown). */
+static int mb_geometry(const mb_ctx *c, mb_op o, unsigned word, uint32_t align, uint32_t *v)
+{
+    uint32_t bank, off;
+    const char *s = o.s, *e = o.s + o.n, *b, *t;
+    if (!c->geo || o.n < 8 || s[0] != 'c' || s[1] != '[' || e[-1] != ']')
+        return 0;
+    b = memchr(s + 2, ']', (size_t)(e - s - 2));
+    if (!b || b + 1 >= e || b[1] != '[' || !mb_imm(s + 2, (size_t)(b - s - 2), &bank) ||
+        bank != 0)
+        return 0;
+    t = b + 2;
+    if (!mb_imm(t, (size_t)(e - 1 - t), &off) || off % align || off >= MB_GEO_BYTES ||
+        off + 4u * word >= MB_GEO_BYTES)
+        return 0;
+    *v = c->geo[off / 4u + word];
+    return 1;
+}
+
 /* A source operand read by the instruction at pos: -x, ~x, an immediate,
  * RZ / URZ, or a register evaluated before pos. */
 static int mb_eval_src(mb_ctx *c, size_t pos, mb_op o, int depth, uint32_t *v)
@@ -1514,8 +1539,8 @@ static int mb_eval_src(mb_ctx *c, size_t pos, mb_op o, int depth, uint32_t *v)
     } else if (mb_parse_reg(o, &r, 0)) {
         if (!mb_eval_reg(c, pos, r, depth, &x))
             return 0;
-    } else {
-        return 0;   /* a constant bank, a special register, |x| ... */
+    } else if (!mb_geometry(c, o, 0, 4, &x)) {
+        return 0;   /* other constants, a special register, |x| ... */
     }
     *v = neg ? 0u - x : inv ? ~x : x;
     return 1;
@@ -1524,10 +1549,12 @@ static int mb_eval_src(mb_ctx *c, size_t pos, mb_op o, int depth, uint32_t *v)
 /* The value the def at j writes to r (its only destination), or 0. */
 static int mb_eval_def(mb_ctx *c, size_t j, mb_reg r, int depth, uint32_t *v)
 {
-    static const char *const imad[] = {"IMAD",         "IMAD.U32",     "IMAD.MOV",
-                                       "IMAD.MOV.U32", "IMAD.SHL",     "IMAD.SHL.U32",
-                                       "IMAD.IADD",    "IMAD.IADD.U32", "UIMAD",
-                                       "UIMAD.U32"};
+    /* the .WIDE forms: their low word only (a * b + c's low word) */
+    static const char *const imad[] = {"IMAD",         "IMAD.U32",       "IMAD.MOV",
+                                       "IMAD.MOV.U32", "IMAD.SHL",       "IMAD.SHL.U32",
+                                       "IMAD.IADD",    "IMAD.IADD.U32",  "UIMAD",
+                                       "UIMAD.U32",    "IMAD.WIDE",      "IMAD.WIDE.U32",
+                                       "UIMAD.WIDE",   "UIMAD.WIDE.U32"};
     const wrs_insn *in = &c->f->insns[j];
     if (mb_cut(in) || !mb_guard_ok(c, j))
         return 0;
@@ -1535,10 +1562,21 @@ static int mb_eval_def(mb_ctx *c, size_t j, mb_reg r, int depth, uint32_t *v)
     int n = mb_split(in->operands, o, MB_MAXOPS);
     mb_reg d;
     if (n < 2 || n > MB_MAXOPS || !mb_parse_reg(o[0], &d, 0) || d.zero ||
-        d.uniform != r.uniform || d.num != r.num)
+        d.uniform != r.uniform || d.num > r.num)
         return 0;
     const char *op = in->opcode;
+    unsigned sub = (unsigned)(r.num - d.num);   /* r is the def's word sub */
     uint32_t a, b, x;
+    if (!strcmp(op, "LDC") || !strcmp(op, "ULDC") || !strcmp(op, "LDC.64") ||
+        !strcmp(op, "ULDC.64")) {
+        /* the launch geometry; .64: two words into the pair */
+        int wide = strstr(op, ".64") != NULL;
+        if (n != 2 || sub >= (wide ? 2u : 1u))
+            return 0;
+        return mb_geometry(c, o[1], sub, wide ? 8 : 4, v);
+    }
+    if (sub)
+        return 0;   /* a higher word of a wider def */
     if (!strcmp(op, "MOV") || !strcmp(op, "UMOV") || !strcmp(op, "MOV32I")) {
         if (n > 3 || (n == 3 && !mb_is(o[2], "0xf")))
             return 0;   /* MOV d, s, lanemask: all lanes only */
@@ -1573,6 +1611,44 @@ static int mb_eval_def(mb_ctx *c, size_t j, mb_reg r, int depth, uint32_t *v)
         *v = a << b;
         return 1;
     }
+    /* SHF.R d, lo, n, hi: {hi:lo} >> n; .HI its high word (hi >> n,
+     * arithmetic for S32), else its low word, taken only with hi zero */
+    if (!strcmp(op, "SHF.R.U32.HI") || !strcmp(op, "USHF.R.U32.HI") ||
+        !strcmp(op, "SHF.R.S32.HI") || !strcmp(op, "USHF.R.S32.HI")) {
+        if (n != 4 || !mb_eval_src(c, j, o[2], depth + 1, &b) || b >= 32 ||
+            !mb_eval_src(c, j, o[3], depth + 1, &x))
+            return 0;
+        *v = x >> b;
+        if (strstr(op, "S32") && (x >> 31) && b)
+            *v |= ~(0xffffffffu >> b);   /* the sign, shifted in */
+        return 1;
+    }
+    if (!strcmp(op, "SHF.R.U32") || !strcmp(op, "USHF.R.U32") || !strcmp(op, "SHF.R.S32") ||
+        !strcmp(op, "USHF.R.S32")) {
+        if (n != 4 || (!mb_is(o[3], "RZ") && !mb_is(o[3], "URZ")) ||
+            !mb_eval_src(c, j, o[1], depth + 1, &a) ||
+            !mb_eval_src(c, j, o[2], depth + 1, &b) || b >= 32)
+            return 0;
+        *v = a >> b;
+        return 1;
+    }
+    /* LEA d, [carry-out,] a, b, s = (a << s) + b;
+     * LEA.HI d, [carry-out,] a, b, c, s = b + high word of ({c:a} << s) */
+    if (!strcmp(op, "LEA") || !strcmp(op, "ULEA") || !strcmp(op, "LEA.HI") ||
+        !strcmp(op, "ULEA.HI")) {
+        int k = 1, neg, hi = strstr(op, ".HI") != NULL;
+        mb_op p;
+        uint32_t s;
+        while (k < n && mb_parse_pred(o[k].s, o[k].n, &neg, &p))
+            k++;
+        if (n - k != (hi ? 4 : 3) || !mb_imm(o[n - 1].s, o[n - 1].n, &s) || s >= 32 ||
+            !mb_eval_src(c, j, o[k], depth + 1, &a) ||
+            !mb_eval_src(c, j, o[k + 1], depth + 1, &b) ||
+            (hi && !mb_eval_src(c, j, o[k + 2], depth + 1, &x)))
+            return 0;
+        *v = hi ? b + (uint32_t)((((uint64_t)x << 32 | a) << s) >> 32) : (a << s) + b;
+        return 1;
+    }
     if (!strcmp(op, "LOP3.LUT") || !strcmp(op, "ULOP3.LUT")) {
         uint32_t lut;
         if (n != 6 || (!mb_is(o[5], "!PT") && !mb_is(o[5], "!UPT")) ||
@@ -1594,7 +1670,7 @@ static int mb_eval_def(mb_ctx *c, size_t j, mb_reg r, int depth, uint32_t *v)
         *v = res;
         return 1;
     }
-    return 0;   /* LDC, ULDC, S2R, loads, anything else */
+    return 0;   /* S2R, loads, anything else */
 }
 
 /* The value of r before the instruction at pos, from its last def in
@@ -1621,6 +1697,12 @@ static int mb_eval_reg(mb_ctx *c, size_t pos, mb_reg r, int depth, uint32_t *v)
 }
 
 int wrs_mbarrier_init_count(const wrs_function *f, uint64_t pc, uint32_t *count)
+{
+    return wrs_mbarrier_init_count_in(f, pc, NULL, count);
+}
+
+int wrs_mbarrier_init_count_in(const wrs_function *f, uint64_t pc, const uint32_t geometry[6],
+                               uint32_t *count)
 {
     long at = f ? insn_index(f, pc) : -1;
     if (at < 0)
@@ -1659,7 +1741,7 @@ int wrs_mbarrier_init_count(const wrs_function *f, uint64_t pc, uint32_t *count)
             break;
         lo--;
     }
-    mb_ctx c = {f, lo, init, MB_BUDGET};
+    mb_ctx c = {f, lo, init, MB_BUDGET, geometry};
     uint32_t low;
     if (!mb_eval_reg(&c, init, r, 0, &low) || (low & 1u))
         return 0;

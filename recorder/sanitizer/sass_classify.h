@@ -212,14 +212,30 @@ const char *wrs_kind_name(unsigned kind);
  * throughout.  Defs it evaluates (32-bit, wrapping):
  *   MOV / UMOV / MOV32I d, src
  *   IMAD / IMAD.MOV / IMAD.SHL / IMAD.IADD [.U32], UIMAD: d, a, b, c = a * b + c
+ *   IMAD.WIDE[.U32], UIMAD.WIDE[.U32]: the low word d only, a * b + c's low
  *   IADD3 / UIADD3 d, [carry predicates,] a, b, c
  *   SHF.L.U32 / USHF.L.U32 d, s, n, RZ|URZ       (n < 32)
+ *   [U]SHF.R.U32.HI / [U]SHF.R.S32.HI d, x, n, s = s >> n, logical /
+ *                                   arithmetic, x ignored (n < 32)
+ *   [U]SHF.R.U32 / [U]SHF.R.S32 d, s, n, RZ|URZ = s >> n (n < 32)
+ *   LEA / ULEA d, [carry-out,] a, b, n = (a << n) + b (n immediate, < 32)
+ *   LEA.HI / ULEA.HI d, [carry-out,] a, b, c, n = b + high word of
+ *                                   ({c:a} << n); not the .X / .SX32 forms
  *   LOP3.LUT / ULOP3.LUT d, a, b, c, lut, !PT|!UPT
+ *   LDC / ULDC d, c[0x0][off]; LDC.64 / ULDC.64 d, c[0x0][off] (d, d+1 get
+ *                                   the words at off, off + 4)
  * where a source is an immediate (hex or decimal, maybe negative), RZ /
- * URZ, or a register evaluated the same way (8 levels at most), maybe
- * written -x or ~x.  Any other instruction that writes the register as a
- * destination (with its width: .64 / WIDE 2, .128 4, .256 8, MMA all
- * above) makes it unknown: a constant bank (LDC / ULDC), S2R, a load.  A
+ * URZ, a register evaluated the same way (8 levels at most), or a constant
+ * c[0x0][off] (as LDC reads it), maybe written -x or ~x.  A constant is
+ * known only within the launch geometry, off (aligned to its width) and
+ * every word read in 0x0..0x17: c[0x0][0x0], [0x4], [0x8] = blockDim.x /
+ * y / z (ntid), [0xc], [0x10], [0x14] = gridDim.x / y / z (nctaid), and
+ * only when the geometry is given (wrs_mbarrier_init_count_in); kernel
+ * parameters (c[0x0][0x210] on), other offsets, other banks and register
+ * offsets stay unknown.  Any other instruction that writes the register
+ * as a destination (with its width: .64 / WIDE 2, .128 4, .256 8, MMA all
+ * above), or a higher word of a wide def other than LDC.64 / ULDC.64's,
+ * makes it unknown: S2R, a load, IMAD.HI, IADD3.X.  A
  * def guarded by a predicate counts only where the init carries the same
  * guard: the same text and value (no write of the predicate between), or
  * predicates that the same VOTE / VOTEU of one source value computed
@@ -227,7 +243,18 @@ const char *wrs_kind_name(unsigned kind);
  * The count is 0x100000 - ((low >> 1) & 0xfffff), valid only with
  * 1 <= count <= 0xfffff and bit 0 of low clear.  Returns 1 with *count
  * set when known; 0 when not (no SYNCS.EXCH.64 at pc, or any of the
- * above), *count then untouched.  Never a count of 0.  f is not modified. */
+ * above), *count then untouched.  Never a count of 0.  f is not modified.
+ *
+ * geometry: {blockDim.x, blockDim.y, blockDim.z, gridDim.x, gridDim.y,
+ * gridDim.z} of the launch the init runs in, read only during the call;
+ * NULL when unknown, where any count that reads the launch geometry is
+ * unknown.  A count recovered with a geometry holds for that launch only
+ * (the same code in a launch of other dimensions may give another). */
+int wrs_mbarrier_init_count_in(const wrs_function *f, uint64_t pc, const uint32_t geometry[6],
+                               uint32_t *count);
+
+/* wrs_mbarrier_init_count_in with no geometry (NULL): counts that depend
+ * on the launch are unknown. */
 int wrs_mbarrier_init_count(const wrs_function *f, uint64_t pc, uint32_t *count);
 
 #ifdef __cplusplus

@@ -826,6 +826,11 @@ Test(sanitizer_mbarrier, computed_chains, .fini = unload)
          " /*0000*/ IMAD.MOV.U32 R2, RZ, RZ, 0x1fff81 ;\n"
          " /*0010*/ LOP3.LUT R4, R2, 0xfffffffe, R9, 0xc0, !PT ;\n"
          " /*0020*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
+        {2,   /* a logical right shift of the high word (its low word ignored) */
+         "f:\n"
+         " /*0000*/ MOV R4, 0x3ffff8 ;\n"
+         " /*0010*/ SHF.R.U32.HI R4, R9, 0x1, R4 ;\n"
+         " /*0020*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
         {5,   /* a label no branch lands on, before the chain, and a branch target */
          "f:\n"
          " /*0000*/ @P1 BRA `(.L_x_1) ;\n"
@@ -920,17 +925,13 @@ Test(sanitizer_mbarrier, unknown_counts, .fini = unload)
         "f:\n"
         " /*0000*/ SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n",
         /* unsupported defs: a special register, a shift with a high word,
-         * a right shift, an add with carry in, a byte select */
+         * an add with carry in, a byte select */
         "f:\n"
         " /*0000*/ S2R R4, SR_TID.X ;\n"
         " /*0010*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
         "f:\n"
         " /*0000*/ MOV R4, 0xffffe ;\n"
         " /*0010*/ SHF.L.U32 R4, R4, 0x1, R9 ;\n"
-        " /*0020*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
-        "f:\n"
-        " /*0000*/ MOV R4, 0x3ffff8 ;\n"
-        " /*0010*/ SHF.R.U32.HI R4, RZ, 0x1, R4 ;\n"
         " /*0020*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
         "f:\n"
         " /*0000*/ MOV R4, 0x1ffffc ;\n"
@@ -997,4 +998,319 @@ Test(sanitizer_mbarrier, guards_and_bounds, .fini = unload)
     wrs_module_free(&M);
     free(text);
     memset(&M, 0, sizeof M);
+}
+
+/* ---- counts from the launch geometry (wrs_mbarrier_init_count_in) ---------------- */
+
+/* wrs_mbarrier_init_count_in on f's last SYNCS.EXCH.64: the count, or 0 */
+static uint32_t init_count_geo(const uint32_t *geo)
+{
+    const wrs_function *f = fn("f");
+    uint64_t pc = 0;
+    for (size_t k = 0; k < f->n; k++)
+        if (!strncmp(f->insns[k].opcode, "SYNCS", 5))
+            pc = f->insns[k].pc;
+    uint32_t count = 0xdeadu;
+    if (!wrs_mbarrier_init_count_in(f, pc, geo, &count)) {
+        cr_expect_eq(count, 0xdeadu, "count written though unknown");
+        return 0;
+    }
+    cr_expect_neq(count, 0);
+    return count;
+}
+
+/* blockDim = (256, 4, 2), gridDim = (80, 3, 1): synthetic sm_90 chains as
+ * ptxas writes them for mbarrier.init(&bar, <a function of the launch>);
+ * each reads the geometry, so without it (NULL) each is unknown. */
+Test(sanitizer_mbarrier, geometry_counts, .fini = unload)
+{
+    static const uint32_t geo[6] = {256, 4, 2, 80, 3, 1};
+    const struct { uint32_t count; const char *text; } cases[] = {
+        {256,   /* blockDim.x, uniform */
+         "f:\n"
+         " /*0000*/ ULDC UR4, c[0x0][0x0] ;\n"
+         " /*0010*/ S2R R0, SR_TID.X ;\n"
+         " /*0020*/ UIADD3 UR4, -UR4, 0x100000, URZ ;\n"
+         " /*0030*/ USHF.L.U32 UR5, UR4, 0xb, URZ ;\n"
+         " /*0040*/ USHF.L.U32 UR4, UR4, 0x1, URZ ;\n"
+         " /*0050*/ SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n"},
+        {256,   /* blockDim.x, under the H200's VOTEU guards */
+         "f:\n"
+         " /*0000*/ ULDC UR4, c[0x0][0x0] ;\n"
+         " /*0010*/ ISETP.NE.AND P0, PT, R7, RZ, PT ;\n"
+         " /*0020*/ VOTEU.ALL UP0, P0 ;\n"
+         " /*0030*/ VOTEU.ALL UP1, P0 ;\n"
+         " /*0040*/ @!UP0 UIADD3 UR4, -UR4, 0x100000, URZ ;\n"
+         " /*0050*/ @!UP0 USHF.L.U32 UR5, UR4, 0xb, URZ ;\n"
+         " /*0060*/ @!UP0 USHF.L.U32 UR4, UR4, 0x1, URZ ;\n"
+         " /*0070*/ @!UP1 SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n"},
+        {256,   /* blockDim.x, R registers */
+         "f:\n"
+         " /*0000*/ LDC R2, c[0x0][0x0] ;\n"
+         " /*0010*/ IADD3 R4, -R2, 0x100000, RZ ;\n"
+         " /*0020*/ SHF.L.U32 R5, R4, 0xb, RZ ;\n"
+         " /*0030*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+         " /*0040*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
+        {8,     /* blockDim.x / 32 */
+         "f:\n"
+         " /*0000*/ LDC R2, c[0x0][0x0] ;\n"
+         " /*0010*/ SHF.R.U32.HI R3, RZ, 0x5, R2 ;\n"
+         " /*0020*/ IADD3 R4, -R3, 0x100000, RZ ;\n"
+         " /*0030*/ IMAD.SHL.U32 R4, R4, 0x2, RZ ;\n"
+         " /*0040*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
+        {8,     /* blockDim.x / 32, uniform */
+         "f:\n"
+         " /*0000*/ ULDC UR4, c[0x0][0x0] ;\n"
+         " /*0010*/ USHF.R.U32.HI UR4, URZ, 0x5, UR4 ;\n"
+         " /*0020*/ UIADD3 UR4, -UR4, 0x100000, URZ ;\n"
+         " /*0030*/ USHF.L.U32 UR4, UR4, 0x1, URZ ;\n"
+         " /*0040*/ SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n"},
+        {8,     /* (int)blockDim.x / 32: the signed division's rounding */
+         "f:\n"
+         " /*0000*/ LDC R2, c[0x0][0x0] ;\n"
+         " /*0010*/ SHF.R.S32.HI R3, RZ, 0x1f, R2 ;\n"
+         " /*0020*/ LEA.HI R3, R3, R2, RZ, 0x5 ;\n"
+         " /*0030*/ SHF.R.S32.HI R3, RZ, 0x5, R3 ;\n"
+         " /*0040*/ IADD3 R4, -R3, 0x100000, RZ ;\n"
+         " /*0050*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+         " /*0060*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
+        {1024,  /* blockDim.x * blockDim.y: ULDC.64 into a pair, UIMAD */
+         "f:\n"
+         " /*0000*/ ULDC.64 UR4, c[0x0][0x0] ;\n"
+         " /*0010*/ UIMAD UR4, UR4, UR5, URZ ;\n"
+         " /*0020*/ UIADD3 UR4, -UR4, 0x100000, URZ ;\n"
+         " /*0030*/ USHF.L.U32 UR5, UR4, 0xb, URZ ;\n"
+         " /*0040*/ USHF.L.U32 UR4, UR4, 0x1, URZ ;\n"
+         " /*0050*/ SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n"},
+        {1024,  /* the same with a constant operand */
+         "f:\n"
+         " /*0000*/ LDC R2, c[0x0][0x0] ;\n"
+         " /*0010*/ IMAD R2, R2, c[0x0][0x4], RZ ;\n"
+         " /*0020*/ IADD3 R4, -R2, 0x100000, RZ ;\n"
+         " /*0030*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+         " /*0040*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
+        {2048,  /* blockDim.x * blockDim.y * blockDim.z: two register sources */
+         "f:\n"
+         " /*0000*/ LDC.64 R2, c[0x0][0x0] ;\n"
+         " /*0010*/ LDC R5, c[0x0][0x8] ;\n"
+         " /*0020*/ IMAD R3, R2, R3, RZ ;\n"
+         " /*0030*/ IMAD R3, R3, R5, RZ ;\n"
+         " /*0040*/ IADD3 R4, -R3, 0x100000, RZ ;\n"
+         " /*0050*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+         " /*0060*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
+        {80,    /* LDC.64's second word: c[0x0][0xc] = gridDim.x */
+         "f:\n"
+         " /*0000*/ LDC.64 R2, c[0x0][0x8] ;\n"
+         " /*0010*/ IADD3 R4, -R3, 0x100000, RZ ;\n"
+         " /*0020*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+         " /*0030*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
+        {2,     /* ... and its first: blockDim.z */
+         "f:\n"
+         " /*0000*/ LDC.64 R2, c[0x0][0x8] ;\n"
+         " /*0010*/ IADD3 R4, -R2, 0x100000, RZ ;\n"
+         " /*0020*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+         " /*0030*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
+        {3,     /* gridDim.y */
+         "f:\n"
+         " /*0000*/ ULDC UR4, c[0x0][0x10] ;\n"
+         " /*0010*/ UIADD3 UR4, -UR4, 0x100000, URZ ;\n"
+         " /*0020*/ USHF.L.U32 UR4, UR4, 0x1, URZ ;\n"
+         " /*0030*/ SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n"},
+        {1,     /* gridDim.z, the last word, via ULDC.64 of gridDim.y/z */
+         "f:\n"
+         " /*0000*/ ULDC.64 UR8, c[0x0][0x10] ;\n"
+         " /*0010*/ UIADD3 UR4, -UR9, 0x100000, URZ ;\n"
+         " /*0020*/ USHF.L.U32 UR4, UR4, 0x1, URZ ;\n"
+         " /*0030*/ SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n"},
+        {1028,  /* blockDim.x * 4 + blockDim.y: LEA with a carry-out */
+         "f:\n"
+         " /*0000*/ ULDC.64 UR4, c[0x0][0x0] ;\n"
+         " /*0010*/ MOV R5, UR5 ;\n"
+         " /*0020*/ LEA R3, P0, R5.reuse, R5, 0x8 ;\n"
+         " /*0030*/ IADD3 R4, -R3, 0x100000, RZ ;\n"
+         " /*0040*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+         " /*0050*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
+        {1028,  /* the same, ULEA */
+         "f:\n"
+         " /*0000*/ ULDC.64 UR4, c[0x0][0x0] ;\n"
+         " /*0010*/ ULEA UR4, UR4, UR5, 0x2 ;\n"
+         " /*0020*/ UIADD3 UR4, -UR4, 0x100000, URZ ;\n"
+         " /*0030*/ USHF.L.U32 UR4, UR4, 0x1, URZ ;\n"
+         " /*0040*/ SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n"},
+        {512,   /* IMAD.WIDE.U32's low word */
+         "f:\n"
+         " /*0000*/ LDC R2, c[0x0][0x0] ;\n"
+         " /*0010*/ IMAD.WIDE.U32 R2, R2, 0x2, RZ ;\n"
+         " /*0020*/ IADD3 R4, -R2, 0x100000, RZ ;\n"
+         " /*0030*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+         " /*0040*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
+        {2,     /* the geometry read as a source by MOV, negated */
+         "f:\n"
+         " /*0000*/ MOV R4, c[0x0][0x4] ;\n"
+         " /*0010*/ IADD3 R4, R4, 0xffffc, -c[0x0][0x8] ;\n"
+         " /*0020*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+         " /*0030*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        parse_text(cases[i].text);
+        cr_expect_eq(init_count_geo(geo), cases[i].count, "case %zu", i);
+        cr_expect_eq(init_count_geo(NULL), 0, "case %zu without geometry", i);
+        const wrs_function *f = fn("f");
+        uint32_t c = 0xdeadu;
+        cr_expect(!wrs_mbarrier_init_count(f, f->insns[f->n - 1].pc, &c) && c == 0xdeadu,
+                  "case %zu: the geometry-less form knows no geometry", i);
+        wrs_module_free(&M);
+    }
+    memset(&M, 0, sizeof M);
+}
+
+/* Arithmetic and logical right shifts differ: S32 shifts the sign in
+ * (0x80000000 >> 31 is -1, count 0xfffff), U32 does not (1, count 1). */
+Test(sanitizer_mbarrier, right_shift_sign, .fini = unload)
+{
+    static const struct { uint32_t count; const char *shf; } cases[] = {
+        {0xfffff, "SHF.R.S32.HI R3, RZ, 0x1f, R2"},
+        {1, "SHF.R.U32.HI R3, RZ, 0x1f, R2"},
+        {1, "SHF.R.U32 R3, R2, 0x1f, RZ"},
+        {0, "SHF.R.U32 R3, R2, 0x1f, R9"},   /* the low word with a high: unknown */
+        {0, "SHF.R.U32.HI R3, RZ, 0x20, R2"}, /* shifts of 32 and more: unknown */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "f:\n"
+                 " /*0000*/ MOV R2, 0x80000000 ;\n"
+                 " /*0010*/ %s ;\n"
+                 " /*0020*/ IADD3 R4, -R3, 0x100000, RZ ;\n"
+                 " /*0030*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+                 " /*0040*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+                 cases[i].shf);
+        parse_text(text);
+        cr_expect_eq(init_count_geo(NULL), cases[i].count, "%s", cases[i].shf);
+        wrs_module_free(&M);
+    }
+    memset(&M, 0, sizeof M);
+}
+
+/* With the geometry given, what stays unknown: kernel parameters, words
+ * past the geometry, other banks, register offsets, other LDC forms,
+ * misaligned pairs, and the rules of the straight line. */
+Test(sanitizer_mbarrier, geometry_unknowns, .fini = unload)
+{
+    static const uint32_t geo[6] = {256, 4, 2, 80, 3, 1};
+    static const char *const ldc[] = {
+        "ULDC UR4, c[0x0][0x210]",        /* a kernel parameter */
+        "ULDC UR4, c[0x0][0x18]",         /* past gridDim.z */
+        "ULDC UR4, c[0x0][0x28]",         /* the stack's start */
+        "ULDC UR4, c[0x3][0x0]",          /* another bank */
+        "ULDC UR4, c[0x0][UR8]",          /* a register offset */
+        "ULDC UR4, c[0x0][UR8+0x4]",
+        "ULDC UR4, c[0x0][0x2]",          /* misaligned */
+        "ULDC.U16 UR4, c[0x0][0x0]",      /* a narrower read */
+        "ULDC.64 UR4, c[0x0][0x4]",       /* a pair, misaligned */
+        "ULDC.64 UR3, c[0x0][0x14]",      /* misaligned; UR4 the word past gridDim.z */
+        "ULDC.64 UR4, c[0x0][0x18]",      /* both words past */
+        "ULDC.64 UR4, c[0x0][0x210]",     /* parameters, in a pair */
+    };
+    for (size_t i = 0; i < sizeof ldc / sizeof ldc[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "f:\n"
+                 " /*0000*/ %s ;\n"
+                 " /*0010*/ UIADD3 UR4, -UR4, 0x100000, URZ ;\n"
+                 " /*0020*/ USHF.L.U32 UR4, UR4, 0x1, URZ ;\n"
+                 " /*0030*/ SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n",
+                 ldc[i]);
+        parse_text(text);
+        cr_expect_eq(init_count_geo(geo), 0, "%s", ldc[i]);
+        wrs_module_free(&M);
+    }
+    static const char *const cases[] = {
+        /* the geometry across a branch target */
+        "f:\n"
+        " /*0000*/ LDC R2, c[0x0][0x0] ;\n"
+        " /*0010*/ @P0 BRA `(.L_x_1) ;\n"
+        " /*0020*/ MOV R2, 0x20 ;\n"
+        ".L_x_1:\n"
+        " /*0030*/ IADD3 R4, -R2, 0x100000, RZ ;\n"
+        " /*0040*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+        " /*0050*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        /* a guarded LDC, an unguarded init */
+        "f:\n"
+        " /*0000*/ MOV R2, 0x20 ;\n"
+        " /*0010*/ @P0 LDC R2, c[0x0][0x0] ;\n"
+        " /*0020*/ IADD3 R4, -R2, 0x100000, RZ ;\n"
+        " /*0030*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+        " /*0040*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        /* a parameter as an IMAD source */
+        "f:\n"
+        " /*0000*/ LDC R2, c[0x0][0x0] ;\n"
+        " /*0010*/ IMAD R2, R2, c[0x0][0x210], RZ ;\n"
+        " /*0020*/ IADD3 R4, -R2, 0x100000, RZ ;\n"
+        " /*0030*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+        " /*0040*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        /* IMAD.WIDE's high word, IMAD.HI, LEA.HI.X with a carry in */
+        "f:\n"
+        " /*0000*/ LDC R2, c[0x0][0x0] ;\n"
+        " /*0010*/ IMAD.WIDE.U32 R2, R2, 0x2, RZ ;\n"
+        " /*0020*/ IADD3 R4, -R3, 0x100000, RZ ;\n"
+        " /*0030*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+        " /*0040*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        "f:\n"
+        " /*0000*/ LDC R2, c[0x0][0x0] ;\n"
+        " /*0010*/ IMAD.HI R3, R2, 0x2, RZ ;\n"
+        " /*0020*/ IADD3 R4, -R3, 0x100000, RZ ;\n"
+        " /*0030*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+        " /*0040*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        "f:\n"
+        " /*0000*/ LDC R2, c[0x0][0x0] ;\n"
+        " /*0010*/ LEA.HI.X R3, R2, RZ, RZ, 0x5, P0 ;\n"
+        " /*0020*/ IADD3 R4, -R3, 0x100000, RZ ;\n"
+        " /*0030*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+        " /*0040*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+        /* a thread-dependent count: blockDim.x - threadIdx.x */
+        "f:\n"
+        " /*0000*/ LDC R2, c[0x0][0x0] ;\n"
+        " /*0010*/ S2R R3, SR_TID.X ;\n"
+        " /*0020*/ IADD3 R2, R2, -R3, RZ ;\n"
+        " /*0030*/ IADD3 R4, -R2, 0x100000, RZ ;\n"
+        " /*0040*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+        " /*0050*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        parse_text(cases[i]);
+        cr_expect_eq(init_count_geo(geo), 0, "case %zu", i);
+        wrs_module_free(&M);
+    }
+    /* a geometry whose count is out of range: 0x100000 threads */
+    static const uint32_t big[6] = {0x100000, 1, 1, 1, 1, 1};
+    parse_text("f:\n"
+               " /*0000*/ LDC R2, c[0x0][0x0] ;\n"
+               " /*0010*/ IADD3 R4, -R2, 0x100000, RZ ;\n"
+               " /*0020*/ SHF.L.U32 R4, R4, 0x1, RZ ;\n"
+               " /*0030*/ SYNCS.EXCH.64 RZ, [R6+URZ], R4 ;\n");
+    cr_expect_eq(init_count_geo(big), 0);
+    cr_expect_eq(init_count_geo(geo), 256);
+    wrs_module_free(&M);
+    memset(&M, 0, sizeof M);
+}
+
+/* The H200 file's constant inits give 1 with or without a geometry. */
+Test(sanitizer_mbarrier, h200_inits_with_geometry, .fini = unload)
+{
+    static const uint32_t geo[6] = {128, 1, 1, 4, 1, 1};
+    load("h200_litmus_plain_sm90_gi.nvdisasm");
+    size_t inits = 0;
+    for (size_t f = 0; f < M.nfns; f++)
+        for (size_t i = 0; i < M.fns[f].n; i++) {
+            if (strcmp(M.fns[f].insns[i].opcode, "SYNCS.EXCH.64") != 0)
+                continue;
+            uint32_t c = 0, d = 0;
+            cr_expect(wrs_mbarrier_init_count_in(&M.fns[f], M.fns[f].insns[i].pc, geo, &c));
+            cr_expect(wrs_mbarrier_init_count_in(&M.fns[f], M.fns[f].insns[i].pc, NULL, &d));
+            cr_expect_eq(c, 1);
+            cr_expect_eq(d, 1);
+            inits++;
+        }
+    cr_expect_eq(inits, 4);
 }
