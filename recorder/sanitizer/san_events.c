@@ -765,7 +765,11 @@ static int complete_mbarrier(wrs_finisher *f, wr_barrier *b, const wrs_range *r,
     if (b->mode == WR_BARMODE_INIT) {
         uint32_t count = 0;
         wrs_mbar_slot *m = mbar_find(f, b, 1);
-        if (!r || !wrs_mbarrier_init_count(r->fn, pc - r->start, &count)) {
+        const uint32_t *geometry = NULL;
+        for (size_t i = 0; i < sizeof f->launches / sizeof f->launches[0]; i++)
+            if (f->launches[i].launch == b->launch && b->launch)
+                geometry = f->launches[i].geometry;
+        if (!r || !wrs_mbarrier_init_count_in(r->fn, pc - r->start, geometry, &count)) {
             f->st.mbarrier_count_unknown++;
             if (m)
                 m->count = 0;
@@ -815,6 +819,14 @@ static int fin_event(void *ctx, const wr_event *ev)
         f->launch = ev->u.launch.launch;
         f->block_threads = ev->u.launch.block_dim[0] * ev->u.launch.block_dim[1] *
                            ev->u.launch.block_dim[2];
+        {
+            uint32_t i = f->launches_next++ % (sizeof f->launches / sizeof f->launches[0]);
+            f->launches[i].launch = ev->u.launch.launch;
+            for (int k = 0; k < 3; k++) {
+                f->launches[i].geometry[k] = ev->u.launch.block_dim[k];
+                f->launches[i].geometry[3 + k] = ev->u.launch.grid[k];
+            }
+        }
         clear_warps(f);
         return emit(f, ev);
     case WR_EV_ACCESS:

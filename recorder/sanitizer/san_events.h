@@ -108,8 +108,9 @@ typedef struct wrs_stats {
  *    across it.  Without line info the parts stay as they are.
  *  - mbarriers: the callbacks give an arrival's count, but neither an
  *    init's count nor a wait's parity (patches.cu).  The init's count is
- *    read from its instruction's operands (wrs_mbarrier_init_count: the
- *    constant the code writes into the object); the finisher then counts
+ *    read from its instruction's operands (wrs_mbarrier_init_count_in: the
+ *    value the code writes into the object, from constants and the
+ *    launch's geometry: cuda::barrier of block.size()); the finisher counts
  *    each object's arrivals (count x lanes) in ring order, and a
  *    successful wait, recorded after it succeeded (the attempt callback
  *    has its result), waited for the latest phase those arrivals
@@ -172,6 +173,13 @@ typedef struct wrs_finisher {
     size_t mbar_cap, mbar_used;
     uint32_t launch;
     uint32_t block_threads;       /* the current launch's block size (0: not known) */
+    /* the latest launches' geometry (blockDim x y z, gridDim x y z), for
+     * mbarrier counts computed from it: concurrent launches interleave */
+    struct {
+        uint32_t launch;
+        uint32_t geometry[6];
+    } launches[16];
+    uint32_t launches_next;
     wrs_stats st;
 } wrs_finisher;
 

@@ -343,6 +343,29 @@ __global__ void k_mbarrier_pipeline(int *out)
     }
 }
 
+/* One mbarrier of the block's size, as cuda::barrier bar(block.size()) is
+ * used: every thread writes its slot, arrives, waits for phase 0 and reads
+ * the slot of the thread 32 further on.  The count comes from the launch
+ * (blockDim.x), not a constant.  LATE_WRITE: each thread writes its slot
+ * again between its arrive and its wait (the race). */
+template <bool LATE_WRITE>
+__global__ void k_mbarrier_block(int *out)
+{
+    __shared__ int buf[64];
+    __shared__ uint64_t bar;
+    unsigned t = threadIdx.x;
+    if (t == 0)
+        WR_MBARRIER_INIT(&bar, blockDim.x);
+    WR_SYNCTHREADS();
+    WR_STORE(&buf[t], (int)t);
+    WR_MBARRIER_ARRIVE(&bar);
+    if (LATE_WRITE)
+        WR_STORE(&buf[t], (int)t + 1);
+    while (!WR_MBARRIER_TRY_WAIT_PARITY(&bar, 0)) {
+    }
+    out[t] = WR_LOAD(&buf[(t + 32u) % 64u]);
+}
+
 /* ---- distributed shared memory ----------------------------------------------- */
 
 /* Clusters of 2 fixed at compile time (__cluster_dims__: the recorder takes
@@ -588,6 +611,10 @@ static int run_other(const char *name)
         k_mbarrier_pipeline<true><<<1, 64>>>(out);
     else if (!strcmp(name, "mbarrier_missing_empty_wait_race"))
         k_mbarrier_pipeline<false><<<1, 64>>>(out);
+    else if (!strcmp(name, "mbarrier_block_sized_norace"))
+        k_mbarrier_block<false><<<1, 64>>>(out);
+    else if (!strcmp(name, "mbarrier_block_sized_write_after_arrive_race"))
+        k_mbarrier_block<true><<<1, 64>>>(out);
     else if (!strcmp(name, "named_barrier_producer_consumer_norace"))
         k_pipeline<true><<<1, 64>>>(out);
     else if (!strcmp(name, "named_barrier_producer_overwrite_race"))
@@ -635,6 +662,8 @@ static const char *const others[] = {"barrier_interval_race", "barrier_interval_
                                      "named_barrier_producer_consumer_norace",
                                      "mbarrier_pipeline_norace",
                                      "mbarrier_missing_empty_wait_race",
+                                     "mbarrier_block_sized_norace",
+                                     "mbarrier_block_sized_write_after_arrive_race",
                                      "named_barrier_producer_overwrite_race",
                                      "grid_sync_phases_norace",
                                      "grid_sync_missing_second_sync_race",
