@@ -946,3 +946,35 @@ Test(sanitizer_events, mbarrier_of_unknown_count_is_left_out, .init = setup_real
     cr_expect_eq(F.st.mbarrier_count_unknown, 1);
     cr_expect_eq(F.st.mbarrier_untracked, 3);
 }
+
+/* An init whose count is the block's size (cuda::barrier of block.size()):
+ * the count comes from the launch's geometry (64 threads here), and the
+ * wait after both warps' 64 arrivals is for phase 0. */
+Test(sanitizer_events, mbarrier_count_from_the_launch, .init = setup_real, .fini = teardown_real)
+{
+    static const char text[] = ".text._Z6blocksv:\n"
+                               "        /*0000*/                   ULDC UR4, c[0x0][0x0] ;\n"
+                               "        /*0010*/                   UIADD3 UR4, -UR4, 0x100000, URZ ;\n"
+                               "        /*0020*/                   USHF.L.U32 UR5, UR4, 0xb, URZ ;\n"
+                               "        /*0030*/                   USHF.L.U32 UR4, UR4, 0x1, URZ ;\n"
+                               "        /*0040*/                   SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n"
+                               "        /*0050*/                   SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR6], RZ ;\n"
+                               "        /*0060*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR6], R2 ;\n"
+                               "        /*0070*/                   EXIT ;\n";
+    wrs_module k;
+    char err[256];
+    memset(&k, 0, sizeof k);
+    cr_assert_eq(wrs_parse(text, sizeof text - 1, &k, err, sizeof err), 0, "%s", err);
+    add_range(0x140000, &k, "_Z6blocksv");
+    const uint32_t ALL = 0xffffffffu;
+    mbar(0, 0, ALL, 0x140040, 0x400, 1, WR_BARMODE_INIT);
+    mbar(0, 0, ALL, 0x140050, 0x400, 1, WR_BARMODE_ARRIVE);
+    mbar(0, 1, ALL, 0x140050, 0x400, 1, WR_BARMODE_ARRIVE);
+    mbar(0, 1, ALL, 0x140060, 0x400, 0, WR_BARMODE_WAIT);
+    finish();
+    cr_expect_eq(nth_mbarrier(0)->expected, BLOCK_THREADS, "the init's count: blockDim.x");
+    cr_expect_eq(nth_mbarrier(3)->mode, WR_BARMODE_WAIT);
+    cr_expect_eq(nth_mbarrier(3)->expected, 0, "phase 0 completed at the 64th arrival");
+    cr_expect_eq(F.st.mbarrier_inits, 1);
+    wrs_module_free(&k);
+}
