@@ -212,40 +212,66 @@ static int configure(void)
     return 0;
 }
 
-/* The current context's device in the header (name, sm, clock), as the
- * device API's recorder names it (host_runtime.c): the driver is loaded in
- * the process already, so its entry points are looked up rather than
- * linked; where there is no current context the fields stay empty. */
-static void device_of_context(wr_header *h, char *name, size_t len)
+/* The device of ctx (else of the current context) in the header: name, sm
+ * and clock, as the device API's recorder names them (host_runtime.c).  The
+ * driver is loaded in the process already (the CUDA runtime opens it with
+ * RTLD_LOCAL: its symbols are looked up in its own handle, not linked);
+ * where none of this works the fields stay empty. */
+static void device_of_context(CUcontext ctx, wr_header *h, char *name, size_t len)
 {
     typedef CUresult (*ctx_get_device_fn)(CUdevice *);
+    typedef CUresult (*ctx_push_fn)(CUcontext);
+    typedef CUresult (*ctx_pop_fn)(CUcontext *);
     typedef CUresult (*device_get_name_fn)(char *, int, CUdevice);
     typedef CUresult (*device_get_attribute_fn)(int *, CUdevice_attribute, CUdevice);
-    ctx_get_device_fn get_device;
-    device_get_name_fn get_name;
-    device_get_attribute_fn get_attribute;
-    *(void **)&get_device = dlsym(RTLD_DEFAULT, "cuCtxGetDevice");
-    *(void **)&get_name = dlsym(RTLD_DEFAULT, "cuDeviceGetName");
-    *(void **)&get_attribute = dlsym(RTLD_DEFAULT, "cuDeviceGetAttribute");
     name[0] = 0;
     h->device = name;
-    CUdevice dev;
-    if (!get_device || !get_name || !get_attribute || get_device(&dev) != CUDA_SUCCESS)
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib)
+        lib = dlopen("libcuda.so", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib)
         return;
-    int major = 0, minor = 0, clock = 0;
-    if (get_name(name, (int)len, dev) != CUDA_SUCCESS)
-        name[0] = 0;
-    name[len - 1] = 0;
-    if (get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) == CUDA_SUCCESS &&
-        get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) == CUDA_SUCCESS)
-        h->sm_arch = (uint32_t)(major * 10 + minor);
-    if (get_attribute(&clock, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev) == CUDA_SUCCESS && clock > 0)
-        h->clock_khz = (uint32_t)clock;
+    ctx_get_device_fn get_device;
+    ctx_push_fn push;
+    ctx_pop_fn pop;
+    device_get_name_fn get_name;
+    device_get_attribute_fn get_attribute;
+    *(void **)&get_device = dlsym(lib, "cuCtxGetDevice");
+    *(void **)&push = dlsym(lib, "cuCtxPushCurrent_v2");
+    *(void **)&pop = dlsym(lib, "cuCtxPopCurrent_v2");
+    *(void **)&get_name = dlsym(lib, "cuDeviceGetName");
+    *(void **)&get_attribute = dlsym(lib, "cuDeviceGetAttribute");
+    CUdevice dev;
+    int have = 0;
+    if (get_device && get_name && get_attribute) {
+        if (ctx && push && pop && push(ctx) == CUDA_SUCCESS) {
+            CUcontext popped;
+            have = get_device(&dev) == CUDA_SUCCESS;
+            pop(&popped);
+        } else {
+            have = get_device(&dev) == CUDA_SUCCESS;
+        }
+    }
+    if (have) {
+        int major = 0, minor = 0, clock = 0;
+        if (get_name(name, (int)len, dev) != CUDA_SUCCESS)
+            name[0] = 0;
+        name[len - 1] = 0;
+        if (get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ==
+                CUDA_SUCCESS &&
+            get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) ==
+                CUDA_SUCCESS)
+            h->sm_arch = (uint32_t)(major * 10 + minor);
+        if (get_attribute(&clock, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev) == CUDA_SUCCESS &&
+            clock > 0)
+            h->clock_khz = (uint32_t)clock;
+    }
+    dlclose(lib);   /* NOLOAD took a reference: the library stays */
 }
 
 /* The writer exists from the first module load (module images go into it);
  * G.lock held. */
-static int ensure_writer(void)
+static int ensure_writer(CUcontext ctx)
 {
     if (G.w)
         return 0;
@@ -258,7 +284,7 @@ static int ensure_writer(void)
     h.producer = "warprace-record-sanitizer";
     h.producer_version = WARPRACE_VERSION;
     char devname[256];
-    device_of_context(&h, devname, sizeof devname);
+    device_of_context(ctx, &h, devname, sizeof devname);
     h.warp_size = 32;
     char host[256] = "";
     gethostname(host, sizeof host - 1);
@@ -289,7 +315,7 @@ static int ensure_runtime(CUcontext ctx, Sanitizer_StreamHandle hs)
 {
     if (G.ready)
         return 0;
-    if (G.failed || ensure_writer() != 0)
+    if (G.failed || ensure_writer(ctx) != 0)
         return -1;
     G.ctx = ctx;
     G.log2cap = wrr_buffer_log2cap(G.buffer);
@@ -421,7 +447,7 @@ static char *disassemble(const void *cubin, size_t size, size_t *len)
 static void module_loaded(const Sanitizer_ResourceModuleData *d)
 {
     pthread_mutex_lock(&G.lock);
-    if (ensure_writer() != 0) {
+    if (ensure_writer(d->context) != 0) {
         pthread_mutex_unlock(&G.lock);
         return;
     }
