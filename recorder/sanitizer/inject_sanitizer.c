@@ -954,6 +954,8 @@ static void shutdown_recorder(void)
             fprintf(f, "sanitizer_fence_unknown=%llu\n", (unsigned long long)s->fence_unknown);
             fprintf(f, "sanitizer_fence_unreachable=%llu\n", (unsigned long long)s->fence_unreachable);
             fprintf(f, "sanitizer_cas_outcome_unknown=%llu\n", (unsigned long long)s->cas_unknown);
+            fprintf(f, "sanitizer_cas_retries_seen=%llu\n",
+                    (unsigned long long)s->cas_retries_seen);
             fprintf(f, "sanitizer_reads_held=%llu\n", (unsigned long long)s->reads_held);
             fprintf(f, "sanitizer_device_malloc_records_lost=%llu\n",
                     (unsigned long long)G.dmalloc_lost);

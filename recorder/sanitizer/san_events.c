@@ -183,7 +183,7 @@ long wrs_finisher_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
             line = in->line;
             file = intern(f, wrs_insn_file(r->mod, in));
         }
-        func = intern(f, r->fn->name);
+        func = intern(f, wrs_display_name(r->fn));
     }
     unsigned char raw[24];
     memcpy(raw, &magic, 4);
@@ -631,11 +631,37 @@ static int emit_all_held(wrs_finisher *f)
     }
 }
 
+/* A CAS whose warp's next record is the same CAS again on the same words:
+ * the lanes that retry failed (a spin lock's loop), the others succeeded.
+ * Any other next record leaves the outcome unknown (every lane counted as
+ * successful, san_events.h). */
+static void cas_outcome_from_retry(wrs_finisher *f, wr_event *held, const wr_event *next)
+{
+    wr_access *a = &held->u.access;
+    if (held->kind != WR_EV_ACCESS || a->atomic_op != WR_AOP_CAS || next->kind != WR_EV_ACCESS ||
+        next->u.access.atomic_op != WR_AOP_CAS)
+        return;
+    uint64_t pc = pc_of_site(f, held->site);
+    if (!pc || pc != pc_of_site(f, next->site))
+        return;
+    uint32_t retry = next->u.access.active_mask & a->active_mask;
+    if (!retry)
+        return;
+    for (unsigned l = 0; l < 32; l++)
+        if ((retry >> l & 1) &&
+            wr_access_lane_addr(a, l) != wr_access_lane_addr(&next->u.access, l))
+            return;
+    a->cas_success = a->active_mask & ~retry;
+    f->st.cas_unknown--;
+    f->st.cas_retries_seen++;
+}
+
 /* The warp moved on: its held read goes out (after the writes it may have
- * read from), at the position of the record that follows it. */
-static int release_held(wrs_finisher *f, wrs_warp_slot *slot)
+ * read from), at the position of the record that follows it (next). */
+static int release_held(wrs_finisher *f, wrs_warp_slot *slot, const wr_event *next)
 {
     uint32_t idx = slot->held;
+    cas_outcome_from_retry(f, &f->held[idx - 1].ev, next);
     /* a held wait reads no memory: no write has to go before it */
     if (f->held[idx - 1].ev.kind == WR_EV_ACCESS &&
         emit_writes_before(f, &f->held[idx - 1].ev.u.access, idx) != 0)
@@ -863,7 +889,7 @@ static int fin_event(void *ctx, const wr_event *ev)
         complete_barrier(f, &e.u.barrier, r, pc);
     uint64_t key = (((uint64_t)block << 32) | warp) + 1;
     wrs_warp_slot *slot = warp_slot(f, key, 1);
-    if (slot && slot->held && release_held(f, slot) != 0)
+    if (slot && slot->held && release_held(f, slot, &e) != 0)
         return -1;
     if (slot && e.kind == WR_EV_BARRIER && e.u.barrier.scope == WR_BAR_BLOCK) {
         for (uint32_t i = 0; i < slot->narrived; i++)

@@ -16,8 +16,11 @@
  *    MEMBAR, and if so emits a WR_EV_FENCE of the widest such scope;
  *    UNKNOWN answers (indirect branches) are counted and emit nothing
  *    (treated as "no fence": conservative for race detection);
- *  - CAS success is not reported by the API: it records every active lane
- *    as successful (the conservative choice: a write) and counts it;
+ *  - CAS success is not reported by the API.  A CAS is held until its
+ *    warp's next record (below); when that is the same CAS instruction on
+ *    the same words, the lanes retrying it failed and the others succeeded
+ *    (a spin lock's loop).  Otherwise every active lane is recorded as
+ *    successful (the conservative choice: a write) and counted;
  *  - places atomic reads after they took effect.  The memory callback runs
  *    BEFORE the instruction, so an atomic read's record can be reserved in
  *    the ring before the record of the release it then reads from (the
@@ -64,6 +67,8 @@ typedef struct wrs_stats {
     uint64_t accesses_unclassified;   /* PC unknown or not a memory instruction */
     uint64_t space_mismatch;          /* callback space != instruction space */
     uint64_t cas_unknown;             /* CAS records: success assumed */
+    uint64_t cas_retries_seen;        /* CAS records whose retry by the warp told the
+                                         failed lanes */
     uint64_t fences_inferred;
     uint64_t fence_queries;
     uint64_t fence_unknown;           /* indirect branch on the way */

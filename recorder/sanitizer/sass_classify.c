@@ -3,6 +3,7 @@
 #include "sass_classify.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,12 +218,92 @@ void wrs_module_free(wrs_module *m)
         free(m->fns[i].name);
         free(m->fns[i].insns);
         free(m->fns[i].succ);
+        free(m->fns[i].display);
     }
     free(m->fns);
     for (size_t i = 0; i < m->nfiles; i++)
         free(m->files[i]);
     free(m->files);
     memset(m, 0, sizeof *m);
+}
+
+void wrs_bare_name(const char *d, char *out, size_t outlen)
+{
+    size_t end = strlen(d);
+    /* " const", " volatile", "&" qualifiers after the parameters */
+    while (end > 0 && d[end - 1] != ')') {
+        if (d[end - 1] == '>' || d[end - 1] == '(')
+            break;
+        end--;
+    }
+    if (end == 0)
+        end = strlen(d);
+    /* the parameter list: the last balanced (...) */
+    if (end > 0 && d[end - 1] == ')') {
+        int depth = 0;
+        size_t i = end;
+        while (i > 0) {
+            char c = d[--i];
+            depth += c == ')' ? 1 : c == '(' ? -1 : 0;
+            if (depth == 0)
+                break;
+        }
+        if (depth == 0 && i > 0)
+            end = i;
+    }
+    /* template arguments: the last balanced <...> */
+    if (end > 0 && d[end - 1] == '>') {
+        int depth = 0;
+        size_t i = end;
+        while (i > 0) {
+            char c = d[--i];
+            depth += c == '>' ? 1 : c == '<' ? -1 : 0;
+            if (depth == 0)
+                break;
+        }
+        if (depth == 0 && i > 0)
+            end = i;
+    }
+    /* the last component: after the return type's space and any scope */
+    size_t start = end;
+    while (start > 0 && d[start - 1] != ' ' && d[start - 1] != ':')
+        start--;
+    if (start == end) {           /* nothing left: the whole name */
+        start = 0;
+        end = strlen(d);
+    }
+    size_t n = end - start < outlen - 1 ? end - start : outlen - 1;
+    memcpy(out, d + start, n);
+    out[n] = 0;
+}
+
+const char *wrs_display_name(wrs_function *f)
+{
+    if (f->display)
+        return f->display;
+    typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+    static demangle_fn demangle;
+    static int looked;
+    if (!looked) {
+        looked = 1;
+        *(void **)&demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        if (!demangle) {
+            void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD);
+            if (cxx)
+                *(void **)&demangle = dlsym(cxx, "__cxa_demangle");
+        }
+    }
+    int status = -1;
+    char *dem = demangle && !strncmp(f->name, "_Z", 2) ? demangle(f->name, NULL, NULL, &status)
+                                                        : NULL;
+    if (dem && status == 0) {
+        size_t len = strlen(dem) + 1;
+        f->display = malloc(len);
+        if (f->display)
+            wrs_bare_name(dem, f->display, len);
+    }
+    free(dem);
+    return f->display ? f->display : f->name;
 }
 
 const wrs_function *wrs_find_function(const wrs_module *m, const char *name)

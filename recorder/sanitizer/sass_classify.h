@@ -128,6 +128,8 @@ typedef struct wrs_function {
     uint32_t grid_arrive_line, grid_wait_line;
     /* wrs_arrives_uninferred's answer + 1 (0: not asked yet) */
     size_t arrives_uninferred_1;
+    /* the name as a report shows it (wrs_display_name), made once */
+    char *display;
     wrs_unrecorded unrecorded;
 } wrs_function;
 
@@ -196,6 +198,15 @@ size_t wrs_arrives_uninferred(wrs_function *f);
 enum { WRS_GRID_NONE = 0, WRS_GRID_ARRIVE_BAR, WRS_GRID_WAIT_BAR, WRS_GRID_PART,
        WRS_GRID_UNKNOWN };
 int wrs_grid_sync_role(wrs_function *f, uint64_t pc);
+
+/* The function's name as the device API's sites name theirs (__func__):
+ * the bare identifier of its demangled name (`void k<true>(int*)` ->
+ * `k`), found with the C++ runtime's __cxa_demangle where the process has
+ * one; else, or for a name that is not mangled, the name itself. */
+const char *wrs_display_name(wrs_function *f);
+/* The bare identifier of a demangled C++ function name (buffer out of
+ * outlen); exposed for tests. */
+void wrs_bare_name(const char *demangled, char *out, size_t outlen);
 
 const char *wrs_kind_name(unsigned kind);
 

@@ -1,6 +1,7 @@
 /* SASS parser, opcode classification, line info and fence inference
  * (recorder/sanitizer/sass_classify.c) on committed disassembly text. */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1313,4 +1314,41 @@ Test(sanitizer_mbarrier, h200_inits_with_geometry, .fini = unload)
             inits++;
         }
     cr_expect_eq(inits, 4);
+}
+
+/* ---- names as reports show them ------------------------------------------- */
+
+Test(sanitizer_names, bare_names_of_demangled_functions)
+{
+    static const char *const cases[][2] = {
+        {"void k_grid_phases<true>(int*, int*)", "k_grid_phases"},
+        {"mp_producer(int*, int*)", "mp_producer"},
+        {"void ns::Foo<int>::bar<2>(float) const", "bar"},
+        {"void k_lock<0, true, true, true>(args)", "k_lock"},
+        {"(anonymous namespace)::k(int)", "k"},
+        {"void f<(anonymous namespace)::T>(int (*)(int))", "f"},
+        {"plain", "plain"},
+        {"", ""},
+    };
+    char out[64];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        wrs_bare_name(cases[i][0], out, sizeof out);
+        cr_expect_str_eq(out, cases[i][1], "%s", cases[i][0]);
+    }
+    wrs_bare_name("void a_rather_long_kernel_name<int>(int)", out, 8);
+    cr_expect_str_eq(out, "a_rathe", "cut to the buffer");
+}
+
+/* With a C++ runtime in the process (every CUDA program has one), a
+ * kernel's site names it as __func__ would; an extern "C" name stays. */
+Test(sanitizer_names, display_names_demangle, .fini = unload)
+{
+    if (!dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL))
+        cr_skip_test("no libstdc++ to demangle with");
+    load("h200_litmus_plain_sm90_gi.nvdisasm");
+    cr_expect_str_eq(wrs_display_name(fn("_Z13k_grid_phasesILb1EEvPiS0_")), "k_grid_phases");
+    cr_expect_str_eq(wrs_display_name(fn("_Z10k_pipelineILb0EEvPi")), "k_pipeline");
+    wrs_function plain = {.name = (char *)"extern_c_kernel"};
+    cr_expect_str_eq(wrs_display_name(&plain), "extern_c_kernel");
+    cr_expect_null(plain.display);
 }
