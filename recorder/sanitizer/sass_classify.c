@@ -227,6 +227,22 @@ void wrs_module_free(wrs_module *m)
     memset(m, 0, sizeof *m);
 }
 
+/* Where the balanced open...close group that ends d[0, end) begins (end
+ * itself when d[end - 1] is not close or the group is not balanced). */
+static size_t before_balanced(const char *d, size_t end, char open, char close)
+{
+    if (end == 0 || d[end - 1] != close)
+        return end;
+    int depth = 0;
+    for (size_t i = end; i > 0;) {
+        char c = d[--i];
+        depth += c == close ? 1 : c == open ? -1 : 0;
+        if (depth == 0)
+            return i > 0 ? i : end;
+    }
+    return end;
+}
+
 void wrs_bare_name(const char *d, char *out, size_t outlen)
 {
     size_t end = strlen(d);
@@ -238,32 +254,8 @@ void wrs_bare_name(const char *d, char *out, size_t outlen)
     }
     if (end == 0)
         end = strlen(d);
-    /* the parameter list: the last balanced (...) */
-    if (end > 0 && d[end - 1] == ')') {
-        int depth = 0;
-        size_t i = end;
-        while (i > 0) {
-            char c = d[--i];
-            depth += c == ')' ? 1 : c == '(' ? -1 : 0;
-            if (depth == 0)
-                break;
-        }
-        if (depth == 0 && i > 0)
-            end = i;
-    }
-    /* template arguments: the last balanced <...> */
-    if (end > 0 && d[end - 1] == '>') {
-        int depth = 0;
-        size_t i = end;
-        while (i > 0) {
-            char c = d[--i];
-            depth += c == '>' ? 1 : c == '<' ? -1 : 0;
-            if (depth == 0)
-                break;
-        }
-        if (depth == 0 && i > 0)
-            end = i;
-    }
+    end = before_balanced(d, end, '(', ')');   /* the parameter list */
+    end = before_balanced(d, end, '<', '>');   /* template arguments */
     /* the last component: after the return type's space and any scope */
     size_t start = end;
     while (start > 0 && d[start - 1] != ' ' && d[start - 1] != ':')
