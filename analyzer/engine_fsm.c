@@ -70,6 +70,19 @@ typedef struct block_st {
     wr_cross_bars *cross;
 } block_st;
 
+typedef struct cur_ctx {
+    const wr_access *a;     /* NULL for a host copy */
+    uint32_t epoch;
+    uint32_t launch;        /* 0 for the host */
+    uint32_t block, warp;   /* UINT32_MAX for the host */
+    uint64_t seq;
+    uint32_t site;
+    uint8_t space;          /* of the words: SHARED for a DSMEM part */
+    uint32_t owner;         /* a shared word's block: `block`, or a DSMEM
+                               part's owner (engine.h) */
+    unsigned acc;
+} cur_ctx;
+
 typedef struct fsm {
     wr_engine_config cfg;
     wr_shadow_map *map;
@@ -84,7 +97,51 @@ typedef struct fsm {
     wr_launch_geos geo;     /* blocks per cluster, threads per block */
     wr_ring_pool ring_pool;
     uint64_t blocks_with_shared;
+    /* a global gather whose words are stepped at the next event
+     * (gather_flush): pend[kept] while one is kept; the other one takes the
+     * cells of the next access */
+    struct fsm_pending {
+        bool on;
+        uint32_t owned;     /* its lanes in this shard */
+        uint64_t lo, hi;    /* the bytes of all its active lanes (the ring's) */
+        cur_ctx c;          /* c.a: acc */
+        wr_access acc;      /* lane_addr: lane_addr */
+        uint64_t lane_addr[WR_WARP_SIZE];
+        uint64_t *cells[WR_WARP_SIZE];          /* of the owned lanes, in order */
+        wr_shadow_page *pages[WR_WARP_SIZE];
+        uint64_t base, cur_uniform;             /* as access_words packs them */
+        const uint32_t *wcl;                    /* the warp's per-lane counts or NULL */
+    } pend[2];
+    unsigned kept;
+    /* What a gather's lanes ask of their pages, one 32-byte entry a page
+     * in a direct-mapped table (gather_resolve): an entry is valid while
+     * its gen is pc_gen, which moves on when a page is entered with
+     * another epoch than pc_epoch or a page is removed. */
+    struct fsm_pc_ent *pc;
+    size_t pc_cap;          /* entries, a power of two; 0 = none yet */
+    uint32_t pc_gen, pc_epoch;
 } fsm;
+
+typedef struct fsm_pc_ent {
+    uint64_t key;
+    uint64_t *cells;
+    wr_shadow_page *page;
+    uint32_t expanded;      /* lines expanded when the entry was made (they stay so) */
+    uint32_t gen;
+} fsm_pc_ent;
+_Static_assert(sizeof(fsm_pc_ent) == 32, "two entries a cache line");
+
+/* Every entry of the page cache becomes stale (a page entered with
+ * another epoch, a page removed). */
+static inline void pc_forget(fsm *f)
+{
+    if (__builtin_expect(++f->pc_gen == 0, 0)) {   /* gen 0 is never valid */
+        if (f->pc)
+            memset(f->pc, 0, f->pc_cap * sizeof *f->pc);
+        f->pc_gen = 1;
+    }
+}
+typedef struct fsm_pending fsm_pending;
 
 /* ---- packed lines (shadow.h) ----
  * A packed line's rep is the state word of its lane-0 word; word 32k + l
@@ -109,6 +166,30 @@ static block_st *block_find(fsm *f, uint32_t epoch, uint32_t block, bool create)
     return (block_st *)wr_blockstate_block(&f->bs, epoch, block, create);
 }
 
+/* A page's user2: bit 0 says the page is listed with its block
+ * (note_shared_page), the bits above count its non-zero cells (a packed
+ * line's rep for its 32), so that a page dropped whole, by a sweep or with
+ * its block, is not read to count them. */
+#define FSM_PAGE_LISTED 1ull
+#define FSM_LIVE_SHIFT 1
+
+static inline void live_add(fsm *f, wr_shadow_page *p, uint64_t n)
+{
+    f->live += n;
+    p->user2 += n << FSM_LIVE_SHIFT;
+}
+
+static inline void live_sub(fsm *f, wr_shadow_page *p, uint64_t n)
+{
+    f->live -= n;
+    p->user2 -= n << FSM_LIVE_SHIFT;
+}
+
+static inline uint64_t page_live(const wr_shadow_page *p)
+{
+    return p->user2 >> FSM_LIVE_SHIFT;
+}
+
 static warp_st *warp_of(fsm *f, block_st *b, uint32_t warp)
 {
     return wr_blockstate_warp(&f->bs, &b->head, warp);
@@ -121,9 +202,11 @@ static void drop_shared_pages(fsm *f, block_st *b)
     for (uint32_t i = 0; i < b->nshared; i++) {
         wr_shadow_page *p = wr_shadow_lookup_slow(f->map, b->shared_keys[i], false);
         if (p)
-            f->live -= wr_shadow_nonzero_cells(f->map, p);
+            f->live -= page_live(p);
         wr_shadow_remove(f->map, b->shared_keys[i]);
     }
+    if (b->nshared)
+        pc_forget(f);
     free(b->shared_keys);
     b->shared_keys = NULL;
     b->nshared = b->capshared = 0;
@@ -361,19 +444,6 @@ static uint8_t access_kind(unsigned acc)
     return acc == WR_FSM_ACC_R ? WR_KIND_READ : acc == WR_FSM_ACC_W ? WR_KIND_WRITE : WR_KIND_ATOMIC;
 }
 
-typedef struct cur_ctx {
-    const wr_access *a;     /* NULL for a host copy */
-    uint32_t epoch;
-    uint32_t launch;        /* 0 for the host */
-    uint32_t block, warp;   /* UINT32_MAX for the host */
-    uint64_t seq;
-    uint32_t site;
-    uint8_t space;          /* of the words: SHARED for a DSMEM part */
-    uint32_t owner;         /* a shared word's block: `block`, or a DSMEM
-                               part's owner (engine.h) */
-    unsigned acc;
-} cur_ctx;
-
 /* The stored accessor of `old`, of epoch old_epoch, for the current access
  * by `lane`: an earlier lane of the current instruction (the word keeps
  * the last accessor, so if that lane touched the word in this instruction,
@@ -468,16 +538,20 @@ static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
     wr_epochs_sweep sw;
     wr_epochs_sweep_begin(&sw, f->ep, (uint32_t)p->user, epoch);
     if (wr_epochs_sweep_drops_all(&sw, p->user3)) {
-        f->live -= wr_shadow_clear_page(f->map, p);
+        if (page_live(p)) {
+            live_sub(f, p, page_live(p));
+            wr_shadow_zero_page(f->map, p);
+        }
         p->user = p->user3 = epoch;
         return;
     }
+    uint64_t dropped = 0;
     for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
         if (wr_shadow_line_packed(p, l)) {
             uint64_t *rep = wr_shadow_line_rep(f->map, p, l);
             if (*rep && wr_epochs_sweep_drops(&sw, wr_fsm_tag(*rep))) {   /* the tag is the same in all 32 */
                 *rep = 0;
-                f->live -= WR_SHADOW_LINE_WORDS;
+                dropped += WR_SHADOW_LINE_WORDS;
             }
             continue;
         }
@@ -485,9 +559,10 @@ static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
         for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
             if (cells[i] && wr_epochs_sweep_drops(&sw, wr_fsm_tag(cells[i]))) {
                 cells[i] = 0;
-                f->live--;
+                dropped++;
             }
     }
+    live_sub(f, p, dropped);
     p->user = epoch;
     p->user3 = wr_epochs_sweep_oldest_kept(&sw);
 }
@@ -495,7 +570,7 @@ static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
 /* Lists a block's shared page, once, for dropping at the block's end. */
 static __attribute__((noinline)) void note_shared_page(fsm *f, block_st *b, wr_shadow_page *p, uint64_t key)
 {
-    p->user2 = 1;
+    p->user2 |= FSM_PAGE_LISTED;
     f->blocks_with_shared += !b->shared_keys;
     if (b->nshared == b->capshared) {
         b->capshared = b->capshared ? b->capshared * 2 : 4;
@@ -512,9 +587,13 @@ page_for(fsm *f, uint8_t space, uint32_t launch, block_st *b, uint64_t word, uin
 {
     uint64_t key = wr_shadow_key(space, launch, b ? b->head.block : 0, word);
     wr_shadow_page *p = scattered ? wr_shadow_get_scattered(f->map, key) : wr_shadow_get(f->map, key);
+    if (__builtin_expect(epoch != f->pc_epoch, 0)) {
+        f->pc_epoch = epoch;
+        pc_forget(f);
+    }
     if (wr_epochs_page_enter(&p->user, &p->user3, epoch))
         sweep(f, p, epoch);
-    if (space == WR_SPACE_SHARED && !p->user2 && b)
+    if (space == WR_SPACE_SHARED && !(p->user2 & FSM_PAGE_LISTED) && b)
         note_shared_page(f, b, p, key);
     return p;
 }
@@ -568,7 +647,7 @@ static inline void touch_cell(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint6
         if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
             nw = step_slow(f, c, p, old, cur, lane, word, NULL);
     }
-    f->live += !old;   /* no transition leads to INIT: nw != 0 */
+    live_add(f, p, !old);   /* no transition leads to INIT: nw != 0 */
     *cell = nw;
 }
 
@@ -633,7 +712,7 @@ __attribute__((noinline)) static void uniform_segment(fsm *f, const cur_ctx *c, 
     for (uint32_t x = segmask; x; x &= x - 1)
         born += uniform_word(f, c, sp, cells, w0, (unsigned)__builtin_ctz(x), cur_uniform, init_next,
                              &memo_canon, &memo_next);
-    f->live += born;
+    live_add(f, sp, born);
 }
 
 #if WR_SHADOW_AVX2
@@ -681,7 +760,7 @@ uniform_segment_avx2(fsm *f, const cur_ctx *c, wr_shadow_page *sp, uint64_t *cel
             born += uniform_word(f, c, sp, cells, w0, g + (unsigned)__builtin_ctz(x), cur_uniform,
                                  init_next, &memo_canon, &memo_next);
     }
-    f->live += born;
+    live_add(f, sp, born);
 }
 #endif
 
@@ -696,7 +775,7 @@ static bool packed_line_step(fsm *f, const cur_ctx *c, wr_shadow_page *sp, unsig
     uint64_t old = *rep;
     if (!old) {
         *rep = cur_uniform | wr_fsm25_next[WR_FSM25_INIT][c->acc][0][0];
-        f->live += WR_SHADOW_LINE_WORDS;
+        live_add(f, sp, WR_SHADOW_LINE_WORDS);
         return true;
     }
     uint64_t nw;
@@ -739,9 +818,250 @@ static inline __attribute__((always_inline)) void access_words(fsm *f, const cur
 static void on_dsmem_access(fsm *f, const wr_event *ev, cur_ctx *c, block_st *b, warp_st *w,
                             unsigned size);
 
+/* ---- gathers and scatters ----
+ * A vector access whose every active lane touches one word (size <= 4, not
+ * crossing a word), not DSMEM: what wr_shadow_vector_lanes and
+ * access_words' lane loop do, in fewer instructions (callgrind, a 2 M
+ * gather trace: 140 -> 117 a lane in all of fsm), its pages found through
+ * a page cache, and, in global memory, with its words stepped one event
+ * late.  A gather's lanes land on
+ * unrelated pages, each cell a cache miss: asked of the cache when the
+ * access is seen (gather_resolve) and stepped right after (gather_step),
+ * they were still on their way.  So the cells of a global gather are
+ * asked for, its ring entry pushed and its step kept (fsm->pend) until
+ * the next event: every event steps the kept access first, and a global
+ * gather of the same launch asks for its own cells before that, so that
+ * they come while the kept one is stepped.  What runs ahead of the kept
+ * step is finding, creating and sweeping the new access's pages and
+ * expanding their lines: in the same epoch none of that changes a word or
+ * a page the kept access steps (its pages were entered in that epoch, so
+ * none is swept again, and its lines are expanded), and the new access's
+ * block, warp, barrier and ring state are touched only after the kept
+ * step, as in trace order.  finish and shadow_words step what is kept. */
+
+#if WR_SHADOW_AVX2
+/* gather_shape's lane loop for a full warp, four lanes a step: whether a
+ * lane crosses a word, and the lanes' lowest and highest address (unsigned
+ * order, compared as signed with the top bit flipped). */
+__attribute__((target("avx2"))) static bool full_warp_span_avx2(const uint64_t *la, unsigned size,
+                                                              uint64_t *lo, uint64_t *hi)
+{
+    const __m256i flip = _mm256_set1_epi64x((long long)(1ull << 63));
+    const __m256i three = _mm256_set1_epi64x(3), sz = _mm256_set1_epi64x(size);
+    const __m256i four = _mm256_set1_epi64x(4);
+    __m256i mn = _mm256_set1_epi64x(INT64_MAX), mx = _mm256_set1_epi64x(INT64_MIN);
+    __m256i bad = _mm256_setzero_si256();
+    for (unsigned i = 0; i < WR_WARP_SIZE; i += 4) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(la + i));
+        __m256i end = _mm256_add_epi64(_mm256_and_si256(v, three), sz);
+        bad = _mm256_or_si256(bad, _mm256_cmpgt_epi64(end, four));
+        __m256i b = _mm256_xor_si256(v, flip);
+        mn = _mm256_blendv_epi8(mn, b, _mm256_cmpgt_epi64(mn, b));
+        mx = _mm256_blendv_epi8(mx, b, _mm256_cmpgt_epi64(b, mx));
+    }
+    if (!_mm256_testz_si256(bad, bad))
+        return false;
+    int64_t m[4], x[4];
+    _mm256_storeu_si256((__m256i *)(void *)m, mn);
+    _mm256_storeu_si256((__m256i *)(void *)x, mx);
+    int64_t l = m[0], h = x[0];
+    for (unsigned k = 1; k < 4; k++) {
+        l = m[k] < l ? m[k] : l;
+        h = x[k] > h ? x[k] : h;
+    }
+    *lo = (uint64_t)l ^ (1ull << 63);
+    *hi = (uint64_t)h ^ (1ull << 63);
+    return true;
+}
+#endif
+
+/* Is a such an access?  Then [*lo, *hi] are its lanes' bytes and *owned
+ * the lanes of this shard (without a branch on each lane's shard: a shard
+ * owns a random half of a gather's lanes). */
+static inline bool gather_shape(const fsm *f, const wr_access *a, unsigned size, uint64_t *lo,
+                                uint64_t *hi, uint32_t *owned)
+{
+    if (a->addr_mode != WR_ADDR_VECTOR || size > 4 || !a->active_mask)
+        return false;
+    const uint64_t *la = a->lane_addr;
+    uint64_t l = UINT64_MAX, h = 0;
+#if WR_SHADOW_AVX2
+    if (a->active_mask == WR_FULL_MASK && f->avx2) {
+        if (!full_warp_span_avx2(la, size, &l, &h))
+            return false;
+    } else
+#endif
+    {
+        bool bad = false;
+        for (uint32_t x = a->active_mask; x; x &= x - 1) {
+            uint64_t addr = la[__builtin_ctz(x)];
+            bad |= (addr & 3u) + size > 4u;
+            l = addr < l ? addr : l;
+            h = addr > h ? addr : h;
+        }
+        if (bad)
+            return false;
+    }
+    uint32_t own = a->active_mask;
+    if (f->cfg.shards > 1)
+        for (uint32_t x = a->active_mask; x; x &= x - 1) {
+            unsigned lane = (unsigned)__builtin_ctz(x);
+            own &= ~((uint32_t)(wr_shard_of(a->space, a->launch, a->block, la[lane] & ~3ull,
+                                            f->cfg.shards) != f->cfg.shard) << lane);
+        }
+    *lo = l;
+    *hi = h + size - 1;
+    *owned = own;
+    return true;
+}
+
+/* The owned lanes' pages and cells (lines expanded), the cells asked of
+ * the cache.  A lane whose page the page cache holds, made in this epoch
+ * with the lane's line expanded, takes the page and cells from there: a
+ * slot and a page header were two misses a lane, and page_for would
+ * change nothing (its page was entered in this epoch and nothing entered
+ * a page with another since, so page_enter is a no-op and no sweep is
+ * due; a shared page was listed then).  Other lanes go through page_for
+ * (found, created, swept, listed) in lane order and fill the entry. */
+static inline void gather_resolve(fsm *f, const wr_access *a, block_st *b, uint32_t epoch,
+                                  uint32_t owned, uint64_t **cells, wr_shadow_page **pages)
+{
+    const uint64_t *la = a->lane_addr;
+    wr_shadow_map *m = f->map;
+    if (epoch != f->pc_epoch) {
+        f->pc_epoch = epoch;
+        pc_forget(f);
+    }
+    if (__builtin_expect((m->count + WR_WARP_SIZE) * 2 > f->pc_cap, 0)) {
+        size_t cap = f->pc_cap ? f->pc_cap : 512;
+        while ((m->count + WR_WARP_SIZE) * 2 > cap)
+            cap *= 2;
+        free(f->pc);
+        f->pc = xcalloc(cap, sizeof *f->pc);
+        f->pc_cap = cap;
+    }
+    fsm_pc_ent *pc = f->pc;
+    size_t pcmask = f->pc_cap - 1;
+    uint32_t gen = f->pc_gen;
+    uint32_t kblock = b ? b->head.block : 0;
+    unsigned n = 0;
+    uint64_t last_pn = UINT64_MAX;
+    fsm_pc_ent *e = NULL;
+    for (uint32_t x = owned; x; x &= x - 1) {
+        uint64_t word = la[__builtin_ctz(x)] >> WR_WORD_SHIFT;
+        uint64_t key = 0;
+        if (word >> WR_SHADOW_PAGE_SHIFT != last_pn) {   /* else the previous lane's entry */
+            last_pn = word >> WR_SHADOW_PAGE_SHIFT;
+            key = wr_shadow_key(a->space, a->launch, kblock, word);
+            e = &pc[(key ^ (key >> 14) ^ (key >> 46)) & pcmask];
+            if (e->key != key || e->gen != gen)
+                e = NULL;
+        }
+        if (__builtin_expect(!e || !((e->expanded >> wr_shadow_line_of(word)) & 1u), 0)) {
+            key = wr_shadow_key(a->space, a->launch, kblock, word);
+            e = &pc[(key ^ (key >> 14) ^ (key >> 46)) & pcmask];
+            wr_shadow_page *p = page_for(f, a->space, a->launch, b, word, epoch, true);
+            (void)wr_shadow_cell(m, p, word);
+            gen = f->pc_gen;
+            *e = (fsm_pc_ent){.key = key, .cells = (uint64_t *)(void *)p->cells, .page = p,
+                              .expanded = p->expanded, .gen = gen};
+        }
+        uint64_t *cell = e->cells + (word & WR_SHADOW_PAGE_MASK);
+        __builtin_prefetch(cell, 1);
+        cells[n] = cell;
+        pages[n++] = e->page;
+    }
+}
+
+/* The owned lanes' words stepped (c->a: the access, its lane addresses
+ * kept); base and cur_uniform as access_words packs them, wcl the warp's
+ * per-lane warp-sync counts or NULL. */
+static inline void gather_step(fsm *f, const cur_ctx *c, uint32_t owned, uint64_t *const *cells,
+                               wr_shadow_page *const *pages, uint64_t base, uint64_t cur_uniform,
+                               const uint32_t *wcl)
+{
+    const uint64_t *la = c->a->lane_addr;
+    const uint64_t tagmask = 0xffull << WR_FSM_TAG_SHIFT;
+    unsigned acc = c->acc;
+    uint64_t born = 0;
+    unsigned i = 0;
+    for (uint32_t x = owned; x; x &= x - 1, i++) {
+        unsigned lane = (unsigned)__builtin_ctz(x);
+        uint64_t cur = (wcl ? (base | ((uint64_t)(wcl[lane] & 0x3ffu) << WR_FSM_WC_SHIFT))
+                            : cur_uniform) |
+                       ((uint64_t)lane << WR_FSM_LANE_SHIFT);
+        uint64_t *cell = cells[i];
+        uint64_t old = *cell;
+        uint64_t nw = wr_fsm_step(old, cur, acc);
+        if (__builtin_expect(((old ^ cur) & tagmask) && old, 0) ||
+            __builtin_expect(wr_fsm_state(nw) == WR_FSM25_RACE &&
+                                 wr_fsm_state(old) != WR_FSM25_RACE, 0))
+            nw = step_slow(f, c, pages[i], old, cur, lane, la[lane] >> WR_WORD_SHIFT, NULL);
+        pages[i]->user2 += (uint64_t)!old << FSM_LIVE_SHIFT;   /* live_add */
+        born += !old;   /* no transition leads to INIT: nw != 0 */
+        *cell = nw;
+    }
+    f->live += born;
+}
+
+/* Steps the kept gather (fsm->pend), if any. */
+static void gather_flush(fsm *f)
+{
+    fsm_pending *pd = &f->pend[f->kept];
+    if (!pd->on)
+        return;
+    pd->on = false;
+    gather_step(f, &pd->c, pd->owned, pd->cells, pd->pages, pd->base, pd->cur_uniform, pd->wcl);
+}
+
+/* A gather being kept (fsm->pend[kept]) and the access a: when a is a
+ * global gather of the kept one's launch (so of its epoch), its cells are
+ * asked for first, into the other slot (true); then the kept one is
+ * stepped. */
+static __attribute__((noinline)) bool flush_before(fsm *f, const wr_access *a, unsigned size)
+{
+    const fsm_pending *kept = &f->pend[f->kept];
+    fsm_pending *pd = &f->pend[f->kept ^ 1u];
+    bool resolved = a->space == WR_SPACE_GLOBAL && a->launch == kept->c.launch &&
+                    gather_shape(f, a, size, &pd->lo, &pd->hi, &pd->owned);
+    if (resolved)
+        gather_resolve(f, a, NULL, kept->c.epoch, pd->owned, pd->cells, pd->pages);
+    gather_flush(f);
+    return resolved;
+}
+
+/* A gather whose cells gather_resolve found (into the free slot): its
+ * ring entry, then its words stepped now (not global memory) or kept. */
+static __attribute__((noinline)) void gather_access(fsm *f, const wr_event *ev, const cur_ctx *c,
+                                                    warp_st *w)
+{
+    const wr_access *a = c->a;
+    fsm_pending *pd = &f->pend[f->kept ^ 1u];
+    wr_ring_push_span(&w->ring, &f->ring_pool, a, pd->lo, pd->hi, ev->seq, ev->site,
+                      access_kind(c->acc));
+    uint64_t base = wr_fsm_pack(0, c->epoch, 0, c->warp, wr_fsm_fold_block(c->block), w->bc, 0);
+    uint64_t cur_uniform = base | ((uint64_t)(w->wc & 0x3ffu) << WR_FSM_WC_SHIFT);
+    if (a->space != WR_SPACE_GLOBAL) {
+        gather_step(f, c, pd->owned, pd->cells, pd->pages, base, cur_uniform, w->wcl);
+        return;
+    }
+    pd->on = true;
+    pd->acc = *a;
+    memcpy(pd->lane_addr, a->lane_addr, sizeof pd->lane_addr);
+    pd->acc.lane_addr = pd->lane_addr;
+    pd->c = *c;
+    pd->c.a = &pd->acc;
+    pd->base = base;
+    pd->cur_uniform = cur_uniform;
+    pd->wcl = w->wcl;
+    f->kept ^= 1u;
+}
+
 static void on_access(fsm *f, const wr_event *ev)
 {
     const wr_access *a = &ev->u.access;
+    unsigned size = a->size ? a->size : 4;
+    bool resolved = f->pend[f->kept].on && flush_before(f, a, size);
     if (a->space == WR_SPACE_LOCAL || !a->active_mask)
         return;
     uint32_t epoch;
@@ -754,11 +1074,21 @@ static void on_access(fsm *f, const wr_event *ev)
     cur_ctx c = {.a = a, .epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
                  .seq = ev->seq, .site = ev->site, .space = a->space, .owner = a->block,
                  .acc = access_label(a)};
-    unsigned size = a->size ? a->size : 4;
 
     if (a->space == WR_SPACE_DSMEM) {
         on_dsmem_access(f, ev, &c, b, w, size);
         return;
+    }
+    if (a->addr_mode == WR_ADDR_VECTOR) {
+        fsm_pending *pd = &f->pend[f->kept ^ 1u];
+        if (!resolved && gather_shape(f, a, size, &pd->lo, &pd->hi, &pd->owned)) {
+            gather_resolve(f, a, b, epoch, pd->owned, pd->cells, pd->pages);
+            resolved = true;
+        }
+        if (resolved) {
+            gather_access(f, ev, &c, w);
+            return;
+        }
     }
     /* a gather / scatter's cells, resolved once (and their misses
      * overlapped) for both the ring's range and the lane loop */
@@ -858,7 +1188,7 @@ static inline __attribute__((always_inline)) void access_words(fsm *f, const cur
                     if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
                         nw = step_slow(f, c, sp, old, cur, ln, wd, NULL);
                 }
-                f->live += !old;   /* no transition leads to INIT: nw != 0 */
+                live_add(f, sp, !old);   /* no transition leads to INIT: nw != 0 */
                 *cell = nw;
             }
         }
@@ -951,6 +1281,7 @@ static void *fsm_create(const wr_engine_config *cfg)
     if (!f->cfg.shards)
         f->cfg.shards = 1;
     f->map = wr_shadow_new(8, expand_line);
+    f->pc_gen = 1;
     f->ep = wr_epochs_new();
 #if WR_SHADOW_AVX2
     f->avx2 = wr_shadow_simd();
@@ -961,6 +1292,8 @@ static void *fsm_create(const wr_engine_config *cfg)
 static void fsm_on_event(void *self, const wr_event *ev)
 {
     fsm *f = self;
+    if (ev->kind != WR_EV_ACCESS && f->pend[f->kept].on)
+        gather_flush(f);
     switch (ev->kind) {
     case WR_EV_ACCESS:
         on_access(f, ev);
@@ -1007,11 +1340,12 @@ static void fsm_on_event(void *self, const wr_event *ev)
     }
 }
 
-static void fsm_finish(void *self) { (void)self; }
+static void fsm_finish(void *self) { gather_flush(self); }
 
 static uint64_t fsm_shadow_words(void *self)
 {
-    const fsm *f = self;
+    fsm *f = self;
+    gather_flush(f);
     return f->live;
 }
 
@@ -1023,6 +1357,7 @@ static void fsm_destroy(void *self)
     wr_blockstate_free(&f->bs, f->blocks_with_shared ? drop_shared_list_at_end : NULL, f);
     release_owned_pools(f);
     wr_shadow_free(f->map);
+    free(f->pc);
     wr_epochs_free(f->ep);
     wr_launch_geos_free(&f->geo);
     free(f);

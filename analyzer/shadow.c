@@ -362,6 +362,18 @@ static size_t page_nonzero(const wr_shadow_map *m, wr_shadow_page *p, bool clear
     return live;
 }
 
+void wr_shadow_zero_page(const wr_shadow_map *m, wr_shadow_page *p)
+{
+    memset(p->reps, 0, WR_SHADOW_LINES * m->cell_bytes);
+    size_t line_bytes = WR_SHADOW_LINE_WORDS * m->cell_bytes;
+    if (p->expanded == UINT32_MAX) {
+        memset(p->cells, 0, WR_SHADOW_LINES * line_bytes);
+        return;
+    }
+    for (uint32_t x = p->expanded; x; x &= x - 1)
+        memset(p->cells + (size_t)__builtin_ctz(x) * line_bytes, 0, line_bytes);
+}
+
 size_t wr_shadow_nonzero_cells(const wr_shadow_map *m, wr_shadow_page *p)
 {
     return page_nonzero(m, p, false);

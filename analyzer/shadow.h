@@ -209,6 +209,9 @@ static inline wr_shadow_page *wr_shadow_get(wr_shadow_map *m, uint64_t key)
  * exactly when they are untracked counts the words it stopped tracking.
  * A whole page dropped at once by a sweep costs this, not a step per cell. */
 size_t wr_shadow_clear_page(const wr_shadow_map *m, wr_shadow_page *p);
+/* Makes every cell of p zero again as wr_shadow_clear_page does, without
+ * reading them: for an engine that counts its non-zero cells itself. */
+void wr_shadow_zero_page(const wr_shadow_map *m, wr_shadow_page *p);
 /* How many cells of p are not all zero (a packed line's rep counts for its
  * 32 cells), changing nothing. */
 size_t wr_shadow_nonzero_cells(const wr_shadow_map *m, wr_shadow_page *p);
