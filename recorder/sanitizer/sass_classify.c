@@ -479,6 +479,12 @@ static int finish_function(parser *p)
     wrs_function *f = &p->m->fns[p->fn_index];
     if (f->n > 1)
         qsort(f->insns, f->n, sizeof *f->insns, cmp_insn);
+    /* a PC is one instruction: look-ups by PC (binary search) and the CFG
+     * take them as unique */
+    for (size_t i = 1; i < f->n; i++)
+        if (f->insns[i].pc == f->insns[i - 1].pc)
+            return fail(p, "PC 0x%llx twice in function %s", (unsigned long long)f->insns[i].pc,
+                        f->name);
     for (size_t i = 0; i < p->nfixups; i++) {
         const fixup *x = &p->fixups[i];
         /* fixups hold the branch's pc (add_fixup) */

@@ -555,6 +555,9 @@ Test(sanitizer_parse, errors)
     cr_expect_eq(parse_str("f:\n /*0000*/ BRA `(.L_x_1 ;\n", err, sizeof err), -1);
     cr_expect_eq(parse_str("f:\n /*0000*/ EXIT ;\nf:\n /*0000*/ EXIT ;\n", err, sizeof err), -1);
     cr_expect(strstr(err, "defined twice"), "%s", err);
+    /* found by fuzz_sass: one PC twice made the table ambiguous */
+    cr_expect_eq(parse_str("f:\n /*0010*/ EXIT ;\n /*0010*/ NOP ;\n", err, sizeof err), -1);
+    cr_expect(strstr(err, "line 3") && strstr(err, "PC 0x10 twice in function f"), "%s", err);
     /* empty input: no functions, no error */
     cr_expect_eq(parse_str("", err, sizeof err), 0);
 }
