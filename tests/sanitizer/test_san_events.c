@@ -220,7 +220,12 @@ Test(sanitizer_events, message_passing_producer, .init = setup, .fini = teardown
     cr_expect_eq(s->pc, PRODUCER + 0x70);
     cr_expect_eq(s->line, 13);
     cr_expect_str_eq(s->file, "/work/tests/gpu/litmus_mp.cu");
-    cr_expect_str_eq(s->func, "_Z11mp_producerPiS_");
+    /* the kernel as __func__ names it: demangled where the process has a
+     * C++ runtime (the ASan builds load one), else as the binary has it */
+    cr_expect_str_eq(s->func, wrs_display_name((wrs_function *)wrs_find_function(
+                                  &M, "_Z11mp_producerPiS_")));
+    cr_expect(!strcmp(s->func, "mp_producer") || !strcmp(s->func, "_Z11mp_producerPiS_"), "%s",
+              s->func);
     cr_expect_eq(site_of(at)->line, 15);
     cr_expect_eq(F.st.fences_inferred, 1);
     cr_expect_eq(F.st.accesses_classified, 2);
