@@ -366,6 +366,29 @@ __global__ void k_mbarrier_block(int *out)
     out[t] = WR_LOAD(&buf[(t + 32u) % 64u]);
 }
 
+/* A relaxed arrival (mbarrier.arrive.relaxed) completes the phase but
+ * releases nothing: warp 0 fills buf and arrives relaxed, warp 1 waits for
+ * the phase and reads (the race). */
+__global__ void k_mbarrier_relaxed(int *out)
+{
+    __shared__ int buf[32];
+    __shared__ uint64_t bar;
+    unsigned t = threadIdx.x, lane = t & 31u;
+    if (t == 0)
+        WR_MBARRIER_INIT(&bar, 1);
+    WR_SYNCTHREADS();
+    if (t < 32) {
+        WR_STORE(&buf[lane], 1);
+        WR_SYNCWARP(0xffffffffu);
+        if (lane == 0)
+            WR_MBARRIER_ARRIVE_RELAXED(&bar);
+    } else {
+        while (!WR_MBARRIER_TRY_WAIT_PARITY(&bar, 0)) {
+        }
+        out[lane] = WR_LOAD(&buf[lane]);
+    }
+}
+
 /* ---- distributed shared memory ----------------------------------------------- */
 
 /* Clusters of 2 fixed at compile time (__cluster_dims__: the recorder takes
@@ -611,6 +634,8 @@ static int run_other(const char *name)
         k_mbarrier_pipeline<true><<<1, 64>>>(out);
     else if (!strcmp(name, "mbarrier_missing_empty_wait_race"))
         k_mbarrier_pipeline<false><<<1, 64>>>(out);
+    else if (!strcmp(name, "mbarrier_relaxed_arrive_race"))
+        k_mbarrier_relaxed<<<1, 64>>>(out);
     else if (!strcmp(name, "mbarrier_block_sized_norace"))
         k_mbarrier_block<false><<<1, 64>>>(out);
     else if (!strcmp(name, "mbarrier_block_sized_write_after_arrive_race"))
@@ -663,6 +688,7 @@ static const char *const others[] = {"barrier_interval_race", "barrier_interval_
                                      "mbarrier_pipeline_norace",
                                      "mbarrier_missing_empty_wait_race",
                                      "mbarrier_block_sized_norace",
+                                     "mbarrier_relaxed_arrive_race",
                                      "mbarrier_block_sized_write_after_arrive_race",
                                      "named_barrier_producer_overwrite_race",
                                      "grid_sync_phases_norace",
