@@ -102,6 +102,12 @@ static struct {
     uint64_t arrive_unreported_launches;   /* launches of kernels with a BAR.ARV */
     uint64_t mbarrier_unrecorded_launches; /* ... with mbarrier instructions */
     char unrecorded_sync_last[256];    /* ... the cluster barrier patches (1), or the wait's (2) */
+    /* host events before the first launch (the drain starts with it): kept
+     * in order and posted ahead of it, or written at exit when no kernel
+     * ever ran; early_lost counts what could not be kept */
+    wr_event *early;
+    size_t nearly, capearly;
+    uint64_t early_lost;
     uint64_t t_start;
     char error[512];
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .wlock = PTHREAD_MUTEX_INITIALIZER};
@@ -309,6 +315,8 @@ static int ensure_writer(CUcontext ctx)
     return 0;
 }
 
+static void post_early(void);
+
 /* Ring (pinned host memory, device-visible through UVA), device state,
  * finisher, drain thread: at the first launch.  G.lock held. */
 static int ensure_runtime(CUcontext ctx, Sanitizer_StreamHandle hs)
@@ -361,6 +369,7 @@ static int ensure_runtime(CUcontext ctx, Sanitizer_StreamHandle hs)
         return -1;
     }
     G.ready = 1;
+    post_early();
     return 0;
 }
 
@@ -383,8 +392,38 @@ static uint32_t handle_id(void *h, int is_event)
 
 static void post(const wr_event *ev)
 {
-    if (G.ready)
+    if (G.ready) {
         wrr_drain_post(&G.drain, ev);
+        return;
+    }
+    if (G.failed || G.shut)
+        return;
+    if (G.nearly == G.capearly) {
+        size_t cap = G.capearly ? 2 * G.capearly : 64;
+        wr_event *n = realloc(G.early, cap * sizeof *n);
+        if (!n) {
+            G.early_lost++;
+            return;
+        }
+        G.early = n;
+        G.capearly = cap;
+    }
+    G.early[G.nearly++] = *ev;
+}
+
+/* The host events kept before the runtime was ready, in order, through
+ * the drain (ready) or straight to the writer (exit without a launch). */
+static void post_early(void)
+{
+    for (size_t i = 0; i < G.nearly; i++) {
+        if (G.ready)
+            wrr_drain_post(&G.drain, &G.early[i]);
+        else if (!G.w || lk_event(NULL, &G.early[i]) != 0)
+            G.early_lost++;
+    }
+    free(G.early);
+    G.early = NULL;
+    G.nearly = G.capearly = 0;
 }
 
 static void post_cb(void *ctx, const wr_event *ev)
@@ -919,6 +958,8 @@ static void shutdown_recorder(void)
     }
     G.shut = 1;
     int ok = !G.failed;
+    if (!G.ready && G.nearly)
+        post_early();             /* no kernel ran: the host events alone */
     if (G.ready)
         wrr_ends_flush(&G.ends, WRR_ALL_STREAMS, post_cb, NULL);   /* the exit observes them all */
     if (G.ready && wrr_drain_stop_thread(&G.drain) != 0) {
@@ -969,6 +1010,8 @@ static void shutdown_recorder(void)
             fprintf(f, "sanitizer_barrier_arrive_uncounted=%llu\n",
                     (unsigned long long)s->barrier_arrive_uncounted);
             fprintf(f, "sanitizer_waits_held=%llu\n", (unsigned long long)s->waits_held);
+            fprintf(f, "sanitizer_early_host_events_lost=%llu\n",
+                    (unsigned long long)G.early_lost);
             fprintf(f, "sanitizer_arrives_inferred=%llu\n",
                     (unsigned long long)s->arrives_inferred);
             fprintf(f, "sanitizer_arrives_invalid=%llu\n", (unsigned long long)s->arrives_invalid);
