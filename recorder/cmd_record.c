@@ -120,15 +120,20 @@ static int print_stats(const char *stats_path, const char *out)
     unsigned long long busy_ns = 0, wall_ns = 0, full_waits = 0, ring_setup_ns = 0;
     unsigned drain_threads = 0;
     char error[512] = "", unrecorded[512] = "", launches_unrecorded[512] = "";
-    /* the sanitizer path's counters (SANITIZER.md: what it could not
-     * recover), shown as they come: name=value */
+    /* the sanitizer path's counters (SANITIZER.md: what it recovered and
+     * what it could not), those not 0 as they come: name=value */
     char san[2048] = "";
     size_t san_len = 0, san_col = 0;
+    unsigned san_zero = 0;
     while (fgets(line, sizeof line, f)) {
         if (!strncmp(line, "sanitizer_", 10)) {
             line[strcspn(line, "\n")] = 0;
             const char *item = line + 10;
             size_t len = strlen(item);
+            if (len >= 2 && !strcmp(item + len - 2, "=0")) {
+                san_zero++;
+                continue;
+            }
             int wrap = san_col && san_col + 1 + len > 72;
             int k = snprintf(san + san_len, sizeof san - san_len, "%s%s",
                              !san_col ? "" : wrap ? "\n                 " : " ", item);
@@ -185,8 +190,9 @@ static int print_stats(const char *stats_path, const char *out)
     if (full_waits)
         printf("  ring full      %llu records waited for the drain (back-pressure; a larger "
                "--buffer absorbs bursts)\n", full_waits);
-    if (san[0])
-        printf("  sanitizer      %s\n", san);
+    if (san[0] || san_zero)
+        printf("  sanitizer      %s%s%u other counter%s 0\n", san, san[0] ? "; " : "", san_zero,
+               san_zero == 1 ? "" : "s");
     if (launches_unrecorded[0])
         printf("  launches       %s of kernels without the device API's state: their "
                "accesses are not recorded (rebuild them with warprace/device.cuh, or record "
