@@ -219,6 +219,10 @@ void wrs_module_free(wrs_module *m)
         free(m->fns[i].insns);
         free(m->fns[i].succ);
         free(m->fns[i].display);
+        free(m->fns[i].arrive_n);
+        free(m->fns[i].arrive_ids);
+        free(m->fns[i].arrive_counts);
+        free(m->fns[i].arrive_pcs);
     }
     free(m->fns);
     for (size_t i = 0; i < m->nfiles; i++)
@@ -479,6 +483,8 @@ static int finish_function(parser *p)
     wrs_function *f = &p->m->fns[p->fn_index];
     if (f->n > 1)
         qsort(f->insns, f->n, sizeof *f->insns, cmp_insn);
+    for (size_t i = 0; i < f->n && !f->has_grid_sync; i++)
+        f->has_grid_sync = f->insns[i].grid_sync_line != 0;
     /* a PC is one instruction: look-ups by PC (binary search) and the CFG
      * take them as unique */
     for (size_t i = 1; i < f->n; i++)
@@ -1158,6 +1164,8 @@ size_t wrs_arrives_uninferred(wrs_function *f)
 
 int wrs_grid_sync_role(wrs_function *f, uint64_t pc)
 {
+    if (!f->has_grid_sync)
+        return WRS_GRID_NONE;     /* every event asks: most functions have none */
     const wrs_insn *in = wrs_find_insn(f, pc);
     if (!in || !in->grid_sync_line)
         return WRS_GRID_NONE;
@@ -1188,12 +1196,10 @@ int wrs_grid_sync_role(wrs_function *f, uint64_t pc)
     return in->grid_sync_line == f->grid_arrive_line ? WRS_GRID_ARRIVE_BAR : WRS_GRID_WAIT_BAR;
 }
 
-int wrs_arrives_after(wrs_function *f, uint64_t pc, uint32_t *ids, uint32_t *counts,
-                      uint64_t *pcs, int max)
+/* The chain of arrivals after instruction `at`, found by the CFG walk. */
+static int arrives_walk(wrs_function *f, long at, uint32_t *ids, uint32_t *counts, uint64_t *pcs,
+                        int max)
 {
-    long at = insn_index(f, pc);
-    if (at < 0 || build_cfg(f) != 0)
-        return 0;
     unsigned char *seen = malloc(f->n);
     uint32_t *stack = malloc(f->n * sizeof *stack + sizeof *stack);
     int found = 0;
@@ -1203,14 +1209,53 @@ int wrs_arrives_after(wrs_function *f, uint64_t pc, uint32_t *ids, uint32_t *cou
             break;
         ids[found] = (uint32_t)f->insns[hit].bar_id;
         counts[found] = (uint32_t)f->insns[hit].bar_count;
-        if (pcs)
-            pcs[found] = f->insns[hit].pc;
+        pcs[found] = f->insns[hit].pc;
         found++;
         at = hit;
     }
     free(seen);
     free(stack);
     return found;
+}
+
+int wrs_arrives_after(wrs_function *f, uint64_t pc, uint32_t *ids, uint32_t *counts,
+                      uint64_t *pcs, int max)
+{
+    enum { CHAIN = 4 };
+    long at = insn_index(f, pc);
+    if (at < 0 || build_cfg(f) != 0)
+        return 0;
+    /* the answer is the code's: asked after every record of a warp, it is
+     * walked once per instruction */
+    if (!f->arrive_n) {
+        f->arrive_n = malloc(f->n);
+        f->arrive_ids = malloc(f->n * CHAIN * sizeof *f->arrive_ids);
+        f->arrive_counts = malloc(f->n * CHAIN * sizeof *f->arrive_counts);
+        f->arrive_pcs = malloc(f->n * CHAIN * sizeof *f->arrive_pcs);
+        if (!f->arrive_n || !f->arrive_ids || !f->arrive_counts || !f->arrive_pcs) {
+            free(f->arrive_n);
+            free(f->arrive_ids);
+            free(f->arrive_counts);
+            free(f->arrive_pcs);
+            f->arrive_n = NULL;
+            f->arrive_ids = f->arrive_counts = NULL;
+            f->arrive_pcs = NULL;
+            return 0;
+        }
+        memset(f->arrive_n, -1, f->n);
+    }
+    size_t k = (size_t)at * CHAIN;
+    if (f->arrive_n[at] < 0)
+        f->arrive_n[at] = (int8_t)arrives_walk(f, at, f->arrive_ids + k, f->arrive_counts + k,
+                                               f->arrive_pcs + k, CHAIN);
+    int n = f->arrive_n[at] < max ? f->arrive_n[at] : max;
+    for (int i = 0; i < n; i++) {
+        ids[i] = f->arrive_ids[k + i];
+        counts[i] = f->arrive_counts[k + i];
+        if (pcs)
+            pcs[i] = f->arrive_pcs[k + i];
+    }
+    return n;
 }
 
 wrs_answer wrs_fence_between(wrs_function *f, uint64_t pc1, uint64_t pc2, unsigned scope,

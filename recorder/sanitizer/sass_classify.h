@@ -126,6 +126,12 @@ typedef struct wrs_function {
      * wrs_grid_sync_role: 0 not yet looked, 1 found, -1 not two lines */
     int grid_lines;
     uint32_t grid_arrive_line, grid_wait_line;
+    int has_grid_sync;   /* some instruction has a sync.h frame (set when parsed) */
+    /* wrs_arrives_after's answers per instruction, made when first asked:
+     * arrive_n[i] = how many (-1: not asked yet); the rest 4 per instruction */
+    int8_t *arrive_n;
+    uint32_t *arrive_ids, *arrive_counts;
+    uint64_t *arrive_pcs;
     /* wrs_arrives_uninferred's answer + 1 (0: not asked yet) */
     size_t arrives_uninferred_1;
     /* the name as a report shows it (wrs_display_name), made once */

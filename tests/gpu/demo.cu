@@ -21,15 +21,7 @@
 #include <stdio.h>
 
 #include "warprace/device.cuh"
-
-#define CK(x)                                                                        \
-    do {                                                                             \
-        cudaError_t e_ = (x);                                                        \
-        if (e_ != cudaSuccess) {                                                     \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            return 1;                                                                \
-        }                                                                            \
-    } while (0)
+#include "gpu_probe.cuh"
 
 __global__ void block_reduce(const float *in, float *partial)
 {
@@ -63,36 +55,36 @@ int main(void)
     float *in, *partial;
     unsigned *hist, *host_hist;
     warprace_name_next_alloc("in");
-    CK(cudaMalloc(&in, sizeof host_in));
+    CUDA_CHECK(cudaMalloc(&in, sizeof host_in));
     warprace_name_next_alloc("partial");
-    CK(cudaMalloc(&partial, 2 * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&partial, 2 * sizeof(float)));
     warprace_name_next_alloc("hist");
-    CK(cudaMalloc(&hist, 8 * sizeof(unsigned)));
-    CK(cudaMallocHost(&host_hist, 8 * sizeof(unsigned)));
-    CK(cudaMemset(hist, 0, 8 * sizeof(unsigned)));
-    CK(cudaMemcpy(in, host_in, sizeof host_in, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMalloc(&hist, 8 * sizeof(unsigned)));
+    CUDA_CHECK(cudaMallocHost(&host_hist, 8 * sizeof(unsigned)));
+    CUDA_CHECK(cudaMemset(hist, 0, 8 * sizeof(unsigned)));
+    CUDA_CHECK(cudaMemcpy(in, host_in, sizeof host_in, cudaMemcpyHostToDevice));
 
     block_reduce<<<2, 64>>>(in, partial);
-    CK(cudaGetLastError());
+    CUDA_CHECK(cudaGetLastError());
 
     cudaStream_t s1, s2;
-    CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
-    CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
     histogram<<<2, 32, 0, s1>>>(in, hist);
-    CK(cudaGetLastError());
+    CUDA_CHECK(cudaGetLastError());
     /* the bug: no cudaEventRecord(ev, s1) / cudaStreamWaitEvent(s2, ev) */
-    CK(cudaMemcpyAsync(host_hist, hist, 8 * sizeof(unsigned), cudaMemcpyDeviceToHost, s2));
-    CK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpyAsync(host_hist, hist, 8 * sizeof(unsigned), cudaMemcpyDeviceToHost, s2));
+    CUDA_CHECK(cudaDeviceSynchronize());
 
     float host_partial[2];
-    CK(cudaMemcpy(host_partial, partial, sizeof host_partial, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(host_partial, partial, sizeof host_partial, cudaMemcpyDeviceToHost));
     printf("partial sums %.0f %.0f, bins %u %u %u %u\n", host_partial[0], host_partial[1],
            host_hist[1], host_hist[3], host_hist[5], host_hist[7]);
-    CK(cudaStreamDestroy(s1));
-    CK(cudaStreamDestroy(s2));
-    CK(cudaFreeHost(host_hist));
-    CK(cudaFree(in));
-    CK(cudaFree(partial));
-    CK(cudaFree(hist));
+    CUDA_CHECK(cudaStreamDestroy(s1));
+    CUDA_CHECK(cudaStreamDestroy(s2));
+    CUDA_CHECK(cudaFreeHost(host_hist));
+    CUDA_CHECK(cudaFree(in));
+    CUDA_CHECK(cudaFree(partial));
+    CUDA_CHECK(cudaFree(hist));
     return 0;
 }

@@ -8,6 +8,16 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 
+/* In main(): a failed CUDA call names its file and line and returns 1. */
+#define CUDA_CHECK(x)                                                                \
+    do {                                                                             \
+        cudaError_t e_ = (x);                                                        \
+        if (e_ != cudaSuccess) {                                                     \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+            return 1;                                                                \
+        }                                                                            \
+    } while (0)
+
 static int wr_gpu_probe(void)
 {
     int n = 0;

@@ -20,15 +20,7 @@
 #include <string.h>
 
 #include "warprace/device.cuh"
-
-#define CK(x)                                                                        \
-    do {                                                                             \
-        cudaError_t e_ = (x);                                                        \
-        if (e_ != cudaSuccess) {                                                     \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            return 1;                                                                \
-        }                                                                            \
-    } while (0)
+#include "gpu_probe.cuh"
 
 __device__ int g_table[64];
 
@@ -50,22 +42,22 @@ int main(int argc, char **argv)
     int host[64], *data, *out;
     for (int i = 0; i < 64; i++)
         host[i] = i;
-    CK(cudaMalloc(&data, sizeof host));
-    CK(cudaMalloc(&out, sizeof host));
-    CK(cudaMemcpyToSymbol(g_table, host, sizeof host));
+    CUDA_CHECK(cudaMalloc(&data, sizeof host));
+    CUDA_CHECK(cudaMalloc(&out, sizeof host));
+    CUDA_CHECK(cudaMemcpyToSymbol(g_table, host, sizeof host));
     launch_fill(data, 0);
     read_table<<<1, 64>>>(out);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
     if (race) {
         cudaStream_t s1, s2;
-        CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
-        CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+        CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+        CUDA_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
         read_table<<<1, 64, 0, s1>>>(out);
-        CK(cudaMemcpyToSymbolAsync(g_table, host, sizeof host, 0, cudaMemcpyHostToDevice, s2));
-        CK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaMemcpyToSymbolAsync(g_table, host, sizeof host, 0, cudaMemcpyHostToDevice, s2));
+        CUDA_CHECK(cudaDeviceSynchronize());
     }
-    CK(cudaFree(data));
-    CK(cudaFree(out));
+    CUDA_CHECK(cudaFree(data));
+    CUDA_CHECK(cudaFree(out));
     return 0;
 }
