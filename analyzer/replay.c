@@ -445,14 +445,23 @@ static uint8_t *scan_batch(wr_replay *rp, const wr_batch *b, uint64_t **launches
 
 uint64_t wr_file_fnv1a64(const char *path, uint64_t *bytes)
 {
+    return wr_file_fnv1a64_from(path, WR_FNV1A64_INIT, 0, bytes);
+}
+
+uint64_t wr_file_fnv1a64_from(const char *path, uint64_t h, uint64_t from, uint64_t *bytes)
+{
     FILE *f = fopen(path, "rb");
     if (bytes)
         *bytes = 0;
     if (!f)
         return 0;
+    if (from && fseeko(f, (off_t)from, SEEK_SET)) {
+        fclose(f);
+        return 0;
+    }
     static const size_t BUF = 1 << 16;
     unsigned char *buf = xmalloc(BUF);
-    uint64_t h = WR_FNV1A64_INIT, total = 0;
+    uint64_t total = from;
     size_t n;
     while ((n = fread(buf, 1, BUF, f)) > 0) {
         h = wr_fnv1a64(h, buf, n);
@@ -541,7 +550,7 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
         rp->have_regex = true;
     }
 
-    rp->reader = wr_reader_open(path, err);
+    rp->reader = o.no_hash ? wr_reader_open(path, err) : wr_reader_open_hashing(path, err);
     if (!rp->reader) {
         wr_replay_free(rp);
         return NULL;
@@ -626,11 +635,12 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
 
     const wr_reader_stats *rs = wr_reader_stats_get(rp->reader);
     if (rc == 0 && !o.no_hash) {
-        if (rs->streamed) {   /* read once, hashed on the way */
+        if (rs->streamed || rs->hashed_bytes == rs->file_bytes) {   /* hashed on the way */
             rp->stats.trace_hash = rs->stream_hash;
             rp->stats.trace_bytes = rs->file_bytes;
-        } else {
-            rp->stats.trace_hash = wr_file_fnv1a64(path, &rp->stats.trace_bytes);
+        } else {   /* what the reader did not read in order (a recording cut short) */
+            rp->stats.trace_hash =
+                wr_file_fnv1a64_from(path, rs->stream_hash, rs->hashed_bytes, &rp->stats.trace_bytes);
         }
     }
 

@@ -130,7 +130,7 @@ int wrf_catalog_add_module(wr_catalog *c, uint32_t name_string, const uint8_t *i
 /* ---- reader extras for the tools ---- */
 /* As wr_reader_open; *io_failure = 1 when the file could not be opened at
  * all (as opposed to opened and found unreadable as a trace). */
-wr_reader *wrf_reader_open_file(const char *path, wr_error *err, int *io_failure);
+wr_reader *wrf_reader_open_file(const char *path, wr_error *err, int *io_failure, int hash);
 
 typedef struct wrf_reader_detail_stats {
     uint64_t metadata_chunks;   /* string/kernel/alloc/site/module chunks */

@@ -22,6 +22,9 @@ struct wr_reader {
      * of a length against the bytes left become reads that may end short
      * (read_exact: 1), and every byte read is hashed on the way. */
     int stream;
+    /* A file opened with wr_reader_open_hashing: the bytes read in file
+     * order from its start are hashed on the way too (hashed_bytes). */
+    int hash_file;
     wr_header header;
     char *header_strings[5];
     wr_catalog *catalog;
@@ -79,8 +82,18 @@ static int fail(wr_reader *r, wr_error *err, uint64_t offset, const char *fmt, .
 static int read_exact(wr_reader *r, void *buf, size_t len)
 {
     size_t got = len ? fread(buf, 1, len, r->file) : 0;
+    /* the bytes that extend the hashed prefix: a read after a seek back
+     * over it hashes only what lies beyond, one after a seek past it
+     * nothing (wr_replay then hashes the rest of the file itself) */
+    if (r->hash_file && r->pos <= r->stats.hashed_bytes && r->pos + got > r->stats.hashed_bytes) {
+        size_t skip = (size_t)(r->stats.hashed_bytes - r->pos);
+        r->stats.stream_hash = wr_fnv1a64(r->stats.stream_hash, (const unsigned char *)buf + skip,
+                                          got - skip);
+        r->stats.hashed_bytes = r->pos + got;
+    }
     if (r->stream) {
         r->stats.stream_hash = wr_fnv1a64(r->stats.stream_hash, buf, got);
+        r->stats.hashed_bytes += got;
         r->pos += got;
         if (got == len)
             return 0;
@@ -198,7 +211,8 @@ static int parse_header(wr_reader *r, wr_error *err)
     return 0;
 }
 
-static wr_reader *reader_new(FILE *f, const char *name, uint64_t size, int stream, wr_error *err)
+static wr_reader *reader_new(FILE *f, const char *name, uint64_t size, int stream, int hash_file,
+                             wr_error *err)
 {
     wr_reader *r = calloc(1, sizeof *r);
     if (!r || !(r->path = strdup(name)) || !(r->catalog = wrf_catalog_new())) {
@@ -211,6 +225,7 @@ static wr_reader *reader_new(FILE *f, const char *name, uint64_t size, int strea
     }
     r->file = f;
     r->stream = stream;
+    r->hash_file = hash_file && !stream;
     r->stats.streamed = stream;
     r->stats.stream_hash = WR_FNV1A64_INIT;
     r->stats.file_bytes = stream ? UINT64_MAX : size;   /* a stream's: at its end */
@@ -221,7 +236,7 @@ static wr_reader *reader_new(FILE *f, const char *name, uint64_t size, int strea
     return r;
 }
 
-wr_reader *wrf_reader_open_file(const char *path, wr_error *err, int *io_failure)
+wr_reader *wrf_reader_open_file(const char *path, wr_error *err, int *io_failure, int hash)
 {
     if (io_failure)
         *io_failure = 0;
@@ -244,7 +259,7 @@ wr_reader *wrf_reader_open_file(const char *path, wr_error *err, int *io_failure
             *io_failure = 1;
         return NULL;
     }
-    return reader_new(f, path, (uint64_t)st.st_size, 0, err);
+    return reader_new(f, path, (uint64_t)st.st_size, 0, hash, err);
 }
 
 wr_reader *wr_reader_open(const char *path, wr_error *err)
@@ -253,7 +268,16 @@ wr_reader *wr_reader_open(const char *path, wr_error *err)
         wr_error_at(err, "(null)", 0, "no path");
         return NULL;
     }
-    return wrf_reader_open_file(path, err, NULL);
+    return wrf_reader_open_file(path, err, NULL, 0);
+}
+
+wr_reader *wr_reader_open_hashing(const char *path, wr_error *err)
+{
+    if (!path) {
+        wr_error_at(err, "(null)", 0, "no path");
+        return NULL;
+    }
+    return wrf_reader_open_file(path, err, NULL, 1);
 }
 
 wr_reader *wr_reader_open_memory(const void *data, size_t size, const char *name, wr_error *err)
@@ -269,7 +293,7 @@ wr_reader *wr_reader_open_memory(const void *data, size_t size, const char *name
         wr_error_at(err, name, 0, "cannot open in memory: %s", strerror(errno));
         return NULL;
     }
-    return reader_new(f, name, size, 0, err);
+    return reader_new(f, name, size, 0, 0, err);
 }
 
 wr_reader *wr_reader_open_stream(FILE *f, const char *name, wr_error *err)
@@ -280,7 +304,7 @@ wr_reader *wr_reader_open_stream(FILE *f, const char *name, wr_error *err)
         wr_error_at(err, name, 0, "no stream");
         return NULL;
     }
-    return reader_new(f, name, 0, 1, err);
+    return reader_new(f, name, 0, 1, 0, err);
 }
 
 const wr_header *wr_reader_header(const wr_reader *r) { return &r->header; }

@@ -45,7 +45,7 @@ int wr_verify_file(const char *path, FILE *report, wr_error *err)
     if (!err)
         err = &local;
     int io_failure = 0;
-    wr_reader *r = wrf_reader_open_file(path, err, &io_failure);
+    wr_reader *r = wrf_reader_open_file(path, err, &io_failure, 0);
     if (!r) {
         if (report)
             fprintf(report, "%s\n", err->msg);

@@ -378,6 +378,9 @@ Test(replay, truncated_trace_analyzed_up_to_last_chunk)
     cr_assert(st->truncated, "a trace without footer is truncated");
     cr_assert_geq(st->events, g.events, "flushed events are analysed");
     cr_assert_geq(st->launches, 2, "chunks written before the crash are analysed");
+    uint64_t bytes;
+    cr_assert_eq(st->trace_hash, wr_file_fnv1a64(p, &bytes), "the hash covers the whole file");
+    cr_assert_eq(st->trace_bytes, bytes);
     wr_replay_free(rp);
 
     /* a complete trace cut in the middle of its last chunks */
@@ -393,6 +396,9 @@ Test(replay, truncated_trace_analyzed_up_to_last_chunk)
     cr_assert_gt(st->truncated_bytes, 0);
     cr_assert_lt(st->events, g.events);
     cr_assert_gt(st->events, 0);
+    /* the incomplete tail is never read: its bytes are hashed afterwards */
+    cr_assert_eq(st->trace_hash, wr_file_fnv1a64(full, &bytes));
+    cr_assert_eq(st->trace_bytes, (uint64_t)sb.st_size * 2 / 3);
     wr_replay *r1 = run(full, double_table, 1, 1, NULL);
     expect_same_findings(r1, rp, "truncated, 1 vs 3 threads");
     wr_replay_free(r1);

@@ -85,6 +85,41 @@ Test(stream, the_whole_sample_reads_as_the_file_does)
     cr_assert(o.st.has_footer && !o.st.truncated);
 }
 
+/* A file opened with wr_reader_open_hashing hashes what it reads in order
+ * from its start, as a stream does: the whole file when read to the end,
+ * the prefix before an incomplete tail (never read) when cut; opened
+ * plainly, nothing. */
+Test(stream, a_file_opened_hashing_hashes_what_it_read_in_order)
+{
+    wr_error err = {0};
+    read_outcome o = read_to_end(wr_reader_open_hashing(tmp_path, &err), &err);
+    cr_assert_eq(o.rc, 0, "%s", err.msg);
+    cr_assert(!o.st.streamed);
+    cr_assert_eq(o.st.hashed_bytes, sample_size);
+    cr_assert_eq(o.st.stream_hash, wr_fnv1a64(WR_FNV1A64_INIT, sample, sample_size));
+    o = read_to_end(wr_reader_open(tmp_path, &err), &err);
+    cr_assert_eq(o.rc, 0, "%s", err.msg);
+    cr_assert_eq(o.st.hashed_bytes, 0);
+    cr_assert_eq(o.st.stream_hash, WR_FNV1A64_INIT);
+
+    char cut_path[300];
+    snprintf(cut_path, sizeof cut_path, "%s.cut", tmp_path);
+    for (size_t cut = sample_size / 3; cut < sample_size; cut += sample_size / 7) {
+        FILE *f = fopen(cut_path, "wb");
+        cr_assert_not_null(f);
+        cr_assert_eq(fwrite(sample, 1, cut, f), cut);
+        fclose(f);
+        o = read_to_end(wr_reader_open_hashing(cut_path, &err), &err);
+        cr_assert_eq(o.rc, 0, "cut at %zu: %s", cut, err.msg);
+        cr_assert(o.st.truncated, "cut at %zu", cut);
+        cr_assert_leq(o.st.hashed_bytes, cut);
+        cr_assert_geq(o.st.hashed_bytes, o.st.truncated_at, "cut at %zu: every complete chunk", cut);
+        cr_assert_eq(o.st.stream_hash, wr_fnv1a64(WR_FNV1A64_INIT, sample, o.st.hashed_bytes),
+                     "cut at %zu", cut);
+    }
+    unlink(cut_path);
+}
+
 Test(stream, every_cut_reads_as_the_file_does, .timeout = 300)
 {
     for (size_t cut = 0; cut < sample_size; cut++) {

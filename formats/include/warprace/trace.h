@@ -191,8 +191,12 @@ typedef struct wr_reader_stats {
     uint64_t truncated_bytes;    /* bytes of the incomplete tail */
     int streamed;                /* read from a stream (wr_reader_open_stream):
                                     file_bytes is known only at its end */
-    uint64_t stream_hash;        /* a stream's: FNV-1a 64 of the bytes read so
-                                    far (wr_fnv1a64), of all of it at its end */
+    uint64_t stream_hash;        /* FNV-1a 64 (wr_fnv1a64) of the first
+                                    hashed_bytes bytes: a stream's, every byte
+                                    read so far (all of it at its end); a file
+                                    opened with wr_reader_open_hashing, the
+                                    bytes read in order from its start */
+    uint64_t hashed_bytes;
 } wr_reader_stats;
 
 /* The name of standard input in messages (path "-"). */
@@ -203,6 +207,13 @@ typedef struct wr_reader_stats {
  * a path that names a named pipe, a socket or a character device (a
  * shell's <(...)); a directory or other non-file is refused. */
 wr_reader *wr_reader_open(const char *path, wr_error *err);
+/* wr_reader_open, and the bytes of a file are hashed as they are read
+ * (stats.stream_hash, stats.hashed_bytes), as a stream's always are: a
+ * reader that reads the whole trace in order from its start (every
+ * wr_reader_next to the end, no seek) has hashed the whole file at its
+ * end, and needs no second pass over it for the hash.  Costs about a
+ * multiply per byte in the reading thread; wr_reader_open does not. */
+wr_reader *wr_reader_open_hashing(const char *path, wr_error *err);
 /* The same over a trace held in memory (fuzzing, tests); `name` stands for
  * the file in error messages.  data must outlive the reader. */
 wr_reader *wr_reader_open_memory(const void *data, size_t size, const char *name, wr_error *err);
