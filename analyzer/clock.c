@@ -8,7 +8,18 @@
 
 #include "xalloc.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define WR_VC_AVX2 1
+#include <immintrin.h>
+#else
+#define WR_VC_AVX2 0
+#endif
+
 #define CHUNK_MASK (WR_VC_CHUNK - 1u)
+
+static bool simd_allowed = true;
+
+void wr_vc_allow_simd(bool allow) { simd_allowed = allow; }
 
 static wr_vc_chunk *chunk_new(void)
 {
@@ -106,11 +117,52 @@ void wr_vc_set(wr_vclock *c, uint32_t k, uint32_t v)
 /* *dst join= src, chunk by chunk; true when a value of *dst grew.  Equal
  * contents adopt src's pointer, so that clocks which learned the same
  * things by different routes come to share one chunk. */
+#if WR_VC_AVX2
+_Static_assert(WR_VC_CHUNK == 64, "chunk_join_avx2 takes a chunk in 8 vectors");
+
+/* chunk_join in one pass over both chunks: the entry-wise maxima are kept
+ * in registers while what each side holds more is found, and stored when
+ * the join makes dst its own chunk. */
+__attribute__((target("avx2"))) static bool chunk_join_avx2(wr_vc_slot *dst, wr_vc_chunk *src)
+{
+    wr_vc_chunk *d = dst->c;
+    __m256i mx[8];
+    const __m256i ones = _mm256_set1_epi32(-1);
+    __m256i d_is_max = ones, s_is_max = ones;
+    for (unsigned k = 0; k < 8; k++) {
+        __m256i dv = _mm256_loadu_si256((const __m256i *)(const void *)(d->v + 8 * k));
+        __m256i sv = _mm256_loadu_si256((const __m256i *)(const void *)(src->v + 8 * k));
+        mx[k] = _mm256_max_epu32(dv, sv);
+        d_is_max = _mm256_and_si256(d_is_max, _mm256_cmpeq_epi32(mx[k], dv));
+        s_is_max = _mm256_and_si256(s_is_max, _mm256_cmpeq_epi32(mx[k], sv));
+    }
+    bool src_more = !_mm256_testc_si256(d_is_max, ones);
+    bool dst_more = !_mm256_testc_si256(s_is_max, ones);
+    if (dst_more && !src_more)
+        return false;
+    if (!src_more && !dst_more && (uintptr_t)src > (uintptr_t)d)
+        return false;
+    if (!dst_more) {
+        chunk_unref(d);
+        dst->c = chunk_ref(src);
+        return src_more;
+    }
+    d = chunk_own(dst);
+    for (unsigned k = 0; k < 8; k++)
+        _mm256_storeu_si256((__m256i *)(void *)(d->v + 8 * k), mx[k]);
+    return true;
+}
+#endif
+
 static bool chunk_join(wr_vc_slot *dst, wr_vc_chunk *src)
 {
     wr_vc_chunk *d = dst->c;
     if (d == src)
         return false;
+#if WR_VC_AVX2
+    if (simd_allowed && __builtin_cpu_supports("avx2"))
+        return chunk_join_avx2(dst, src);
+#endif
     uint32_t src_more = 0, dst_more = 0;
     for (unsigned x = 0; x < WR_VC_CHUNK; x++) {
         src_more |= src->v[x] > d->v[x];
@@ -128,9 +180,13 @@ static bool chunk_join(wr_vc_slot *dst, wr_vc_chunk *src)
         return src_more != 0;
     }
     d = chunk_own(dst);
-    for (unsigned x = 0; x < WR_VC_CHUNK; x++)
-        if (d->v[x] < src->v[x])
-            d->v[x] = src->v[x];
+    /* a store to every entry, so that the loop is vectorized (the
+     * conditional store was a branch per entry: a third of the join's
+     * time on the lock benchmark) */
+    for (unsigned x = 0; x < WR_VC_CHUNK; x++) {
+        uint32_t a = d->v[x], b = src->v[x];
+        d->v[x] = a < b ? b : a;
+    }
     return true;
 }
 
