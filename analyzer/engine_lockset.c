@@ -849,6 +849,8 @@ static __attribute__((noinline)) uint32_t lane_lockset_slow(lk *s, warp_st *w, u
 static inline uint32_t lane_lockset(lk *s, warp_st *w, uint32_t bf, uint32_t cf, unsigned lane,
                                     bool atomic, uint8_t ascope)
 {
+    if (!atomic && !w->nholds)
+        return s->empty_ls;   /* no lock held by any lane (most plain accesses) */
     if (!atomic && ((w->lsid_valid >> lane) & 1u))
         return w->locks->lsid[lane];
     if (atomic && !w->nholds && s->atom_key == atom_key_of(bf, cf, ascope))
