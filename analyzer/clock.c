@@ -114,9 +114,6 @@ void wr_vc_set(wr_vclock *c, uint32_t k, uint32_t v)
     chunk_own(dir_slot(c, k >> WR_VC_CHUNK_SHIFT))->v[k & CHUNK_MASK] = v;
 }
 
-/* *dst join= src, chunk by chunk; true when a value of *dst grew.  Equal
- * contents adopt src's pointer, so that clocks which learned the same
- * things by different routes come to share one chunk. */
 #if WR_VC_AVX2
 _Static_assert(WR_VC_CHUNK == 64, "chunk_join_avx2 takes a chunk in 8 vectors");
 
@@ -154,6 +151,9 @@ __attribute__((target("avx2"))) static bool chunk_join_avx2(wr_vc_slot *dst, wr_
 }
 #endif
 
+/* *dst join= src, chunk by chunk; true when a value of *dst grew.  Equal
+ * contents adopt src's pointer, so that clocks which learned the same
+ * things by different routes come to share one chunk. */
 static bool chunk_join(wr_vc_slot *dst, wr_vc_chunk *src)
 {
     wr_vc_chunk *d = dst->c;
