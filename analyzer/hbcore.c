@@ -144,6 +144,11 @@ struct wr_hbe {
      * words mostly meet the same earlier instruction, and the accessor's
      * clocks do not change until the access ends */
     uint64_t access_no;
+    /* wr_hb_layer_read of each layer for the current access: the memo is
+     * kept per layer read, so that checkers whose prune or decide layers
+     * still share their clocks (scoped's barrier layer and vc's, on code
+     * without scoped synchronization) ask once, not once each */
+    uint8_t layer_of[WR_HB_MAX_LAYERS];
     uint64_t memo_at[WR_HB_MAX_LAYERS];
     uint32_t memo_unit[WR_HB_MAX_LAYERS], memo_stamp[WR_HB_MAX_LAYERS];
     bool memo_knows[WR_HB_MAX_LAYERS];
@@ -559,6 +564,7 @@ static inline void ctx_maybe_collect(wr_hbe *e)
 static inline bool knows(wr_hbe *e, const wr_hb_warp *w, unsigned layer, uint32_t unit,
                          uint32_t stamp)
 {
+    layer = e->layer_of[layer];
     if (e->memo_at[layer] == e->access_no && e->memo_unit[layer] == unit &&
         e->memo_stamp[layer] == stamp)
         return e->memo_knows[layer];
@@ -571,7 +577,12 @@ static inline bool knows(wr_hbe *e, const wr_hb_warp *w, unsigned layer, uint32_
 }
 
 /* A new access (or copy part) begins: the memo of knows() is stale. */
-static inline void memo_reset(wr_hbe *e) { e->access_no++; }
+static inline void memo_reset(wr_hbe *e)
+{
+    e->access_no++;
+    for (unsigned l = 0; l < WR_HB_MAX_LAYERS; l++)
+        e->layer_of[l] = (uint8_t)wr_hb_layer_read(e->hb, l);
+}
 
 bool wr_hbe_ordered(wr_hbe *e, const wr_hb_warp *w, unsigned layer, const wr_hb_ctx *prev,
                     uint32_t prev_ep, unsigned lane)
@@ -1525,6 +1536,7 @@ void *wr_hbe_create_pass(const wr_engine_config *cfg, const wr_pass_member *memb
     e->nchk = n;
     e->all = (uint8_t)((1u << n) - 1u);
     e->hb = wr_hb_new(layers, cfg->keep_all_layers);
+    memo_reset(e);
     e->shadow = wr_shadow_new(sizeof(hb_pcell), expand_line);
     e->capins = 1024;
     e->ins = xmalloc((size_t)e->capins * sizeof *e->ins);

@@ -1016,6 +1016,8 @@ static inline const hb_launch *warp_launch(const wr_hb *hb, const wr_hb_warp *w)
     return hb->launches[w->launch];
 }
 
+unsigned wr_hb_layer_read(const wr_hb *hb, unsigned layer) { return layer_read(hb, layer); }
+
 bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t u,
                  uint32_t s)
 {

@@ -185,6 +185,13 @@ bool wr_hb_unit_kept(const wr_hb *hb, uint32_t u);
  * pseudo-warp): the engine renumbers what it keeps in eng_ctx. */
 void wr_hb_foreach_warp(wr_hb *hb, void (*fn)(wr_hb_warp *w, void *ctx), void *ctx);
 
+/* The layer whose clocks stand for `layer` now: `layer` itself once it
+ * split from the scope-oblivious one, that one (WR_HB_OBL) before.
+ * wr_hb_knows and wr_hb_release_knows answer for `layer` what they answer
+ * for this one, and it changes only at a synchronization event or an
+ * access's begin or end (an acquire that splits a layer). */
+unsigned wr_hb_layer_read(const wr_hb *hb, unsigned layer);
+
 /* Is an access (unit u, stamp s) of ANOTHER unit ordered before w's now? */
 bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t u,
                  uint32_t s);
