@@ -335,6 +335,9 @@ static void rset_push(rset *r, uint32_t ctx, uint32_t ep, uint8_t keep)
  * same key, whose seq is set anew as the old one's would have been). */
 
 static uint32_t collect_every;   /* tests: collect before every n-th access */
+static bool memo_enabled = true;  /* words_by_lane's memo (tests turn it off) */
+
+void wr_hbe_allow_word_memo(bool allow) { memo_enabled = allow; }
 
 void wr_hbe_collect_every(uint32_t accesses)
 {
@@ -1238,9 +1241,44 @@ static bool packed_line_check(wr_hbe *e, const cur_access *ca, wr_shadow_page *p
  * lane l checks word lane0_word + l, and shard and page are decided once
  * per page.  Visits the same (lane, word) pairs in the same order as the
  * general loop, words_by_address. */
+/* A half of a packed cell as seen from lane `lane`: its lane replaced by
+ * (its lane - lane) mod 32 (0, no access, stays 0); and back. */
+static inline uint32_t half_relative(uint32_t h, unsigned lane)
+{
+    return h ? (h & ~31u) | ((h - lane) & 31u) : 0;
+}
+
+static inline uint32_t half_absolute(uint32_t h, unsigned lane)
+{
+    return h ? (h & ~31u) | ((h + lane) & 31u) : 0;
+}
+
+/* Do the checks of a plain access's lanes in `piece` depend on their lanes
+ * only through the distances to the lanes of the earlier accesses they
+ * meet?  check_cell asks a lane's own warp's ordering through
+ * wr_hb_intra_ordered (lanes a, b: a == b, b in group_mask, pair[b][a],
+ * lane_ord[b]), other warps' through knows() (no lane), and the word
+ * itself only for atomics, acquires and reports.  So without per-lane
+ * pairs or acquires, and with every lane of the piece in the lockstep
+ * group or none, two words whose cells are alike from their lanes
+ * (half_relative) get cells alike from their lanes, unless one reports or
+ * needs a read set. */
+static inline bool lanes_alike_from_lanes(const wr_hbe *e, const cur_access *ca, uint32_t piece)
+{
+    const wr_hb_warp *w = ca->w;
+    uint32_t g = w->group_mask & piece;
+    return !ca->atomic && !e->cur_acquires && !w->pair && !w->lane_ord && (!g || g == piece);
+}
+
 static void words_by_lane(wr_hbe *e, const cur_access *ca, const wr_access *a, uint64_t lane0_word)
 {
     uint32_t mask = a->active_mask, piece;
+    /* the last word's cell before and after its check, both as seen from
+     * its lane, when it reported nothing and took no read set: a word of
+     * a shifted access (a stencil's neighbours, a tile's halo) whose cell
+     * looks the same from its lane gets the same answer from its lane */
+    bool memo_on = false;
+    hb_pcell memo_old = {0, 0}, memo_new = {0, 0};
     while (wr_next_owned_lane_page(&mask, lane0_word, a, e->cfg.shard, e->cfg.shards, &piece)) {
         uint64_t first = lane0_word + (unsigned)__builtin_ctz(piece);
         uint64_t last = lane0_word + (31u - (unsigned)__builtin_clz(piece));
@@ -1255,11 +1293,37 @@ static void words_by_lane(wr_hbe *e, const cur_access *ca, const wr_access *a, u
         }
         wr_shadow_expand_range(e->shadow, p, first, last);
         hb_pcell *cells = wr_shadow_cells_at(e->shadow, p, 0);
+        if (!memo_enabled || !(piece & (piece - 1)) || !lanes_alike_from_lanes(e, ca, piece)) {
+            for (uint32_t x = piece; x; x &= x - 1) {
+                unsigned lane = (unsigned)__builtin_ctz(x);
+                uint64_t word = lane0_word + lane;
+                e->cur_word = word;
+                check_word(e, ca, &cells[word & WR_SHADOW_PAGE_MASK], lane, word << WR_WORD_SHIFT);
+            }
+            memo_on = false;
+            continue;
+        }
         for (uint32_t x = piece; x; x &= x - 1) {
             unsigned lane = (unsigned)__builtin_ctz(x);
             uint64_t word = lane0_word + lane;
+            hb_pcell *pc = &cells[word & WR_SHADOW_PAGE_MASK];
+            hb_pcell old = *pc;
             e->cur_word = word;
-            check_word(e, ca, &cells[word & WR_SHADOW_PAGE_MASK], lane, word << WR_WORD_SHIFT);
+            if ((!old.w && !old.r) || (old.r & RSET)) {   /* a first touch, a read set */
+                check_word(e, ca, pc, lane, word << WR_WORD_SHIFT);
+                memo_on = false;
+                continue;
+            }
+            hb_pcell rel = {half_relative(old.w, lane), half_relative(old.r, lane)};
+            if (memo_on && rel.w == memo_old.w && rel.r == memo_old.r) {
+                *pc = (hb_pcell){half_absolute(memo_new.w, lane), half_absolute(memo_new.r, lane)};
+                continue;
+            }
+            uint64_t reports = e->reports;
+            check_word(e, ca, pc, lane, word << WR_WORD_SHIFT);
+            memo_on = e->reports == reports && !(pc->r & RSET);
+            memo_old = rel;
+            memo_new = (hb_pcell){half_relative(pc->w, lane), half_relative(pc->r, lane)};
         }
     }
 }

@@ -87,6 +87,11 @@ wr_hb *wr_hbe_hb(wr_hbe *e);
  * every n-th access of every engine made from now on, instead of when the
  * table is full; 0 restores that. */
 void wr_hbe_collect_every(uint32_t accesses);
+/* Whether the coalesced word loop may give a word the answer of the word
+ * before it when their cells look alike from their lanes (the default);
+ * tests turn it off to hold it to the word-by-word checks.  Not
+ * thread-safe: call before creating instances. */
+void wr_hbe_allow_word_memo(bool allow);
 
 /* Helper for decide functions: is prev ordered before w's lane now? */
 bool wr_hbe_ordered(wr_hbe *e, const wr_hb_warp *w, unsigned layer, const wr_hb_ctx *prev,

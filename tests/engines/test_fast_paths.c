@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <inttypes.h>
 
+#include "hbcore.h"
 #include "lf_events.h"
 #include "shadow.h"
 
@@ -136,6 +137,21 @@ Test(fast_paths, fsm_equals_per_lane_path) { same_findings(&wr_engine_fsm); }
 /* fsm's and lockset's coalesced loops have AVX2 forms, taken where the
  * CPU has AVX2: the tests above then hold those forms, these the portable
  * ones. */
+/* vc's and scoped's word loop gives a word of a shifted access the answer
+ * of the word before it when their cells look alike from their lanes
+ * (hbcore.c, words_by_lane): the tests above hold it to the per-lane path,
+ * these the word loop without it (removing any of its conditions on the
+ * warp's lane ordering fails the tests above within their 150 seeds). */
+Test(fast_paths, vc_without_word_memo_equals_per_lane_path)
+{
+    wr_hbe_allow_word_memo(false);
+    same_findings(&wr_engine_vc);
+}
+Test(fast_paths, scoped_without_word_memo_equals_per_lane_path)
+{
+    wr_hbe_allow_word_memo(false);
+    same_findings(&wr_engine_scoped);
+}
 Test(fast_paths, lockset_portable_loop_equals_per_lane_path)
 {
     wr_shadow_allow_simd(false);
