@@ -166,29 +166,11 @@ static block_st *block_find(fsm *f, uint32_t epoch, uint32_t block, bool create)
     return (block_st *)wr_blockstate_block(&f->bs, epoch, block, create);
 }
 
-/* A page's user2: bit 0 says the page is listed with its block
- * (note_shared_page), the bits above count its non-zero cells (a packed
- * line's rep for its 32), so that a page dropped whole, by a sweep or with
- * its block, is not read to count them. */
-#define FSM_PAGE_LISTED 1ull
-#define FSM_LIVE_SHIFT 1
-
-static inline void live_add(fsm *f, wr_shadow_page *p, uint64_t n)
-{
-    f->live += n;
-    p->user2 += n << FSM_LIVE_SHIFT;
-}
-
-static inline void live_sub(fsm *f, wr_shadow_page *p, uint64_t n)
-{
-    f->live -= n;
-    p->user2 -= n << FSM_LIVE_SHIFT;
-}
-
-static inline uint64_t page_live(const wr_shadow_page *p)
-{
-    return p->user2 >> FSM_LIVE_SHIFT;
-}
+/* A page's user2 (shadow.h, wr_shadow_live_add): its flag says the page
+ * is listed with its block (note_shared_page), the bits above count its
+ * non-zero cells, so that a page dropped whole, by a sweep or with its
+ * block, is not read to count them. */
+#define FSM_PAGE_LISTED WR_SHADOW_PAGE_FLAG
 
 static warp_st *warp_of(fsm *f, block_st *b, uint32_t warp)
 {
@@ -202,7 +184,7 @@ static void drop_shared_pages(fsm *f, block_st *b)
     for (uint32_t i = 0; i < b->nshared; i++) {
         wr_shadow_page *p = wr_shadow_lookup_slow(f->map, b->shared_keys[i], false);
         if (p)
-            f->live -= page_live(p);
+            f->live -= wr_shadow_page_live(p);
         wr_shadow_remove(f->map, b->shared_keys[i]);
     }
     if (b->nshared)
@@ -538,8 +520,8 @@ static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
     wr_epochs_sweep sw;
     wr_epochs_sweep_begin(&sw, f->ep, (uint32_t)p->user, epoch);
     if (wr_epochs_sweep_drops_all(&sw, p->user3)) {
-        if (page_live(p)) {
-            live_sub(f, p, page_live(p));
+        if (wr_shadow_page_live(p)) {
+            wr_shadow_live_sub(p, &f->live, wr_shadow_page_live(p));
             wr_shadow_zero_page(f->map, p);
         }
         p->user = p->user3 = epoch;
@@ -562,7 +544,7 @@ static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
                 dropped++;
             }
     }
-    live_sub(f, p, dropped);
+    wr_shadow_live_sub(p, &f->live, dropped);
     p->user = epoch;
     p->user3 = wr_epochs_sweep_oldest_kept(&sw);
 }
@@ -647,7 +629,7 @@ static inline void touch_cell(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint6
         if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
             nw = step_slow(f, c, p, old, cur, lane, word, NULL);
     }
-    live_add(f, p, !old);   /* no transition leads to INIT: nw != 0 */
+    wr_shadow_live_add(p, &f->live, !old);   /* no transition leads to INIT: nw != 0 */
     *cell = nw;
 }
 
@@ -712,7 +694,7 @@ __attribute__((noinline)) static void uniform_segment(fsm *f, const cur_ctx *c, 
     for (uint32_t x = segmask; x; x &= x - 1)
         born += uniform_word(f, c, sp, cells, w0, (unsigned)__builtin_ctz(x), cur_uniform, init_next,
                              &memo_canon, &memo_next);
-    live_add(f, sp, born);
+    wr_shadow_live_add(sp, &f->live, born);
 }
 
 #if WR_SHADOW_AVX2
@@ -760,7 +742,7 @@ uniform_segment_avx2(fsm *f, const cur_ctx *c, wr_shadow_page *sp, uint64_t *cel
             born += uniform_word(f, c, sp, cells, w0, g + (unsigned)__builtin_ctz(x), cur_uniform,
                                  init_next, &memo_canon, &memo_next);
     }
-    live_add(f, sp, born);
+    wr_shadow_live_add(sp, &f->live, born);
 }
 #endif
 
@@ -775,7 +757,7 @@ static bool packed_line_step(fsm *f, const cur_ctx *c, wr_shadow_page *sp, unsig
     uint64_t old = *rep;
     if (!old) {
         *rep = cur_uniform | wr_fsm25_next[WR_FSM25_INIT][c->acc][0][0];
-        live_add(f, sp, WR_SHADOW_LINE_WORDS);
+        wr_shadow_live_add(sp, &f->live, WR_SHADOW_LINE_WORDS);
         return true;
     }
     uint64_t nw;
@@ -997,7 +979,7 @@ static inline void gather_step(fsm *f, const cur_ctx *c, uint32_t owned, uint64_
             __builtin_expect(wr_fsm_state(nw) == WR_FSM25_RACE &&
                                  wr_fsm_state(old) != WR_FSM25_RACE, 0))
             nw = step_slow(f, c, pages[i], old, cur, lane, la[lane] >> WR_WORD_SHIFT, NULL);
-        pages[i]->user2 += (uint64_t)!old << FSM_LIVE_SHIFT;   /* live_add */
+        pages[i]->user2 += (uint64_t)!old << WR_SHADOW_LIVE_SHIFT;   /* wr_shadow_live_add */
         born += !old;   /* no transition leads to INIT: nw != 0 */
         *cell = nw;
     }
@@ -1188,7 +1170,7 @@ static inline __attribute__((always_inline)) void access_words(fsm *f, const cur
                     if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
                         nw = step_slow(f, c, sp, old, cur, ln, wd, NULL);
                 }
-                live_add(f, sp, !old);   /* no transition leads to INIT: nw != 0 */
+                wr_shadow_live_add(sp, &f->live, !old);   /* no transition leads to INIT: nw != 0 */
                 *cell = nw;
             }
         }

@@ -428,29 +428,11 @@ typedef struct lk {
     wr_access_ring host_ring;   /* host copies, as the warp rings */
 } lk;
 
-/* A page's user2: bit 0 says it holds a lock word (a sweep then never
- * clears it whole), the bits above count its live cells (meta != 0; a
- * packed line's rep for its 32), so that a page a sweep drops whole is
+/* A page's user2 (shadow.h, wr_shadow_live_add): its flag says it holds
+ * a lock word (a sweep then never clears it whole), the bits above count
+ * its live cells (meta != 0), so that a page a sweep drops whole is
  * zeroed without being read to count them. */
-#define LK_PAGE_LOCKWORD 1ull
-#define LK_LIVE_SHIFT 1
-
-static inline void live_add(lk *s, wr_shadow_page *p, uint64_t n)
-{
-    s->live += n;
-    p->user2 += n << LK_LIVE_SHIFT;
-}
-
-static inline void live_sub(lk *s, wr_shadow_page *p, uint64_t n)
-{
-    s->live -= n;
-    p->user2 -= n << LK_LIVE_SHIFT;
-}
-
-static inline uint64_t page_live(const wr_shadow_page *p)
-{
-    return p->user2 >> LK_LIVE_SHIFT;
-}
+#define LK_PAGE_LOCKWORD WR_SHADOW_PAGE_FLAG
 
 static inline uint32_t cell_meta(const lk *s, cell c)
 {
@@ -719,7 +701,7 @@ static void mark_lock_words(lk *s, const wr_access *a, uint32_t epoch)
             cell *c = (cell *)wr_shadow_cell(s->map, p, wd);
             if (!(cell_meta(s, *c) & M_LOCKWORD)) {
                 p->user2 |= LK_PAGE_LOCKWORD;   /* sweep: not cleared whole */
-                live_add(s, p, !c->ctx);
+                wr_shadow_live_add(p, &s->live, !c->ctx);
                 fcell f = {.meta = M_LIVE | M_LOCKWORD | (epoch & 0xffu)};
                 *c = pack(s, &f);
             }
@@ -951,8 +933,8 @@ static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
     /* user3 bounds the page's epochs from below (page_for); user2 marks a
      * page holding a lock word, which every sweep keeps */
     if (!(p->user2 & LK_PAGE_LOCKWORD) && wr_epochs_sweep_drops_all(&sw, p->user3)) {
-        if (page_live(p)) {
-            live_sub(s, p, page_live(p));
+        if (wr_shadow_page_live(p)) {
+            wr_shadow_live_sub(p, &s->live, wr_shadow_page_live(p));
             wr_shadow_zero_page(s->map, p);
         }
         p->user = p->user3 = epoch;
@@ -963,7 +945,7 @@ static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
             cell *rep = wr_shadow_line_rep(s->map, p, l);
             if (swept(s, &sw, rep)) {   /* the tag is the same in all 32 */
                 memset(rep, 0, sizeof *rep);
-                live_sub(s, p, WR_SHADOW_LINE_WORDS);
+                wr_shadow_live_sub(p, &s->live, WR_SHADOW_LINE_WORDS);
             }
             continue;
         }
@@ -971,7 +953,7 @@ static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
         for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
             if (swept(s, &sw, &cells[i])) {
                 memset(&cells[i], 0, sizeof cells[i]);
-                live_sub(s, p, 1);
+                wr_shadow_live_sub(p, &s->live, 1);
             }
     }
     p->user = epoch;
@@ -1062,7 +1044,7 @@ static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c,
     fcell old = unpack(s, *cl);
     if (old.meta & M_LOCKWORD)
         return;   /* lock words are synchronisation, not data */
-    live_add(s, p, !old.meta);   /* every new cell has meta != 0 */
+    wr_shadow_live_add(p, &s->live, !old.meta);   /* every new cell has meta != 0 */
     uint32_t old_epoch = c->epoch;
     bool concurrent_epoch = false;
     if (old.meta && M_TAG(old.meta) != (c->epoch & 0xffu)) {
@@ -1207,7 +1189,7 @@ static bool packed_line_touch(lk *s, const cur_ctx *c, wr_shadow_page *p, uint64
     touch(s, c, p, &now, base_id, ls, 0, first);
     if (!(cell_meta(s, now) & ~cell_meta(s, old) & M_REPORTED)) {
         if (!old.ctx)
-            live_add(s, p, WR_SHADOW_LINE_WORDS - 1);   /* touch() counted word 0 */
+            wr_shadow_live_add(p, &s->live, WR_SHADOW_LINE_WORDS - 1);   /* touch() counted word 0 */
         *rep = now;
         return true;
     }

@@ -216,6 +216,31 @@ void wr_shadow_zero_page(const wr_shadow_map *m, wr_shadow_page *p);
  * 32 cells), changing nothing. */
 size_t wr_shadow_nonzero_cells(const wr_shadow_map *m, wr_shadow_page *p);
 
+/* Live cells counted per page, for an engine that drops pages whole (a
+ * sweep, a block's end): it keeps in a page's user2 a flag of its own in
+ * bit 0 and the page's live cells above (a packed line's rep counts for
+ * its 32), and their sum over all pages in *total; a page dropped whole
+ * is then zeroed (wr_shadow_zero_page) without being read to count them. */
+#define WR_SHADOW_PAGE_FLAG 1ull
+#define WR_SHADOW_LIVE_SHIFT 1
+
+static inline void wr_shadow_live_add(wr_shadow_page *p, uint64_t *total, uint64_t n)
+{
+    *total += n;
+    p->user2 += n << WR_SHADOW_LIVE_SHIFT;
+}
+
+static inline void wr_shadow_live_sub(wr_shadow_page *p, uint64_t *total, uint64_t n)
+{
+    *total -= n;
+    p->user2 -= n << WR_SHADOW_LIVE_SHIFT;
+}
+
+static inline uint64_t wr_shadow_page_live(const wr_shadow_page *p)
+{
+    return p->user2 >> WR_SHADOW_LIVE_SHIFT;
+}
+
 /* Unpacks line `line` of p into its cells (it must be packed). */
 void wr_shadow_expand_line(const wr_shadow_map *m, wr_shadow_page *p, unsigned line);
 
