@@ -115,41 +115,45 @@ void wr_vc_set(wr_vclock *c, uint32_t k, uint32_t v)
 }
 
 #if WR_VC_AVX2
-_Static_assert(WR_VC_CHUNK == 64, "chunk_join_avx2 takes a chunk in 8 vectors");
+_Static_assert(WR_VC_CHUNK == 64, "chunk_compare_avx2 takes a chunk in 8 vectors");
 
-/* chunk_join in one pass over both chunks: the entry-wise maxima are kept
- * in registers while what each side holds more is found, and stored when
- * the join makes dst its own chunk. */
-__attribute__((target("avx2"))) static bool chunk_join_avx2(wr_vc_slot *dst, wr_vc_chunk *src)
+/* chunk_compare in one pass of 8-entry vectors. */
+__attribute__((target("avx2"))) static void chunk_compare_avx2(const wr_vc_chunk *d,
+                                                             const wr_vc_chunk *src,
+                                                             bool *src_more, bool *dst_more)
 {
-    wr_vc_chunk *d = dst->c;
-    __m256i mx[8];
     const __m256i ones = _mm256_set1_epi32(-1);
     __m256i d_is_max = ones, s_is_max = ones;
     for (unsigned k = 0; k < 8; k++) {
         __m256i dv = _mm256_loadu_si256((const __m256i *)(const void *)(d->v + 8 * k));
         __m256i sv = _mm256_loadu_si256((const __m256i *)(const void *)(src->v + 8 * k));
-        mx[k] = _mm256_max_epu32(dv, sv);
-        d_is_max = _mm256_and_si256(d_is_max, _mm256_cmpeq_epi32(mx[k], dv));
-        s_is_max = _mm256_and_si256(s_is_max, _mm256_cmpeq_epi32(mx[k], sv));
+        __m256i mx = _mm256_max_epu32(dv, sv);
+        d_is_max = _mm256_and_si256(d_is_max, _mm256_cmpeq_epi32(mx, dv));
+        s_is_max = _mm256_and_si256(s_is_max, _mm256_cmpeq_epi32(mx, sv));
     }
-    bool src_more = !_mm256_testc_si256(d_is_max, ones);
-    bool dst_more = !_mm256_testc_si256(s_is_max, ones);
-    if (dst_more && !src_more)
-        return false;
-    if (!src_more && !dst_more && (uintptr_t)src > (uintptr_t)d)
-        return false;
-    if (!dst_more) {
-        chunk_unref(d);
-        dst->c = chunk_ref(src);
-        return src_more;
-    }
-    d = chunk_own(dst);
-    for (unsigned k = 0; k < 8; k++)
-        _mm256_storeu_si256((__m256i *)(void *)(d->v + 8 * k), mx[k]);
-    return true;
+    *src_more = !_mm256_testc_si256(d_is_max, ones);
+    *dst_more = !_mm256_testc_si256(s_is_max, ones);
 }
 #endif
+
+/* Does src hold an entry above d's, and d one above src's? */
+static inline void chunk_compare(const wr_vc_chunk *d, const wr_vc_chunk *src, bool *src_more,
+                                 bool *dst_more)
+{
+#if WR_VC_AVX2
+    if (simd_allowed && __builtin_cpu_supports("avx2")) {
+        chunk_compare_avx2(d, src, src_more, dst_more);
+        return;
+    }
+#endif
+    uint32_t s = 0, t = 0;
+    for (unsigned x = 0; x < WR_VC_CHUNK; x++) {
+        s |= src->v[x] > d->v[x];
+        t |= d->v[x] > src->v[x];
+    }
+    *src_more = s;
+    *dst_more = t;
+}
 
 /* *dst join= src, chunk by chunk; true when a value of *dst grew.  Equal
  * contents adopt src's pointer, so that clocks which learned the same
@@ -159,15 +163,8 @@ static bool chunk_join(wr_vc_slot *dst, wr_vc_chunk *src)
     wr_vc_chunk *d = dst->c;
     if (d == src)
         return false;
-#if WR_VC_AVX2
-    if (simd_allowed && __builtin_cpu_supports("avx2"))
-        return chunk_join_avx2(dst, src);
-#endif
-    uint32_t src_more = 0, dst_more = 0;
-    for (unsigned x = 0; x < WR_VC_CHUNK; x++) {
-        src_more |= src->v[x] > d->v[x];
-        dst_more |= d->v[x] > src->v[x];
-    }
+    bool src_more, dst_more;
+    chunk_compare(d, src, &src_more, &dst_more);
     if (dst_more && !src_more)
         return false;
     /* the same contents: the lower address wins, so that every clock comes
@@ -177,7 +174,7 @@ static bool chunk_join(wr_vc_slot *dst, wr_vc_chunk *src)
     if (!dst_more) {        /* src holds all of dst (or the same) */
         chunk_unref(d);
         dst->c = chunk_ref(src);
-        return src_more != 0;
+        return src_more;
     }
     d = chunk_own(dst);
     /* a store to every entry, so that the loop is vectorized (the

@@ -71,7 +71,7 @@ void wr_vc_max_from(wr_vclock *c, uint32_t k0, uint32_t n, const uint32_t *in);
  * when there is none. */
 bool wr_vc_next(const wr_vclock *c, uint32_t from, uint32_t *key, uint32_t *val);
 
-/* Whether joins take their AVX2 form where the CPU has AVX2 (the default;
+/* Whether joins compare chunks in AVX2 where the CPU has AVX2 (the default;
  * chosen at run time, the build targets plain x86-64).  Both forms give
  * the same clocks and share chunks alike; tests turn the AVX2 form off to
  * hold the portable loop to that.  Not thread-safe: call before any join

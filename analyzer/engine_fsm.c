@@ -520,10 +520,7 @@ static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
     wr_epochs_sweep sw;
     wr_epochs_sweep_begin(&sw, f->ep, (uint32_t)p->user, epoch);
     if (wr_epochs_sweep_drops_all(&sw, p->user3)) {
-        if (wr_shadow_page_live(p)) {
-            wr_shadow_live_sub(p, &f->live, wr_shadow_page_live(p));
-            wr_shadow_zero_page(f->map, p);
-        }
+        wr_shadow_drop_live(f->map, p, &f->live);
         p->user = p->user3 = epoch;
         return;
     }
@@ -979,8 +976,7 @@ static inline void gather_step(fsm *f, const cur_ctx *c, uint32_t owned, uint64_
             __builtin_expect(wr_fsm_state(nw) == WR_FSM25_RACE &&
                                  wr_fsm_state(old) != WR_FSM25_RACE, 0))
             nw = step_slow(f, c, pages[i], old, cur, lane, la[lane] >> WR_WORD_SHIFT, NULL);
-        pages[i]->user2 += (uint64_t)!old << WR_SHADOW_LIVE_SHIFT;   /* wr_shadow_live_add */
-        born += !old;   /* no transition leads to INIT: nw != 0 */
+        wr_shadow_live_add(pages[i], &born, !old);   /* no transition leads to INIT: nw != 0 */
         *cell = nw;
     }
     f->live += born;

@@ -810,10 +810,10 @@ static __attribute__((noinline)) uint32_t lane_lockset_slow(lk *s, warp_st *w, u
                                                            uint32_t cf, unsigned lane, bool atomic,
                                                            uint8_t ascope)
 {
-    if (!atomic && !w->nholds)
-        return s->empty_ls;   /* no lock held by any lane */
-    /* an atomic of a warp without locks: the same set for every lane of the
-     * access, and for the block's next atomic */
+    /* a plain access here comes from a warp that holds a lock (without,
+     * lane_lockset took the empty set); an atomic of a warp without locks:
+     * the same set for every lane of the access, and for the block's next
+     * atomic */
     uint64_t atom_key = atom_key_of(bf, cf, ascope);
     if (atomic && !w->nholds && s->atom_key == atom_key)
         return s->atom_id;
@@ -933,10 +933,7 @@ static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
     /* user3 bounds the page's epochs from below (page_for); user2 marks a
      * page holding a lock word, which every sweep keeps */
     if (!(p->user2 & LK_PAGE_LOCKWORD) && wr_epochs_sweep_drops_all(&sw, p->user3)) {
-        if (wr_shadow_page_live(p)) {
-            wr_shadow_live_sub(p, &s->live, wr_shadow_page_live(p));
-            wr_shadow_zero_page(s->map, p);
-        }
+        wr_shadow_drop_live(s->map, p, &s->live);
         p->user = p->user3 = epoch;
         return;
     }

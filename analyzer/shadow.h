@@ -241,6 +241,16 @@ static inline uint64_t wr_shadow_page_live(const wr_shadow_page *p)
     return p->user2 >> WR_SHADOW_LIVE_SHIFT;
 }
 
+/* Drops every cell of p, whole: its live cells leave *total, and a page
+ * that had any is zeroed. */
+static inline void wr_shadow_drop_live(const wr_shadow_map *m, wr_shadow_page *p, uint64_t *total)
+{
+    if (wr_shadow_page_live(p)) {
+        wr_shadow_live_sub(p, total, wr_shadow_page_live(p));
+        wr_shadow_zero_page(m, p);
+    }
+}
+
 /* Unpacks line `line` of p into its cells (it must be packed). */
 void wr_shadow_expand_line(const wr_shadow_map *m, wr_shadow_page *p, unsigned line);
 

@@ -262,22 +262,20 @@ wr_reader *wrf_reader_open_file(const char *path, wr_error *err, int *io_failure
     return reader_new(f, path, (uint64_t)st.st_size, 0, hash, err);
 }
 
-wr_reader *wr_reader_open(const char *path, wr_error *err)
+static wr_reader *open_path(const char *path, wr_error *err, int hash)
 {
     if (!path) {
         wr_error_at(err, "(null)", 0, "no path");
         return NULL;
     }
-    return wrf_reader_open_file(path, err, NULL, 0);
+    return wrf_reader_open_file(path, err, NULL, hash);
 }
+
+wr_reader *wr_reader_open(const char *path, wr_error *err) { return open_path(path, err, 0); }
 
 wr_reader *wr_reader_open_hashing(const char *path, wr_error *err)
 {
-    if (!path) {
-        wr_error_at(err, "(null)", 0, "no path");
-        return NULL;
-    }
-    return wrf_reader_open_file(path, err, NULL, 1);
+    return open_path(path, err, 1);
 }
 
 wr_reader *wr_reader_open_memory(const void *data, size_t size, const char *name, wr_error *err)
