@@ -187,12 +187,15 @@ static bool chunk_join(wr_vc_slot *dst, wr_vc_chunk *src)
     return true;
 }
 
-bool wr_vc_join(wr_vclock *dst, const wr_vclock *src)
+bool wr_vc_join(wr_vclock *dst, const wr_vclock *src) { return wr_vc_join_from(dst, src, 0); }
+
+bool wr_vc_join_from(wr_vclock *dst, const wr_vclock *src, uint32_t from_idx)
 {
     if (!src->n || dst == src)
         return false;
     const wr_vc_slot *S = src->s;
-    uint32_t i = 0, j = 0, extra = 0;
+    uint32_t j0 = from_idx ? dir_find(src, from_idx) : 0;
+    uint32_t i = from_idx ? dir_find(dst, from_idx) : 0, j = j0, extra = 0;
     bool changed = false;
     while (j < src->n) {
         if (i < dst->n && dst->s[i].idx < S[j].idx) {
@@ -212,7 +215,9 @@ bool wr_vc_join(wr_vclock *dst, const wr_vclock *src)
     uint32_t n = dst->n + extra;
     dir_reserve(dst, n);
     int64_t a = (int64_t)dst->n - 1, b = (int64_t)src->n - 1, o = (int64_t)n - 1;
-    while (b >= 0) {
+    /* dst's slots below from_idx stay where they are: every insertion lies
+     * above them */
+    while (b >= (int64_t)j0) {
         if (a >= 0 && dst->s[a].idx > S[b].idx) {
             dst->s[o--] = dst->s[a--];
         } else if (a >= 0 && dst->s[a].idx == S[b].idx) {
@@ -232,6 +237,17 @@ void wr_vc_clear(wr_vclock *c)
     for (uint32_t i = 0; i < c->n; i++)
         chunk_unref(c->s[i].c);
     c->n = 0;
+}
+
+void wr_vc_drop_below(wr_vclock *c, uint32_t idx)
+{
+    uint32_t k = dir_find(c, idx);
+    if (!k)
+        return;
+    for (uint32_t i = 0; i < k; i++)
+        chunk_unref(c->s[i].c);
+    memmove(c->s, c->s + k, (size_t)(c->n - k) * sizeof *c->s);
+    c->n -= k;
 }
 
 void wr_vc_copy(wr_vclock *dst, const wr_vclock *src)

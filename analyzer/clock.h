@@ -57,6 +57,12 @@ void wr_vc_set_max(wr_vclock *c, uint32_t k, uint32_t v);
 void wr_vc_set(wr_vclock *c, uint32_t k, uint32_t v);
 /* dst = dst join src; returns true when some value of dst grew. */
 bool wr_vc_join(wr_vclock *dst, const wr_vclock *src);
+/* dst join= the chunks of src at chunk index >= from_idx (keys >=
+ * from_idx << WR_VC_CHUNK_SHIFT); dst's own chunks below stay as they
+ * are.  Returns true when some value of dst grew. */
+bool wr_vc_join_from(wr_vclock *dst, const wr_vclock *src, uint32_t from_idx);
+/* Removes every chunk of c below chunk index idx. */
+void wr_vc_drop_below(wr_vclock *c, uint32_t idx);
 /* dst = src (shares src's chunks). */
 void wr_vc_copy(wr_vclock *dst, const wr_vclock *src);
 void wr_vc_clear(wr_vclock *c);

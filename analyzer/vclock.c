@@ -175,6 +175,9 @@ typedef struct hb_launch {
     uint32_t running_at;     /* index in wr_hb.running + 1; 0: no block running */
     wr_vclock base[WR_HB_MAX_LAYERS];
     wr_vclock endj[WR_HB_MAX_LAYERS];
+    /* clock chunks below this index hold only units of earlier items of its
+     * own stream, which its start knows whole (launch_retire_prefix) */
+    uint32_t retired;
     /* cluster barriers under way (xbar_ix: cluster index + 1 -> index + 1
      * in xbar) and the grid barrier's; gone with the blocks */
     hb_xbar *xbar, *grid_bar;
@@ -190,6 +193,7 @@ typedef struct hb_stream {
     uint32_t *q;
     uint32_t qhead, qdue, qn, qcap;
     uint32_t pending_at;     /* index in wr_hb.pending + 1 while q holds launches */
+    uint32_t retired, retired_pos;   /* the latest launch's prefix, its position */
 } hb_stream;
 
 typedef struct hb_cuevent {
@@ -211,6 +215,11 @@ struct wr_hb {
      * chunk whose units no engine names any more is freed (NULL here) */
     hb_unit_chunk **uchunk;
     uint32_t nunits, nuchunk, capuchunk;
+    /* Per clock chunk of units (unit >> WR_VC_CHUNK_SHIFT): the stream slot
+     * of every unit's launch (UINT32_MAX: several), and the highest stream
+     * position among them (launch_retire_prefix) */
+    uint32_t *uc_slot, *uc_pos;
+    uint32_t capuc;
     hb_launch **launches;    /* internal index */
     uint32_t nlaunches, caplaunches;
     uint32_t *id2idx;        /* recorder launch id -> internal index + 1 */
@@ -311,6 +320,22 @@ static uint32_t unit_add(wr_hb *hb, uint32_t launch, uint32_t launch_id, uint32_
     }
     hb_unit_chunk *ch = hb->uchunk[c];
     ch->launch[i] = launch;
+    uint32_t vc = hb->nunits >> WR_VC_CHUNK_SHIFT;
+    if (vc == hb->capuc) {
+        hb->capuc = hb->capuc ? hb->capuc * 2 : 64;
+        hb->uc_slot = xrealloc(hb->uc_slot, (size_t)hb->capuc * sizeof *hb->uc_slot);
+        hb->uc_pos = xrealloc(hb->uc_pos, (size_t)hb->capuc * sizeof *hb->uc_pos);
+    }
+    const hb_launch *l = hb->launches[launch];
+    if (!(hb->nunits & (WR_VC_CHUNK - 1u))) {
+        hb->uc_slot[vc] = l->stream_slot;
+        hb->uc_pos[vc] = l->pos;
+    } else {
+        if (hb->uc_slot[vc] != l->stream_slot)
+            hb->uc_slot[vc] = UINT32_MAX;
+        if (hb->uc_pos[vc] < l->pos)
+            hb->uc_pos[vc] = l->pos;
+    }
     ch->u[i] = (wr_hb_unit){.launch = launch, .launch_id = launch_id, .block = block, .warp = warp};
     return hb->nunits++;
 }
@@ -905,6 +930,42 @@ static void running_remove(wr_hb *hb, hb_launch *l)
     l->running_at = 0;
 }
 
+/* A launch starting: the prefix of clock chunks that hold only units of
+ * earlier items of its own stream (positions below its own, whole chunks:
+ * a chunk still filling may take units of later work).  Its start knows
+ * those items whole (item_start gives it its stream's position - 1), so
+ * every ordering question about their units is answered by that stream
+ * entry (wr_hb_knows, snap_knows), in its clocks and in every clock that
+ * learns from them: their entries are dead weight.  Without this, each
+ * kernel's clocks carried every earlier kernel's warps through its start
+ * (the previous end's knowledge) and through the locks' published clocks,
+ * and a lock-heavy kernel's joins walked them all.  The start drops them,
+ * and the launch's warps join only the chunks above (warp_join).  A
+ * stream's launches run in position order, so the walk resumes where the
+ * stream's previous launch left it. */
+static bool retire_enabled = true;
+
+void wr_hb_allow_retire(bool allow) { retire_enabled = allow; }
+
+static void launch_retire_prefix(wr_hb *hb, hb_launch *l)
+{
+    if (!retire_enabled)
+        return;
+    hb_stream *s = &hb->streams[l->stream_slot];
+    uint32_t d = l->pos > s->retired_pos ? s->retired : 0;
+    uint32_t whole = hb->nunits >> WR_VC_CHUNK_SHIFT;
+    while (d < whole && hb->uc_slot[d] == l->stream_slot && hb->uc_pos[d] < l->pos)
+        d++;
+    if (l->pos > s->retired_pos) {
+        s->retired = d;
+        s->retired_pos = l->pos;
+    }
+    l->retired = d;
+    if (d)
+        for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
+            wr_vc_drop_below(&l->base[k], d);
+}
+
 static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t warp)
 {
     if (block >= l->nblocks) {
@@ -922,6 +983,7 @@ static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t war
         if (!l->started) {   /* what it waits for is over */
             launch_started(hb, l);
             complete_known(hb, l->base);
+            launch_retire_prefix(hb, l);
         }
         uint32_t nw = l->nw ? l->nw : 32;
         if (nw <= warp)
@@ -1139,7 +1201,7 @@ static void warp_join(const wr_hb *hb, wr_hb_warp *w, unsigned layer, const wr_v
 {
     if (!src->n)
         return;
-    bool changed = wr_vc_join(&w->ext[layer], src);
+    bool changed = wr_vc_join_from(&w->ext[layer], src, warp_launch(hb, w)->retired);
     if (w->blkp) {
         /* w's own slot is not an entry (its own stamp is w->c): held at the
          * top while the block's entries are maxed in */
@@ -1177,8 +1239,12 @@ static bool snap_dominated(const wr_hb *hb, const wr_hb_warp *w, unsigned layer,
 {
     if (hb->lossy || !s->nep)
         return false;
+    uint32_t retired = warp_launch(hb, w)->retired;
     for (unsigned i = 0; i < s->nep; i++)
         if (s->eu[i] != w->unit &&   /* w's own earlier clock: clocks only grow */
+            /* a retired unit's launch is over and w's start learned its
+             * end, which holds every clock of its warps */
+            (s->eu[i] >> WR_VC_CHUNK_SHIFT) >= retired &&
             warp_entry(hb, w, layer, s->eu[i]) < s->es[i])
             return false;
     return true;
@@ -2491,6 +2557,8 @@ void wr_hb_free(wr_hb *hb)
     for (uint32_t c = 0; c < hb->nuchunk; c++)
         free(hb->uchunk[c]);
     free(hb->uchunk);
+    free(hb->uc_slot);
+    free(hb->uc_pos);
     for (uint32_t i = 0; i < hb->nstreams; i++) {
         for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++)
             wr_vc_free(&hb->streams[i].tail[k]);

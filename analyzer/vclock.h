@@ -181,6 +181,13 @@ void wr_hb_forget_units(wr_hb *hb, uint8_t *named);
 /* Is unit u's record still kept (tests)? */
 bool wr_hb_unit_kept(const wr_hb *hb, uint32_t u);
 
+/* Whether a launch's start drops the clock entries of its own stream's
+ * earlier work, which its stream position answers for (the default; see
+ * launch_retire_prefix in vclock.c).  The answers are the same either way;
+ * tests and fuzz_analyze compare them.  Not thread-safe: call before any
+ * replay runs. */
+void wr_hb_allow_retire(bool allow);
+
 /* Calls fn for every warp of every block still running (not a host copy's
  * pseudo-warp): the engine renumbers what it keeps in eng_ctx. */
 void wr_hb_foreach_warp(wr_hb *hb, void (*fn)(wr_hb_warp *w, void *ctx), void *ctx);

@@ -42,6 +42,7 @@
 
 #include "engine.h"
 #include "replay.h"
+#include "vclock.h"
 
 /* where asm places allocations that name no address (--global-base) */
 static uint64_t global_base = 0x10000000ull;
@@ -256,12 +257,14 @@ static int check_file(const char *path)
         unlink(wrt);
         return 1;
     }
-    /* {threads, shards, separate passes, every clock layer kept}: 1 worker;
-     * 2 workers with the default split (one shard per pass); 2 workers with
-     * 2 shards of each pass; 1 worker with vc and scoped in passes of their
-     * own; 1 worker keeping scoped's layers apart from the start */
-    static const unsigned config[][4] = {
-        {1, 1, 0, 0}, {2, 0, 0, 0}, {2, 2, 0, 0}, {1, 1, 1, 0}, {1, 1, 0, 1}};
+    /* {threads, shards, separate passes, every clock layer kept, no retired
+     * clock entries}: 1 worker; 2 workers with the default split (one shard
+     * per pass); 2 workers with 2 shards of each pass; 1 worker with vc and
+     * scoped in passes of their own; 1 worker keeping scoped's layers apart
+     * from the start; 1 worker whose launches keep their stream's earlier
+     * clock entries (wr_hb_allow_retire) */
+    static const unsigned config[][5] = {{1, 1, 0, 0, 0}, {2, 0, 0, 0, 0}, {2, 2, 0, 0, 0},
+                                         {1, 1, 1, 0, 0}, {1, 1, 0, 1, 0}, {1, 1, 0, 0, 1}};
     enum { CONFIGS = sizeof config / sizeof config[0] };
     wr_replay *rp[CONFIGS];
     wr_resolved_race *rr[CONFIGS];
@@ -270,7 +273,9 @@ static int check_file(const char *path)
         wr_replay_options o = {.threads = config[k][0], .shards = config[k][1],
                                .separate_passes = config[k][2] != 0,
                                .keep_all_layers = config[k][3] != 0};
+        wr_hb_allow_retire(!config[k][4]);
         rp[k] = wr_replay_run(wrt, &o, &err);
+        wr_hb_allow_retire(true);
         if (!rp[k]) {
             printf("FAIL %s: replay: %s\n", path, err.msg);
             for (int j = 0; j < k; j++) {
@@ -297,10 +302,11 @@ static int check_file(const char *path)
                    rr[0][i].example.first.lane == rr[k][i].example.first.lane &&
                    rr[0][i].example.second.lane == rr[k][i].example.second.lane;
         if (!same) {
-            printf("FAIL %s: findings differ between 1 worker and %u workers with %u shards%s%s\n",
+            printf("FAIL %s: findings differ between 1 worker and %u workers with %u shards%s%s%s\n",
                    path, config[k][0], wr_replay_get_stats(rp[k])->shards,
                    config[k][2] ? ", separate passes" : "",
-                   config[k][3] ? ", every clock layer kept" : "");
+                   config[k][3] ? ", every clock layer kept" : "",
+                   config[k][4] ? ", no retired clock entries" : "");
             rc = 1;
         }
     }

@@ -4,13 +4,15 @@
  * (with a one-slot ring), one worker with vc and scoped in separate passes,
  * one worker keeping every clock layer apart from the start, one worker
  * with the engines' portable word loops and clock joins instead of their
- * AVX2 forms and vc's and scoped's word loop without its memo, one
+ * AVX2 forms, vc's and scoped's word loop without its memo and their
+ * launches keeping their stream's earlier clock entries, one
  * worker collecting vc's and scoped's contexts before every second access
  * (hbcore.c) -- and the findings must be identical (analyzer/replay.h: "findings are
  * identical for any threads and shards"; separate_passes and
  * keep_all_layers: "the findings are the same"; shadow.h,
  * wr_shadow_simd: "both forms give the same cells"; clock.h: "both forms
- * give the same clocks"; ENGINES.md: "speed never changes a verdict", collecting
+ * give the same clocks"; vclock.h, wr_hb_allow_retire: "the answers are
+ * the same either way"; ENGINES.md: "speed never changes a verdict", collecting
  * "never changes" a report).  Compared as tests/analyze/test_replay.c's expect_same_findings
  * does: the merged groups (count, example by memcmp) and the resolved races
  * (identity, count, example address; also engine, verdict, potential).  A
@@ -43,7 +45,8 @@ static const struct config {
     bool separate;
     bool keep_layers;
     bool portable;   /* the engines' portable word loops and clock joins, not their
-                        AVX2 forms, and vc's and scoped's word loop without its memo */
+                        AVX2 forms, vc's and scoped's word loop without its memo, and
+                        no retired clock entries (wr_hb_allow_retire) */
     unsigned collect_every;   /* wr_hbe_collect_every */
     const char *what;
 } configs[] = {
@@ -51,7 +54,7 @@ static const struct config {
     {2, 3, 1, false, false, false, 0, "threads=2 shards=3 queue=1"},
     {1, 0, 0, true, false, false, 0, "threads=1 separate passes"},
     {1, 1, 0, false, true, false, 0, "threads=1 every clock layer kept apart"},
-    {1, 1, 0, false, false, true, 0, "threads=1 portable word loops, no word memo"},
+    {1, 1, 0, false, false, true, 0, "threads=1 portable word loops, no word memo, no retiring"},
     {1, 1, 0, false, false, false, 2, "threads=1 contexts collected every 2 accesses"},
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
@@ -228,9 +231,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         wr_shadow_allow_simd(!configs[c].portable);
         wr_vc_allow_simd(!configs[c].portable);
         wr_hbe_allow_word_memo(!configs[c].portable);
+        wr_hb_allow_retire(!configs[c].portable);
         wr_hbe_collect_every(configs[c].collect_every);
         rp[c] = wr_replay_run(wrt, &o, &errs[c]);
         wr_hbe_collect_every(0);
+        wr_hb_allow_retire(true);
         wr_hbe_allow_word_memo(true);
         wr_vc_allow_simd(true);
         wr_shadow_allow_simd(true);
