@@ -22,7 +22,8 @@
  * shared word per launch and block; local memory is not tracked), so every
  * row divides by the same count: the engines' own shadow_words differ (fsm
  * counts the words live at the end, vc every word ever touched).  Scaling = wall(x1) / wall(x2),
- * per engine and for all four.  Walls are medians over the rounds; the ratios (x decode,
+ * per engine and for all four; on a 2-core machine, under it, the most that
+ * two workers could reach there (print_two_core_ceiling).  Walls are medians over the rounds; the ratios (x decode,
  * scaling) are medians of the ratios taken within each round, as a paired
  * comparison, with their spread (min-max) where N > 1.
  */
@@ -44,6 +45,8 @@
 typedef struct figures {
     int ok;
     double wall;
+    double cpu;                /* replay: user + system seconds of all its threads */
+    double max_pass_cpu;       /* replay: CPU seconds of its longest pass */
     uint64_t thread_accesses;
     uint64_t peak_rss;
     uint64_t raw_bytes;        /* decode: uncompressed event payload */
@@ -95,18 +98,30 @@ static void run_decode(const char *path, figures *f)
     f->peak_rss = peak_rss_bytes();
 }
 
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec * 1e-6;
+}
+
 static void run_replay(const char *path, uint32_t engine_mask, unsigned threads, figures *f)
 {
     wr_error err;
     wr_replay_options opts = {.engine_mask = engine_mask, .threads = threads};
-    double t0 = now_seconds();
+    double c0 = cpu_seconds(), t0 = now_seconds();
     wr_replay *rp = wr_replay_run(path, &opts, &err);
     f->wall = now_seconds() - t0;
+    f->cpu = cpu_seconds() - c0;   /* the workers have been joined */
     if (!rp) {
         snprintf(f->error, sizeof f->error, "%s", err.msg);
         return;
     }
     const wr_replay_stats *st = wr_replay_get_stats(rp);
+    for (unsigned e = 0; e < st->engine_count; e++)
+        if (st->engine_seconds[e] > f->max_pass_cpu)
+            f->max_pass_cpu = st->engine_seconds[e];
     f->ok = 1;
     f->thread_accesses = st->thread_accesses;
     wr_replay_free(rp);
@@ -318,6 +333,34 @@ static void print_row(const char *name, unsigned cores, const series *s, const s
     printf("\n");
 }
 
+/* What two workers on two cores can reach at best, from the one-worker
+ * run: the decoding thread shares the cores with the workers, so two
+ * workers take at least half the CPU time of one (sharding only adds
+ * work), wall(x2) >= CPU(x1) / 2; and all four with two workers run each
+ * pass whole on one worker, wall(x2) >= the longest pass's CPU time.
+ * Printed under the scaling, so that it reads against what the machine
+ * and the split allow (median over rounds). */
+static void print_two_core_ceiling(const series *one, const series *all1)
+{
+    printf("  2-core ceiling (wall x1 / max(CPU x1 / 2, longest pass)):");
+    for (unsigned e = 0; e <= wr_engine_count; e++) {
+        const series *s = e < wr_engine_count ? &one[e] : all1;
+        if (!series_ok(s))
+            continue;
+        double v[MAX_REPEAT];
+        for (unsigned r = 0; r < s->n; r++) {
+            double floor = s->f[r].cpu / 2;
+            if (e == wr_engine_count && s->f[r].max_pass_cpu > floor)
+                floor = s->f[r].max_pass_cpu;
+            v[r] = floor > 0 ? s->f[r].wall / floor : 2;
+            v[r] = v[r] < 2 ? v[r] : 2;
+        }
+        printf("%s %s %.2fx", e ? "," : "", e < wr_engine_count ? wr_engines[e]->name : "all four",
+               median(v, s->n));
+    }
+    printf("\n");
+}
+
 static unsigned parse_repeat(const char *v)
 {
     char *end;
@@ -409,6 +452,8 @@ int main(int argc, char **argv)
                 printf(" (%.2f-%.2f)", lo, hi);
         }
         printf("\n");
+        if (sysconf(_SC_NPROCESSORS_ONLN) == 2)
+            print_two_core_ceiling(cfg + ONE, cfg + ALL1);
         free(cfg);
     }
     return status;
