@@ -1013,30 +1013,29 @@ static void retire_step(textbuf *t, uint64_t *x, unsigned L, unsigned blocks)
     unsigned b = (unsigned)(retire_rng(x) % blocks), w = (unsigned)(retire_rng(x) % RT_WARPS);
     unsigned word = (unsigned)(retire_rng(x) % 24), k = (unsigned)(retire_rng(x) % 4);
     const char *scope = retire_rng(x) % 4 ? "device" : "block";
+    char th[64];   /* the thread: lane 0 of warp w of block b of launch L */
+    snprintf(th, sizeof th, "L%u b%u w%u lane=0", L, b, w);
     switch (retire_rng(x) % 5) {
     case 0:
-        tb_printf(t, "st L%u b%u w%u lane=0 data[%u] @r.cu:1\n", L, b, w, word);
+        tb_printf(t, "st %s data[%u] @r.cu:1\n", th, word);
         break;
     case 1:
-        tb_printf(t, "ld L%u b%u w%u lane=0 data[%u] @r.cu:2\n", L, b, w, word);
+        tb_printf(t, "ld %s data[%u] @r.cu:2\n", th, word);
         break;
     case 2:
-        tb_printf(t, "atom.cas L%u b%u w%u lane=0 lock[%u] cas=1 @r.cu:3\n", L, b, w, k);
-        tb_printf(t, "fence.%s L%u b%u w%u lane=0 @r.cu:4\n", scope, L, b, w);
-        tb_printf(t, "ld L%u b%u w%u lane=0 data[%u] @r.cu:5\n", L, b, w, word);
-        tb_printf(t, "st L%u b%u w%u lane=0 data[%u] @r.cu:6\n", L, b, w, word);
-        tb_printf(t, "fence.%s L%u b%u w%u lane=0 @r.cu:7\n", scope, L, b, w);
-        tb_printf(t, "atom.exch L%u b%u w%u lane=0 lock[%u] @r.cu:8\n", L, b, w, k);
+        tb_printf(t,
+                  "atom.cas %s lock[%u] cas=1 @r.cu:3\nfence.%s %s @r.cu:4\n"
+                  "ld %s data[%u] @r.cu:5\nst %s data[%u] @r.cu:6\n"
+                  "fence.%s %s @r.cu:7\natom.exch %s lock[%u] @r.cu:8\n",
+                  th, k, scope, th, th, word, th, word, scope, th, th, k);
         break;
     case 3:
-        tb_printf(t, "st L%u b%u w%u lane=0 data[%u] @r.cu:9\n", L, b, w, word);
-        tb_printf(t, "fence.%s L%u b%u w%u lane=0 @r.cu:10\n", scope, L, b, w);
-        tb_printf(t, "st.atomic L%u b%u w%u lane=0 flag[%u] @r.cu:11\n", L, b, w, k);
+        tb_printf(t, "st %s data[%u] @r.cu:9\nfence.%s %s @r.cu:10\nst.atomic %s flag[%u] @r.cu:11\n",
+                  th, word, scope, th, th, k);
         break;
     default:
-        tb_printf(t, "ld.atomic L%u b%u w%u lane=0 flag[%u] @r.cu:12\n", L, b, w, k);
-        tb_printf(t, "fence.%s L%u b%u w%u lane=0 @r.cu:13\n", scope, L, b, w);
-        tb_printf(t, "ld L%u b%u w%u lane=0 data[%u] @r.cu:14\n", L, b, w, word);
+        tb_printf(t, "ld.atomic %s flag[%u] @r.cu:12\nfence.%s %s @r.cu:13\nld %s data[%u] @r.cu:14\n",
+                  th, k, scope, th, th, word);
         break;
     }
 }
