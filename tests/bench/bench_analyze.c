@@ -339,10 +339,13 @@ static void print_row(const char *name, unsigned cores, const series *s, const s
  * work), wall(x2) >= CPU(x1) / 2; and all four with two workers run each
  * pass whole on one worker, wall(x2) >= the longest pass's CPU time.
  * Printed under the scaling, so that it reads against what the machine
- * and the split allow (median over rounds). */
+ * and the split allow (median over rounds).  An estimate, not a bound:
+ * one worker running three passes in turn pays cache misses that two
+ * workers do not (each pass evicts the others' lines), so all four on
+ * two workers can beat it (blocks). */
 static void print_two_core_ceiling(const series *one, const series *all1)
 {
-    printf("  2-core ceiling (wall x1 / max(CPU x1 / 2, longest pass)):");
+    printf("  2-core ceiling, estimated (wall x1 / max(CPU x1 / 2, longest pass)):");
     for (unsigned e = 0; e <= wr_engine_count; e++) {
         const series *s = e < wr_engine_count ? &one[e] : all1;
         if (!series_ok(s))
