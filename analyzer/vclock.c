@@ -78,23 +78,33 @@ static void rel_unref(hb_rel *r)
 typedef uint16_t rel_set;
 #define REL_ALL(n) ((rel_set)((1u << (n)) - 1u))
 
-typedef struct hb_loc {
-    uint64_t k1, word;
-    hb_rel *rel;
-    uint32_t n, cap;
+/* The releases a word holds, shared by reference: a CAS's read takes the
+ * list as it is (a reference) and acquires from it at the next fence; the
+ * word copies the list before it changes one that such a read still holds.
+ * Each read made a copy before (a reference on every release's snapshots):
+ * now a spinning warp's failed CAS, which releases nothing, costs a
+ * reference, and the copy is made once per release that comes while
+ * reads hold the list (a lock's next holder releases at its own CAS what
+ * it knew at its last fence, after its read). */
+typedef struct hb_rels {
+    uint32_t refs, n, cap;
     /* The releases that hold all the others: every rel outside `front` is
      * held (both layers, narrow verdict alike) by one inside it.  A lock
      * handed from block to block leaves one release per block; each new
      * holder's unlock holds them all, so an acquirer for which every
      * release's scope holds joins one or two instead of up to MAX_REL. */
     rel_set front;
+    hb_rel rel[];            /* cap of them */
+} hb_rels;
+
+typedef struct hb_loc {
+    uint64_t k1, word;
+    hb_rels *rs;             /* NULL: none yet */
     uint8_t sync;            /* ever carried a release, or a CAS target */
 } hb_loc;
 
 typedef struct hb_pend {     /* relaxed CAS read awaiting a fence */
-    hb_rel *rel;             /* copies (with refs) */
-    uint32_t n;
-    rel_set front;           /* as the location's when it was read */
+    hb_rels *rs;             /* the word's releases when it was read (a reference) */
     uint8_t scope;
     uint64_t k1, word;
 } hb_pend;
@@ -839,13 +849,52 @@ static void warp_drop_snaps(wr_hb_warp *w)
     }
 }
 
+static void rels_unref(hb_rels *rs)
+{
+    if (!rs || --rs->refs)
+        return;
+    for (uint32_t i = 0; i < rs->n; i++)
+        rel_unref(&rs->rel[i]);
+    free(rs);
+}
+
+/* The word's list, made its own (a copy while a pending read holds it)
+ * with room for one more release (MAX_REL at most). */
+static hb_rels *rels_own(hb_loc *p)
+{
+    hb_rels *rs = p->rs;
+    uint32_t n = rs ? rs->n : 0, need = n < MAX_REL ? n + 1 : n;
+    if (rs && rs->refs == 1 && rs->cap >= need)
+        return rs;
+    uint32_t cap = rs && rs->cap > need ? rs->cap : 2 * n < MAX_REL ? 2 * n : MAX_REL;
+    if (cap < need)
+        cap = need;
+    if (cap < 2)
+        cap = 2;
+    if (rs && rs->refs == 1) {
+        rs = xrealloc(rs, sizeof *rs + (size_t)cap * sizeof *rs->rel);
+    } else {
+        hb_rels *c = xmalloc(sizeof *c + (size_t)cap * sizeof *c->rel);
+        c->refs = 1;
+        c->n = n;
+        c->front = rs ? rs->front : 0;
+        for (uint32_t i = 0; i < n; i++) {
+            c->rel[i] = rs->rel[i];
+            rel_ref(&c->rel[i]);
+        }
+        if (rs)
+            rs->refs--;   /* the pending reads keep it */
+        rs = c;
+    }
+    rs->cap = cap;
+    p->rs = rs;
+    return rs;
+}
+
 static void pend_free(hb_pend *p)
 {
-    for (uint32_t i = 0; i < p->n; i++)
-        rel_unref(&p->rel[i]);
-    free(p->rel);
-    p->rel = NULL;
-    p->n = 0;
+    rels_unref(p->rs);
+    p->rs = NULL;
 }
 
 /* Most warps of a grid of small blocks own nothing: the tests spare a
@@ -1366,10 +1415,18 @@ static hb_loc *loc_find(wr_hb *hb, uint64_t k1, uint64_t word, bool create)
 
 static void rel_clear(hb_loc *p)
 {
-    for (uint32_t i = 0; i < p->n; i++)
-        rel_unref(&p->rel[i]);
-    p->n = 0;
-    p->front = 0;
+    hb_rels *rs = p->rs;
+    if (!rs || !rs->n)
+        return;
+    if (rs->refs > 1) {   /* the pending reads keep what they read */
+        rs->refs--;
+        p->rs = NULL;
+        return;
+    }
+    for (uint32_t i = 0; i < rs->n; i++)
+        rel_unref(&rs->rel[i]);
+    rs->n = 0;
+    rs->front = 0;
 }
 
 static wr_vc_snap *snap_join(wr_vc_snap *a, wr_vc_snap *b)
@@ -1524,25 +1581,26 @@ static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsig
         wr_snap_ref(r.snap[0]);
         r.snap[1] = r.snap[0];
     }
+    hb_rels *rs = rels_own(p);
     /* The frontier releases mine holds leave it: the release that takes
      * mine (which then holds mine) joins it and stands for them. */
-    for (uint32_t i = 0; i < p->n; i++)
-        if (((p->front >> i) & 1u) && rel_held_both(hb, w, own, &p->rel[i], r.snap))
-            p->front &= (rel_set)~(1u << i);
-    for (uint32_t i = 0; i < p->n; i++) {
-        hb_rel *q = &p->rel[i];
+    for (uint32_t i = 0; i < rs->n; i++)
+        if (((rs->front >> i) & 1u) && rel_held_both(hb, w, own, &rs->rel[i], r.snap))
+            rs->front &= (rel_set)~(1u << i);
+    for (uint32_t i = 0; i < rs->n; i++) {
+        hb_rel *q = &rs->rel[i];
         if (q->scope == r.scope && q->launch == r.launch && q->block == r.block) {
             rel_merge_both(hb, w, own, q, r.snap);
             q->kind = r.kind;
             q->lock = q->lock || r.lock;
-            p->front |= (rel_set)(1u << i);
+            rs->front |= (rel_set)(1u << i);
             return;
         }
     }
-    if (p->n == MAX_REL) {
+    if (rs->n == MAX_REL) {
         /* merge into the oldest release of the same scope: several blocks */
-        for (uint32_t i = 0; i < p->n; i++) {
-            hb_rel *q = &p->rel[i];
+        for (uint32_t i = 0; i < rs->n; i++) {
+            hb_rel *q = &rs->rel[i];
             if (q->scope != r.scope)
                 continue;
             rel_merge_both(hb, w, own, q, r.snap);
@@ -1550,22 +1608,18 @@ static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsig
                 q->launch = MULTI;
             q->block = MULTI;
             q->cluster = MULTI;
-            p->front |= (rel_set)(1u << i);
+            rs->front |= (rel_set)(1u << i);
             return;
         }
         /* no release of that scope: drop the oldest (what it held may now
          * be held by no other, so every release joins the frontier) */
-        rel_unref(&p->rel[0]);
-        memmove(p->rel, p->rel + 1, (size_t)(p->n - 1) * sizeof *p->rel);
-        p->n--;
-        p->front = REL_ALL(p->n);
+        rel_unref(&rs->rel[0]);
+        memmove(rs->rel, rs->rel + 1, (size_t)(rs->n - 1) * sizeof *rs->rel);
+        rs->n--;
+        rs->front = REL_ALL(rs->n);
     }
-    if (p->n == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : 2;
-        p->rel = xrealloc(p->rel, (size_t)p->cap * sizeof *p->rel);
-    }
-    p->front |= (rel_set)(1u << p->n);
-    p->rel[p->n++] = r;
+    rs->front |= (rel_set)(1u << rs->n);
+    rs->rel[rs->n++] = r;
 }
 
 /* Relation between a release's party and w. */
@@ -1726,13 +1780,8 @@ static void pend_add(wr_hb_warp *w, hb_loc *p, uint64_t k1, uint64_t word, unsig
     slot->k1 = k1;
     slot->word = word;
     slot->scope = (uint8_t)scope;
-    slot->rel = xcalloc(p->n, sizeof *slot->rel);
-    slot->n = p->n;
-    slot->front = p->front;
-    for (uint32_t i = 0; i < p->n; i++) {
-        slot->rel[i] = p->rel[i];
-        rel_ref(&slot->rel[i]);
-    }
+    slot->rs = p->rs;
+    p->rs->refs++;
 }
 
 /* The location key of a shared word of (launch, block). */
@@ -1767,11 +1816,11 @@ bool wr_hb_release_knows(wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint8_t
         return false;   /* BAR takes no acquire */
     uint64_t k1 = space == WR_SPACE_SHARED ? shared_loc_key(launch, block) : 0;
     const hb_loc *p = loc_find(hb, k1, word, false);
-    if (!p)
+    if (!p || !p->rs)
         return false;
     unsigned k = layer == WR_HB_OBL ? 0 : 1;
-    for (uint32_t i = 0; i < p->n; i++) {
-        const hb_rel *r = &p->rel[i];
+    for (uint32_t i = 0; i < p->rs->n; i++) {
+        const hb_rel *r = &p->rs->rel[i];
         if (k == 1 && rel_relation(w, r) > min_u(r->scope, acq_scope))
             continue;   /* the scoped layer does not take it */
         if (snap_knows(hb, r->snap[k], u, st) || (r->later[k] && snap_knows(hb, r->later[k], u, st)))
@@ -1891,9 +1940,10 @@ static void access_sync_words(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
             loc_find(hb, k1, word, true)->sync = 1;
         if (reads) {
             hb_loc *p = loc_find(hb, k1, word, false);
-            if (p && p->n) {
+            if (p && p->rs && p->rs->n) {
                 if (wr_hb_acquires_at_once(a))
-                    acquire_rels(hb, w, p->rel, p->n, p->front, scope, WR_VERDICT_SCOPE_ATOMIC,
+                    acquire_rels(hb, w, p->rs->rel, p->rs->n, p->rs->front, scope,
+                                 WR_VERDICT_SCOPE_ATOMIC,
                                  false, lm);
                 else
                     pend_add(w, p, k1, word, scope);
@@ -1996,8 +2046,9 @@ static uint32_t barrier_arrival(wr_hb *hb, wr_hb_warp *w, unsigned scope, uint32
     if (w->npend) {
         hb_pend *pend = w->pend;
         for (uint32_t i = 0; i < w->npend; i++) {
-            acquire_rels(hb, w, pend[i].rel, pend[i].n, pend[i].front,
-                         min_u(pend[i].scope, scope), WR_VERDICT_SCOPE_FENCE, true, mask);
+            const hb_rels *rs = pend[i].rs;
+            acquire_rels(hb, w, rs->rel, rs->n, rs->front, min_u(pend[i].scope, scope),
+                         WR_VERDICT_SCOPE_FENCE, true, mask);
             pend_free(&pend[i]);
         }
         w->npend = 0;
@@ -2385,7 +2436,8 @@ static void do_fence(wr_hb *hb, const wr_fence *f)
         hb_pend *pend = w->pend;
         for (uint32_t i = 0; i < w->npend; i++) {
             unsigned ps = pend[i].scope;
-            acquire_rels(hb, w, pend[i].rel, pend[i].n, pend[i].front, min_u(ps, fs),
+            const hb_rels *rs = pend[i].rs;
+            acquire_rels(hb, w, rs->rel, rs->n, rs->front, min_u(ps, fs),
                          fs < ps ? WR_VERDICT_SCOPE_FENCE : WR_VERDICT_SCOPE_ATOMIC, true,
                          f->active_mask);
             pend_free(&pend[i]);
@@ -2578,8 +2630,7 @@ void wr_hb_free(wr_hb *hb)
         wr_vc_free(&hb->host[k]);
     for (size_t i = 0; i < hb->caploc; i++)
         if (hb->locs[i]) {
-            rel_clear(hb->locs[i]);
-            free(hb->locs[i]->rel);
+            rels_unref(hb->locs[i]->rs);
             free(hb->locs[i]);
         }
     free(hb->locs);
