@@ -265,8 +265,9 @@ static int atomics_phase(synth *s, uint32_t launch, uint32_t block, uint32_t p)
     return 1;
 }
 
-/* locks: lane 0 of each warp takes the lock of a random bucket, updates the
- * bucket's 32 words with the whole warp, and releases. */
+/* locks: lane 0 of each warp takes the lock of a random bucket, reads and
+ * writes the bucket's first word (lane 0 alone: one thread-level access
+ * each, two per hold against four synchronizing events), and releases. */
 static const uint32_t lock_rounds = 8;
 
 static int locks_phase(synth *s, uint32_t launch, uint32_t block, uint32_t p)
