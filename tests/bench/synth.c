@@ -12,7 +12,8 @@
  *             index) and scatters to a permutation (distinct addresses)
  *   atomics   histogram: device-scope atomicAdd to random bins, then a
  *             coalesced read of the input
- *   locks     per-bucket spin locks: CAS + fence, update, fence + exch
+ *   locks     per-bucket locks: CAS + fence, update, fence + exch (every
+ *             CAS succeeds: no spinning)
  *   blocks    many small blocks (grids of 10^5+ blocks, 1 warp each)
  *   mix       all of the above, one launch each
  *
