@@ -979,6 +979,10 @@ static void running_remove(wr_hb *hb, hb_launch *l)
     l->running_at = 0;
 }
 
+static bool retire_enabled = true;
+
+void wr_hb_allow_retire(bool allow) { retire_enabled = allow; }
+
 /* A launch starting: the prefix of clock chunks that hold only units of
  * earlier items of its own stream (positions below its own, whole chunks:
  * a chunk still filling may take units of later work).  Its start knows
@@ -992,10 +996,6 @@ static void running_remove(wr_hb *hb, hb_launch *l)
  * and the launch's warps join only the chunks above (warp_join).  A
  * stream's launches run in position order, so the walk resumes where the
  * stream's previous launch left it. */
-static bool retire_enabled = true;
-
-void wr_hb_allow_retire(bool allow) { retire_enabled = allow; }
-
 static void launch_retire_prefix(wr_hb *hb, hb_launch *l)
 {
     if (!retire_enabled)
