@@ -979,6 +979,11 @@ typedef struct textbuf {
 static void tb_printf(textbuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void tb_printf(textbuf *t, const char *fmt, ...)
 {
+    if (!t->s) {   /* (no pointer arithmetic on NULL) */
+        t->cap = 4096;
+        t->s = malloc(t->cap);
+        cr_assert_not_null(t->s);
+    }
     for (;;) {
         va_list ap;
         va_start(ap, fmt);
