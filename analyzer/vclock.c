@@ -46,6 +46,7 @@ void wr_snap_unref(wr_vc_snap *s)
 #define STAMP_MAX 0x3ffffffu  /* stamps live in 26 bits of a shadow epoch */
 
 typedef struct hb_rel {      /* one release recorded at a synchronizing word */
+    uint32_t refs;           /* the lists holding it (hb_rels): copied on write */
     uint8_t scope;           /* effective scope of the release */
     uint8_t kind;            /* verdict if the scope turns out too narrow */
     uint8_t lock;            /* fence-then-exch (unlock idiom) */
@@ -74,6 +75,31 @@ static void rel_unref(hb_rel *r)
     }
 }
 
+/* A list lets go of a release it held. */
+static void rel_put(hb_rel *r)
+{
+    if (--r->refs)
+        return;
+    rel_unref(r);
+    free(r);
+}
+
+/* *slot, made the list's own (a copy while another list holds it), to
+ * change. */
+static hb_rel *rel_own(hb_rel **slot)
+{
+    hb_rel *r = *slot;
+    if (r->refs == 1)
+        return r;
+    hb_rel *c = xmalloc(sizeof *c);
+    *c = *r;
+    c->refs = 1;
+    rel_ref(c);
+    r->refs--;
+    *slot = c;
+    return c;
+}
+
 /* Bit i stands for rel[i] (MAX_REL <= 16). */
 typedef uint16_t rel_set;
 #define REL_ALL(n) ((rel_set)((1u << (n)) - 1u))
@@ -85,7 +111,10 @@ typedef uint16_t rel_set;
  * now a spinning warp's failed CAS, which releases nothing, costs a
  * reference, and the copy is made once per release that comes while
  * reads hold the list (a lock's next holder releases at its own CAS what
- * it knew at its last fence, after its read). */
+ * it knew at its last fence, after its read).  The releases themselves
+ * are shared by the copies (hb_rel.refs), and the one a release changes
+ * is copied then (rel_own): a copy of the list costs a reference per
+ * release, not two to four. */
 typedef struct hb_rels {
     uint32_t refs, n, cap;
     /* The releases that hold all the others: every rel outside `front` is
@@ -94,7 +123,7 @@ typedef struct hb_rels {
      * holder's unlock holds them all, so an acquirer for which every
      * release's scope holds joins one or two instead of up to MAX_REL. */
     rel_set front;
-    hb_rel rel[];            /* cap of them */
+    hb_rel *rel[];           /* cap of them */
 } hb_rels;
 
 typedef struct hb_loc {
@@ -854,7 +883,7 @@ static void rels_unref(hb_rels *rs)
     if (!rs || --rs->refs)
         return;
     for (uint32_t i = 0; i < rs->n; i++)
-        rel_unref(&rs->rel[i]);
+        rel_put(rs->rel[i]);
     free(rs);
 }
 
@@ -880,7 +909,7 @@ static hb_rels *rels_own(hb_loc *p)
         c->front = rs ? rs->front : 0;
         for (uint32_t i = 0; i < n; i++) {
             c->rel[i] = rs->rel[i];
-            rel_ref(&c->rel[i]);
+            c->rel[i]->refs++;
         }
         if (rs)
             rs->refs--;   /* the pending reads keep it */
@@ -1424,7 +1453,7 @@ static void rel_clear(hb_loc *p)
         return;
     }
     for (uint32_t i = 0; i < rs->n; i++)
-        rel_unref(&rs->rel[i]);
+        rel_put(rs->rel[i]);
     rs->n = 0;
     rs->front = 0;
 }
@@ -1585,11 +1614,12 @@ static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsig
     /* The frontier releases mine holds leave it: the release that takes
      * mine (which then holds mine) joins it and stands for them. */
     for (uint32_t i = 0; i < rs->n; i++)
-        if (((rs->front >> i) & 1u) && rel_held_both(hb, w, own, &rs->rel[i], r.snap))
+        if (((rs->front >> i) & 1u) && rel_held_both(hb, w, own, rs->rel[i], r.snap))
             rs->front &= (rel_set)~(1u << i);
     for (uint32_t i = 0; i < rs->n; i++) {
-        hb_rel *q = &rs->rel[i];
-        if (q->scope == r.scope && q->launch == r.launch && q->block == r.block) {
+        const hb_rel *c = rs->rel[i];
+        if (c->scope == r.scope && c->launch == r.launch && c->block == r.block) {
+            hb_rel *q = rel_own(&rs->rel[i]);
             rel_merge_both(hb, w, own, q, r.snap);
             q->kind = r.kind;
             q->lock = q->lock || r.lock;
@@ -1600,9 +1630,9 @@ static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsig
     if (rs->n == MAX_REL) {
         /* merge into the oldest release of the same scope: several blocks */
         for (uint32_t i = 0; i < rs->n; i++) {
-            hb_rel *q = &rs->rel[i];
-            if (q->scope != r.scope)
+            if (rs->rel[i]->scope != r.scope)
                 continue;
+            hb_rel *q = rel_own(&rs->rel[i]);
             rel_merge_both(hb, w, own, q, r.snap);
             if (q->launch != r.launch)
                 q->launch = MULTI;
@@ -1613,13 +1643,16 @@ static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsig
         }
         /* no release of that scope: drop the oldest (what it held may now
          * be held by no other, so every release joins the frontier) */
-        rel_unref(&rs->rel[0]);
+        rel_put(rs->rel[0]);
         memmove(rs->rel, rs->rel + 1, (size_t)(rs->n - 1) * sizeof *rs->rel);
         rs->n--;
         rs->front = REL_ALL(rs->n);
     }
     rs->front |= (rel_set)(1u << rs->n);
-    rs->rel[rs->n++] = r;
+    hb_rel *nr = xmalloc(sizeof *nr);
+    *nr = r;   /* takes r's references */
+    nr->refs = 1;
+    rs->rel[rs->n++] = nr;
 }
 
 /* Relation between a release's party and w. */
@@ -1703,20 +1736,20 @@ static void acquire_obl(wr_hb *hb, wr_hb_warp *w, const wr_vc_snap *s, uint32_t 
 /* The releases w must join for an acquire at acq_scope: the frontier when
  * every release's scope holds for w (then a release the frontier holds
  * would bring nothing, nor any verdict), all of them otherwise. */
-static rel_set rels_to_join(const wr_hb *hb, const wr_hb_warp *w, const hb_rel *rel, uint32_t n,
+static rel_set rels_to_join(const wr_hb *hb, const wr_hb_warp *w, hb_rel *const *rel, uint32_t n,
                             rel_set front, unsigned acq_scope)
 {
     if (front == REL_ALL(n))
         return front;
     if (hb->L >= 2)
         for (uint32_t i = 0; i < n; i++)
-            if (rel_relation(w, &rel[i]) > min_u(rel[i].scope, acq_scope))
+            if (rel_relation(w, rel[i]) > min_u(rel[i]->scope, acq_scope))
                 return REL_ALL(n);
     return front;
 }
 
 /* w acquires the releases rel[0..n) (frontier `front`) at scope acq_scope. */
-static void acquire_rels(wr_hb *hb, wr_hb_warp *w, const hb_rel *rel, uint32_t n,
+static void acquire_rels(wr_hb *hb, wr_hb_warp *w, hb_rel *const *rel, uint32_t n,
                          rel_set front, unsigned acq_scope, unsigned acq_kind, bool lock_shaped,
                          uint32_t mask)
 {
@@ -1726,7 +1759,7 @@ static void acquire_rels(wr_hb *hb, wr_hb_warp *w, const hb_rel *rel, uint32_t n
     for (uint32_t i = 0; i < n; i++) {
         if (!((join >> i) & 1u))
             continue;
-        const hb_rel *r = &rel[i];
+        const hb_rel *r = rel[i];
         unsigned relation = rel_relation(w, r);
         bool scope_holds = relation <= min_u(r->scope, acq_scope);
         if (!scope_holds && hb->L > WR_HB_SCOPED)
@@ -1820,7 +1853,7 @@ bool wr_hb_release_knows(wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint8_t
         return false;
     unsigned k = layer == WR_HB_OBL ? 0 : 1;
     for (uint32_t i = 0; i < p->rs->n; i++) {
-        const hb_rel *r = &p->rs->rel[i];
+        const hb_rel *r = p->rs->rel[i];
         if (k == 1 && rel_relation(w, r) > min_u(r->scope, acq_scope))
             continue;   /* the scoped layer does not take it */
         if (snap_knows(hb, r->snap[k], u, st) || (r->later[k] && snap_knows(hb, r->later[k], u, st)))
