@@ -895,11 +895,10 @@ static hb_rels *rels_own(hb_loc *p)
     uint32_t n = rs ? rs->n : 0, need = n < MAX_REL ? n + 1 : n;
     if (rs && rs->refs == 1 && rs->cap >= need)
         return rs;
-    uint32_t cap = rs && rs->cap > need ? rs->cap : 2 * n < MAX_REL ? 2 * n : MAX_REL;
-    if (cap < need)
-        cap = need;
-    if (cap < 2)
-        cap = 2;
+    _Static_assert((MAX_REL & (MAX_REL - 1)) == 0, "capacities double up to MAX_REL");
+    uint32_t cap = rs ? rs->cap : 2;
+    while (cap < need)
+        cap *= 2;
     if (rs && rs->refs == 1) {
         rs = xrealloc(rs, sizeof *rs + (size_t)cap * sizeof *rs->rel);
     } else {
@@ -1736,30 +1735,29 @@ static void acquire_obl(wr_hb *hb, wr_hb_warp *w, const wr_vc_snap *s, uint32_t 
 /* The releases w must join for an acquire at acq_scope: the frontier when
  * every release's scope holds for w (then a release the frontier holds
  * would bring nothing, nor any verdict), all of them otherwise. */
-static rel_set rels_to_join(const wr_hb *hb, const wr_hb_warp *w, hb_rel *const *rel, uint32_t n,
-                            rel_set front, unsigned acq_scope)
+static rel_set rels_to_join(const wr_hb *hb, const wr_hb_warp *w, const hb_rels *rs,
+                            unsigned acq_scope)
 {
-    if (front == REL_ALL(n))
-        return front;
+    if (rs->front == REL_ALL(rs->n))
+        return rs->front;
     if (hb->L >= 2)
-        for (uint32_t i = 0; i < n; i++)
-            if (rel_relation(w, rel[i]) > min_u(rel[i]->scope, acq_scope))
-                return REL_ALL(n);
-    return front;
+        for (uint32_t i = 0; i < rs->n; i++)
+            if (rel_relation(w, rs->rel[i]) > min_u(rs->rel[i]->scope, acq_scope))
+                return REL_ALL(rs->n);
+    return rs->front;
 }
 
-/* w acquires the releases rel[0..n) (frontier `front`) at scope acq_scope. */
-static void acquire_rels(wr_hb *hb, wr_hb_warp *w, hb_rel *const *rel, uint32_t n,
-                         rel_set front, unsigned acq_scope, unsigned acq_kind, bool lock_shaped,
-                         uint32_t mask)
+/* w acquires the releases rs at scope acq_scope. */
+static void acquire_rels(wr_hb *hb, wr_hb_warp *w, const hb_rels *rs, unsigned acq_scope,
+                         unsigned acq_kind, bool lock_shaped, uint32_t mask)
 {
-    if (n && hb->L > WR_HB_BAR)
+    if (rs->n && hb->L > WR_HB_BAR)
         layer_split(hb, WR_HB_BAR);   /* BAR takes no acquire */
-    rel_set join = rels_to_join(hb, w, rel, n, front, acq_scope);
-    for (uint32_t i = 0; i < n; i++) {
+    rel_set join = rels_to_join(hb, w, rs, acq_scope);
+    for (uint32_t i = 0; i < rs->n; i++) {
         if (!((join >> i) & 1u))
             continue;
-        const hb_rel *r = rel[i];
+        const hb_rel *r = rs->rel[i];
         unsigned relation = rel_relation(w, r);
         bool scope_holds = relation <= min_u(r->scope, acq_scope);
         if (!scope_holds && hb->L > WR_HB_SCOPED)
@@ -1787,6 +1785,21 @@ static void acquire_rels(wr_hb *hb, wr_hb_warp *w, hb_rel *const *rel, uint32_t 
             warp_drop_snaps(w);
         }
     }
+}
+
+/* w's pending CAS reads acquire at a fence of scope fs, or at a barrier
+ * (which is a fence of its scope, and makes a too-narrow acquire the
+ * fence's fault). */
+static void acquire_pending(wr_hb *hb, wr_hb_warp *w, unsigned fs, bool at_barrier, uint32_t mask)
+{
+    hb_pend *pend = w->pend;
+    for (uint32_t i = 0; i < w->npend; i++) {
+        unsigned ps = pend[i].scope;
+        unsigned kind = at_barrier || fs < ps ? WR_VERDICT_SCOPE_FENCE : WR_VERDICT_SCOPE_ATOMIC;
+        acquire_rels(hb, w, pend[i].rs, min_u(ps, fs), kind, true, mask);
+        pend_free(&pend[i]);
+    }
+    w->npend = 0;
 }
 
 static void pend_add(wr_hb_warp *w, hb_loc *p, uint64_t k1, uint64_t word, unsigned scope)
@@ -1975,9 +1988,7 @@ static void access_sync_words(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
             hb_loc *p = loc_find(hb, k1, word, false);
             if (p && p->rs && p->rs->n) {
                 if (wr_hb_acquires_at_once(a))
-                    acquire_rels(hb, w, p->rs->rel, p->rs->n, p->rs->front, scope,
-                                 WR_VERDICT_SCOPE_ATOMIC,
-                                 false, lm);
+                    acquire_rels(hb, w, p->rs, scope, WR_VERDICT_SCOPE_ATOMIC, false, lm);
                 else
                     pend_add(w, p, k1, word, scope);
             }
@@ -2076,16 +2087,7 @@ static uint32_t barrier_arrival(wr_hb *hb, wr_hb_warp *w, unsigned scope, uint32
     w->has_fence = 1;
     w->fence_scope = (uint8_t)scope;
     w->fence_c = s;
-    if (w->npend) {
-        hb_pend *pend = w->pend;
-        for (uint32_t i = 0; i < w->npend; i++) {
-            const hb_rels *rs = pend[i].rs;
-            acquire_rels(hb, w, rs->rel, rs->n, rs->front, min_u(pend[i].scope, scope),
-                         WR_VERDICT_SCOPE_FENCE, true, mask);
-            pend_free(&pend[i]);
-        }
-        w->npend = 0;
-    }
+    acquire_pending(hb, w, scope, true, mask);
     return s;
 }
 
@@ -2465,18 +2467,7 @@ static void do_fence(wr_hb *hb, const wr_fence *f)
 {
     wr_hb_warp *w = warp_get(hb, f->launch, f->block, f->warp);
     unsigned fs = f->scope ? f->scope : WR_SCOPE_DEVICE;
-    if (w->npend) {
-        hb_pend *pend = w->pend;
-        for (uint32_t i = 0; i < w->npend; i++) {
-            unsigned ps = pend[i].scope;
-            const hb_rels *rs = pend[i].rs;
-            acquire_rels(hb, w, rs->rel, rs->n, rs->front, min_u(ps, fs),
-                         fs < ps ? WR_VERDICT_SCOPE_FENCE : WR_VERDICT_SCOPE_ATOMIC, true,
-                         f->active_mask);
-            pend_free(&pend[i]);
-        }
-        w->npend = 0;
-    }
+    acquire_pending(hb, w, fs, false, f->active_mask);
     uint32_t s = stamp_next(w);
     w->has_fence = 1;
     w->fence_scope = (uint8_t)fs;
