@@ -1540,6 +1540,12 @@ static void *lk_create(const wr_engine_config *cfg)
     return s;
 }
 
+/* A page going whole: its live cells stop counting. */
+static void uncount_page(wr_shadow_page *p, void *live)
+{
+    *(uint64_t *)live -= wr_shadow_page_live(p);
+}
+
 static void lk_on_event(void *self, const wr_event *ev)
 {
     lk *s = self;
@@ -1575,6 +1581,9 @@ static void lk_on_event(void *self, const wr_event *ev)
         break;
     }
     case WR_EV_KERNEL_END:
+        wr_shadow_drop_launch(s->map, ev->u.kernel_end.launch, uncount_page, &s->live);
+        wr_epochs_on_event(s->ep, ev);
+        break;
     case WR_EV_EVENT_RECORD:
     case WR_EV_STREAM_WAIT:
     case WR_EV_EVENT_SYNC:

@@ -1544,6 +1544,11 @@ static void free_page_sets(wr_hbe *e, wr_shadow_page *p)
     }
 }
 
+static void free_sets_of_page(wr_shadow_page *p, void *ctx)
+{
+    free_page_sets(ctx, p);
+}
+
 static void drop_shared(wr_hbe *e, uint32_t launch, uint32_t block)
 {
     uint64_t words = wr_hb_shared_bytes(e->hb, launch) >> WR_WORD_SHIFT;
@@ -1571,6 +1576,10 @@ void wr_hbe_event(wr_hbe *e, const wr_event *ev)
         break;
     case WR_EV_BLOCK_EXIT:
         drop_shared(e, ev->u.block.launch, ev->u.block.block);
+        wr_hb_event(e->hb, ev);
+        break;
+    case WR_EV_KERNEL_END:
+        wr_shadow_drop_launch(e->shadow, ev->u.kernel_end.launch, free_sets_of_page, e);
         wr_hb_event(e->hb, ev);
         break;
     default:
@@ -1625,6 +1634,11 @@ wr_hbe *wr_hbe_new(const wr_engine_config *cfg, const wr_hb_checker *checker)
 }
 
 uint64_t wr_hbe_words(const wr_hbe *e) { return e->words; }
+
+size_t wr_hbe_shadow_pages(const wr_hbe *e)
+{
+    return e->shadow->count;
+}
 
 wr_hb *wr_hbe_hb(wr_hbe *e) { return e->hb; }
 

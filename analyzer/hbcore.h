@@ -80,6 +80,9 @@ wr_hbe *wr_hbe_new(const wr_engine_config *cfg, const wr_hb_checker *checker);
 void *wr_hbe_create_pass(const wr_engine_config *cfg, const wr_pass_member *members, unsigned n);
 void wr_hbe_event(wr_hbe *e, const wr_event *ev);
 uint64_t wr_hbe_words(const wr_hbe *e);
+/* The shadow pages this instance holds now (for tests: a launch's shared
+ * pages go at its end). */
+size_t wr_hbe_shadow_pages(const wr_hbe *e);
 void wr_hbe_free(wr_hbe *e);
 wr_hb *wr_hbe_hb(wr_hbe *e);
 

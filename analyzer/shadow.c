@@ -189,6 +189,7 @@ void wr_shadow_free(wr_shadow_map *m)
         free(m->mem.arenas[i]);
     free(m->mem.arenas);
     free(m->mem.spare);
+    free(m->shared_keys);
     free(m->slots);
     free(m);
 }
@@ -210,6 +211,50 @@ static void grow(wr_shadow_map *m)
     m->cap = ncap;
 }
 
+static bool page_present(const wr_shadow_map *m, uint64_t key)
+{
+    return m->slots[wr_shadow_slot_of(m, key)].page != NULL;
+}
+
+static void list_shared_key(wr_shadow_map *m, uint64_t key)
+{
+    if (m->nshared_keys == m->capshared_keys) {
+        /* the keys of pages removed since (block exits, sweeps) go first:
+         * the list grows only with the shared pages that live */
+        size_t n = 0;
+        for (size_t i = 0; i < m->nshared_keys; i++)
+            if (page_present(m, m->shared_keys[i]))
+                m->shared_keys[n++] = m->shared_keys[i];
+        m->nshared_keys = n;
+        if (!m->capshared_keys || n * 2 > m->capshared_keys) {
+            m->capshared_keys = m->capshared_keys ? 2 * m->capshared_keys : 64;
+            m->shared_keys = xrealloc(m->shared_keys, m->capshared_keys * sizeof *m->shared_keys);
+        }
+    }
+    m->shared_keys[m->nshared_keys++] = key;
+}
+
+void wr_shadow_drop_launch(wr_shadow_map *m, uint32_t launch,
+                           void (*before)(wr_shadow_page *, void *), void *ctx)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->nshared_keys; i++) {
+        uint64_t key = m->shared_keys[i];
+        if (!wr_shadow_key_of_launch(key, launch)) {
+            m->shared_keys[n++] = key;
+            continue;
+        }
+        wr_shadow_page *p = m->slots[wr_shadow_slot_of(m, key)].page;
+        if (!p)
+            continue;
+        if (before)
+            before(p, ctx);
+        wr_shadow_remove(m, key);
+    }
+    m->nshared_keys = n;
+    wr_shadow_forget_recent(m);
+}
+
 wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool create)
 {
     size_t i = wr_shadow_slot_of(m, key);
@@ -223,6 +268,8 @@ wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool creat
         grow(m);
         i = wr_shadow_slot_of(m, key);
     }
+    if (key >> 63)
+        list_shared_key(m, key);
     wr_shadow_page *p = page_alloc(m);
     p->key = key;
     m->slots[i].key = key;

@@ -110,6 +110,11 @@ typedef struct wr_shadow_map {
      * table */
     uint64_t recent_key[WR_SHADOW_RECENT];
     wr_shadow_page *recent[WR_SHADOW_RECENT];
+    /* the keys of the shared-memory pages created, so that a launch's go
+     * at its end (wr_shadow_drop_launch); keys of pages removed otherwise
+     * linger until the list would grow */
+    uint64_t *shared_keys;
+    size_t nshared_keys, capshared_keys;
 } wr_shadow_map;
 
 /* The page key of word `word` (= address >> WR_WORD_SHIFT) in `space`.
@@ -123,6 +128,13 @@ static inline uint64_t wr_shadow_key(uint8_t space, uint32_t launch, uint32_t bl
         return (word >> WR_SHADOW_PAGE_SHIFT) & 0x7fffffffffffffffull;
     return 0x8000000000000000ull | ((uint64_t)(launch & 0x1ffffu) << 46) |
            ((uint64_t)block << 14) | ((word >> WR_SHADOW_PAGE_SHIFT) & 0x3fffu);
+}
+
+/* Whether a page key is a shared-memory page of launch `launch` (the key
+ * keeps the launch id's low 17 bits). */
+static inline bool wr_shadow_key_of_launch(uint64_t key, uint32_t launch)
+{
+    return (key >> 63) && ((key >> 46) & 0x1ffffu) == (launch & 0x1ffffu);
 }
 
 /* Whether engine instances created from now on take the AVX2 forms of
@@ -150,6 +162,15 @@ void wr_shadow_free(wr_shadow_map *m);
 wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool create);
 /* Drops the page for `key` if present. */
 void wr_shadow_remove(wr_shadow_map *m, uint64_t key);
+/* Drops every shared-memory page of launch `launch` (its blocks' shared
+ * memory is gone once it ended: no later access names those words, and a
+ * trace without block exits, as the device API records, kept every
+ * launch's pages to the end), calling before(page, ctx) on each first
+ * (NULL: none) for what the engine keeps outside the page.  Costs a step
+ * per shared page of the launches still listed.  Empties the cache of
+ * recent pages. */
+void wr_shadow_drop_launch(wr_shadow_map *m, uint32_t launch,
+                           void (*before)(wr_shadow_page *, void *), void *ctx);
 /* Empties the cache of recent pages (after pages were removed). */
 void wr_shadow_forget_recent(wr_shadow_map *m);
 /* Puts p first among the recent pages (the others move down one). */

@@ -844,3 +844,23 @@ Test(lockset, split_cluster_relaxed_phase_orders_nothing_for_its_waiters)
     cr_assert_eq(groups(f), 1);
     wr_findings_free(f);
 }
+
+/* A launch's shared words go at its KERNEL_END (no later access can name
+ * them), block exits or not; its global words stay tracked. */
+Test(lockset, a_launchs_shared_words_go_at_its_end)
+{
+    for (unsigned shards = 1; shards <= 3; shards += 2) {
+        lf_start(&R, &wr_engine_lockset, shards);
+        lf_feed(&R, lf_launch(1, 0));
+        for (uint32_t b = 0; b < 2; b++) {
+            wr_event e = lf_acc(S_DATA, 1, b, 0, WR_FULL_MASK, WR_OP_STORE, 0, 0x400, 4);
+            e.u.access.space = WR_SPACE_SHARED;
+            lf_feed(&R, e);
+        }
+        lf_feed(&R, lf_acc(S_DATA, 1, 0, 0, WR_FULL_MASK, WR_OP_STORE, 0, DATA, 4));
+        cr_assert_eq(tracked_words(), 96, "%u shards", shards);
+        lf_feed(&R, lf_kernel_end(1));
+        cr_assert_eq(tracked_words(), 32, "%u shards: the global words stay", shards);
+        wr_findings_free(lf_end(&R));
+    }
+}

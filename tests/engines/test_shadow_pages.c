@@ -84,3 +84,67 @@ Test(shadow_pages, a_wide_cell_is_live_when_any_of_its_bytes_is)
     cr_assert(page_all_zero(m, p));
     wr_shadow_free(m);
 }
+
+static void count_page(wr_shadow_page *p, void *ctx)
+{
+    (void)p;
+    (*(unsigned *)ctx)++;
+}
+
+static bool present(wr_shadow_map *m, uint8_t space, uint32_t launch, uint32_t block,
+                    uint64_t word)
+{
+    return wr_shadow_lookup_slow(m, wr_shadow_key(space, launch, block, word), false) != NULL;
+}
+
+/* wr_shadow_drop_launch removes the shared pages of that launch, every one
+ * that is still there (some went before, as a block exit drops its own),
+ * and nothing else; the list of shared keys sheds the removed pages' keys
+ * when it would grow, so it follows the live shared pages. */
+Test(shadow_pages, a_launchs_shared_pages_go_whole_and_no_other)
+{
+    wr_shadow_map *m = wr_shadow_new(8, expand8);
+    for (uint32_t b = 0; b < 100; b++) {
+        (void)wr_shadow_get(m, wr_shadow_key(WR_SPACE_SHARED, 1, b, 0));
+        (void)wr_shadow_get(m, wr_shadow_key(WR_SPACE_SHARED, 1, b, WR_SHADOW_PAGE_WORDS));
+    }
+    for (uint32_t b = 0; b < 3; b++)
+        (void)wr_shadow_get(m, wr_shadow_key(WR_SPACE_SHARED, 2, b, 0));
+    (void)wr_shadow_get(m, wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, 0));
+    (void)wr_shadow_get(m, wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, 5000));
+    for (uint32_t b = 0; b < 50; b++)   /* block exits */
+        wr_shadow_remove(m, wr_shadow_key(WR_SPACE_SHARED, 1, b, 0));
+    cr_assert_eq(m->count, 150 + 3 + 2);
+
+    unsigned n = 0;
+    wr_shadow_drop_launch(m, 1, count_page, &n);
+    cr_assert_eq(n, 150, "the pages still there, each once");
+    for (unsigned i = 0; i < WR_SHADOW_RECENT; i++)
+        cr_assert_null(m->recent[i], "the cache of recent pages is emptied");
+    cr_assert_eq(m->count, 3 + 2);
+    for (uint32_t b = 0; b < 100; b++)
+        cr_assert(!present(m, WR_SPACE_SHARED, 1, b, 0) &&
+                  !present(m, WR_SPACE_SHARED, 1, b, WR_SHADOW_PAGE_WORDS));
+    for (uint32_t b = 0; b < 3; b++)
+        cr_assert(present(m, WR_SPACE_SHARED, 2, b, 0), "launch 2's block %u", b);
+    cr_assert(present(m, WR_SPACE_GLOBAL, 0, 0, 0) && present(m, WR_SPACE_GLOBAL, 0, 0, 5000));
+
+    wr_shadow_drop_launch(m, 2, NULL, NULL);
+    cr_assert_eq(m->count, 2);
+    cr_assert_eq(m->nshared_keys, 0);
+
+    /* 1,000 pages removed one by one, then 2,000 new: the list holds the
+     * live ones only */
+    for (uint32_t b = 0; b < 1000; b++)
+        (void)wr_shadow_get(m, wr_shadow_key(WR_SPACE_SHARED, 3, b, 0));
+    for (uint32_t b = 0; b < 1000; b++)
+        wr_shadow_remove(m, wr_shadow_key(WR_SPACE_SHARED, 3, b, 0));
+    for (uint32_t b = 0; b < 2000; b++)
+        (void)wr_shadow_get(m, wr_shadow_key(WR_SPACE_SHARED, 4, b, 0));
+    cr_assert_eq(m->nshared_keys, 2000);
+    n = 0;
+    wr_shadow_drop_launch(m, 4, count_page, &n);
+    cr_assert_eq(n, 2000);
+    cr_assert_eq(m->count, 2);
+    wr_shadow_free(m);
+}

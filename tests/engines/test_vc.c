@@ -869,3 +869,27 @@ Test(vc, cluster_slow_wait_takes_its_own_phase)
     cr_assert_eq(hbt_count(&T), 1);
     cr_assert_not_null(hbt_find(&T, 2, 4));
 }
+
+/* A launch's shared memory dies with it: its shared pages go at its
+ * KERNEL_END even when the trace has no block exits (the device API
+ * records none), so a program that launches a kernel with shared memory
+ * again and again holds about one launch's pages, not all of them.  Its
+ * global pages stay. */
+Test(vc, a_launchs_shared_pages_go_at_its_end)
+{
+    hbt t;
+    hbt_open(&t, &wr_engine_vc, 0, 1);
+    for (uint32_t l = 1; l <= 3; l++) {
+        ev_launch(&t, l, 0, 4, 64);
+        for (uint32_t b = 0; b < 4; b++)
+            ev_acc(&t, 1, l, b, 0, WR_FULL_MASK, WR_OP_STORE, 0, 0, WR_ORDER_WEAK,
+                   WR_SPACE_SHARED, WR_ADDR_STRIDED, 0x400, 4);
+        ev_acc(&t, 2, l, 0, 0, WR_FULL_MASK, WR_OP_STORE, 0, 0, WR_ORDER_WEAK, WR_SPACE_GLOBAL,
+               WR_ADDR_STRIDED, DATA + l * 4096, 4);
+        cr_assert_eq(wr_hbe_shadow_pages(t.eng), 4 + l, "launch %u running", l);
+        ev_simple(&t, WR_EV_KERNEL_END, l, 0);
+        cr_assert_eq(wr_hbe_shadow_pages(t.eng), l, "launch %u ended: its global page stays", l);
+    }
+    cr_assert_eq(hbt_count(&t), 0);
+    hbt_close(&t);
+}
