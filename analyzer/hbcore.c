@@ -97,6 +97,8 @@ static inline void rset_put(rset *r, uint32_t i, rset_ent x)
     r->keep_in = (uint16_t)((r->keep_in & ~(15u << (4 * i))) | ((unsigned)x.keep << (4 * i)));
 }
 
+#define RHEAP_POOLED_LOG2 4
+
 /* Read sets live in fixed chunks, never moved: growing one array by
  * doubling held the old and the new copy at once, the peak of a gather. */
 #define RCHUNK_SHIFT 14
@@ -139,6 +141,11 @@ struct wr_hbe {
     uint32_t nrs, nrchunk;
     uint32_t *rfree;
     uint32_t nfree, capfree;
+    /* heap arrays of 8 and 16 reads (rset.heap_log2 3 and 4; larger ones
+     * are malloc'd): a real gather's table words are read by 4-12 warps
+     * each, and malloc, realloc and free of their arrays were a tenth of
+     * the vc+scoped pass */
+    wr_pool rheap[RHEAP_POOLED_LOG2 - 2];
     uint64_t max_shared_word;
     /* wr_hb_knows answers for the current access, one per layer: its
      * words mostly meet the same earlier instruction, and the accessor's
@@ -285,11 +292,26 @@ static uint32_t rset_new(wr_hbe *e)
     return i;
 }
 
+static rset_ent *rheap_get(wr_hbe *e, unsigned log2)
+{
+    if (log2 <= RHEAP_POOLED_LOG2)
+        return wr_pool_get(&e->rheap[log2 - 3]);
+    return xmalloc(sizeof(rset_ent) << log2);
+}
+
+static void rheap_put(wr_hbe *e, rset_ent *h, unsigned log2)
+{
+    if (log2 <= RHEAP_POOLED_LOG2)
+        wr_pool_put(&e->rheap[log2 - 3], h);
+    else
+        free(h);
+}
+
 static void rset_release(wr_hbe *e, uint32_t i)
 {
     rset *r = rset_at(e, i);
-    if (r->heap_log2) {   /* rare: give the heap entries back */
-        free(r->u.heap);
+    if (r->heap_log2) {
+        rheap_put(e, r->u.heap, r->heap_log2);
         r->heap_log2 = 0;
     }
     r->n = 0;
@@ -302,20 +324,18 @@ static void rset_release(wr_hbe *e, uint32_t i)
     e->rfree[e->nfree++] = i;
 }
 
-static void rset_push(rset *r, uint32_t ctx, uint32_t ep, uint8_t keep)
+static void rset_push(wr_hbe *e, rset *r, uint32_t ctx, uint32_t ep, uint8_t keep)
 {
     uint32_t cap = r->heap_log2 ? 1u << r->heap_log2 : RSET_INLINE;
     if (r->n == cap) {
-        if (!r->heap_log2) {
-            rset_ent *h = xmalloc(8 * sizeof *h);
-            for (uint32_t i = 0; i < RSET_INLINE; i++)
-                h[i] = rset_get(r, i);
-            r->u.heap = h;
-            r->heap_log2 = 3;
-        } else {
-            r->u.heap = xrealloc(r->u.heap, (size_t)cap * 2 * sizeof *r->u.heap);
-            r->heap_log2++;
-        }
+        unsigned log2 = r->heap_log2 ? r->heap_log2 + 1u : 3u;
+        rset_ent *h = rheap_get(e, log2);
+        for (uint32_t i = 0; i < r->n; i++)
+            h[i] = rset_get(r, i);
+        if (r->heap_log2)
+            rheap_put(e, r->u.heap, r->heap_log2);
+        r->u.heap = h;
+        r->heap_log2 = (uint8_t)log2;
     }
     rset_put(r, r->n++, (rset_ent){ctx, ep, keep});
 }
@@ -792,7 +812,7 @@ static inline void kept_one(wr_hbe *e, const cur_access *ca, unsigned lane, kept
         rset_put(*r, (*o)++, x);
     } else {
         (*r)->n = *o;
-        rset_push(*r, x.ctx, x.ep, x.keep);
+        rset_push(e, *r, x.ctx, x.ep, x.keep);
         (*o)++;
     }
 }
@@ -843,7 +863,7 @@ static __attribute__((noinline)) uint32_t kept_for_atomics(wr_hbe *e, const cur_
     }
     r->n = o;
     for (unsigned i = first; i < ka.n; i++)
-        rset_push(r, ka.a[i].ctx, ka.a[i].ep, ka.a[i].keep);
+        rset_push(e, r, ka.a[i].ctx, ka.a[i].ep, ka.a[i].keep);
     /* the atomics to the front (old_atoms), the plain entries after them */
     for (uint32_t i = 0; i < atoms && o; i++) {
         rset_ent x = rset_get(r, i), y = rset_get(r, o + i);
@@ -953,8 +973,8 @@ static inline __attribute__((always_inline)) void check_cell(wr_hbe *e, const cu
             return;
         }
         uint32_t ri = rset_new(e);
-        rset_push(rset_at(e, ri), c->rctx, c->rep, keep);
-        rset_push(rset_at(e, ri), ca->ctx, ep, e->all);
+        rset_push(e, rset_at(e, ri), c->rctx, c->rep, keep);
+        rset_push(e, rset_at(e, ri), ca->ctx, ep, e->all);
         c->rctx = RSET | ri;
         c->rep = 0;
         return;
@@ -995,7 +1015,7 @@ static inline __attribute__((always_inline)) void check_cell(wr_hbe *e, const cu
         return;
     }
     r->n = o;
-    rset_push(r, ca->ctx, ep, e->all);
+    rset_push(e, r, ca->ctx, ep, e->all);
 }
 
 static __attribute__((noinline)) uint32_t ins_new(wr_hbe *e, uint32_t ctx, uint32_t ep)
@@ -1364,6 +1384,17 @@ static void words_by_vector_lane(wr_hbe *e, const cur_access *ca, const wr_acces
         else
             __builtin_prefetch(&e->ins[r >> 5]);
     }
+    /* A word that many warps read (a real gather's table: 4-12 readers a
+     * launch) keeps its reads in a heap array behind the set, a third
+     * miss per lane: asked for once the sets have had the time to come */
+    for (unsigned i = 0; i < vl->n; i++) {
+        uint32_t r = ((const hb_pcell *)vl->l[i].cell)->r;
+        if (r & RSET) {
+            const rset *s = rset_at(e, r & ~RSET);
+            if (s->heap_log2)
+                __builtin_prefetch(s->u.heap);
+        }
+    }
     for (unsigned i = 0; i < vl->n; i++) {
         const wr_shadow_lane *l = &vl->l[i];
         if (l->same_word && ca->w->conv)
@@ -1594,6 +1625,8 @@ void *wr_hbe_create_pass(const wr_engine_config *cfg, const wr_pass_member *memb
         return NULL;
     wr_hbe *e = xcalloc(1, sizeof *e);
     e->cfg = *cfg;
+    for (unsigned i = 0; i < RHEAP_POOLED_LOG2 - 2; i++)
+        e->rheap[i].size = sizeof(rset_ent) << (i + 3);
     if (!e->cfg.shards)
         e->cfg.shards = 1;
     unsigned layers = 1;
@@ -1656,8 +1689,10 @@ void wr_hbe_free(wr_hbe *e)
     free(e->ins);
     free(e->ins_to);
     for (uint32_t i = 0; i < e->nrs; i++)
-        if (rset_at(e, i)->heap_log2)
+        if (rset_at(e, i)->heap_log2 > RHEAP_POOLED_LOG2)
             free(rset_at(e, i)->u.heap);
+    for (unsigned i = 0; i < RHEAP_POOLED_LOG2 - 2; i++)
+        wr_pool_release(&e->rheap[i]);
     for (uint32_t i = 0; i < e->nrchunk; i++)
         free(e->rchunk[i]);
     free(e->rchunk);
