@@ -66,7 +66,7 @@ static void cells_clear(const wr_shadow_map *m, wr_shadow_page *p)
         memset(p->cells + (unsigned)__builtin_ctz(x) * line_bytes, 0, line_bytes);
 }
 
-static unsigned char *cells_alloc(wr_shadow_map *m);
+static unsigned char *cells_alloc(wr_shadow_map *m, unsigned shared);
 
 static void *arena_block(wr_shadow_slabs *s, size_t align, size_t bytes)
 {
@@ -110,12 +110,12 @@ static wr_shadow_page *header_alloc(wr_shadow_map *m)
     return p;
 }
 
-static wr_shadow_page *page_alloc(wr_shadow_map *m)
+static wr_shadow_page *page_alloc(wr_shadow_map *m, unsigned shared)
 {
     wr_shadow_slabs *s = &m->mem;
     wr_shadow_page *p;
-    if (s->nspare) {
-        p = s->spare[--s->nspare];
+    if (s->nspare[shared]) {
+        p = s->spare[shared][--s->nspare[shared]];
         unsigned char *cells = p->cells, *reps = p->reps;
         cells_clear(m, p);
         memset(p, 0, sizeof *p);
@@ -124,28 +124,41 @@ static wr_shadow_page *page_alloc(wr_shadow_map *m)
         p->reps = reps;
     } else {
         p = header_alloc(m);
-        p->cells = cells_alloc(m);
+        p->cells = cells_alloc(m, shared);
     }
     return p;
 }
 
-static unsigned char *cells_alloc(wr_shadow_map *m)
+/* On sm_90 a block's shared memory starts at offset 0x400 of its window
+ * (the first KiB is reserved: every shared access of the litmus and
+ * benchmark kernels recorded on the H100 and H200, on both recording
+ * paths, lies above it), that is at word 256 of the block's first shadow
+ * page.  A shared page's cells are placed so that this word's cell begins
+ * a page of the OS: a tile of up to 2 KiB then makes one OS page of
+ * 8-byte cells resident, not two (a stencil's 264-word tile at 0x400 made
+ * both resident in every block). */
+#define SHARED_FIRST_WORD 256u
+#define OS_PAGE 4096u
+
+static unsigned char *cells_alloc(wr_shadow_map *m, unsigned shared)
 {
     wr_shadow_slabs *s = &m->mem;
     if (WR_SHADOW_HEAP_PAGES || m->page_bytes > SLAB_BYTES)
         return xcalloc(1, m->page_bytes);
-    if (s->left < m->page_bytes) {
+    if (s->left[shared] < m->page_bytes) {
         if (s->nslabs == s->capslabs) {
             s->capslabs = s->capslabs ? 2 * s->capslabs : 16;
             s->slabs = xrealloc(s->slabs, s->capslabs * sizeof *s->slabs);
         }
-        s->next = slab_new();
-        s->slabs[s->nslabs++] = s->next;
-        s->left = SLAB_BYTES;
+        unsigned char *slab = slab_new();
+        s->slabs[s->nslabs++] = slab;
+        size_t skew = shared ? (OS_PAGE - SHARED_FIRST_WORD * m->cell_bytes % OS_PAGE) % OS_PAGE : 0;
+        s->next[shared] = slab + skew;
+        s->left[shared] = SLAB_BYTES - skew;
     }
-    unsigned char *cells = s->next;
-    s->next += m->page_bytes;
-    s->left -= m->page_bytes;
+    unsigned char *cells = s->next[shared];
+    s->next[shared] += m->page_bytes;
+    s->left[shared] -= m->page_bytes;
     return cells;
 }
 
@@ -166,11 +179,12 @@ static void page_release(wr_shadow_map *m, wr_shadow_page *p)
         page_free(m, p);
         return;
     }
-    if (s->nspare == s->capspare) {
-        s->capspare = s->capspare ? 2 * s->capspare : 64;
-        s->spare = xrealloc(s->spare, s->capspare * sizeof *s->spare);
+    unsigned shared = (unsigned)(p->key >> 63);
+    if (s->nspare[shared] == s->capspare[shared]) {
+        s->capspare[shared] = s->capspare[shared] ? 2 * s->capspare[shared] : 64;
+        s->spare[shared] = xrealloc(s->spare[shared], s->capspare[shared] * sizeof *s->spare[shared]);
     }
-    s->spare[s->nspare++] = p;
+    s->spare[shared][s->nspare[shared]++] = p;
 }
 
 void wr_shadow_free(wr_shadow_map *m)
@@ -180,15 +194,17 @@ void wr_shadow_free(wr_shadow_map *m)
     for (size_t i = 0; i < m->cap; i++)
         if (m->slots[i].page)
             page_free(m, m->slots[i].page);
-    for (size_t i = 0; i < m->mem.nspare; i++)
-        page_free(m, m->mem.spare[i]);
+    for (unsigned k = 0; k < 2; k++)
+        for (size_t i = 0; i < m->mem.nspare[k]; i++)
+            page_free(m, m->mem.spare[k][i]);
     for (size_t i = 0; i < m->mem.nslabs; i++)
         munmap(m->mem.slabs[i], SLAB_BYTES);
     free(m->mem.slabs);
     for (size_t i = 0; i < m->mem.narenas; i++)
         free(m->mem.arenas[i]);
     free(m->mem.arenas);
-    free(m->mem.spare);
+    free(m->mem.spare[0]);
+    free(m->mem.spare[1]);
     free(m->shared_keys);
     free(m->slots);
     free(m);
@@ -270,7 +286,7 @@ wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool creat
     }
     if (key >> 63)
         list_shared_key(m, key);
-    wr_shadow_page *p = page_alloc(m);
+    wr_shadow_page *p = page_alloc(m, (unsigned)(key >> 63));
     p->key = key;
     m->slots[i].key = key;
     m->slots[i].page = p;

@@ -76,12 +76,14 @@ typedef void (*wr_shadow_expand_fn)(void *cells, const void *rep);
 #define WR_SHADOW_ARENA_PAGES 256
 
 typedef struct wr_shadow_slabs {
-    unsigned char *next;     /* unused rest of the newest slab */
-    size_t left;             /* bytes */
+    /* [0]: global pages' cells, [1]: shared pages', placed apart
+     * (shadow.c, cells_alloc) */
+    unsigned char *next[2];  /* unused rest of the newest slab */
+    size_t left[2];          /* bytes */
     void **slabs;            /* every slab, for freeing */
     size_t nslabs, capslabs;
-    wr_shadow_page **spare;  /* removed pages, reused before the slab */
-    size_t nspare, capspare;
+    wr_shadow_page **spare[2];  /* removed pages, reused before the slab */
+    size_t nspare[2], capspare[2];
     void **arenas;           /* header and reps blocks, for freeing */
     size_t narenas, caparenas;
     wr_shadow_page *next_header;

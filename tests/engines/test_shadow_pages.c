@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "shadow.h"
+#include "xalloc.h"
 
 /* 16-byte cells whose rep expands to the same cell in every word */
 typedef struct cell16 {
@@ -146,5 +147,27 @@ Test(shadow_pages, a_launchs_shared_pages_go_whole_and_no_other)
     wr_shadow_drop_launch(m, 4, count_page, &n);
     cr_assert_eq(n, 2000);
     cr_assert_eq(m->count, 2);
+    wr_shadow_free(m);
+}
+
+/* A shared page's cells begin an OS page at word 256 (offset 0x400, where
+ * sm_90 puts a block's shared memory), so a tile of up to 512 words there
+ * makes one OS page of 8-byte cells resident; global pages' cells begin
+ * one at word 0.  (Under ASan pages are heap blocks: no placement.) */
+Test(shadow_pages, shared_cells_begin_an_os_page_at_word_256)
+{
+    if (WR_UNDER_ASAN)
+        return;
+    wr_shadow_map *m = wr_shadow_new(8, expand8);
+    for (uint32_t b = 0; b < 600; b++) {   /* more than one slab's worth */
+        wr_shadow_page *p = wr_shadow_get(m, wr_shadow_key(WR_SPACE_SHARED, 1, b, 256));
+        cr_assert_eq((uintptr_t)wr_shadow_cells_at(m, p, 256) % 4096, 0, "block %u", b);
+        wr_shadow_page *g = wr_shadow_get(m, wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, (uint64_t)b << 10));
+        cr_assert_eq((uintptr_t)wr_shadow_cells_at(m, g, 0) % 4096, 0, "global page %u", b);
+    }
+    /* pages given back are reused for their own kind */
+    wr_shadow_drop_launch(m, 1, NULL, NULL);
+    wr_shadow_page *p = wr_shadow_get(m, wr_shadow_key(WR_SPACE_SHARED, 2, 0, 256));
+    cr_assert_eq((uintptr_t)wr_shadow_cells_at(m, p, 256) % 4096, 0);
     wr_shadow_free(m);
 }
