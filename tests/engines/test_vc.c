@@ -893,3 +893,43 @@ Test(vc, a_launchs_shared_pages_go_at_its_end)
     cr_assert_eq(hbt_count(&t), 0);
     hbt_close(&t);
 }
+
+/* A word read by many warps at once keeps every read: in its set (three
+ * inline), then heap arrays of 8 and 16 from the pools and of 32 and 64
+ * from malloc; a write no read is ordered before races with each reader,
+ * also with the contexts collected between every two accesses.  Each reader first makes
+ * four contexts (a warp keeps its first four listed while it runs), then
+ * stores to a word of its own, and after its read stores there again from
+ * another site: the first store's context, older than the reads', is then
+ * named nowhere, so each collection renumbers the reads' contexts in every
+ * set.  Block 0's warp reads twice: its second read supersedes its
+ * first. */
+Test(vc, many_readers_each_race_with_a_write)
+{
+    const uint64_t OWN = DATA + 0x10000;
+    for (unsigned collect = 0; collect <= 1; collect++) {
+        hbt t;
+        wr_hbe_collect_every(collect);
+        hbt_open(&t, &wr_engine_vc, 0, 1);
+        ev_launch(&t, 1, 0, 64, 32);
+        const uint32_t readers = 40;
+        for (uint32_t b = 0; b < readers; b++) {
+            for (uint32_t k = 0; k < 4; k++)
+                ev_ld(&t, 500 + k, 1, b, 0, 0, OWN + 0x1000 + 4 * b);
+            ev_st(&t, 300 + b, 1, b, 0, 0, OWN + 4 * b);
+        }
+        ev_ld(&t, 99, 1, 0, 0, 0, DATA);
+        for (uint32_t b = 0; b < readers; b++) {
+            ev_ld(&t, 100 + b, 1, b, 0, 0, DATA);
+            ev_st(&t, 400, 1, b, 0, 0, OWN + 4 * b);
+            ev_ld(&t, 200 + b, 1, b, 0, 0, DATA + 4);   /* a second word, one read each */
+        }
+        ev_st(&t, 5, 1, readers, 0, 0, DATA);
+        wr_hbe_collect_every(0);
+        cr_assert_eq(hbt_count(&t), readers, "collect %u", collect);
+        for (uint32_t b = 0; b < readers; b++)
+            cr_assert_not_null(hbt_find(&t, 100 + b, 5), "reader %u, collect %u", b, collect);
+        cr_assert_null(hbt_find(&t, 99, 5), "superseded by its warp's later read");
+        hbt_close(&t);
+    }
+}
