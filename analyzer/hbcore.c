@@ -1374,11 +1374,13 @@ static wr_shadow_page *lane_page(void *ctx, uint64_t word)
 static void words_by_vector_lane(wr_hbe *e, const cur_access *ca, const wr_access *a,
                                  const wr_shadow_lanes *vl)
 {
+    uint32_t sets = 0;
     for (unsigned i = 0; i < vl->n; i++) {
         const hb_pcell *c = vl->l[i].cell;
         uint32_t r = c->r;
         /* the instructions the cells name: a gather's are all over the table */
         __builtin_prefetch(&e->ins[c->w >> 5]);
+        sets |= r;
         if (r & RSET)
             __builtin_prefetch(rset_at(e, r & ~RSET), 1);
         else
@@ -1386,8 +1388,9 @@ static void words_by_vector_lane(wr_hbe *e, const cur_access *ca, const wr_acces
     }
     /* A word that many warps read (a real gather's table: 4-12 readers a
      * launch) keeps its reads in a heap array behind the set, a third
-     * miss per lane: asked for once the sets have had the time to come */
-    for (unsigned i = 0; i < vl->n; i++) {
+     * miss per lane: asked for once the sets have had the time to come
+     * (where some lane has a set: a synthetic gather's rarely do) */
+    for (unsigned i = 0; (sets & RSET) && i < vl->n; i++) {
         uint32_t r = ((const hb_pcell *)vl->l[i].cell)->r;
         if (r & RSET) {
             const rset *s = rset_at(e, r & ~RSET);
