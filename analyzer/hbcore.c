@@ -97,7 +97,11 @@ static inline void rset_put(rset *r, uint32_t i, rset_ent x)
     r->keep_in = (uint16_t)((r->keep_in & ~(15u << (4 * i))) | ((unsigned)x.keep << (4 * i)));
 }
 
+/* A read set's heap arrays hold 2^RHEAP_FIRST_LOG2 reads, then twice as
+ * many each time; up to 2^RHEAP_POOLED_LOG2 they come from pools. */
+#define RHEAP_FIRST_LOG2 3
 #define RHEAP_POOLED_LOG2 4
+#define RHEAP_POOLS (RHEAP_POOLED_LOG2 - RHEAP_FIRST_LOG2 + 1)
 
 /* Read sets live in fixed chunks, never moved: growing one array by
  * doubling held the old and the new copy at once, the peak of a gather. */
@@ -145,7 +149,7 @@ struct wr_hbe {
      * are malloc'd): a real gather's table words are read by 4-12 warps
      * each, and malloc, realloc and free of their arrays were a tenth of
      * the vc+scoped pass */
-    wr_pool rheap[RHEAP_POOLED_LOG2 - 2];
+    wr_pool rheap[RHEAP_POOLS];
     uint64_t max_shared_word;
     /* wr_hb_knows answers for the current access, one per layer: its
      * words mostly meet the same earlier instruction, and the accessor's
@@ -295,14 +299,14 @@ static uint32_t rset_new(wr_hbe *e)
 static rset_ent *rheap_get(wr_hbe *e, unsigned log2)
 {
     if (log2 <= RHEAP_POOLED_LOG2)
-        return wr_pool_get(&e->rheap[log2 - 3]);
+        return wr_pool_get(&e->rheap[log2 - RHEAP_FIRST_LOG2]);
     return xmalloc(sizeof(rset_ent) << log2);
 }
 
 static void rheap_put(wr_hbe *e, rset_ent *h, unsigned log2)
 {
     if (log2 <= RHEAP_POOLED_LOG2)
-        wr_pool_put(&e->rheap[log2 - 3], h);
+        wr_pool_put(&e->rheap[log2 - RHEAP_FIRST_LOG2], h);
     else
         free(h);
 }
@@ -328,7 +332,7 @@ static void rset_push(wr_hbe *e, rset *r, uint32_t ctx, uint32_t ep, uint8_t kee
 {
     uint32_t cap = r->heap_log2 ? 1u << r->heap_log2 : RSET_INLINE;
     if (r->n == cap) {
-        unsigned log2 = r->heap_log2 ? r->heap_log2 + 1u : 3u;
+        unsigned log2 = r->heap_log2 ? r->heap_log2 + 1u : RHEAP_FIRST_LOG2;
         rset_ent *h = rheap_get(e, log2);
         for (uint32_t i = 0; i < r->n; i++)
             h[i] = rset_get(r, i);
@@ -1565,8 +1569,11 @@ static void do_copy(wr_hbe *e, const wr_event *ev)
     wr_hb_copy_end(e->hb, w, cp);
 }
 
-static void free_page_sets(wr_hbe *e, wr_shadow_page *p)
+/* Gives back the read sets of page p's cells (ctx: the wr_hbe), before the
+ * page goes. */
+static void free_page_sets(wr_shadow_page *p, void *ctx)
 {
+    wr_hbe *e = ctx;
     for (uint32_t x = p->expanded; x; x &= x - 1) {   /* reps hold no read sets */
         hb_pcell *c = wr_shadow_cells_at(e->shadow, p, (uint64_t)__builtin_ctz(x)
                                                            << WR_SHADOW_LINE_SHIFT);
@@ -1576,11 +1583,6 @@ static void free_page_sets(wr_hbe *e, wr_shadow_page *p)
                 c[i].r = 0;
             }
     }
-}
-
-static void free_sets_of_page(wr_shadow_page *p, void *ctx)
-{
-    free_page_sets(ctx, p);
 }
 
 static void drop_shared(wr_hbe *e, uint32_t launch, uint32_t block)
@@ -1593,7 +1595,7 @@ static void drop_shared(wr_hbe *e, uint32_t launch, uint32_t block)
         wr_shadow_page *p = wr_shadow_lookup_slow(e->shadow, key, false);
         if (!p)
             continue;
-        free_page_sets(e, p);
+        free_page_sets(p, e);
         wr_shadow_remove(e->shadow, key);
     }
     wr_shadow_forget_recent(e->shadow);
@@ -1613,7 +1615,7 @@ void wr_hbe_event(wr_hbe *e, const wr_event *ev)
         wr_hb_event(e->hb, ev);
         break;
     case WR_EV_KERNEL_END:
-        wr_shadow_drop_launch(e->shadow, ev->u.kernel_end.launch, free_sets_of_page, e);
+        wr_shadow_drop_launch(e->shadow, ev->u.kernel_end.launch, free_page_sets, e);
         wr_hb_event(e->hb, ev);
         break;
     default:
@@ -1628,8 +1630,8 @@ void *wr_hbe_create_pass(const wr_engine_config *cfg, const wr_pass_member *memb
         return NULL;
     wr_hbe *e = xcalloc(1, sizeof *e);
     e->cfg = *cfg;
-    for (unsigned i = 0; i < RHEAP_POOLED_LOG2 - 2; i++)
-        e->rheap[i].size = sizeof(rset_ent) << (i + 3);
+    for (unsigned i = 0; i < RHEAP_POOLS; i++)
+        e->rheap[i].size = sizeof(rset_ent) << (i + RHEAP_FIRST_LOG2);
     if (!e->cfg.shards)
         e->cfg.shards = 1;
     unsigned layers = 1;
@@ -1694,7 +1696,7 @@ void wr_hbe_free(wr_hbe *e)
     for (uint32_t i = 0; i < e->nrs; i++)
         if (rset_at(e, i)->heap_log2 > RHEAP_POOLED_LOG2)
             free(rset_at(e, i)->u.heap);
-    for (unsigned i = 0; i < RHEAP_POOLED_LOG2 - 2; i++)
+    for (unsigned i = 0; i < RHEAP_POOLS; i++)
         wr_pool_release(&e->rheap[i]);
     for (uint32_t i = 0; i < e->nrchunk; i++)
         free(e->rchunk[i]);

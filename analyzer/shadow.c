@@ -179,7 +179,7 @@ static void page_release(wr_shadow_map *m, wr_shadow_page *p)
         page_free(m, p);
         return;
     }
-    unsigned shared = (unsigned)(p->key >> 63);
+    unsigned shared = wr_shadow_key_shared(p->key);
     if (s->nspare[shared] == s->capspare[shared]) {
         s->capspare[shared] = s->capspare[shared] ? 2 * s->capspare[shared] : 64;
         s->spare[shared] = xrealloc(s->spare[shared], s->capspare[shared] * sizeof *s->spare[shared]);
@@ -227,6 +227,33 @@ static void grow(wr_shadow_map *m)
     m->cap = ncap;
 }
 
+/* Removes the page in slot i. */
+static void remove_slot(wr_shadow_map *m, size_t i)
+{
+    size_t mask = m->cap - 1;
+    for (unsigned r = 0; r < WR_SHADOW_RECENT; r++)
+        if (m->recent[r] == m->slots[i].page)
+            m->recent[r] = NULL;
+    page_release(m, m->slots[i].page);
+    m->slots[i].page = NULL;
+    m->count--;
+    /* backward-shift deletion keeps probe chains intact */
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!m->slots[j].page)
+            break;
+        size_t home = wr_shadow_hash(m->slots[j].key) & mask;
+        /* move j into the hole i if its home is not in (i, j] cyclically */
+        bool in_range = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
+        if (!in_range) {
+            m->slots[i] = m->slots[j];
+            m->slots[j].page = NULL;
+            i = j;
+        }
+    }
+}
+
 static bool page_present(const wr_shadow_map *m, uint64_t key)
 {
     return m->slots[wr_shadow_slot_of(m, key)].page != NULL;
@@ -260,12 +287,12 @@ void wr_shadow_drop_launch(wr_shadow_map *m, uint32_t launch,
             m->shared_keys[n++] = key;
             continue;
         }
-        wr_shadow_page *p = m->slots[wr_shadow_slot_of(m, key)].page;
-        if (!p)
-            continue;
+        size_t slot = wr_shadow_slot_of(m, key);
+        if (!m->slots[slot].page)
+            continue;   /* removed before (a block exit) */
         if (before)
-            before(p, ctx);
-        wr_shadow_remove(m, key);
+            before(m->slots[slot].page, ctx);
+        remove_slot(m, slot);
     }
     m->nshared_keys = n;
     wr_shadow_forget_recent(m);
@@ -284,9 +311,10 @@ wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool creat
         grow(m);
         i = wr_shadow_slot_of(m, key);
     }
-    if (key >> 63)
+    unsigned shared = wr_shadow_key_shared(key);
+    if (shared)
         list_shared_key(m, key);
-    wr_shadow_page *p = page_alloc(m, (unsigned)(key >> 63));
+    wr_shadow_page *p = page_alloc(m, shared);
     p->key = key;
     m->slots[i].key = key;
     m->slots[i].page = p;
@@ -325,31 +353,9 @@ void wr_shadow_forget_recent(wr_shadow_map *m)
 
 void wr_shadow_remove(wr_shadow_map *m, uint64_t key)
 {
-    size_t mask = m->cap - 1;
     size_t i = wr_shadow_slot_of(m, key);
-    if (!m->slots[i].page)
-        return;
-    for (unsigned r = 0; r < WR_SHADOW_RECENT; r++)
-        if (m->recent[r] == m->slots[i].page)
-            m->recent[r] = NULL;
-    page_release(m, m->slots[i].page);
-    m->slots[i].page = NULL;
-    m->count--;
-    /* backward-shift deletion keeps probe chains intact */
-    size_t j = i;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!m->slots[j].page)
-            break;
-        size_t home = wr_shadow_hash(m->slots[j].key) & mask;
-        /* move j into the hole i if its home is not in (i, j] cyclically */
-        bool in_range = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
-        if (!in_range) {
-            m->slots[i] = m->slots[j];
-            m->slots[j].page = NULL;
-            i = j;
-        }
-    }
+    if (m->slots[i].page)
+        remove_slot(m, i);
 }
 
 void wr_shadow_foreach(wr_shadow_map *m, void (*fn)(wr_shadow_page *, void *), void *ctx)

@@ -123,20 +123,32 @@ typedef struct wr_shadow_map {
  * Global memory: one key space for every launch and the host.  Shared
  * memory: distinct per (launch, block); shared offsets are < 2^22 words.
  * Local memory is never tracked (engines skip it). */
+#define WR_SHADOW_KEY_SHARED 0x8000000000000000ull
+#define WR_SHADOW_KEY_LAUNCH_SHIFT 46
+#define WR_SHADOW_KEY_LAUNCH_MASK 0x1ffffu   /* a launch id's low 17 bits */
+
 static inline uint64_t wr_shadow_key(uint8_t space, uint32_t launch, uint32_t block,
                                      uint64_t word)
 {
     if (space == 0)
-        return (word >> WR_SHADOW_PAGE_SHIFT) & 0x7fffffffffffffffull;
-    return 0x8000000000000000ull | ((uint64_t)(launch & 0x1ffffu) << 46) |
+        return (word >> WR_SHADOW_PAGE_SHIFT) & ~WR_SHADOW_KEY_SHARED;
+    return WR_SHADOW_KEY_SHARED |
+           ((uint64_t)(launch & WR_SHADOW_KEY_LAUNCH_MASK) << WR_SHADOW_KEY_LAUNCH_SHIFT) |
            ((uint64_t)block << 14) | ((word >> WR_SHADOW_PAGE_SHIFT) & 0x3fffu);
 }
 
-/* Whether a page key is a shared-memory page of launch `launch` (the key
- * keeps the launch id's low 17 bits). */
+/* Whether a page key is a shared-memory page's (1) or a global one's (0). */
+static inline unsigned wr_shadow_key_shared(uint64_t key)
+{
+    return (key & WR_SHADOW_KEY_SHARED) != 0;
+}
+
+/* Whether a page key is a shared-memory page of launch `launch`. */
 static inline bool wr_shadow_key_of_launch(uint64_t key, uint32_t launch)
 {
-    return (key >> 63) && ((key >> 46) & 0x1ffffu) == (launch & 0x1ffffu);
+    return wr_shadow_key_shared(key) &&
+           ((key >> WR_SHADOW_KEY_LAUNCH_SHIFT) & WR_SHADOW_KEY_LAUNCH_MASK) ==
+               (launch & WR_SHADOW_KEY_LAUNCH_MASK);
 }
 
 /* Whether engine instances created from now on take the AVX2 forms of
