@@ -132,6 +132,8 @@ typedef struct worker {
     struct wr_replay *rp;
     unsigned index;
     pthread_t thread;
+    struct unit *last;   /* the unit it ran last (under the ring's mutex) */
+    uint64_t switches;   /* batches it ran of a unit other than its last */
 } worker;
 
 struct wr_replay {
@@ -199,12 +201,24 @@ static void finish_unit(const wr_replay *rp, unit *u)
 }
 
 /* Under the ring's mutex: the unit this worker should run next, or NULL.
- * The unit furthest behind goes first, since the decoder can run ahead only
- * queue_batches batches of the slowest one; among equally late units, the
- * one this worker ran last (its state is in this core's caches). */
-static unit *pick_unit(wr_replay *rp, unsigned me)
+ * The unit it ran last, while that one has a batch ready: a switch to
+ * another unit costs more than the new unit's own work, since a pass finds
+ * its hot state (shadow pages and lines in use, warps' and blocks' records)
+ * pushed out of this core's caches by the other pass's (all four engines
+ * on one worker, the shipped stencil recording: each pass 1.5-1.8x its CPU
+ * time alone when the worker switched every batch).  Otherwise the unit
+ * furthest behind, since the decoder can run ahead only queue_batches
+ * batches of the slowest one; among equally late units, the one this
+ * worker ran last.  A unit that has caught up with the decoder is given
+ * up, so the slowest one is taken in turn and the decoder never waits for
+ * good. */
+static unit *pick_unit(wr_replay *rp, const worker *w)
 {
     const ring *r = &rp->ring;
+    unsigned me = w->index;
+    unit *last = w->last;
+    if (last && !last->running && !last->finished && last->pos < r->head)
+        return last;
     unit *best = NULL;
     for (unsigned i = 0; i < rp->nunits; i++) {
         unit *u = &rp->units[i];
@@ -232,7 +246,7 @@ static void *worker_main(void *arg)
     ring *r = &rp->ring;
     pthread_mutex_lock(&r->mu);
     for (;;) {
-        unit *u = pick_unit(rp, w->index);
+        unit *u = pick_unit(rp, w);
         if (!u) {
             if (r->done && all_finished(rp))
                 break;
@@ -241,6 +255,9 @@ static void *worker_main(void *arg)
         }
         u->running = true;
         u->last_worker = w->index;
+        if (u != w->last)
+            w->switches++;
+        w->last = u;
         if (u->pos == r->head) { /* r->done: the trace is over for this unit */
             pthread_mutex_unlock(&r->mu);
             finish_unit(rp, u);
@@ -279,6 +296,11 @@ static void *worker_main(void *arg)
     }
     pthread_mutex_unlock(&r->mu);
     return NULL;
+}
+
+unsigned wr_replay_default_queue(unsigned threads, unsigned units)
+{
+    return 2 * threads + 4 + (threads < units ? 2 * (units < 4 ? units : 4) : 0);
 }
 
 unsigned wr_replay_default_shards(unsigned threads, unsigned passes)
@@ -558,17 +580,17 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
 
     /* workers and their engine instances */
     ring *r = &rp->ring;
-    r->cap = o.queue_batches ? o.queue_batches : 2 * threads + 4;
-    r->slots = xcalloc(r->cap, sizeof *r->slots);
-    pthread_mutex_init(&r->mu, NULL);
-    pthread_cond_init(&r->not_empty, NULL);
-    pthread_cond_init(&r->not_full, NULL);
     plan_passes(rp, o.separate_passes);
     unsigned shards = o.shards ? o.shards : wr_replay_default_shards(threads, rp->stats.passes);
     if (shards > WR_REPLAY_MAX_THREADS)
         shards = WR_REPLAY_MAX_THREADS;
     rp->stats.shards = shards;
     rp->nunits = shards * rp->stats.passes;
+    r->cap = o.queue_batches ? o.queue_batches : wr_replay_default_queue(threads, rp->nunits);
+    r->slots = xcalloc(r->cap, sizeof *r->slots);
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->not_empty, NULL);
+    pthread_cond_init(&r->not_full, NULL);
     rp->units = xcalloc(rp->nunits, sizeof *rp->units);
     for (unsigned p = 0; p < rp->stats.passes; p++)
         for (unsigned sh = 0; sh < shards; sh++) {
@@ -644,8 +666,10 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
         }
     }
 
-    for (unsigned t = 0; t < started; t++)
+    for (unsigned t = 0; t < started; t++) {
         pthread_join(rp->workers[t].thread, NULL);
+        rp->stats.unit_switches += rp->workers[t].switches;
+    }
     /* (a failed start leaves batches nobody released) */
     for (unsigned i = 0; i < r->cap; i++)
         if (r->slots[i].used) {

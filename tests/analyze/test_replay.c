@@ -2,6 +2,7 @@
  * truncated traces, kernel selection; and `warprace analyze` end to end. */
 #include <criterion/criterion.h>
 #include <sqlite3.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -304,6 +305,39 @@ Test(replay, default_shards_give_every_worker_a_unit)
     cr_assert_eq(gen_trace(p, &o, &g), 0);
     wr_replay *rp = run(p, double_table, 1, 3, NULL);
     cr_assert_eq(wr_replay_get_stats(rp)->shards, 3);
+    wr_replay_free(rp);
+}
+
+/* One worker, three passes: it keeps to a pass while the pass has batches
+ * ready (a switch costs the pass its cached state), so it switches about
+ * once per turn of queue_batches batches, not once per batch. */
+Test(replay, one_worker_keeps_to_a_pass_while_it_has_batches)
+{
+    cr_assert_eq(wr_replay_default_queue(1, 1), 6);
+    cr_assert_eq(wr_replay_default_queue(1, 3), 12);
+    cr_assert_eq(wr_replay_default_queue(2, 3), 14);
+    cr_assert_eq(wr_replay_default_queue(4, 3), 12, "a worker per unit: no turns to take");
+    cr_assert_eq(wr_replay_default_queue(2, 24), 16, "at most 4 units' worth");
+    const char *p = tpath("k.wrt");
+    gen_opts o = default_opts(5);
+    o.launches = 6;
+    o.chunk_bytes = 512;
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    wr_replay_options ro = {.threads = 1};
+    wr_error err;
+    wr_replay *rp = wr_replay_run(p, &ro, &err);
+    cr_assert_not_null(rp, "%s", err.msg);
+    const wr_replay_stats *st = wr_replay_get_stats(rp);
+    uint64_t units = (uint64_t)st->passes * st->shards;
+    cr_assert_eq(units, 3, "vc+scoped, lockset, fsm");
+    cr_assert_gt(st->batches, 60, "small chunks: many batches (%" PRIu64 ")", st->batches);
+    /* the decoder may lag, so a turn can be shorter than the ring: allow a
+     * third of it; switching at every batch gives units * batches */
+    cr_assert_leq(st->unit_switches, units * (st->batches / 4 + 2),
+                  "%" PRIu64 " switches over %" PRIu64 " batches", st->unit_switches,
+                  st->batches);
+    cr_assert_geq(st->unit_switches, units, "every unit ran");
     wr_replay_free(rp);
 }
 
