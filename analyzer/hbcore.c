@@ -279,6 +279,10 @@ static uint32_t rset_new(wr_hbe *e)
     uint32_t i;
     if (e->nfree) {
         i = e->rfree[--e->nfree];
+        /* the next new set is the next one freed before: cold by now, and
+         * its first store (rset_push) was a miss per new set on a gather */
+        if (e->nfree)
+            __builtin_prefetch(rset_at(e, e->rfree[e->nfree - 1]), 1);
     } else {
         if (e->nrs == e->nrchunk * RCHUNK) {
             if (e->nrchunk == RSET >> RCHUNK_SHIFT)
