@@ -211,6 +211,11 @@ typedef struct hb_launch {
     uint32_t nblocks, threads, nw, shared;
     hb_block **blocks;
     uint32_t running_blocks; /* blocks entered and not exited */
+    /* its units lie in [unit_lo, unit_hi); units_alone: no other launch's
+     * unit lies between them, so a unit in the range is one of its own
+     * (wr_hb_knows then spares the lookup of the unit's launch) */
+    uint32_t unit_lo, unit_hi;
+    uint8_t units_alone;
     uint32_t running_at;     /* index in wr_hb.running + 1; 0: no block running */
     wr_vclock base[WR_HB_MAX_LAYERS];
     wr_vclock endj[WR_HB_MAX_LAYERS];
@@ -365,7 +370,14 @@ static uint32_t unit_add(wr_hb *hb, uint32_t launch, uint32_t launch_id, uint32_
         hb->uc_slot = xrealloc(hb->uc_slot, (size_t)hb->capuc * sizeof *hb->uc_slot);
         hb->uc_pos = xrealloc(hb->uc_pos, (size_t)hb->capuc * sizeof *hb->uc_pos);
     }
-    const hb_launch *l = hb->launches[launch];
+    hb_launch *l = hb->launches[launch];
+    if (l->unit_hi == 0) {
+        l->unit_lo = hb->nunits;
+        l->units_alone = 1;
+    } else if (l->unit_hi != hb->nunits) {
+        l->units_alone = 0;
+    }
+    l->unit_hi = hb->nunits + 1;
     if (!(hb->nunits & (WR_VC_CHUNK - 1u))) {
         hb->uc_slot[vc] = l->stream_slot;
         hb->uc_pos[vc] = l->pos;
@@ -1161,12 +1173,16 @@ bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t 
                  uint32_t s)
 {
     layer = layer_read(hb, layer);
-    uint32_t ulaunch = unit_launch(hb, u);
+    const hb_launch *wl = warp_launch(hb, w);
+    /* a gather asks mostly about units of its own launch, whose launch
+     * was a cache miss per question to look up */
+    uint32_t ulaunch = wl->units_alone && u - wl->unit_lo < wl->unit_hi - wl->unit_lo
+                           ? w->launch
+                           : unit_launch(hb, u);
     const hb_block *b = w->blkp;
     if (ulaunch == w->launch && b && u - b->unit0 < b->nw && w->block != UINT32_MAX &&
         unit_rec(hb, u)->block == w->block)
         return w->blk[layer] && w->blk[layer][u - b->unit0] >= s;
-    const hb_launch *wl = warp_launch(hb, w);
     if (ulaunch != w->launch) {
         /* another launch's unit is mostly known through that launch's end
          * (a kernel before this one on the stream): asked first, it spares
