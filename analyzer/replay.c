@@ -205,7 +205,7 @@ static void finish_unit(const wr_replay *rp, unit *u)
  * another unit costs more than the new unit's own work, since a pass finds
  * its hot state (shadow pages and lines in use, warps' and blocks' records)
  * pushed out of this core's caches by the other pass's (all four engines
- * on one worker, the shipped stencil recording: each pass 1.5-1.8x its CPU
+ * on one worker, the shipped stencil recording: each pass 1.4-2.2x its CPU
  * time alone when the worker switched every batch).  Otherwise the unit
  * furthest behind, since the decoder can run ahead only queue_batches
  * batches of the slowest one; among equally late units, the one this
