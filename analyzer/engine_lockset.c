@@ -425,6 +425,8 @@ typedef struct lk {
     uint32_t lrec_cap;
     wr_blockstate bs;       /* (epoch, block) -> block_st, warp -> warp_st */
     uint64_t live;          /* cells with meta != 0: the words tracked */
+    uint64_t shared_end;    /* 1 + the highest shared word any page was made
+                             * for (0: none): bounds a block's pages */
     wr_access_ring host_ring;   /* host copies, as the warp rings */
 } lk;
 
@@ -1119,6 +1121,8 @@ page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block, uint64_t word, u
 {
     uint64_t key = wr_shadow_key(space, launch, block, word);
     wr_shadow_page *p = scattered ? wr_shadow_get_scattered(s->map, key) : wr_shadow_get(s->map, key);
+    if (space == WR_SPACE_SHARED && word >= s->shared_end)
+        s->shared_end = word + 1;
     if (wr_epochs_page_enter(&p->user, &p->user3, epoch))
         sweep(s, p, epoch);
     return p;
@@ -1546,6 +1550,24 @@ static void uncount_page(wr_shadow_page *p, void *live)
     *(uint64_t *)live -= wr_shadow_page_live(p);
 }
 
+/* A block's shared memory dies with it, as in vc, scoped and fsm: its
+ * pages go at its exit (a recording with block exits kept every block's
+ * tile to its launch's end, and a launch of thousands of blocks a tile
+ * each).  Its lock words go with them, and nothing of a report needs
+ * them: the rings and contexts stay. */
+static void drop_shared(lk *s, uint32_t launch, uint32_t block)
+{
+    for (uint64_t wd = 0; wd < s->shared_end; wd += WR_SHADOW_PAGE_WORDS) {
+        uint64_t key = wr_shadow_key(WR_SPACE_SHARED, launch, block, wd);
+        wr_shadow_page *p = wr_shadow_lookup_slow(s->map, key, false);
+        if (!p)
+            continue;
+        uncount_page(p, &s->live);
+        wr_shadow_remove(s->map, key);
+    }
+    wr_shadow_forget_recent(s->map);
+}
+
 static void lk_on_event(void *self, const wr_event *ev)
 {
     lk *s = self;
@@ -1560,14 +1582,16 @@ static void lk_on_event(void *self, const wr_event *ev)
         on_fence(s, ev);
         break;
     case WR_EV_BLOCK_EXIT: {
-        /* its locks and barriers go, its accesses stay findable for
-         * reports, its cluster and grid barrier history stays for
-         * block_ordered (a block of its cluster may run on past its exit) */
+        /* its locks, barriers and shared memory go, its accesses stay
+         * findable for reports, its cluster and grid barrier history stays
+         * for block_ordered (a block of its cluster may run on past its
+         * exit) */
         uint32_t e = wr_blockstate_epoch_of(&s->bs, s->ep, ev->u.block.launch);
         const block_st *b = (const block_st *)wr_blockstate_block(&s->bs, e, ev->u.block.block, false);
         wr_blockstate_retire_keeping(&s->bs, e, ev->u.block.block,
                                      b && b->cross && b->cross->cluster.n ? b->cross : NULL,
                                      drop_block, s);
+        drop_shared(s, ev->u.block.launch, ev->u.block.block);
         break;
     }
     case WR_EV_KERNEL_LAUNCH:

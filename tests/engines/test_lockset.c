@@ -845,6 +845,32 @@ Test(lockset, split_cluster_relaxed_phase_orders_nothing_for_its_waiters)
     wr_findings_free(f);
 }
 
+/* A block's shared words go at its exit, another block's stay until its
+ * own; the global words stay tracked.  The two blocks' tiles lie at the
+ * same offsets, pages apart (one at 0x400, one past a page at 0x1400). */
+Test(lockset, a_blocks_shared_words_go_at_its_exit)
+{
+    for (unsigned shards = 1; shards <= 3; shards += 2) {
+        lf_start(&R, &wr_engine_lockset, shards);
+        lf_feed(&R, lf_launch(1, 0));
+        for (uint32_t b = 0; b < 2; b++)
+            for (uint64_t at = 0x400; at <= 0x1400; at += 0x1000) {
+                wr_event e = lf_acc(S_DATA, 1, b, 0, WR_FULL_MASK, WR_OP_STORE, 0, at, 4);
+                e.u.access.space = WR_SPACE_SHARED;
+                lf_feed(&R, e);
+            }
+        lf_feed(&R, lf_acc(S_DATA, 1, 0, 0, WR_FULL_MASK, WR_OP_STORE, 0, DATA, 4));
+        cr_assert_eq(tracked_words(), 160, "%u shards", shards);
+        lf_feed(&R, lf_block_exit(1, 0));
+        cr_assert_eq(tracked_words(), 96, "%u shards: block 0's tile went", shards);
+        lf_feed(&R, lf_block_exit(1, 1));
+        cr_assert_eq(tracked_words(), 32, "%u shards: the global words stay", shards);
+        lf_feed(&R, lf_kernel_end(1));
+        cr_assert_eq(tracked_words(), 32, "%u shards", shards);
+        wr_findings_free(lf_end(&R));
+    }
+}
+
 /* A launch's shared words go at its KERNEL_END (no later access can name
  * them), block exits or not; its global words stay tracked. */
 Test(lockset, a_launchs_shared_words_go_at_its_end)
