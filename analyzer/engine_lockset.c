@@ -425,8 +425,6 @@ typedef struct lk {
     uint32_t lrec_cap;
     wr_blockstate bs;       /* (epoch, block) -> block_st, warp -> warp_st */
     uint64_t live;          /* cells with meta != 0: the words tracked */
-    uint64_t shared_end;    /* 1 + the highest shared word any page was made
-                             * for (0: none): bounds a block's pages */
     wr_access_ring host_ring;   /* host copies, as the warp rings */
 } lk;
 
@@ -1121,8 +1119,6 @@ page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block, uint64_t word, u
 {
     uint64_t key = wr_shadow_key(space, launch, block, word);
     wr_shadow_page *p = scattered ? wr_shadow_get_scattered(s->map, key) : wr_shadow_get(s->map, key);
-    if (space == WR_SPACE_SHARED && word >= s->shared_end)
-        s->shared_end = word + 1;
     if (wr_epochs_page_enter(&p->user, &p->user3, epoch))
         sweep(s, p, epoch);
     return p;
@@ -1550,24 +1546,6 @@ static void uncount_page(wr_shadow_page *p, void *live)
     *(uint64_t *)live -= wr_shadow_page_live(p);
 }
 
-/* A block's shared memory dies with it, as in vc, scoped and fsm: its
- * pages go at its exit (a recording with block exits kept every block's
- * tile to its launch's end, and a launch of thousands of blocks a tile
- * each).  Its lock words go with them, and nothing of a report needs
- * them: the rings and contexts stay. */
-static void drop_shared(lk *s, uint32_t launch, uint32_t block)
-{
-    for (uint64_t wd = 0; wd < s->shared_end; wd += WR_SHADOW_PAGE_WORDS) {
-        uint64_t key = wr_shadow_key(WR_SPACE_SHARED, launch, block, wd);
-        wr_shadow_page *p = wr_shadow_lookup_slow(s->map, key, false);
-        if (!p)
-            continue;
-        uncount_page(p, &s->live);
-        wr_shadow_remove(s->map, key);
-    }
-    wr_shadow_forget_recent(s->map);
-}
-
 static void lk_on_event(void *self, const wr_event *ev)
 {
     lk *s = self;
@@ -1591,7 +1569,11 @@ static void lk_on_event(void *self, const wr_event *ev)
         wr_blockstate_retire_keeping(&s->bs, e, ev->u.block.block,
                                      b && b->cross && b->cross->cluster.n ? b->cross : NULL,
                                      drop_block, s);
-        drop_shared(s, ev->u.block.launch, ev->u.block.block);
+        /* as in vc, scoped and fsm; a report needs none of it (the
+         * rings and contexts stay), and a launch of thousands of blocks
+         * kept a tile each to its end */
+        wr_shadow_drop_block(s->map, ev->u.block.launch, ev->u.block.block, uncount_page,
+                             &s->live);
         break;
     }
     case WR_EV_KERNEL_LAUNCH:

@@ -150,7 +150,6 @@ struct wr_hbe {
      * each, and malloc, realloc and free of their arrays were a tenth of
      * the vc+scoped pass */
     wr_pool rheap[RHEAP_POOLS];
-    uint64_t max_shared_word;
     /* wr_hb_knows answers for the current access, one per layer: its
      * words mostly meet the same earlier instruction, and the accessor's
      * clocks do not change until the access ends */
@@ -1310,8 +1309,6 @@ static void words_by_lane(wr_hbe *e, const cur_access *ca, const wr_access *a, u
     while (wr_next_owned_lane_page(&mask, lane0_word, a, e->cfg.shard, e->cfg.shards, &piece)) {
         uint64_t first = lane0_word + (unsigned)__builtin_ctz(piece);
         uint64_t last = lane0_word + (31u - (unsigned)__builtin_clz(piece));
-        if (a->space == WR_SPACE_SHARED && last > e->max_shared_word)
-            e->max_shared_word = last;
         wr_shadow_page *p =
             wr_shadow_get(e->shadow, wr_shadow_key(a->space, a->launch, a->block, first));
         if (ca->c->kind != WR_KIND_ATOMIC && wr_shadow_packed_whole_line(p, first, piece)) {
@@ -1419,8 +1416,6 @@ static void words_by_vector_lane(wr_hbe *e, const cur_access *ca, const wr_acces
         const wr_shadow_lane *l = &vl->l[i];
         if (l->same_word && ca->w->conv)
             continue;   /* the previous lane's word: checked once (lanes_alike) */
-        if (a->space == WR_SPACE_SHARED && l->word > e->max_shared_word)
-            e->max_shared_word = l->word;
         e->cur_word = l->word;
         check_word(e, ca, l->cell, l->lane, wr_access_lane_addr(a, l->lane));
     }
@@ -1455,8 +1450,6 @@ static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a
             }
             if (!run_ok)
                 continue;
-            if (a->space == WR_SPACE_SHARED && word > e->max_shared_word)
-                e->max_shared_word = word;
             if ((word >> WR_SHADOW_PAGE_SHIFT) != pn) {
                 pn = word >> WR_SHADOW_PAGE_SHIFT;
                 p = wr_shadow_get(e->shadow, wr_shadow_key(a->space, a->launch, a->block, word));
@@ -1598,22 +1591,6 @@ static void free_page_sets(wr_shadow_page *p, void *ctx)
     }
 }
 
-static void drop_shared(wr_hbe *e, uint32_t launch, uint32_t block)
-{
-    uint64_t words = wr_hb_shared_bytes(e->hb, launch) >> WR_WORD_SHIFT;
-    if (words < e->max_shared_word + 1)
-        words = e->max_shared_word + 1;
-    for (uint64_t wd = 0; wd < words; wd += WR_SHADOW_PAGE_WORDS) {
-        uint64_t key = wr_shadow_key(WR_SPACE_SHARED, launch, block, wd);
-        wr_shadow_page *p = wr_shadow_lookup_slow(e->shadow, key, false);
-        if (!p)
-            continue;
-        free_page_sets(p, e);
-        wr_shadow_remove(e->shadow, key);
-    }
-    wr_shadow_forget_recent(e->shadow);
-}
-
 void wr_hbe_event(wr_hbe *e, const wr_event *ev)
 {
     switch (ev->kind) {
@@ -1624,7 +1601,7 @@ void wr_hbe_event(wr_hbe *e, const wr_event *ev)
         do_copy(e, ev);
         break;
     case WR_EV_BLOCK_EXIT:
-        drop_shared(e, ev->u.block.launch, ev->u.block.block);
+        wr_shadow_drop_block(e->shadow, ev->u.block.launch, ev->u.block.block, free_page_sets, e);
         wr_hb_event(e->hb, ev);
         break;
     case WR_EV_KERNEL_END:

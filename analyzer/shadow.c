@@ -312,8 +312,12 @@ wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool creat
         i = wr_shadow_slot_of(m, key);
     }
     unsigned shared = wr_shadow_key_shared(key);
-    if (shared)
+    if (shared) {
         list_shared_key(m, key);
+        uint32_t page_index = (uint32_t)(key & 0x3fffu);
+        if (page_index >= m->shared_page_end)
+            m->shared_page_end = page_index + 1;
+    }
     wr_shadow_page *p = page_alloc(m, shared);
     p->key = key;
     m->slots[i].key = key;
@@ -349,6 +353,21 @@ void wr_shadow_forget_recent(wr_shadow_map *m)
 {
     for (unsigned i = 0; i < WR_SHADOW_RECENT; i++)
         m->recent[i] = NULL;
+}
+
+void wr_shadow_drop_block(wr_shadow_map *m, uint32_t launch, uint32_t block,
+                          void (*before)(wr_shadow_page *, void *), void *ctx)
+{
+    for (uint32_t i = 0; i < m->shared_page_end; i++) {
+        size_t slot = wr_shadow_slot_of(
+            m, wr_shadow_key(WR_SPACE_SHARED, launch, block, (uint64_t)i << WR_SHADOW_PAGE_SHIFT));
+        if (!m->slots[slot].page)
+            continue;
+        if (before)
+            before(m->slots[slot].page, ctx);
+        remove_slot(m, slot);
+    }
+    wr_shadow_forget_recent(m);
 }
 
 void wr_shadow_remove(wr_shadow_map *m, uint64_t key)

@@ -117,6 +117,9 @@ typedef struct wr_shadow_map {
      * linger until the list would grow */
     uint64_t *shared_keys;
     size_t nshared_keys, capshared_keys;
+    /* 1 + the highest page index within a block of any shared page made
+     * (0: none): a block's pages lie below it (wr_shadow_drop_block) */
+    uint32_t shared_page_end;
 } wr_shadow_map;
 
 /* The page key of word `word` (= address >> WR_WORD_SHIFT) in `space`.
@@ -185,6 +188,12 @@ void wr_shadow_remove(wr_shadow_map *m, uint64_t key);
  * recent pages. */
 void wr_shadow_drop_launch(wr_shadow_map *m, uint32_t launch,
                            void (*before)(wr_shadow_page *, void *), void *ctx);
+/* Drops the shared-memory pages of one block of a launch (its shared
+ * memory is gone once it exited), calling before(page, ctx) on each first
+ * (NULL: none).  Costs a probe per page index any block's shared memory
+ * reached.  Empties the cache of recent pages. */
+void wr_shadow_drop_block(wr_shadow_map *m, uint32_t launch, uint32_t block,
+                          void (*before)(wr_shadow_page *, void *), void *ctx);
 /* Empties the cache of recent pages (after pages were removed). */
 void wr_shadow_forget_recent(wr_shadow_map *m);
 /* Puts p first among the recent pages (the others move down one). */

@@ -208,7 +208,7 @@ typedef struct hb_launch {
     uint8_t started, complete;
     uint32_t unstarted_at;   /* index in wr_hb.unstarted + 1; 0: started */
     uint32_t grid[3], bdim[3], cl[3];
-    uint32_t nblocks, threads, nw, shared;
+    uint32_t nblocks, threads, nw;
     hb_block **blocks;
     uint32_t running_blocks; /* blocks entered and not exited */
     /* its units lie in [unit_lo, unit_hi); units_alone: no other launch's
@@ -839,7 +839,6 @@ static void launch_setup(wr_hb *hb, hb_launch *l, const wr_launch *d)
         l->nblocks = l->grid[0] * l->grid[1] * l->grid[2];
         l->threads = l->bdim[0] * l->bdim[1] * l->bdim[2];
         l->nw = (l->threads + WR_WARP_SIZE - 1) / WR_WARP_SIZE;
-        l->shared = d->shared_bytes;
     }
     item_start(hb, d ? d->stream : 0, l->base, &l->stream_slot, &l->pos);
     launch_pending(hb, l, hb->id2idx[l->id] - 1);
@@ -853,12 +852,6 @@ static hb_launch *launch_get(wr_hb *hb, uint32_t id)
         launch_setup(hb, l, NULL);
     }
     return l;
-}
-
-uint32_t wr_hb_shared_bytes(const wr_hb *hb, uint32_t launch_id)
-{
-    hb_launch *l = launch_of_id((wr_hb *)hb, launch_id, false);
-    return l ? l->shared : 0;
 }
 
 static uint32_t cluster_of(const hb_launch *l, uint32_t block)

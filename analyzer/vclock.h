@@ -237,8 +237,6 @@ bool wr_hb_release_knows(wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint8_t
                          uint32_t launch, uint32_t block, uint64_t word, unsigned acq_scope,
                          uint32_t u, uint32_t st);
 
-/* Shared memory bytes of a launch (0 if unknown), for freeing shadow. */
-uint32_t wr_hb_shared_bytes(const wr_hb *hb, uint32_t launch_id);
 
 /* The smallest scope holding both units (BLOCK, CLUSTER, DEVICE, SYSTEM). */
 unsigned wr_hb_relation(const wr_hb *hb, uint32_t u1, uint32_t u2);

@@ -98,6 +98,34 @@ static bool present(wr_shadow_map *m, uint8_t space, uint32_t launch, uint32_t b
     return wr_shadow_lookup_slow(m, wr_shadow_key(space, launch, block, word), false) != NULL;
 }
 
+/* wr_shadow_drop_block removes every shared page of that block, wherever
+ * in its shared memory (pages 0 and 3 here), and nothing of another
+ * block, another launch's same block or global memory. */
+Test(shadow_pages, a_blocks_shared_pages_go_and_no_other)
+{
+    wr_shadow_map *m = wr_shadow_new(8, expand8);
+    for (uint32_t b = 0; b < 2; b++)
+        for (uint64_t pg = 0; pg < 4; pg += 3)
+            (void)wr_shadow_get(m, wr_shadow_key(WR_SPACE_SHARED, 1, b,
+                                                 pg * WR_SHADOW_PAGE_WORDS));
+    (void)wr_shadow_get(m, wr_shadow_key(WR_SPACE_SHARED, 2, 0, 0));
+    (void)wr_shadow_get(m, wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, 0));
+    unsigned n = 0;
+    wr_shadow_drop_block(m, 1, 0, count_page, &n);
+    cr_assert_eq(n, 2, "block 0's two pages, each once");
+    cr_assert_eq(m->count, 4);
+    for (unsigned i = 0; i < WR_SHADOW_RECENT; i++)
+        cr_assert_null(m->recent[i], "the cache of recent pages is emptied");
+    cr_assert(!present(m, WR_SPACE_SHARED, 1, 0, 3 * WR_SHADOW_PAGE_WORDS));
+    cr_assert(present(m, WR_SPACE_SHARED, 1, 1, 0) &&
+              present(m, WR_SPACE_SHARED, 1, 1, 3 * WR_SHADOW_PAGE_WORDS));
+    cr_assert(present(m, WR_SPACE_SHARED, 2, 0, 0) && present(m, WR_SPACE_GLOBAL, 0, 0, 0));
+    n = 0;
+    wr_shadow_drop_block(m, 1, 0, count_page, &n);
+    cr_assert_eq(n, 0, "gone already");
+    wr_shadow_free(m);
+}
+
 /* wr_shadow_drop_launch removes the shared pages of that launch, every one
  * that is still there (some went before, as a block exit drops its own),
  * and nothing else; the list of shared keys sheds the removed pages' keys
