@@ -105,12 +105,18 @@ static void forget_recent_of(wr_blockstate *s, const wr_block_head *b, uint32_t 
 void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
                           void (*drop_block)(wr_block_head *b, void *ctx), void *ctx)
 {
-    wr_blockstate_retire_keeping(s, epoch, block, NULL, drop_block, ctx);
+    wr_blockstate_retire_keeping(s, epoch, block, NULL, false, drop_block, ctx);
+}
+
+/* Whether a retired record keeps ring entry e (wr_blockstate_retire_keeping). */
+static bool retired_keeps(const wr_ring_ent *e, bool shared_died)
+{
+    return !shared_died || wr_ring_space(e) != WR_SPACE_SHARED;
 }
 
 void wr_blockstate_retire_keeping(wr_blockstate *s, uint32_t epoch, uint32_t block,
-                                  const void *keep, void (*drop_block)(wr_block_head *b, void *ctx),
-                                  void *ctx)
+                                  const void *keep, bool shared_died,
+                                  void (*drop_block)(wr_block_head *b, void *ctx), void *ctx)
 {
     if (!s->keep_size)
         keep = NULL;
@@ -130,8 +136,14 @@ void wr_blockstate_retire_keeping(wr_blockstate *s, uint32_t epoch, uint32_t blo
     for (unsigned k = 0; k < nobjs; k++) {
         forget_recent_of(s, b, warps[k]);
         const wr_access_ring *ring = ring_of(s, objs[k]);
-        counts[k] = (uint8_t)wr_ring_count(ring);
-        older[k] = ring->nolder;
+        unsigned n = wr_ring_count(ring), kept = 0;
+        for (unsigned i = 0; i < n; i++)
+            kept += retired_keeps(wr_ring_newest(ring, i), shared_died);
+        counts[k] = (uint8_t)kept;
+        kept = 0;
+        for (unsigned i = 0; i < ring->nolder; i++)
+            kept += retired_keeps(&ring->older[i], shared_died);
+        older[k] = (uint8_t)kept;
         nwarps += counts[k] + older[k] != 0;
         nents += counts[k] + older[k];
     }
@@ -155,12 +167,12 @@ void wr_blockstate_retire_keeping(wr_blockstate *s, uint32_t epoch, uint32_t blo
         *wc++ = counts[k];
         *wc++ = older[k];
         const wr_access_ring *ring = ring_of(s, objs[k]);
-        for (unsigned i = 0; i < counts[k]; i++)
-            *e++ = *wr_ring_newest(ring, i);
-        if (older[k]) {   /* else ring->older may be NULL */
-            memcpy(e, ring->older, older[k] * sizeof *e);
-            e += older[k];
-        }
+        for (unsigned i = 0, n = wr_ring_count(ring); i < n; i++)
+            if (retired_keeps(wr_ring_newest(ring, i), shared_died))
+                *e++ = *wr_ring_newest(ring, i);
+        for (unsigned i = 0; i < ring->nolder; i++)   /* ring->older may be NULL */
+            if (retired_keeps(&ring->older[i], shared_died))
+                *e++ = ring->older[i];
     }
     if (keep)   /* copied before drop_block frees what it points into */
         memcpy(retired_ents(r) + nents, keep, s->keep_size);

@@ -129,10 +129,14 @@ void wr_blockstate_retire(wr_blockstate *s, uint32_t epoch, uint32_t block,
  * in the retired record, for wr_blockstate_kept until the block is purged:
  * what an engine still needs of a block that exited (fsm and lockset: its
  * history of cluster and grid barriers, which tells whether its accesses
- * came before a barrier that a block still running has passed). */
+ * came before a barrier that a block still running has passed).  With
+ * shared_died the record leaves out the block's accesses to its own shared
+ * memory (WR_SPACE_SHARED): the caller drops those words at the exit and no
+ * other block can name them (no cluster holds the block), so no report can
+ * ask for them, and in a tiled kernel they are most of a warp's ring. */
 void wr_blockstate_retire_keeping(wr_blockstate *s, uint32_t epoch, uint32_t block,
-                                  const void *keep, void (*drop_block)(wr_block_head *b, void *ctx),
-                                  void *ctx);
+                                  const void *keep, bool shared_died,
+                                  void (*drop_block)(wr_block_head *b, void *ctx), void *ctx);
 
 /* Sets the size of what wr_blockstate_retire_keeping keeps (at most
  * WR_BLOCKSTATE_KEEP_MAX bytes; more keeps nothing). */

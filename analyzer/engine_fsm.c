@@ -1292,6 +1292,8 @@ static void fsm_on_event(void *self, const wr_event *ev)
         const block_st *b = block_find(f, e, ev->u.block.block, false);
         wr_blockstate_retire_keeping(&f->bs, e, ev->u.block.block,
                                      b && b->cross && b->cross->cluster.n ? b->cross : NULL,
+                                     wr_launch_geo_single_block_clusters(
+                                         wr_launch_geos_get(&f->geo, ev->u.block.launch)),
                                      drop_block, f);
         break;
     }

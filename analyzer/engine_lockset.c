@@ -1568,6 +1568,8 @@ static void lk_on_event(void *self, const wr_event *ev)
         const block_st *b = (const block_st *)wr_blockstate_block(&s->bs, e, ev->u.block.block, false);
         wr_blockstate_retire_keeping(&s->bs, e, ev->u.block.block,
                                      b && b->cross && b->cross->cluster.n ? b->cross : NULL,
+                                     wr_launch_geo_single_block_clusters(
+                                         wr_launch_geos_get(&s->geo, ev->u.block.launch)),
                                      drop_block, s);
         /* as in vc, scoped and fsm; a report needs none of it (the
          * rings and contexts stay), and a launch of thousands of blocks

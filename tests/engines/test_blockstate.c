@@ -161,11 +161,17 @@ Test(blockstate, purge_drops_blocks_one_by_one)
 
 /* A warp access of lane mask `mask` to the word at addr, recorded in the
  * warp's ring as the engines record theirs. */
+static void record_in(wr_ring_pool *ring_pool, test_warp *tw, uint64_t seq, uint32_t site,
+                      uint32_t mask, uint64_t addr, uint8_t space)
+{
+    wr_access a = lf_uniform_access(addr, mask, space);
+    wr_ring_push_access(&tw->ring, ring_pool, &a, 4, seq, site, 0);
+}
+
 static void record(wr_ring_pool *ring_pool, test_warp *tw, uint64_t seq, uint32_t site, uint32_t mask,
                    uint64_t addr)
 {
-    wr_access a = lf_uniform_access(addr, mask, WR_SPACE_GLOBAL);
-    wr_ring_push_access(&tw->ring, ring_pool, &a, 4, seq, site, 0);
+    record_in(ring_pool, tw, seq, site, mask, addr, WR_SPACE_GLOBAL);
 }
 
 typedef struct retire_ctx {
@@ -303,8 +309,8 @@ Test(blockstate, retired_blocks_keep_what_the_engine_asked)
     record(&ring_pool, tw, 1, 77, 1u, 0x5000);
     locate(&s, ep, 1, 2, 0, &e, &tb, &tw);             /* block 2: retired without a keep */
     const char a[20] = "history of block 0", b[20] = "history of block 1";
-    wr_blockstate_retire_keeping(&s, e1, 0, a, retire_block, &rc);
-    wr_blockstate_retire_keeping(&s, e1, 1, b, retire_block, &rc);
+    wr_blockstate_retire_keeping(&s, e1, 0, a, false, retire_block, &rc);
+    wr_blockstate_retire_keeping(&s, e1, 1, b, false, retire_block, &rc);
     wr_blockstate_retire(&s, e1, 2, retire_block, &rc);
     cr_assert_eq(rc.blocks, 3);
     cr_assert_null(wr_blockstate_block(&s, e1, 0, false));
@@ -325,6 +331,49 @@ Test(blockstate, retired_blocks_keep_what_the_engine_asked)
     wr_blockstate_free(&s, NULL, NULL);
     wr_ring_pool_release(&ring_pool);
     wr_epochs_free(ep);
+}
+
+/* A block whose shared memory died with it (no cluster) is retired without
+ * its accesses to that memory, in the ring and among the older entries
+ * alike, and every global access stays findable at its place; retired
+ * otherwise, the shared ones stay too. */
+Test(blockstate, a_retired_block_leaves_out_its_shared_accesses_when_they_died)
+{
+    for (int died = 0; died < 2; died++) {
+        wr_epochs *ep = wr_epochs_new();
+        wr_blockstate s;
+        wr_blockstate_init(&s, sizeof(test_block), sizeof(test_warp), offsetof(test_warp, ring));
+        wr_ring_pool ring_pool;
+        wr_ring_pool_init(&ring_pool);
+        retire_ctx rc = {&s, &ring_pool, 0};
+        uint32_t e1 = feed(ep, lf_launch(1, 0));
+        uint32_t e;
+        test_block *tb;
+        test_warp *tw;
+        /* 14 accesses at 14 sites, shared and global in turn: 8 stay in
+         * the ring, 6 are folded into older entries */
+        for (unsigned w = 0; w < 2; w++) {
+            locate(&s, ep, 1, 0, w, &e, &tb, &tw);
+            for (uint32_t i = 0; i < 14; i++)
+                record_in(&ring_pool, tw, 10 + i, 100 * w + i, ~0u, 0x400 + 64 * i,
+                          i % 2 ? WR_SPACE_GLOBAL : WR_SPACE_SHARED);
+        }
+        wr_blockstate_retire_keeping(&s, e1, 0, NULL, died, retire_block, &rc);
+        cr_assert_null(wr_blockstate_block(&s, e1, 0, false), "retired");
+        for (unsigned w = 0; w < 2; w++)
+            for (uint32_t i = 0; i < 14; i++) {
+                uint8_t space = i % 2 ? WR_SPACE_GLOBAL : WR_SPACE_SHARED;
+                const wr_ring_ent *got = wr_blockstate_find_access(&s, e1, 0, w, 5, space, 0x400 + 64 * i,
+                                                                   100, 0, false);
+                bool kept = space == WR_SPACE_GLOBAL || !died;
+                cr_assert_eq(got != NULL, kept, "died %d warp %u access %u", died, w, i);
+                if (got)
+                    cr_assert_eq(got->site, 100 * w + i);
+            }
+        wr_blockstate_free(&s, NULL, NULL);
+        wr_ring_pool_release(&ring_pool);
+        wr_epochs_free(ep);
+    }
 }
 
 /* The largest record: 32 warps whose rings are full and whose older
