@@ -1592,11 +1592,13 @@ static bool rel_held_both(const wr_hb *hb, const wr_hb_warp *w, uint32_t own, co
 }
 
 /* Record a release by w at loc.  is_store: a plain atomic store replaces the
- * release sequence; an RMW continues it. */
+ * release sequence; an RMW continues it.  flag: the release makes loc a
+ * flag word (wr_hb_sync_word). */
 static void loc_release(wr_hb *hb, wr_hb_warp *w, hb_loc *p, uint32_t own, unsigned scope,
-                        unsigned kind, bool lock, bool is_store, bool *cleared)
+                        unsigned kind, bool lock, bool is_store, bool flag, bool *cleared)
 {
-    p->sync = 1;
+    if (flag)
+        p->sync = 1;
     if (is_store && !*cleared) {
         rel_clear(p);
         *cleared = true;
@@ -2020,7 +2022,7 @@ static void access_sync_words(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
         if (order_releases(a->order)) {
             hb_loc *p = loc_find(hb, k1, word, true);
             bool cleared = false;
-            loc_release(hb, w, p, w->c, scope, WR_VERDICT_SCOPE_ATOMIC, false, is_store,
+            loc_release(hb, w, p, w->c, scope, WR_VERDICT_SCOPE_ATOMIC, false, is_store, true,
                         &cleared);
         } else if (w->has_fence) {
             hb_loc *p = loc_find(hb, k1, word, true);
@@ -2028,7 +2030,13 @@ static void access_sync_words(wr_hb *hb, wr_hb_warp *w, const wr_access *a)
             unsigned fs = w->fence_scope;
             unsigned eff = min_u(fs, scope);
             unsigned kind = fs < scope ? WR_VERDICT_SCOPE_FENCE : WR_VERDICT_SCOPE_ATOMIC;
-            loc_release(hb, w, p, w->fence_c, eff, kind, unlock, is_store, &cleared);
+            /* an atomic write after no fence but a barrier's is a counter
+             * or a result (a block's atomicAdd after __syncthreads()), not
+             * a flag the program synchronizes through: it releases, but
+             * two atomics on it whose scopes fall short still race
+             * (wr_hb_sync_word) */
+            loc_release(hb, w, p, w->fence_c, eff, kind, unlock, is_store,
+                        unlock || !w->fence_of_barrier, &cleared);
         } else if (is_store) {
             hb_loc *p = loc_find(hb, k1, word, false);
             if (p)
@@ -2094,6 +2102,7 @@ static uint32_t barrier_arrival(wr_hb *hb, wr_hb_warp *w, unsigned scope, uint32
 {
     uint32_t s = stamp_next(w);
     w->has_fence = 1;
+    w->fence_of_barrier = 1;
     w->fence_scope = (uint8_t)scope;
     w->fence_c = s;
     acquire_pending(hb, w, scope, true, mask);
@@ -2479,6 +2488,7 @@ static void do_fence(wr_hb *hb, const wr_fence *f)
     acquire_pending(hb, w, fs, false, f->active_mask);
     uint32_t s = stamp_next(w);
     w->has_fence = 1;
+    w->fence_of_barrier = 0;
     w->fence_scope = (uint8_t)fs;
     w->fence_c = s;
 }

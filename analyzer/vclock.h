@@ -101,6 +101,7 @@ struct wr_hb_warp {
     uint8_t narrow;          /* scoped: last too-narrow sync seen (verdict) */
     uint8_t has_fence;
     uint8_t fence_scope;
+    uint8_t fence_of_barrier; /* the last fence was a barrier's (barrier_arrival) */
     uint8_t xbar_wait;       /* waits at a cluster or grid barrier (its scope) */
     uint8_t xbar_armed;      /* arrived at one (ARRIVE) and not waited yet */
     uint32_t fence_c;        /* stamp at the last fence (release pattern) */
@@ -224,7 +225,10 @@ static inline bool wr_hb_intra_ordered(const wr_hb_warp *w, unsigned a, uint32_t
     return s <= w->acq_floor[layer] || (w->lane_ord && s <= w->lane_ord[layer * 32 + b]);
 }
 
-/* Has this word carried a release or been a CAS target (flag / lock word)? */
+/* Has this word been a CAS target, or carried a release of an atomic with
+ * release order or after a fence (flag / lock word)?  A barrier's own fence
+ * makes no flag word: an atomic written after __syncthreads() alone is
+ * taken for a counter or a result. */
 bool wr_hb_sync_word(wr_hb *hb, uint8_t space, uint32_t launch, uint32_t block,
                      uint64_t word);
 

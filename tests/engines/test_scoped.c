@@ -359,6 +359,32 @@ Test(scoped, barrier_then_relaxed_flag_is_a_block_scope_fence)
     expect_race(SA, SB, WR_VERDICT_SCOPE_FENCE, WR_CLASS_INTER_BLOCK);
 }
 
+Test(scoped, block_scoped_counter_after_a_barrier_races_across_blocks)
+{
+    /* __syncthreads(); atomicAdd_block(&counter, 1) in two blocks: the
+     * barrier's fence makes each add a release, but the counter is no flag
+     * the program synchronizes through, and the two adds' block scopes do
+     * not hold each other */
+    ev_bar(&T, 1, 0, 0, WR_FULL_MASK, 0, 32);
+    ev_bar(&T, 1, 1, 0, WR_FULL_MASK, 0, 32);
+    ev_atom(&T, SA, 1, AB, 0, WR_AOP_ADD, BLK, DATA);
+    ev_atom(&T, SB, 1, BB, 0, WR_AOP_ADD, BLK, DATA);
+    expect_race(SA, SB, WR_VERDICT_SCOPE_ATOMIC, WR_CLASS_INTER_BLOCK);
+}
+
+Test(scoped, block_scoped_flag_after_an_explicit_fence_reports_the_data)
+{
+    /* the flag a fence released is the program's synchronization: its own
+     * atomics' short scope shows as the race on the data it orders */
+    ev_st(&T, SA, 1, 0, 0, 0, DATA);
+    ev_fence(&T, 1, 0, 0, 1, BLK);
+    ev_atom(&T, 2, 1, 0, 0, 0, WR_AOP_EXCH, BLK, FLAG);
+    ev_atom(&T, 3, 1, 1, 0, 0, WR_AOP_EXCH, BLK, FLAG);
+    ev_ld(&T, SB, 1, 1, 0, 0, DATA);
+    cr_assert_not_null(hbt_find(&T, SA, SB), "the data race");
+    cr_assert_null(hbt_find(&T, 2, 3), "no race on the flag itself");
+}
+
 Test(scoped, block_scoped_release_acquire_atomics_across_blocks)
 {
     ev_st(&T, SA, 1, 0, 0, 0, DATA);

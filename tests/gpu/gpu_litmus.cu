@@ -426,6 +426,34 @@ __global__ void __cluster_dims__(2, 1, 1) k_dsmem(int *out)
     WR_CLUSTER_SYNC();
 }
 
+/* Atomics on another block's shared memory (distributed shared memory):
+ * block 0 zeroes its sh, cluster.sync(), then both blocks add 1 to every
+ * word of block 0's sh, block 0 through sh itself (SHARED), block 1
+ * through cluster.map_shared_rank(sh, 0) (DSMEM), cluster.sync(), and
+ * block 0 reads the sums.  DEVICE: atomicAdd, whose scope holds both
+ * blocks; else atomicAdd_block, whose block scope holds only the caller,
+ * so the two blocks' atomics on one word race (insufficient scope). */
+template <bool DEVICE>
+__global__ void __cluster_dims__(2, 1, 1) k_dsmem_atomic(int *out)
+{
+    __shared__ int sh[32];
+    cooperative_groups::cluster_group c = cooperative_groups::this_cluster();
+    unsigned t = threadIdx.x, rank = c.block_rank();
+    int *block0 = c.map_shared_rank(sh, 0);
+    if (rank == 0)
+        WR_STORE(&sh[t], 0);
+    WR_CLUSTER_SYNC();
+    int *word = rank == 0 ? &sh[t] : &block0[t];
+    if (DEVICE)
+        WR_ATOMIC_ADD(word, 1);
+    else
+        WR_ATOMIC_ADD_BLOCK(word, 1);
+    WR_CLUSTER_SYNC();
+    if (rank == 0)
+        out[t] = WR_LOAD(&sh[t]);
+    WR_CLUSTER_SYNC();
+}
+
 /* What the cluster shared-memory conversions give on this GPU (printed by
  * --dsmem-probe): the logger's DSMEM offsets rest on them. */
 __global__ void __cluster_dims__(2, 1, 1) k_dsmem_probe(unsigned long long *out)
@@ -475,8 +503,12 @@ static int run_dsmem(const char *name)
     CK(cudaDeviceSynchronize());
     if (!strcmp(name, "dsmem_handoff_norace"))
         k_dsmem<true><<<2, 32>>>(out);
-    else
+    else if (!strcmp(name, "dsmem_remote_race"))
         k_dsmem<false><<<2, 32>>>(out);
+    else if (!strcmp(name, "dsmem_atomic_norace"))
+        k_dsmem_atomic<true><<<2, 32>>>(out);
+    else
+        k_dsmem_atomic<false><<<2, 32>>>(out);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     CK(cudaFree(out));
@@ -693,7 +725,8 @@ static const char *const others[] = {"barrier_interval_race", "barrier_interval_
                                      "named_barrier_producer_overwrite_race",
                                      "grid_sync_phases_norace",
                                      "grid_sync_missing_second_sync_race",
-                                     "dsmem_handoff_norace", "dsmem_remote_race"};
+                                     "dsmem_handoff_norace", "dsmem_remote_race",
+                                     "dsmem_atomic_norace", "dsmem_atomic_block_scope_race"};
 
 int main(int argc, char **argv)
 {
@@ -720,7 +753,7 @@ int main(int argc, char **argv)
     if (!strncmp(argv[1], "cluster_sync", 12) || !strncmp(argv[1], "grid_sync", 9) ||
         !strncmp(argv[1], "cluster_arrive", 14) || !strncmp(argv[1], "cluster_write", 13))
         return run_group_barrier(argv[1]);
-    if (!strcmp(argv[1], "dsmem_handoff_norace") || !strcmp(argv[1], "dsmem_remote_race"))
+    if (!strncmp(argv[1], "dsmem_", 6))
         return run_dsmem(argv[1]);
     return run_other(argv[1]);
 }
