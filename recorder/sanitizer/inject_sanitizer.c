@@ -1026,6 +1026,8 @@ static void shutdown_recorder(void)
                     (unsigned long long)s->mbarrier_count_unknown);
             fprintf(f, "sanitizer_mbarrier_untracked=%llu\n",
                     (unsigned long long)s->mbarrier_untracked);
+            fprintf(f, "sanitizer_shared_atomics_cluster_scoped=%llu\n",
+                    (unsigned long long)s->shared_atomics_cluster_scoped);
             fprintf(f, "sanitizer_bar_arrive_unreported=%llu\n",
                     (unsigned long long)G.arrive_unreported_launches);
             fprintf(f, "sanitizer_mbarrier_unrecorded=%llu\n",

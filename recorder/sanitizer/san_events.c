@@ -325,6 +325,16 @@ static int emit(wrs_finisher *f, const wr_event *ev)
     return f->down.event(f->down.ctx, ev);
 }
 
+/* Do the clusters of launch `launch` hold several blocks (one of the
+ * latest launches; an older one: no)? */
+static int launch_clustered(const wrs_finisher *f, uint32_t launch)
+{
+    for (size_t i = 0; i < sizeof f->launches / sizeof f->launches[0]; i++)
+        if (f->launches[i].launch == launch && launch)
+            return f->launches[i].clustered;
+    return 0;
+}
+
 static void complete_access(wrs_finisher *f, wr_access *a, const wrs_range *r, uint64_t pc)
 {
     const wrs_insn *in = r ? wrs_find_insn(r->fn, pc - r->start) : NULL;
@@ -346,6 +356,15 @@ static void complete_access(wrs_finisher *f, wr_access *a, const wrs_range *r, u
     a->atomic_op = c->atomic_op;
     a->scope = c->scope;
     a->order = c->order;
+    /* ATOMS names no scope: atomicAdd and atomicAdd_block on the block's
+     * own shared memory are one instruction, taken for block scope.  Where
+     * other blocks of a cluster reach that memory (DSMEM), block scope
+     * would make every pair with their atomics a scope race: the narrowest
+     * scope that holds them all is taken instead (SANITIZER.md) */
+    if (c->scope_implied && c->space == WR_SPACE_SHARED && launch_clustered(f, a->launch)) {
+        a->scope = WR_SCOPE_CLUSTER;
+        f->st.shared_atomics_cluster_scoped++;
+    }
     /* concrete instruction spaces only: a generic LD/ST/ATOM takes
      * whatever space its callback found (DSMEM included) */
     if (c->space <= WR_SPACE_MAX && c->space != a->space)
@@ -852,6 +871,8 @@ static int fin_event(void *ctx, const wr_event *ev)
                 f->launches[i].geometry[k] = ev->u.launch.block_dim[k];
                 f->launches[i].geometry[3 + k] = ev->u.launch.grid[k];
             }
+            f->launches[i].clustered = ev->u.launch.cluster[0] > 1 ||
+                                       ev->u.launch.cluster[1] > 1 || ev->u.launch.cluster[2] > 1;
         }
         clear_warps(f);
         return emit(f, ev);

@@ -88,6 +88,8 @@ typedef struct wrs_stats {
     uint64_t mbarrier_inits;          /* mbarrier inits whose count the code gave */
     uint64_t mbarrier_count_unknown;  /* ... whose count it did not: that object untracked */
     uint64_t mbarrier_untracked;      /* arrivals and waits on untracked objects: left out */
+    uint64_t shared_atomics_cluster_scoped; /* scopeless shared atomics of clustered
+                                               launches: taken at cluster scope */
 } wrs_stats;
 
 /*
@@ -179,10 +181,13 @@ typedef struct wrs_finisher {
     uint32_t launch;
     uint32_t block_threads;       /* the current launch's block size (0: not known) */
     /* the latest launches' geometry (blockDim x y z, gridDim x y z), for
-     * mbarrier counts computed from it: concurrent launches interleave */
+     * mbarrier counts computed from it, and whether their clusters hold
+     * several blocks (the scope of shared atomics): concurrent launches
+     * interleave */
     struct {
         uint32_t launch;
         uint32_t geometry[6];
+        uint8_t clustered;
     } launches[16];
     uint32_t launches_next;
     wrs_stats st;

@@ -129,8 +129,10 @@ void wrs_classify_opcode(const char *opcode, wrs_class *c)
                 c->atomic_op = WR_AOP_ADD;   /* e.g. ATOMS.POPC alone; never seen */
             /* no scope printed: shared atomics are block-scoped, the others
              * device-scoped (atomicAdd) */
-            if (scope == WR_SCOPE_NONE)
+            if (scope == WR_SCOPE_NONE) {
                 scope = c->space == WR_SPACE_SHARED ? WR_SCOPE_BLOCK : WR_SCOPE_DEVICE;
+                c->scope_implied = 1;
+            }
             c->scope = (uint8_t)scope;
             c->order = WR_ORDER_RELAXED;
         } else if (has_mod(mods, nmods, "STRONG") && scope != WR_SCOPE_NONE) {

@@ -79,6 +79,7 @@ typedef struct wrs_class {
     uint8_t barmode;     /* barriers: wr_barrier_mode or WRS_BARMODE_UNKNOWN; their
                             `scope` is the wr_scope of the threads gathered
                             (BLOCK for BAR.*, CLUSTER for UCGABAR_*) */
+    uint8_t scope_implied; /* atomics: no scope printed, `scope` is the default */
 } wrs_class;
 
 typedef struct wrs_insn {

@@ -427,12 +427,17 @@ __global__ void __cluster_dims__(2, 1, 1) k_dsmem(int *out)
 }
 
 /* Atomics on another block's shared memory (distributed shared memory):
- * block 0 zeroes its sh, cluster.sync(), then both blocks add 1 to every
- * word of block 0's sh, block 0 through sh itself (SHARED), block 1
- * through cluster.map_shared_rank(sh, 0) (DSMEM), cluster.sync(), and
- * block 0 reads the sums.  DEVICE: atomicAdd, whose scope holds both
- * blocks; else atomicAdd_block, whose block scope holds only the caller,
- * so the two blocks' atomics on one word race (insufficient scope). */
+ * block 0 zeroes its sh (atomicExch), cluster.sync(), then both blocks
+ * add 1 to every word of block 0's sh, block 0 through sh itself (SHARED),
+ * block 1 through cluster.map_shared_rank(sh, 0) (DSMEM), cluster.sync(),
+ * and block 0 reads the sums (atomicAdd of 0).  DEVICE: atomicAdd, whose
+ * scope holds both blocks; else atomicAdd_block, whose block scope holds
+ * only the caller, so the two blocks' adds on one word race (insufficient
+ * scope).  Every access is an atomic: with a plain store and load around
+ * them, lockset and fsm warn by design (a word two blocks touched is not
+ * reset by a cluster barrier), and which pair they name depends on which
+ * block's add the GPU ran first, so the two recording paths would not
+ * name the same races (litmus dsmem_atomic_norace). */
 template <bool DEVICE>
 __global__ void __cluster_dims__(2, 1, 1) k_dsmem_atomic(int *out)
 {
@@ -441,7 +446,7 @@ __global__ void __cluster_dims__(2, 1, 1) k_dsmem_atomic(int *out)
     unsigned t = threadIdx.x, rank = c.block_rank();
     int *block0 = c.map_shared_rank(sh, 0);
     if (rank == 0)
-        WR_STORE(&sh[t], 0);
+        WR_ATOMIC_EXCH(&sh[t], 0);
     WR_CLUSTER_SYNC();
     int *word = rank == 0 ? &sh[t] : &block0[t];
     if (DEVICE)
@@ -450,7 +455,7 @@ __global__ void __cluster_dims__(2, 1, 1) k_dsmem_atomic(int *out)
         WR_ATOMIC_ADD_BLOCK(word, 1);
     WR_CLUSTER_SYNC();
     if (rank == 0)
-        out[t] = WR_LOAD(&sh[t]);
+        out[t] = WR_ATOMIC_ADD(&sh[t], 0);
     WR_CLUSTER_SYNC();
 }
 

@@ -81,7 +81,10 @@ static void parse_data(const char *name, wrs_module *m)
 }
 
 /* The finisher between a simulated ring's drain and O, and a launch of
- * blocks of BLOCK_THREADS threads. */
+ * blocks of BLOCK_THREADS threads, in clusters of launch_cluster blocks
+ * (0: a launch without clusters). */
+static uint32_t launch_cluster;
+
 static void start_stream(void)
 {
     memset(&O, 0, sizeof O);
@@ -99,6 +102,7 @@ static void start_stream(void)
     l.u.launch.kernel = 1;
     l.u.launch.block_dim[0] = BLOCK_THREADS;
     l.u.launch.block_dim[1] = l.u.launch.block_dim[2] = 1;
+    l.u.launch.cluster[0] = launch_cluster;
     wrr_drain_post(&D, &l);
 }
 
@@ -123,6 +127,13 @@ static void setup(void)
     add_range(SPLIT, &B, "_Z11split_blockPi");
     add_range(CLREL, &B, "_Z11cluster_relPi");
     add_range(CLRELAXED, &B, "_Z15cluster_relaxedPi");
+}
+
+static void setup_clustered(void)
+{
+    launch_cluster = 2;
+    setup();
+    launch_cluster = 0;
 }
 
 static void teardown(void)
@@ -468,6 +479,44 @@ Test(sanitizer_events, dsmem_overlaps_the_owners_shared_word, .init = setup, .fi
     cr_expect_eq(O.ev[5].u.access.space, WR_SPACE_DSMEM);
     cr_expect_eq(O.ev[5].u.access.base, wr_dsmem_addr(0, 0x40));
     cr_expect_eq(O.ev[3].u.access.space, WR_SPACE_SHARED);
+}
+
+/* ATOMS names no scope (atomicAdd and atomicAdd_block on the own shared
+ * memory are one instruction): block scope, but cluster scope where the
+ * launch's clusters let other blocks reach the word through DSMEM, so
+ * that a device-scope add there and the owner's are no scope race.  A
+ * scope the instruction names stays. */
+static void shared_atomic_scopes(uint8_t want_atoms)
+{
+    access(0, 0, OPCODES + 0x1c0, WR_OP_ATOMIC_RMW, WR_SPACE_SHARED, 0x20);   /* ATOMS.EXCH */
+    access(1, 0, OPCODES + 0x1b0, WR_OP_ATOMIC_RMW, WR_SPACE_DSMEM, wr_dsmem_addr(0, 0x40));
+    access(1, 0, OPCODES + 0xc0, WR_OP_ATOMIC_RMW, WR_SPACE_DSMEM, wr_dsmem_addr(0, 0x80));
+    finish();
+    unsigned n = 0;
+    for (size_t i = 0; i < O.n; i++) {
+        const wr_access *a = &O.ev[i].u.access;
+        if (O.ev[i].kind != WR_EV_ACCESS)
+            continue;
+        uint8_t want = a->space == WR_SPACE_SHARED ? want_atoms
+                       : a->base == wr_dsmem_addr(0, 0x40) ? WR_SCOPE_DEVICE   /* .GPU */
+                                                            : WR_SCOPE_BLOCK;  /* .CTA */
+        cr_expect_eq(a->scope, want, "access %zu: scope %u, expected %u", i, a->scope, want);
+        n++;
+    }
+    cr_expect_eq(n, 3);
+    cr_expect_eq(F.st.shared_atomics_cluster_scoped, want_atoms == WR_SCOPE_CLUSTER);
+}
+
+Test(sanitizer_events, shared_atomics_are_block_scoped_without_clusters, .init = setup,
+     .fini = teardown)
+{
+    shared_atomic_scopes(WR_SCOPE_BLOCK);
+}
+
+Test(sanitizer_events, shared_atomics_are_cluster_scoped_in_clusters, .init = setup_clustered,
+     .fini = teardown)
+{
+    shared_atomic_scopes(WR_SCOPE_CLUSTER);
 }
 
 /* Many warps hold at once (the pool and the word index grow); a block's
