@@ -41,6 +41,7 @@ struct wr_epochs {
     uint32_t *stream_over; /* newest epoch of the stream ordered before one that acted */
     uint32_t over_floor;   /* every epoch up to it is ordered before one that acted */
     uint32_t nstreams, capstreams;
+    bool non_blocking_seen;   /* some stream is non-blocking (WR_STREAM_NON_BLOCKING) */
     wr_u32map stream_map;     /* recorder stream id -> index + 1 */
     vc host;               /* what the host has waited for */
     wr_u32map launches;       /* launch id -> epoch */
@@ -212,6 +213,7 @@ static uint32_t stream_index(wr_epochs *e, uint32_t stream)
     }
     uint32_t i = e->nstreams++;
     e->stream_ids[i] = stream;
+    e->non_blocking_seen |= wr_stream_non_blocking(stream);
     e->stream_vc[i] = (vc){0};
     e->stream_last[i] = 0;
     e->stream_over[i] = 0;
@@ -223,17 +225,31 @@ static uint32_t stream_index(wr_epochs *e, uint32_t stream)
 static uint32_t new_epoch(wr_epochs *e, uint32_t launch, uint32_t stream)
 {
     uint32_t s = stream_index(e, stream);
-    uint32_t s0 = stream_index(e, 0);
+    uint32_t s0 = stream_index(e, WR_STREAM_LEGACY);
     vc before = {0};
-    if (s == s0) {
+    if (s == s0 && !e->non_blocking_seen) {
         /* legacy default stream: waits for all earlier work */
         before.floor = e->nep - 1;
+    } else if (s == s0) {
+        /* ... of the blocking streams: a non-blocking one's is not ordered */
+        vc_copy(&before, &e->host);
+        for (uint32_t i = 0; i < e->nstreams; i++) {
+            if (wr_stream_non_blocking(e->stream_ids[i]))
+                continue;
+            vc_join(&before, &e->stream_vc[i]);
+            if (e->stream_last[i])
+                vc_set(&before, i, e->stream_last[i]);
+        }
     } else {
         vc_copy(&before, &e->stream_vc[s]);
         vc_join(&before, &e->host);
-        vc_join(&before, &e->stream_vc[s0]);
-        if (e->stream_last[s0])
-            vc_set(&before, s0, e->stream_last[s0]);
+        /* a blocking stream's work waits for the legacy stream's earlier
+         * work; a non-blocking stream's does not */
+        if (!wr_stream_non_blocking(stream)) {
+            vc_join(&before, &e->stream_vc[s0]);
+            if (e->stream_last[s0])
+                vc_set(&before, s0, e->stream_last[s0]);
+        }
     }
     if (e->nep == e->capep) {
         e->capep *= 2;

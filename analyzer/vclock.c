@@ -493,7 +493,8 @@ static uint32_t launch_new(wr_hb *hb)
 
 /* Knowledge a new stream item starts with: the stream's tail, the host, and
  * the completion of the previous items; the legacy default stream 0 orders
- * with every stream (as epochs.c does). */
+ * with every blocking stream, not with a non-blocking one (as epochs.c
+ * does). */
 static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *slot_out,
                        uint32_t *pos_out)
 {
@@ -505,9 +506,9 @@ static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *
         wr_vc_join(&out[l], &hb->host[l]);
         wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | slot, pos - 1);
     }
-    if (stream_id == 0) {
+    if (stream_id == WR_STREAM_LEGACY) {
         for (uint32_t i = 0; i < hb->nstreams; i++) {
-            if (i == slot)
+            if (i == slot || wr_stream_non_blocking(hb->streams[i].id))
                 continue;
             hb_stream *o = &hb->streams[i];
             for (unsigned l = kept_from(hb, 0); l < hb->L; l = kept_from(hb, l + 1)) {
@@ -515,7 +516,8 @@ static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *
                 wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | i, o->pos);
             }
         }
-    } else if (hb->legacy_slot) {   /* a stream-0 item: later items of any stream wait for it */
+    } else if (hb->legacy_slot && !wr_stream_non_blocking(stream_id)) {
+        /* a stream-0 item: later items of every blocking stream wait for it */
         uint32_t s0 = hb->legacy_slot - 1;
         const hb_stream *o = &hb->streams[s0];
         for (unsigned l = kept_from(hb, 0); l < hb->L; l = kept_from(hb, l + 1)) {

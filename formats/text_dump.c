@@ -231,6 +231,16 @@ static void put_thread(D *d, uint32_t launch, uint32_t block, uint32_t warp, uin
         fprintf(d->out, " mask=0x%x", mask);
 }
 
+/* " stream=N": a non-blocking stream's id in hex, where its flag shows
+ * (0x80000001; TEXT.md) */
+static void put_stream(FILE *o, uint32_t stream)
+{
+    if (wr_stream_non_blocking(stream))
+        fprintf(o, " stream=0x%x", stream);
+    else
+        fprintf(o, " stream=%u", stream);
+}
+
 static void put_dim(FILE *out, const char *key, const uint32_t v[3])
 {
     fprintf(out, " %s%u,%u,%u", key, v[0], v[1], v[2]);
@@ -354,23 +364,28 @@ static void put_event(D *d, const wr_event *ev)
         put_dim(o, "grid=", l->grid);
         put_dim(o, "block=", l->block_dim);
         put_dim(o, "cluster=", l->cluster);
-        fprintf(o, " shared=%u stream=%u", l->shared_bytes, l->stream);
+        fprintf(o, " shared=%u", l->shared_bytes);
+        put_stream(o, l->stream);
         break;
     }
     case WR_EV_KERNEL_END:
         fprintf(o, "kernel_end L%u", ev->u.kernel_end.launch);
         break;
     case WR_EV_EVENT_RECORD:
-        fprintf(o, "event_record event=%u stream=%u", ev->u.stream_event.event, ev->u.stream_event.stream);
+        fprintf(o, "event_record event=%u", ev->u.stream_event.event);
+        put_stream(o, ev->u.stream_event.stream);
         break;
     case WR_EV_STREAM_WAIT:
-        fprintf(o, "stream_wait stream=%u event=%u", ev->u.stream_event.stream, ev->u.stream_event.event);
+        fputs("stream_wait", o);
+        put_stream(o, ev->u.stream_event.stream);
+        fprintf(o, " event=%u", ev->u.stream_event.event);
         break;
     case WR_EV_EVENT_SYNC:
         fprintf(o, "event_sync event=%u", ev->u.stream_event.event);
         break;
     case WR_EV_STREAM_SYNC:
-        fprintf(o, "stream_sync stream=%u", ev->u.stream_sync.stream);
+        fputs("stream_sync", o);
+        put_stream(o, ev->u.stream_sync.stream);
         break;
     case WR_EV_DEVICE_SYNC:
         fputs("device_sync", o);
@@ -387,7 +402,8 @@ static void put_event(D *d, const wr_event *ev)
             fputs(" src=", o);
             put_addr(d, WR_SPACE_GLOBAL, c->src, 0);
         }
-        fprintf(o, " bytes=%" PRIu64 " stream=%u", c->bytes, c->stream);
+        fprintf(o, " bytes=%" PRIu64, c->bytes);
+        put_stream(o, c->stream);
         if (c->async)
             fputs(" async", o);
         break;

@@ -36,6 +36,29 @@ Test(epochs, one_stream_settles_at_kernel_end)
     wr_epochs_free(e);
 }
 
+/* The legacy default stream 0 waits for the blocking streams' earlier work,
+ * and their later work waits for it; a non-blocking stream is ordered with
+ * neither, nor are the others' through it, but its own order stands. */
+Test(epochs, legacy_stream_orders_blocking_streams_not_non_blocking_ones)
+{
+    const uint32_t nb = WR_STREAM_NON_BLOCKING | 1, blk = 2;
+    wr_epochs *e = wr_epochs_new();
+    uint32_t a = feed(e, lf_launch(1, blk));
+    uint32_t n1 = feed(e, lf_launch(2, nb));
+    uint32_t l1 = feed(e, lf_launch(3, WR_STREAM_LEGACY));
+    uint32_t b = feed(e, lf_launch(4, blk));
+    uint32_t n2 = feed(e, lf_launch(5, nb));
+    cr_assert(wr_epochs_ordered(e, a, l1), "legacy waits for a blocking stream");
+    cr_assert(wr_epochs_ordered(e, l1, b), "a blocking stream waits for legacy");
+    cr_assert(wr_epochs_ordered(e, a, b), "through legacy");
+    cr_assert(!wr_epochs_ordered(e, n1, l1), "legacy does not wait for a non-blocking stream");
+    cr_assert(!wr_epochs_ordered(e, l1, n2), "nor a non-blocking stream for legacy");
+    cr_assert(!wr_epochs_ordered(e, a, n2), "nor through it");
+    cr_assert(!wr_epochs_ordered(e, n1, b));
+    cr_assert(wr_epochs_ordered(e, n1, n2), "a non-blocking stream's own order");
+    wr_epochs_free(e);
+}
+
 Test(epochs, ended_kernel_not_settled_while_a_concurrent_one_runs)
 {
     wr_epochs *e = wr_epochs_new();

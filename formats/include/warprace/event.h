@@ -311,6 +311,22 @@ typedef struct wr_block_mark {  /* BLOCK_ENTER / BLOCK_EXIT */
     uint32_t launch, block;
 } wr_block_mark;
 
+/* Stream ids.  0 is the legacy default stream, which synchronizes with
+ * every blocking stream: its work waits for all earlier work of those
+ * streams, and their later work waits for it.  An id with
+ * WR_STREAM_NON_BLOCKING set is a stream created non-blocking
+ * (cudaStreamNonBlocking / CU_STREAM_NON_BLOCKING), which does not
+ * synchronize with stream 0 either way; any other id is a blocking stream
+ * (cudaStreamCreate, the per-thread default stream).  The flag is part of
+ * the id: a stream keeps it in every record. */
+#define WR_STREAM_LEGACY 0u
+#define WR_STREAM_NON_BLOCKING 0x80000000u
+
+static inline int wr_stream_non_blocking(uint32_t stream)
+{
+    return (stream & WR_STREAM_NON_BLOCKING) != 0;
+}
+
 typedef struct wr_launch {
     uint32_t launch;        /* new launch id */
     uint32_t kernel;        /* catalog kernel id */
@@ -318,7 +334,7 @@ typedef struct wr_launch {
     uint32_t block_dim[3];
     uint32_t cluster[3];    /* {1,1,1} without clusters */
     uint32_t shared_bytes;  /* dynamic + static shared memory */
-    uint32_t stream;        /* recorder's stream id; 0 = legacy default */
+    uint32_t stream;        /* recorder's stream id (WR_STREAM_LEGACY, WR_STREAM_NON_BLOCKING) */
 } wr_launch;
 
 typedef struct wr_kernel_end {
