@@ -12,6 +12,7 @@
 
 #include "alloc_label.h"
 #include "drain.h"
+#include "handle_ids.h"
 #include "pending_ends.h"
 #include "record_args.h"
 #include "ring_format.h"
@@ -61,11 +62,7 @@ static struct {
     /* allocations: base -> catalog id (linear; programs have few) */
     struct { uint64_t base; uint32_t id; } *allocs;
     size_t nallocs, capallocs;
-    /* streams and events -> small ids */
-    void **handles;
-    uint32_t *handle_ids;
-    size_t nhandles, caphandles;
-    uint32_t next_stream, next_event;
+    wrr_handle_ids ids;          /* streams and events -> small ids */
     uint64_t t_start;
     uint64_t ring_setup_ns;      /* allocating, pinning and clearing the ring */
     char error[512];
@@ -298,21 +295,16 @@ int wrr_rt_ensure(void)
 
 /* ---- ids ------------------------------------------------------------------- */
 
+/* cuStreamGetFlags, for the non-blocking mark of a stream id (handle_ids.h) */
+static int stream_flags(void *stream, unsigned *flags)
+{
+    return cuStreamGetFlags((CUstream)stream, flags) == CUDA_SUCCESS ? 0 : -1;
+}
+
 static uint32_t handle_id(void *h, int is_event)
 {
-    if (!h && !is_event)
-        return 0;               /* legacy default stream */
-    for (size_t i = 0; i < R.nhandles; i++)
-        if (R.handles[i] == h)
-            return R.handle_ids[i];
-    if (R.nhandles == R.caphandles) {
-        R.caphandles = R.caphandles ? 2 * R.caphandles : 64;
-        R.handles = realloc(R.handles, R.caphandles * sizeof *R.handles);
-        R.handle_ids = realloc(R.handle_ids, R.caphandles * sizeof *R.handle_ids);
-    }
-    R.handles[R.nhandles] = h;
-    R.handle_ids[R.nhandles] = is_event ? ++R.next_event : ++R.next_stream;
-    return R.handle_ids[R.nhandles++];
+    R.ids.stream_flags = stream_flags;
+    return is_event ? wrr_event_id(&R.ids, h) : wrr_stream_id(&R.ids, h);
 }
 
 static void post(const wr_event *ev)

@@ -34,6 +34,7 @@
 #include "alloc_label.h"
 #include "copy_region.h"
 #include "drain.h"
+#include "handle_ids.h"
 #include "pending_ends.h"
 #include "record_args.h"
 #include "san_events.h"
@@ -89,10 +90,7 @@ static struct {
     wrr_pending_ends ends;       /* KERNEL_ENDs the program has not observed yet */
     wrs_launch_data *open_ld;
     uint64_t launches;
-    void **handles;
-    uint32_t *handle_ids;
-    size_t nhandles, caphandles;
-    uint32_t next_stream, next_event;
+    wrr_handle_ids ids;          /* streams and events -> small ids */
     struct { uint64_t base; uint32_t id; } *allocs;
     size_t nallocs, capallocs;
     uint64_t dmalloc_lost;        /* device malloc/free records past WRS_DMALLOC_MAX */
@@ -373,21 +371,33 @@ static int ensure_runtime(CUcontext ctx, Sanitizer_StreamHandle hs)
     return 0;
 }
 
+/* cuStreamGetFlags from the loaded driver (this library does not link it),
+ * for the non-blocking mark of a stream id (handle_ids.h) */
+typedef CUresult (*stream_get_flags_fn)(CUstream, unsigned *);
+static stream_get_flags_fn stream_get_flags;
+static pthread_once_t stream_get_flags_once = PTHREAD_ONCE_INIT;
+
+static void find_stream_get_flags(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib)
+        lib = dlopen("libcuda.so", RTLD_NOW | RTLD_NOLOAD);
+    if (lib) {
+        *(void **)&stream_get_flags = dlsym(lib, "cuStreamGetFlags");
+        dlclose(lib);   /* NOLOAD took a reference: the library stays */
+    }
+}
+
+static int stream_flags(void *stream, unsigned *flags)
+{
+    pthread_once(&stream_get_flags_once, find_stream_get_flags);
+    return stream_get_flags && stream_get_flags((CUstream)stream, flags) == CUDA_SUCCESS ? 0 : -1;
+}
+
 static uint32_t handle_id(void *h, int is_event)
 {
-    if (!h && !is_event)
-        return 0;
-    for (size_t i = 0; i < G.nhandles; i++)
-        if (G.handles[i] == h)
-            return G.handle_ids[i];
-    if (G.nhandles == G.caphandles) {
-        G.caphandles = G.caphandles ? 2 * G.caphandles : 64;
-        G.handles = realloc(G.handles, G.caphandles * sizeof *G.handles);
-        G.handle_ids = realloc(G.handle_ids, G.caphandles * sizeof *G.handle_ids);
-    }
-    G.handles[G.nhandles] = h;
-    G.handle_ids[G.nhandles] = is_event ? ++G.next_event : ++G.next_stream;
-    return G.handle_ids[G.nhandles++];
+    G.ids.stream_flags = stream_flags;
+    return is_event ? wrr_event_id(&G.ids, h) : wrr_stream_id(&G.ids, h);
 }
 
 static void post(const wr_event *ev)

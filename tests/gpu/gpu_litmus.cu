@@ -699,6 +699,20 @@ static int run_other(const char *name)
             CK(cudaStreamWaitEvent(s2, e, 0));
         }
         consumer<<<1, 32, 0, s2>>>(data, out);
+    } else if (!strcmp(name, "legacy_stream_after_non_blocking_race") ||
+               !strcmp(name, "legacy_stream_waits_for_blocking_norace")) {
+        /* the producer on a stream of its own, the consumer on the legacy
+         * default stream: ordered only when that stream is blocking */
+        cudaStream_t s;
+        if (!strcmp(name, "legacy_stream_after_non_blocking_race"))
+            CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        else
+            CK(cudaStreamCreate(&s));
+        producer<<<1, 32, 0, s>>>(data);
+        consumer<<<1, 32>>>(data, out);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        CK(cudaStreamDestroy(s));
     } else {
         fprintf(stderr, "gpu_litmus: no litmus '%s' (try --list)\n", name);
         return 2;
@@ -712,7 +726,8 @@ static const char *const others[] = {"barrier_interval_race", "barrier_interval_
                                      "cluster_own_shared_race", "cluster_own_shared_norace",
                                      "syncwarp_partial_mask_race", "syncwarp_full_mask_norace",
                                      "divergence_intra_warp_race", "streams_no_event_race",
-                                     "streams_event_norace", "host_copy_race",
+                                     "streams_event_norace", "legacy_stream_after_non_blocking_race",
+                                     "legacy_stream_waits_for_blocking_norace", "host_copy_race",
                                      "host_copy_after_sync_norace", "host_copy2d_race",
                                      "host_copy2d_padding_norace",
                                      "cluster_sync_global_handoff_norace",

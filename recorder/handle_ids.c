@@ -1,0 +1,63 @@
+/* Small ids for streams and events: see handle_ids.h. */
+#include "handle_ids.h"
+
+#include <stdlib.h>
+
+#include "warprace/event.h"
+
+/* The id handle h of its kind was given, or 0 with *found 0. */
+static uint32_t find(const wrr_handle_ids *t, void *h, int is_event, int *found)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].handle == h && t->v[i].is_event == is_event) {
+            *found = 1;
+            return t->v[i].id;
+        }
+    *found = 0;
+    return 0;
+}
+
+/* Keeps id for h; out of memory, the next call gives h a new id (a stream
+ * taken for two: an order missed, never one invented). */
+static uint32_t keep(wrr_handle_ids *t, void *h, int is_event, uint32_t id)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        wrr_handle_id *v = realloc(t->v, cap * sizeof *v);
+        if (!v)
+            return id;
+        t->v = v;
+        t->cap = cap;
+    }
+    t->v[t->n++] = (wrr_handle_id){h, id, is_event};
+    return id;
+}
+
+uint32_t wrr_stream_id(wrr_handle_ids *t, void *h)
+{
+    if (!h || h == WRR_STREAM_HANDLE_LEGACY)
+        return WR_STREAM_LEGACY;
+    int found;
+    uint32_t id = find(t, h, 0, &found);
+    if (found)
+        return id;
+    id = ++t->next_stream & ~WR_STREAM_NON_BLOCKING;
+    unsigned flags = 0;
+    if (h != WRR_STREAM_HANDLE_PER_THREAD && t->stream_flags && t->stream_flags(h, &flags) == 0 &&
+        (flags & WRR_STREAM_FLAG_NON_BLOCKING))
+        id |= WR_STREAM_NON_BLOCKING;
+    return keep(t, h, 0, id);
+}
+
+uint32_t wrr_event_id(wrr_handle_ids *t, void *h)
+{
+    int found;
+    uint32_t id = find(t, h, 1, &found);
+    return found ? id : keep(t, h, 1, ++t->next_event);
+}
+
+void wrr_handle_ids_free(wrr_handle_ids *t)
+{
+    free(t->v);
+    *t = (wrr_handle_ids){.stream_flags = t->stream_flags};
+}
