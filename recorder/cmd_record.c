@@ -120,6 +120,7 @@ static int print_stats(const char *stats_path, const char *out)
     unsigned long long busy_ns = 0, wall_ns = 0, full_waits = 0, ring_setup_ns = 0;
     unsigned drain_threads = 0;
     char error[512] = "", unrecorded[512] = "", launches_unrecorded[512] = "";
+    char graphs[512] = "";
     /* the sanitizer path's counters (SANITIZER.md: what it recovered and
      * what it could not), those not 0 as they come: name=value */
     char san[2048] = "";
@@ -156,6 +157,10 @@ static int print_stats(const char *stats_path, const char *out)
         if (!strncmp(line, "launches_unrecorded=", 20)) {
             line[strcspn(line, "\n")] = 0;
             snprintf(launches_unrecorded, sizeof launches_unrecorded, "%s", line + 20);
+        }
+        if (!strncmp(line, "graph_work_unrecorded=", 22)) {
+            line[strcspn(line, "\n")] = 0;
+            snprintf(graphs, sizeof graphs, "%s", line + 22);
         }
         if (!strncmp(line, "host_copies_unrecorded=", 23)) {
             line[strcspn(line, "\n")] = 0;
@@ -199,6 +204,9 @@ static int print_stats(const char *stats_path, const char *out)
                "with --mode sanitizer)\n", launches_unrecorded);
     if (unrecorded[0])
         printf("  host copies    %s not recorded: races with them go unseen\n", unrecorded);
+    if (graphs[0])
+        printf("  CUDA graphs    %s: their kernels, copies and orderings are not recorded "
+               "(each graph launch counts as a lost event): races in them go unseen\n", graphs);
     if (error[0]) {
         fprintf(stderr, "warprace record: recorder error: %s\n", error);
         return -1;   /* the trace stops where the recorder failed */

@@ -58,6 +58,9 @@ static struct {
     /* launches of kernels built without the device API: nothing of
      * theirs is recorded, and the summary says so */
     uint64_t launches_unrecorded;
+    /* CUDA graphs: work captured into them does not run when issued, and
+     * their launches run it unrecorded (RECORDER.md, "CUDA graphs") */
+    uint64_t captured_ops, graph_launches;
     char launch_unrecorded_name[128];
     /* allocations: base -> catalog id (linear; programs have few) */
     struct { uint64_t base; uint32_t id; } *allocs;
@@ -401,11 +404,39 @@ static int selected(const char *name)
     return 1;
 }
 
+/* Is stream capturing into a CUDA graph?  Its work then does not run now
+ * (it runs when the graph is launched), and a synchronization or a
+ * synchronous copy of ours would invalidate the capture. */
+static int capturing(CUstream stream)
+{
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    wrr_rt_internal = 1;
+    CUresult rc = cuStreamIsCapturing(stream, &st);
+    wrr_rt_internal = 0;
+    return rc == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* Counts an operation issued into a capture: not recorded, and not
+ * disturbed. */
+static int skip_captured(CUstream stream)
+{
+    if (!capturing(stream))
+        return 0;
+    pthread_mutex_lock(&R.lock);
+    R.captured_ops++;
+    pthread_mutex_unlock(&R.lock);
+    return 1;
+}
+
+/* The launch this thread began was captured: its end does nothing. */
+static __thread int launch_captured;
+
 void wrr_rt_launch_begin(CUfunction f, const char *name, const unsigned grid[3],
                          const unsigned block[3], const unsigned cluster[3],
                          unsigned dyn_shared, CUstream stream)
 {
-    if (wrr_rt_ensure() != 0)
+    launch_captured = skip_captured(stream);
+    if (launch_captured || wrr_rt_ensure() != 0)
         return;
     pthread_mutex_lock(&R.lock);
     wrr_rt_internal = 1;
@@ -464,6 +495,10 @@ void wrr_rt_launch_begin(CUfunction f, const char *name, const unsigned grid[3],
 void wrr_rt_launch_end(CUstream stream)
 {
     (void)stream;
+    if (launch_captured) {
+        launch_captured = 0;
+        return;
+    }
     if (!R.ready)
         return;
     /* serialize: the kernel completes (and every record is committed)
@@ -542,6 +577,8 @@ void wrr_rt_free(uint64_t base)
 void wrr_rt_copy_region(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
                         uint64_t depth, unsigned kind, CUstream stream, int async)
 {
+    if (async && skip_captured(stream))
+        return;
     if (wrr_rt_ensure() != 0)
         return;
     pthread_mutex_lock(&R.lock);
@@ -594,8 +631,42 @@ static void post_simple(uint8_t kind, void *stream, void *event, int has_stream)
 
 void wrr_rt_stream_sync(CUstream s) { post_simple(WR_EV_STREAM_SYNC, s, NULL, 1); }
 void wrr_rt_device_sync(void) { post_simple(WR_EV_DEVICE_SYNC, NULL, NULL, 0); }
-void wrr_rt_event_record(void *e, CUstream s) { post_simple(WR_EV_EVENT_RECORD, s, e, 1); }
-void wrr_rt_stream_wait(CUstream s, void *e) { post_simple(WR_EV_STREAM_WAIT, s, e, 1); }
+void wrr_rt_event_record(void *e, CUstream s)
+{
+    if (!skip_captured(s))
+        post_simple(WR_EV_EVENT_RECORD, s, e, 1);
+}
+
+void wrr_rt_stream_wait(CUstream s, void *e)
+{
+    if (!skip_captured(s))
+        post_simple(WR_EV_STREAM_WAIT, s, e, 1);
+}
+
+void wrr_rt_graph_launch(CUstream stream)
+{
+    if (skip_captured(stream) || wrr_rt_ensure() != 0)   /* skipped: a graph launched into a capture */
+        return;
+    pthread_mutex_lock(&R.lock);
+    /* its kernels must not write into the ring: no launch of ours is open
+     * for them, and the drain would take their records for the next one */
+    if (R.dev_enabled) {
+        uint32_t off = 0;
+        wrr_rt_internal = 1;
+        cuMemcpyHtoD(R.state_dev + offsetof(wrr_dev_state, enabled), &off, sizeof off);
+        wrr_rt_internal = 0;
+        R.dev_enabled = 0;
+    }
+    R.graph_launches++;
+    /* what the graph does is missing from the trace: the analysis says so */
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_LOST;
+    ev.u.lost.count = 1;
+    ev.u.lost.block = UINT32_MAX;
+    post(&ev);
+    pthread_mutex_unlock(&R.lock);
+}
 void wrr_rt_event_sync(void *e) { post_simple(WR_EV_EVENT_SYNC, NULL, e, 0); }
 
 /* Pops do not say which range they close: a per-thread stack of "was it
@@ -678,6 +749,10 @@ void wrr_rt_shutdown(void)
             if (R.launches_unrecorded)
                 fprintf(f, "launches_unrecorded=%llu (the first: %s)\n",
                         (unsigned long long)R.launches_unrecorded, R.launch_unrecorded_name);
+            if (R.graph_launches || R.captured_ops)
+                fprintf(f, "graph_work_unrecorded=%llu graph launches, %llu operations "
+                           "captured into graphs\n",
+                        (unsigned long long)R.graph_launches, (unsigned long long)R.captured_ops);
             if (R.copies_unrecorded)
                 fprintf(f, "host_copies_unrecorded=%llu (%s)\n",
                         (unsigned long long)R.copies_unrecorded, R.copy_unrecorded_why);

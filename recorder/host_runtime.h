@@ -45,6 +45,8 @@ void wrr_rt_device_sync(void);
 void wrr_rt_event_record(void *event, CUstream stream);
 void wrr_rt_stream_wait(CUstream stream, void *event);
 void wrr_rt_event_sync(void *event);
+/* cuGraphLaunch: the graph's work runs unrecorded, counted as one lost event. */
+void wrr_rt_graph_launch(CUstream stream);
 void wrr_rt_nvtx_push(const char *name);
 void wrr_rt_nvtx_pop(void);
 

@@ -458,6 +458,11 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain, CUpti
     case CUPTI_CB_DOMAIN_DRIVER_API:
         on_launch(cbid, data);
         on_driver_copy(cbid, data);
+        if ((cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+             cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz) &&
+            ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER)
+            wrr_rt_graph_launch(((const cuGraphLaunch_params *)((const CUpti_CallbackData *)data)
+                                     ->functionParams)->hStream);
         break;
     case CUPTI_CB_DOMAIN_RUNTIME_API: {
         const CUpti_CallbackData *cb = data;
@@ -502,7 +507,8 @@ static int setup(void)
         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
     for (size_t i = 0; i < sizeof launches / sizeof launches[0]; i++)
         cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
     for (size_t i = 0; i < sizeof driver_copies / sizeof driver_copies[0]; i++)

@@ -90,6 +90,8 @@ static struct {
     wrr_pending_ends ends;       /* KERNEL_ENDs the program has not observed yet */
     wrs_launch_data *open_ld;
     uint64_t launches;
+    uint64_t captured_launches;  /* launches captured into CUDA graphs (not run when issued) */
+    uint64_t graph_launches;     /* CUDA graph launches */
     wrr_handle_ids ids;          /* streams and events -> small ids */
     struct { uint64_t base; uint32_t id; } *allocs;
     size_t nallocs, capallocs;
@@ -668,8 +670,39 @@ static void note_unrecorded_sync(CUmodule module, const char *name)
     }
 }
 
+/* Is stream capturing into a CUDA graph (its work runs when the graph is
+ * launched, and a synchronization of ours would invalidate the capture)? */
+typedef CUresult (*stream_is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
+static stream_is_capturing_fn stream_is_capturing;
+static pthread_once_t stream_is_capturing_once = PTHREAD_ONCE_INIT;
+
+static void find_stream_is_capturing(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib)
+        lib = dlopen("libcuda.so", RTLD_NOW | RTLD_NOLOAD);
+    if (lib) {
+        *(void **)&stream_is_capturing = dlsym(lib, "cuStreamIsCapturing");
+        dlclose(lib);   /* NOLOAD took a reference: the library stays */
+    }
+}
+
+static int capturing(CUstream stream)
+{
+    pthread_once(&stream_is_capturing_once, find_stream_is_capturing);
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    return stream_is_capturing && stream_is_capturing(stream, &st) == CUDA_SUCCESS &&
+           st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 static void launch_begin(const Sanitizer_LaunchData *d)
 {
+    if (capturing(d->stream)) {
+        pthread_mutex_lock(&G.lock);
+        G.captured_launches++;
+        pthread_mutex_unlock(&G.lock);
+        return;
+    }
     pthread_mutex_lock(&G.lock);
     if (ensure_runtime(d->context, d->hStream) != 0 || !selected(d->functionName ? d->functionName : "")) {
         pthread_mutex_unlock(&G.lock);
@@ -889,6 +922,39 @@ static void on_alloc(const Sanitizer_ResourceMemoryData *d, int is_free)
     pthread_mutex_unlock(&G.lock);
 }
 
+/* CUDA graphs.  A graph's kernel nodes reach the recorder as node
+ * launches, enqueued together and running concurrently: their records
+ * would interleave in the ring, which tells launches apart only by
+ * serializing them (RECORDER.md, "CUDA graphs").  So they are not
+ * recorded: each node's patches get no launch data (without it they record
+ * nothing: left to the launch's earlier data, they faulted), and each graph
+ * launch counts as one lost event, which makes the analysis say the trace
+ * is incomplete. */
+static void graph_event(Sanitizer_CallbackId cbid, const void *data)
+{
+    if (cbid == SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN) {
+        const Sanitizer_GraphLaunchData *g = data;
+        if (g->isGraphUpload)
+            return;
+        pthread_mutex_lock(&G.lock);
+        G.graph_launches++;
+        if (ensure_runtime(g->context, g->hStream) == 0) {
+            wr_event ev;
+            memset(&ev, 0, sizeof ev);
+            ev.kind = WR_EV_LOST;
+            ev.u.lost.count = 1;
+            ev.u.lost.block = UINT32_MAX;
+            post(&ev);
+        }
+        pthread_mutex_unlock(&G.lock);
+    } else if (cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN) {
+        const Sanitizer_GraphNodeLaunchData *n = data;
+        if (n->nodeType == CU_GRAPH_NODE_TYPE_KERNEL)
+            G.fn.set_launch_callback_data(n->launchData.hLaunch, n->launchData.function,
+                                          n->launchData.hStream, NULL);
+    }
+}
+
 static void SANITIZERAPI callback(void *ud, Sanitizer_CallbackDomain dom, Sanitizer_CallbackId cbid,
                                   const void *data)
 {
@@ -905,6 +971,9 @@ static void SANITIZERAPI callback(void *ud, Sanitizer_CallbackDomain dom, Saniti
         else if (cbid == SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_FREE ||
                  cbid == SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC)
             on_alloc(data, 1);
+        break;
+    case SANITIZER_CB_DOMAIN_GRAPHS:
+        graph_event(cbid, data);
         break;
     case SANITIZER_CB_DOMAIN_LAUNCH:
         if (cbid == SANITIZER_CBID_LAUNCH_BEGIN)
@@ -1038,6 +1107,9 @@ static void shutdown_recorder(void)
                     (unsigned long long)s->mbarrier_untracked);
             fprintf(f, "sanitizer_shared_atomics_cluster_scoped=%llu\n",
                     (unsigned long long)s->shared_atomics_cluster_scoped);
+            fprintf(f, "sanitizer_graph_launches=%llu\n", (unsigned long long)G.graph_launches);
+            fprintf(f, "sanitizer_launches_captured=%llu\n",
+                    (unsigned long long)G.captured_launches);
             fprintf(f, "sanitizer_bar_arrive_unreported=%llu\n",
                     (unsigned long long)G.arrive_unreported_launches);
             fprintf(f, "sanitizer_mbarrier_unrecorded=%llu\n",
@@ -1074,7 +1146,8 @@ int InitializeInjection(void)
                                              SANITIZER_CB_DOMAIN_MEMCPY,
                                              SANITIZER_CB_DOMAIN_MEMSET,
                                              SANITIZER_CB_DOMAIN_SYNCHRONIZE,
-                                             SANITIZER_CB_DOMAIN_EVENTS};
+                                             SANITIZER_CB_DOMAIN_EVENTS,
+                                             SANITIZER_CB_DOMAIN_GRAPHS};
     for (size_t i = 0; i < sizeof doms / sizeof doms[0]; i++)
         san_ok(G.fn.enable_domain(1, G.sub, doms[i]), "sanitizerEnableDomain");
     G.enabled = 1;

@@ -150,6 +150,20 @@ typedef enum {
     SANITIZER_CBID_LAUNCH_FORCE_INT = 0x7fffffff
 } Sanitizer_CallbackIdLaunch;
 
+/* graphs domain: a graph's launch and its nodes' (values as the H200's
+ * compute-sanitizer 2025.3.1 declares them; test_api_values) */
+typedef enum {
+    SANITIZER_CBID_GRAPHS_INVALID = 0,
+    SANITIZER_CBID_GRAPHS_GRAPHEXEC_CREATING = 1,
+    SANITIZER_CBID_GRAPHS_GRAPHEXEC_CREATED = 2,
+    SANITIZER_CBID_GRAPHS_GRAPHEXEC_DESTROYING = 3,
+    SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN = 4,
+    SANITIZER_CBID_GRAPHS_NODE_LAUNCH_END = 5,
+    SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN = 6,
+    SANITIZER_CBID_GRAPHS_LAUNCH_END = 7,
+    SANITIZER_CBID_GRAPHS_FORCE_INT = 0x7fffffff
+} Sanitizer_CallbackIdGraphs;
+
 typedef enum {
     SANITIZER_CBID_MEMCPY_INVALID = 0,
     SANITIZER_CBID_MEMCPY_STARTING = 1,
@@ -273,6 +287,30 @@ typedef struct {
     CUstream apiStream;
     Sanitizer_StreamHandle hApiStream;
 } Sanitizer_LaunchData;
+
+typedef struct {
+    CUcontext context;
+    CUgraphExec graphExec;
+    CUstream stream;
+    Sanitizer_StreamHandle hStream;
+    uint32_t isGraphUpload;
+} Sanitizer_GraphLaunchData;
+
+/* a graph node's launch: only kernel nodes' launchData is used (layout
+ * checked by test_api_values) */
+typedef struct {
+    CUgraphExec graphExec;
+    CUgraphNode node;
+    void *member_at_16;          /* undocumented here: an 8-byte member */
+    CUgraphNodeType nodeType;
+    uint32_t launchId;
+    union {
+        Sanitizer_LaunchData launchData;
+        uint64_t memFreeAddress;
+        unsigned char union_bytes[144];   /* the memcpy and memset data are larger */
+    };
+    uint32_t isGraphUpload;
+} Sanitizer_GraphNodeLaunchData;
 
 typedef struct {
     CUcontext srcContext;

@@ -43,6 +43,14 @@ _Static_assert(SANITIZER_CBID_RESOURCE_MODULE_LOADED == 9, "MODULE_LOADED");
 _Static_assert(SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC == 16, "FREE_ASYNC");
 _Static_assert(SANITIZER_CBID_LAUNCH_END == 3, "LAUNCH_END");
 _Static_assert(offsetof(Sanitizer_LaunchData, hLaunch) == 96, "LaunchData layout");
+/* CUDA graphs (as the H200's compute-sanitizer 2025.3.1 declares them) */
+_Static_assert(SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN == 4, "GRAPHS_NODE_LAUNCH_BEGIN");
+_Static_assert(SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN == 6, "GRAPHS_LAUNCH_BEGIN");
+_Static_assert(offsetof(Sanitizer_GraphLaunchData, isGraphUpload) == 32, "GraphLaunchData layout");
+_Static_assert(offsetof(Sanitizer_GraphNodeLaunchData, nodeType) == 24 &&
+                   offsetof(Sanitizer_GraphNodeLaunchData, launchData) == 32 &&
+                   offsetof(Sanitizer_GraphNodeLaunchData, isGraphUpload) == 176,
+               "GraphNodeLaunchData layout");
 
 int main(void)
 {

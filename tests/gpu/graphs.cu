@@ -1,0 +1,83 @@
+/*
+ * warprace_graphs: kernels launched through a CUDA graph (stream capture),
+ * for what the two recording paths make of them.  A producer writes
+ * data[0..31], a consumer reads it.
+ *
+ *   warprace_graphs stream     no graph: producer then consumer on one
+ *                              stream (the reference: no race)
+ *   warprace_graphs chain      captured the same way and launched as a
+ *                              graph: the graph's edge orders them (no race)
+ *   warprace_graphs branches   captured on two forked streams, joined after:
+ *                              two graph nodes with no edge between them
+ *                              (a race on data)
+ *
+ * Built with the device API (warprace_graphs) and without it
+ * (warprace_graphs_plain); scripts/gpu-session graphs records both.
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "warprace/device.cuh"
+#include "gpu_probe.cuh"
+
+__global__ void producer(int *data)
+{
+    WR_STORE(&data[threadIdx.x], (int)threadIdx.x);
+}
+
+__global__ void consumer(const int *data, int *out)
+{
+    out[threadIdx.x] = WR_LOAD(&data[threadIdx.x]);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc == 2 ? argv[1] : "";
+    if (strcmp(mode, "stream") && strcmp(mode, "chain") && strcmp(mode, "branches")) {
+        fprintf(stderr, "usage: warprace_graphs stream|chain|branches\n");
+        return 2;
+    }
+    int *data, *out;
+    warprace_name_next_alloc("data");
+    CUDA_CHECK(cudaMalloc(&data, 32 * sizeof(int)));
+    warprace_name_next_alloc("out");
+    CUDA_CHECK(cudaMalloc(&out, 32 * sizeof(int)));
+    cudaStream_t s, s2;
+    cudaEvent_t fork, join;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    if (!strcmp(mode, "stream")) {
+        producer<<<1, 32, 0, s>>>(data);
+        consumer<<<1, 32, 0, s>>>(data, out);
+    } else {
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+        if (!strcmp(mode, "chain")) {
+            producer<<<1, 32, 0, s>>>(data);
+            consumer<<<1, 32, 0, s>>>(data, out);
+        } else {
+            CUDA_CHECK(cudaEventRecord(fork, s));
+            CUDA_CHECK(cudaStreamWaitEvent(s2, fork, 0));
+            producer<<<1, 32, 0, s>>>(data);
+            consumer<<<1, 32, 0, s2>>>(data, out);
+            CUDA_CHECK(cudaEventRecord(join, s2));
+            CUDA_CHECK(cudaStreamWaitEvent(s, join, 0));
+        }
+        CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+        CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+        CUDA_CHECK(cudaGraphLaunch(exec, s));
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        CUDA_CHECK(cudaGraphExecDestroy(exec));
+        CUDA_CHECK(cudaGraphDestroy(graph));
+    }
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    int h[32];
+    CUDA_CHECK(cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost));
+    printf("graphs %s: out[31] = %d\n", mode, h[31]);
+    return 0;
+}
