@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ring_format.h"
 #include "warprace/event.h"
@@ -140,6 +141,18 @@ typedef struct wrr_drain {
 int wrr_drain_init(wrr_drain *d, const wrr_ring *ring, const wrr_sink *sink,
                    const wrr_drain_options *opts);
 void wrr_drain_destroy(wrr_drain *d);
+
+/* A LOST event of `count` for work the host side could not record (launch
+ * 0, block unknown): a CUDA graph launch's, say (RECORDER.md). */
+static inline wr_event wrr_host_lost_event(uint64_t count)
+{
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_LOST;
+    ev.u.lost.count = count;
+    ev.u.lost.block = UINT32_MAX;
+    return ev;
+}
 
 /* Posts a host event (any thread).  KERNEL_LAUNCH opens a launch,
  * KERNEL_END closes it. */

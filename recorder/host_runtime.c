@@ -659,11 +659,7 @@ void wrr_rt_graph_launch(CUstream stream)
     }
     R.graph_launches++;
     /* what the graph does is missing from the trace: the analysis says so */
-    wr_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = WR_EV_LOST;
-    ev.u.lost.count = 1;
-    ev.u.lost.block = UINT32_MAX;
+    wr_event ev = wrr_host_lost_event(1);
     post(&ev);
     pthread_mutex_unlock(&R.lock);
 }

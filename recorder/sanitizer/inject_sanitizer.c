@@ -373,26 +373,30 @@ static int ensure_runtime(CUcontext ctx, Sanitizer_StreamHandle hs)
     return 0;
 }
 
-/* cuStreamGetFlags from the loaded driver (this library does not link it),
- * for the non-blocking mark of a stream id (handle_ids.h) */
+/* Driver functions this library calls (it does not link the driver: they
+ * are looked up in the one the program loaded). */
 typedef CUresult (*stream_get_flags_fn)(CUstream, unsigned *);
+typedef CUresult (*stream_is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
 static stream_get_flags_fn stream_get_flags;
-static pthread_once_t stream_get_flags_once = PTHREAD_ONCE_INIT;
+static stream_is_capturing_fn stream_is_capturing;
+static pthread_once_t driver_symbols_once = PTHREAD_ONCE_INIT;
 
-static void find_stream_get_flags(void)
+static void find_driver_symbols(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!lib)
         lib = dlopen("libcuda.so", RTLD_NOW | RTLD_NOLOAD);
-    if (lib) {
-        *(void **)&stream_get_flags = dlsym(lib, "cuStreamGetFlags");
-        dlclose(lib);   /* NOLOAD took a reference: the library stays */
-    }
+    if (!lib)
+        return;
+    *(void **)&stream_get_flags = dlsym(lib, "cuStreamGetFlags");
+    *(void **)&stream_is_capturing = dlsym(lib, "cuStreamIsCapturing");
+    dlclose(lib);   /* NOLOAD took a reference: the library stays */
 }
 
+/* for the non-blocking mark of a stream id (handle_ids.h) */
 static int stream_flags(void *stream, unsigned *flags)
 {
-    pthread_once(&stream_get_flags_once, find_stream_get_flags);
+    pthread_once(&driver_symbols_once, find_driver_symbols);
     return stream_get_flags && stream_get_flags((CUstream)stream, flags) == CUDA_SUCCESS ? 0 : -1;
 }
 
@@ -672,24 +676,9 @@ static void note_unrecorded_sync(CUmodule module, const char *name)
 
 /* Is stream capturing into a CUDA graph (its work runs when the graph is
  * launched, and a synchronization of ours would invalidate the capture)? */
-typedef CUresult (*stream_is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
-static stream_is_capturing_fn stream_is_capturing;
-static pthread_once_t stream_is_capturing_once = PTHREAD_ONCE_INIT;
-
-static void find_stream_is_capturing(void)
-{
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (!lib)
-        lib = dlopen("libcuda.so", RTLD_NOW | RTLD_NOLOAD);
-    if (lib) {
-        *(void **)&stream_is_capturing = dlsym(lib, "cuStreamIsCapturing");
-        dlclose(lib);   /* NOLOAD took a reference: the library stays */
-    }
-}
-
 static int capturing(CUstream stream)
 {
-    pthread_once(&stream_is_capturing_once, find_stream_is_capturing);
+    pthread_once(&driver_symbols_once, find_driver_symbols);
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
     return stream_is_capturing && stream_is_capturing(stream, &st) == CUDA_SUCCESS &&
            st != CU_STREAM_CAPTURE_STATUS_NONE;
@@ -939,11 +928,7 @@ static void graph_event(Sanitizer_CallbackId cbid, const void *data)
         pthread_mutex_lock(&G.lock);
         G.graph_launches++;
         if (ensure_runtime(g->context, g->hStream) == 0) {
-            wr_event ev;
-            memset(&ev, 0, sizeof ev);
-            ev.kind = WR_EV_LOST;
-            ev.u.lost.count = 1;
-            ev.u.lost.block = UINT32_MAX;
+            wr_event ev = wrr_host_lost_event(1);
             post(&ev);
         }
         pthread_mutex_unlock(&G.lock);
