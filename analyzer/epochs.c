@@ -221,36 +221,39 @@ static uint32_t stream_index(wr_epochs *e, uint32_t stream)
     return i;
 }
 
+/* What an operation issued now on stream index s (recorder id `stream`:
+ * a launch, a copy, an event record) waits for through the legacy default
+ * stream, besides its own stream's earlier work: on stream 0, every
+ * blocking stream's earlier work; on a blocking stream, stream 0's; on a
+ * non-blocking stream, nothing. */
+static void legacy_waits(wr_epochs *e, uint32_t s, uint32_t stream, vc *into)
+{
+    uint32_t s0 = stream_index(e, WR_STREAM_LEGACY);
+    if (s == s0 && !e->non_blocking_seen) {
+        vc_raise_floor(into, e->nep - 1);   /* all earlier work */
+    } else if (s == s0) {
+        for (uint32_t i = 0; i < e->nstreams; i++) {
+            if (wr_stream_non_blocking(e->stream_ids[i]))
+                continue;
+            vc_join(into, &e->stream_vc[i]);
+            if (e->stream_last[i])
+                vc_set(into, i, e->stream_last[i]);
+        }
+    } else if (!wr_stream_non_blocking(stream)) {
+        vc_join(into, &e->stream_vc[s0]);
+        if (e->stream_last[s0])
+            vc_set(into, s0, e->stream_last[s0]);
+    }
+}
+
 /* A new epoch issued on `stream`. */
 static uint32_t new_epoch(wr_epochs *e, uint32_t launch, uint32_t stream)
 {
     uint32_t s = stream_index(e, stream);
-    uint32_t s0 = stream_index(e, WR_STREAM_LEGACY);
     vc before = {0};
-    if (s == s0 && !e->non_blocking_seen) {
-        /* legacy default stream: waits for all earlier work */
-        before.floor = e->nep - 1;
-    } else if (s == s0) {
-        /* ... of the blocking streams: a non-blocking one's is not ordered */
-        vc_copy(&before, &e->host);
-        for (uint32_t i = 0; i < e->nstreams; i++) {
-            if (wr_stream_non_blocking(e->stream_ids[i]))
-                continue;
-            vc_join(&before, &e->stream_vc[i]);
-            if (e->stream_last[i])
-                vc_set(&before, i, e->stream_last[i]);
-        }
-    } else {
-        vc_copy(&before, &e->stream_vc[s]);
-        vc_join(&before, &e->host);
-        /* a blocking stream's work waits for the legacy stream's earlier
-         * work; a non-blocking stream's does not */
-        if (!wr_stream_non_blocking(stream)) {
-            vc_join(&before, &e->stream_vc[s0]);
-            if (e->stream_last[s0])
-                vc_set(&before, s0, e->stream_last[s0]);
-        }
-    }
+    vc_copy(&before, &e->stream_vc[s]);
+    vc_join(&before, &e->host);
+    legacy_waits(e, s, stream, &before);
     if (e->nep == e->capep) {
         e->capep *= 2;
         e->ep = xrealloc(e->ep, e->capep * sizeof *e->ep);
@@ -357,8 +360,10 @@ uint32_t wr_epochs_on_event(wr_epochs *e, const wr_event *ev)
             idx = ++e->nevents;
             wr_map_put(&e->events, ev->u.stream_event.event, idx);
         }
-        /* the event captures everything issued to the stream so far */
+        /* the event captures everything issued to the stream so far, and
+         * what the legacy default stream makes the record wait for */
         vc_copy(&e->event_vc[idx - 1], &e->stream_vc[s]);
+        legacy_waits(e, s, ev->u.stream_event.stream, &e->event_vc[idx - 1]);
         return 0;
     }
     case WR_EV_STREAM_WAIT: {

@@ -491,21 +491,13 @@ static uint32_t launch_new(wr_hb *hb)
     return hb->nlaunches++;
 }
 
-/* Knowledge a new stream item starts with: the stream's tail, the host, and
- * the completion of the previous items; the legacy default stream 0 orders
- * with every blocking stream, not with a non-blocking one (as epochs.c
- * does). */
-static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *slot_out,
-                       uint32_t *pos_out)
+/* What an operation issued now on stream `stream_id` (slot `slot`: a
+ * launch, a copy, an event record) learns through the legacy default
+ * stream, besides its own stream's tail: on stream 0, every blocking
+ * stream's; on a blocking stream, stream 0's; on a non-blocking one,
+ * nothing (as epochs.c does). */
+static void legacy_waits(wr_hb *hb, uint32_t stream_id, uint32_t slot, wr_vclock *out)
 {
-    uint32_t slot;
-    hb_stream *s = stream_get(hb, stream_id, &slot);
-    uint32_t pos = ++s->pos;
-    for (unsigned l = kept_from(hb, 0); l < hb->L; l = kept_from(hb, l + 1)) {
-        wr_vc_copy(&out[l], &s->tail[l]);
-        wr_vc_join(&out[l], &hb->host[l]);
-        wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | slot, pos - 1);
-    }
     if (stream_id == WR_STREAM_LEGACY) {
         for (uint32_t i = 0; i < hb->nstreams; i++) {
             if (i == slot || wr_stream_non_blocking(hb->streams[i].id))
@@ -525,6 +517,22 @@ static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *
             wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | s0, o->pos);
         }
     }
+}
+
+/* Knowledge a new stream item starts with: the stream's tail, the host, and
+ * the completion of the previous items, and what the legacy stream adds. */
+static void item_start(wr_hb *hb, uint32_t stream_id, wr_vclock *out, uint32_t *slot_out,
+                       uint32_t *pos_out)
+{
+    uint32_t slot;
+    hb_stream *s = stream_get(hb, stream_id, &slot);
+    uint32_t pos = ++s->pos;
+    for (unsigned l = kept_from(hb, 0); l < hb->L; l = kept_from(hb, l + 1)) {
+        wr_vc_copy(&out[l], &s->tail[l]);
+        wr_vc_join(&out[l], &hb->host[l]);
+        wr_vc_set_max(&out[l], WR_HB_STREAM_KEY | slot, pos - 1);
+    }
+    legacy_waits(hb, stream_id, slot, out);
     *slot_out = slot;
     *pos_out = pos;
 }
@@ -2577,6 +2585,7 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
             wr_vc_copy(&e->clk[k], &s->tail[k]);
             wr_vc_set_max(&e->clk[k], WR_HB_STREAM_KEY | slot, s->pos);
         }
+        legacy_waits(hb, ev->u.stream_event.stream, slot, e->clk);
         hb->event_stamp[at] = hb->nlaunches;
         break;
     }

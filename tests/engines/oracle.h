@@ -135,6 +135,23 @@ static inline void oe_stream_reach(const oracle_epochs *o, uint32_t stream, bool
         }
 }
 
+/* What an event recorded on `stream` captures, into in[]: the stream's
+ * reach, and the legacy default stream's work orders the record with: on
+ * stream 0, every stream's reach; on another (blocking) stream, stream 0's
+ * (the record is work issued to the stream, which waits for them). */
+static inline void oe_record_reach(const oracle_epochs *o, uint32_t stream, bool *in)
+{
+    oe_stream_reach(o, stream, in);
+    for (uint32_t s = 0; s < ORACLE_STREAMS; s++) {
+        if (s == stream || (stream != 0 && s != 0))
+            continue;
+        bool more[ORACLE_MAX_EPOCHS + 1] = {false};
+        oe_stream_reach(o, s, more);
+        for (uint32_t a = 1; a <= o->nep; a++)
+            in[a] |= more[a];
+    }
+}
+
 /* The host waited for the epochs in in[]: they are over. */
 static inline void oe_host_waits_all(oracle_epochs *o, const bool *in)
 {
@@ -155,7 +172,7 @@ static inline void oe_random_order(oracle_epochs *o, wr_event *ev)
     switch (rnd(4)) {
     case 0:
         *ev = lf_stream_event(WR_EV_EVENT_RECORD, event, stream);
-        oe_stream_reach(o, stream, in);
+        oe_record_reach(o, stream, in);
         memcpy(o->captured[event - 1], in, sizeof in);
         break;
     case 1:   /* an event never recorded captured nothing */
