@@ -25,6 +25,17 @@
 #define ORACLE_MAX_EPOCHS 5
 #endif
 #define ORACLE_STREAMS 4        /* streams 0 (legacy), 1, 2, 3 */
+/* Stream 3 is non-blocking (cudaStreamNonBlocking): the legacy stream 0
+ * orders it by neither side; its records carry WR_STREAM_NON_BLOCKING. */
+#define ORACLE_NB_STREAM 3
+
+static inline bool oe_nb(uint32_t stream) { return stream == ORACLE_NB_STREAM; }
+
+/* The recorder's id of stream index `stream`. */
+static inline uint32_t oe_stream_id(uint32_t stream)
+{
+    return oe_nb(stream) ? WR_STREAM_NON_BLOCKING | stream : stream;
+}
 #define ORACLE_EVENTS 2         /* CUDA events 1, 2 */
 
 static uint64_t rnd_state;
@@ -59,19 +70,32 @@ static inline bool oe_ordered(const oracle_epochs *o, uint32_t a, uint32_t b)
     return o->before[a][b];
 }
 
-/* A new epoch on `stream`: after the stream's previous work, the legacy
- * stream's (and, on stream 0, everyone's), the events the stream (or the
- * legacy stream) waited for, and what the host waited for; and after
- * everything those come after. */
+/* Does work issued now on `stream` wait for epoch a through the legacy
+ * stream: on stream 0, for the blocking streams' work and what they waited
+ * for; on a blocking stream, for stream 0's; on the non-blocking one, no. */
+static inline bool oe_legacy_waits(const oracle_epochs *o, uint32_t stream, uint32_t a)
+{
+    if (oe_nb(stream))
+        return false;
+    if (stream != 0)
+        return o->ep[a].stream == 0 || o->stream_waits[0][a];
+    for (uint32_t s = 0; s < ORACLE_STREAMS; s++)
+        if (!oe_nb(s) && o->stream_waits[s][a])
+            return true;
+    return !oe_nb(o->ep[a].stream);
+}
+
+/* A new epoch on `stream`: after the stream's previous work, the events it
+ * waited for, what the legacy stream orders it after (oe_legacy_waits), and
+ * what the host waited for; and after everything those come after. */
 static inline uint32_t oe_new(oracle_epochs *o, uint32_t launch, uint32_t stream)
 {
     uint32_t x = ++o->nep;
     cr_assert(x <= ORACLE_MAX_EPOCHS);
     o->ep[x] = (mepoch){.launch = launch, .stream = stream};
     for (uint32_t a = 1; a < x; a++) {
-        bool direct = o->host_waited[a] || o->ep[a].stream == stream || stream == 0 ||
-                      o->ep[a].stream == 0 || o->stream_waits[stream][a] ||
-                      o->stream_waits[0][a];
+        bool direct = o->host_waited[a] || o->ep[a].stream == stream ||
+                      o->stream_waits[stream][a] || oe_legacy_waits(o, stream, a);
         if (direct) {
             o->before[a][x] = true;
             for (uint32_t b = 1; b < a; b++)
@@ -143,7 +167,7 @@ static inline void oe_record_reach(const oracle_epochs *o, uint32_t stream, bool
 {
     oe_stream_reach(o, stream, in);
     for (uint32_t s = 0; s < ORACLE_STREAMS; s++) {
-        if (s == stream || (stream != 0 && s != 0))
+        if (s == stream || oe_nb(stream) || oe_nb(s) || (stream != 0 && s != 0))
             continue;
         bool more[ORACLE_MAX_EPOCHS + 1] = {false};
         oe_stream_reach(o, s, more);
@@ -171,18 +195,18 @@ static inline void oe_random_order(oracle_epochs *o, wr_event *ev)
     bool in[ORACLE_MAX_EPOCHS + 1] = {false};   /* epochs issued later: not captured */
     switch (rnd(4)) {
     case 0:
-        *ev = lf_stream_event(WR_EV_EVENT_RECORD, event, stream);
+        *ev = lf_stream_event(WR_EV_EVENT_RECORD, event, oe_stream_id(stream));
         oe_record_reach(o, stream, in);
         memcpy(o->captured[event - 1], in, sizeof in);
         break;
     case 1:   /* an event never recorded captured nothing */
-        *ev = lf_stream_event(WR_EV_STREAM_WAIT, event, stream);
+        *ev = lf_stream_event(WR_EV_STREAM_WAIT, event, oe_stream_id(stream));
         for (uint32_t a = 1; a <= o->nep; a++)
             o->stream_waits[stream][a] |= o->captured[event - 1][a];
         break;
     case 2:
         *ev = lf_simple(WR_EV_STREAM_SYNC);
-        ev->u.stream_sync.stream = stream;
+        ev->u.stream_sync.stream = oe_stream_id(stream);
         oe_stream_reach(o, stream, in);
         oe_host_waits_all(o, in);
         break;
@@ -220,7 +244,7 @@ static inline uint32_t oe_random_copy(oracle_epochs *o, uint64_t base, uint32_t 
     uint64_t at = base + 4ull * first;
     bool async = rnd(2);
     *out = lf_copy(kind, kind == WR_COPY_H2D ? at : 0, kind == WR_COPY_D2H ? at : 0, 4ull * count,
-                   stream, async);
+                   oe_stream_id(stream), async);
     return x;
 }
 
@@ -264,7 +288,7 @@ static inline oracle_step oracle_host_step(oracle_epochs *o, uint32_t what, uint
 {
     if (what < 5 && *nlaunches < max_launches && o->nep < ORACLE_MAX_EPOCHS) {
         uint32_t launch = ++*nlaunches, stream = rnd(4) ? 1 + rnd(ORACLE_STREAMS - 1) : 0;
-        *ev = lf_launch(launch, stream);
+        *ev = lf_launch(launch, oe_stream_id(stream));
         oe_new(o, launch, stream);
         return ORACLE_LAUNCH;
     }
