@@ -61,7 +61,7 @@ CREATE TABLE IF NOT EXISTS launches (
     grid          TEXT NOT NULL,     -- "x,y,z"
     block         TEXT NOT NULL,
     shared_bytes  INTEGER NOT NULL,
-    stream        INTEGER NOT NULL,
+    stream        INTEGER NOT NULL,  -- the recorder's id: 0 legacy default, >= 2^31 non-blocking (FORMAT.md)
     PRIMARY KEY (run_id, launch)
 );
 
