@@ -33,7 +33,7 @@ static uint32_t keep(wrr_handle_ids *t, void *h, int is_event, uint32_t id)
     return id;
 }
 
-uint32_t wrr_stream_id(wrr_handle_ids *t, void *h)
+uint32_t wrr_stream_id(wrr_handle_ids *t, void *h, wrr_stream_flags_fn flags_of)
 {
     if (!h || h == WRR_STREAM_HANDLE_LEGACY)
         return WR_STREAM_LEGACY;
@@ -43,7 +43,7 @@ uint32_t wrr_stream_id(wrr_handle_ids *t, void *h)
         return id;
     id = ++t->next_stream & ~WR_STREAM_NON_BLOCKING;
     unsigned flags = 0;
-    if (h != WRR_STREAM_HANDLE_PER_THREAD && t->stream_flags && t->stream_flags(h, &flags) == 0 &&
+    if (h != WRR_STREAM_HANDLE_PER_THREAD && flags_of && flags_of(h, &flags) == 0 &&
         (flags & WRR_STREAM_FLAG_NON_BLOCKING))
         id |= WR_STREAM_NON_BLOCKING;
     return keep(t, h, 0, id);
@@ -59,5 +59,5 @@ uint32_t wrr_event_id(wrr_handle_ids *t, void *h)
 void wrr_handle_ids_free(wrr_handle_ids *t)
 {
     free(t->v);
-    *t = (wrr_handle_ids){.stream_flags = t->stream_flags};
+    *t = (wrr_handle_ids){0};
 }

@@ -4,7 +4,7 @@
  * paths.  A handle keeps the id it was first given.  Streams: the legacy
  * default stream (NULL, CU_STREAM_LEGACY) is WR_STREAM_LEGACY; every other
  * stream gets the next number, with WR_STREAM_NON_BLOCKING set when the
- * flags function says it was created non-blocking; the per-thread default
+ * caller's flags function says it was created non-blocking; the per-thread default
  * stream (CU_STREAM_PER_THREAD) is a blocking stream of its own.  Not
  * thread-safe: callers hold their own lock.
  */
@@ -34,11 +34,10 @@ typedef struct wrr_handle_ids {
     wrr_handle_id *v;
     size_t n, cap;
     uint32_t next_stream, next_event;
-    wrr_stream_flags_fn stream_flags;
 } wrr_handle_ids;
 
-/* The id of stream handle h (asks its flags on first sight). */
-uint32_t wrr_stream_id(wrr_handle_ids *t, void *h);
+/* The id of stream handle h (asks flags() for its flags on first sight). */
+uint32_t wrr_stream_id(wrr_handle_ids *t, void *h, wrr_stream_flags_fn flags);
 /* The id of event handle h (1, 2, ...). */
 uint32_t wrr_event_id(wrr_handle_ids *t, void *h);
 void wrr_handle_ids_free(wrr_handle_ids *t);

@@ -306,8 +306,7 @@ static int stream_flags(void *stream, unsigned *flags)
 
 static uint32_t handle_id(void *h, int is_event)
 {
-    R.ids.stream_flags = stream_flags;
-    return is_event ? wrr_event_id(&R.ids, h) : wrr_stream_id(&R.ids, h);
+    return is_event ? wrr_event_id(&R.ids, h) : wrr_stream_id(&R.ids, h, stream_flags);
 }
 
 static void post(const wr_event *ev)

@@ -402,8 +402,7 @@ static int stream_flags(void *stream, unsigned *flags)
 
 static uint32_t handle_id(void *h, int is_event)
 {
-    G.ids.stream_flags = stream_flags;
-    return is_event ? wrr_event_id(&G.ids, h) : wrr_stream_id(&G.ids, h);
+    return is_event ? wrr_event_id(&G.ids, h) : wrr_stream_id(&G.ids, h, stream_flags);
 }
 
 static void post(const wr_event *ev)

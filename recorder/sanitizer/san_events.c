@@ -325,14 +325,13 @@ static int emit(wrs_finisher *f, const wr_event *ev)
     return f->down.event(f->down.ctx, ev);
 }
 
-/* Do the clusters of launch `launch` hold several blocks (one of the
- * latest launches; an older one: no)? */
-static int launch_clustered(const wrs_finisher *f, uint32_t launch)
+/* Launch `launch` among the latest launches, or NULL (an older one, or 0). */
+static const struct wrs_launch_seen *launch_seen(const wrs_finisher *f, uint32_t launch)
 {
-    for (size_t i = 0; i < sizeof f->launches / sizeof f->launches[0]; i++)
-        if (f->launches[i].launch == launch && launch)
-            return f->launches[i].clustered;
-    return 0;
+    for (size_t i = 0; launch && i < sizeof f->launches / sizeof f->launches[0]; i++)
+        if (f->launches[i].launch == launch)
+            return &f->launches[i];
+    return NULL;
 }
 
 static void complete_access(wrs_finisher *f, wr_access *a, const wrs_range *r, uint64_t pc)
@@ -361,7 +360,9 @@ static void complete_access(wrs_finisher *f, wr_access *a, const wrs_range *r, u
      * other blocks of a cluster reach that memory (DSMEM), block scope
      * would make every pair with their atomics a scope race: the narrowest
      * scope that holds them all is taken instead (SANITIZER.md) */
-    if (c->scope_implied && c->space == WR_SPACE_SHARED && launch_clustered(f, a->launch)) {
+    const struct wrs_launch_seen *ls;
+    if (c->scope_implied && c->space == WR_SPACE_SHARED && (ls = launch_seen(f, a->launch)) &&
+        ls->clustered) {
         a->scope = WR_SCOPE_CLUSTER;
         f->st.shared_atomics_cluster_scoped++;
     }
@@ -810,10 +811,8 @@ static int complete_mbarrier(wrs_finisher *f, wr_barrier *b, const wrs_range *r,
     if (b->mode == WR_BARMODE_INIT) {
         uint32_t count = 0;
         wrs_mbar_slot *m = mbar_find(f, b, 1);
-        const uint32_t *geometry = NULL;
-        for (size_t i = 0; i < sizeof f->launches / sizeof f->launches[0]; i++)
-            if (f->launches[i].launch == b->launch && b->launch)
-                geometry = f->launches[i].geometry;
+        const struct wrs_launch_seen *ls = launch_seen(f, b->launch);
+        const uint32_t *geometry = ls ? ls->geometry : NULL;
         if (!r || !wrs_mbarrier_init_count_in(r->fn, pc - r->start, geometry, &count)) {
             f->st.mbarrier_count_unknown++;
             if (m)

@@ -184,7 +184,7 @@ typedef struct wrs_finisher {
      * mbarrier counts computed from it, and whether their clusters hold
      * several blocks (the scope of shared atomics): concurrent launches
      * interleave */
-    struct {
+    struct wrs_launch_seen {
         uint32_t launch;
         uint32_t geometry[6];
         uint8_t clustered;
