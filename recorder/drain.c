@@ -13,6 +13,7 @@ struct wrr_qnode {
     wrr_qnode *next;
     wr_event ev;
     uint64_t end_pos;            /* a close's bound (wrr_drain_post_close) */
+    uint32_t tag;                /* a group member's KERNEL_LAUNCH: its tag; else 0 */
 };
 
 uint64_t wrr_monotonic_ns(void)
@@ -372,6 +373,19 @@ static void copy_record(const wrr_drain *d, uint64_t w0, unsigned n, uint64_t *w
     }
 }
 
+/* The launch a record (its w2) belongs to: the open launch for tag 0, else
+ * the group member opened with the tag; 0 with *why set when none is. */
+static uint32_t record_launch(const wrr_drain *d, uint64_t w2, const char **why)
+{
+    unsigned tag = WRR_W2_TAG(w2);
+    if (!tag)
+        return d->launch;
+    if (tag <= d->group_n && d->group[tag - 1])
+        return d->group[tag - 1];
+    *why = "its launch tag names no open launch of the group";
+    return 0;
+}
+
 /* Copies the record at d->pos (n slots) out of the ring into the batch. */
 static int queue_record(wrr_drain *d, uint64_t w0, unsigned n)
 {
@@ -386,8 +400,15 @@ static int queue_record(wrr_drain *d, uint64_t w0, unsigned n)
     }
     uint64_t *w = b->words + b->nwords;
     copy_record(d, w0, n, w);
+    const char *why = NULL;
+    uint32_t launch = record_launch(d, w[2], &why);
+    if (why) {
+        b->nitems--;
+        fail(d, "corrupt ring record (%s) at position %llu", why, d->pos);
+        return -1;
+    }
     *it = (batch_item){.pos = d->pos, .off = (uint32_t)b->nwords, .nwords = 2 * n,
-                       .launch = d->launch, .site = resolve_site(d, w[3])};
+                       .launch = launch, .site = resolve_site(d, w[3])};
     b->nwords += 2 * n;
     if (b->nitems >= BATCH_RECORDS || b->nwords >= BATCH_WORDS)
         submit(d, 0);
@@ -447,6 +468,9 @@ void wrr_drain_destroy(wrr_drain *d)
     d->qhead = d->qtail = NULL;
     free(d->sites);
     d->sites = NULL;
+    free(d->group);
+    d->group = NULL;
+    d->group_cap = d->group_n = 0;
     pthread_mutex_destroy(&d->qlock);
     pthread_cond_destroy(&d->qcond);
 }
@@ -638,8 +662,9 @@ long wrr_drain_poll(wrr_drain *d, size_t max_records)
         } else {
             copy_record(d, w0, n, words);
             wr_event ev;
-            if (wrr_convert(words, 2 * n, d->launch, resolve_site(d, words[3]), &ev, lanes,
-                            &why) != 0) {
+            uint32_t launch = record_launch(d, words[2], &why);
+            if (why || wrr_convert(words, 2 * n, launch, resolve_site(d, words[3]), &ev, lanes,
+                                   &why) != 0) {
                 fail(d, "corrupt ring record (%s) at position %llu", why, d->pos);
                 break;
             }
@@ -679,7 +704,7 @@ static int drain_all(wrr_drain *d)
 
 /* ---- host events ----------------------------------------------------------- */
 
-static void queue_event(wrr_drain *d, const wr_event *ev, uint64_t end_pos)
+static void queue_event(wrr_drain *d, const wr_event *ev, uint64_t end_pos, uint32_t tag)
 {
     wrr_qnode *n = malloc(sizeof *n);
     pthread_mutex_lock(&d->qlock);
@@ -692,6 +717,7 @@ static void queue_event(wrr_drain *d, const wr_event *ev, uint64_t end_pos)
     n->next = NULL;
     n->ev = *ev;
     n->end_pos = end_pos;
+    n->tag = tag;
     if (d->qtail)
         d->qtail->next = n;
     else
@@ -703,10 +729,59 @@ static void queue_event(wrr_drain *d, const wr_event *ev, uint64_t end_pos)
 
 void wrr_drain_post(wrr_drain *d, const wr_event *ev)
 {
-    queue_event(d, ev, WRR_END_UNKNOWN);
+    queue_event(d, ev, WRR_END_UNKNOWN, 0);
+}
+
+void wrr_drain_post_tagged_launch(wrr_drain *d, const wr_event *launch_ev, uint32_t tag)
+{
+    queue_event(d, launch_ev, WRR_END_UNKNOWN, tag);
 }
 
 #define WRR_Q_CLOSE 0    /* queue-only kind: close a launch silently */
+#define WRR_GROUP_CLOSE UINT32_MAX   /* a close's launch: the whole group */
+
+void wrr_drain_post_group_close(wrr_drain *d, uint64_t end_pos)
+{
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WRR_Q_CLOSE;
+    ev.u.kernel_end.launch = WRR_GROUP_CLOSE;
+    queue_event(d, &ev, end_pos, 0);
+}
+
+/* Opens group member `tag` for the launch of ev (processed in order). */
+static int open_member(wrr_drain *d, const wr_event *ev, uint32_t tag)
+{
+    if (tag > WRR_MAX_TAG || ev->kind != WR_EV_KERNEL_LAUNCH) {
+        fail(d, "%s (tag %llu)", "a launch group's member is not a kernel launch of a valid tag",
+             tag);
+        return -1;
+    }
+    if (tag > d->group_cap) {
+        uint32_t cap = d->group_cap ? d->group_cap : 16;
+        while (cap < tag)
+            cap *= 2;
+        uint32_t *g = realloc(d->group, cap * sizeof *g);
+        if (!g) {
+            fail(d, "%s (tag %llu)", "out of memory opening a launch group's member", tag);
+            return -1;
+        }
+        memset(g + d->group_cap, 0, (cap - d->group_cap) * sizeof *g);
+        d->group = g;
+        d->group_cap = cap;
+    }
+    if (d->group[tag - 1]) {
+        fail(d, "%s (tag %llu)", "a launch group's tag opened twice before the group's close",
+             tag);
+        return -1;
+    }
+    if (emit(d, ev) != 0)
+        return -1;
+    d->group[tag - 1] = ev->u.launch.launch;
+    if (tag > d->group_n)
+        d->group_n = tag;
+    return 0;
+}
 
 void wrr_drain_post_close(wrr_drain *d, uint32_t launch, uint64_t end_pos)
 {
@@ -714,10 +789,10 @@ void wrr_drain_post_close(wrr_drain *d, uint32_t launch, uint64_t end_pos)
     memset(&ev, 0, sizeof ev);
     ev.kind = WRR_Q_CLOSE;
     ev.u.kernel_end.launch = launch;
-    queue_event(d, &ev, end_pos);
+    queue_event(d, &ev, end_pos, 0);
 }
 
-static int process_host(wrr_drain *d, const wr_event *ev, uint64_t end_pos)
+static int process_host(wrr_drain *d, const wr_event *ev, uint64_t end_pos, uint32_t tag)
 {
     if (ev->kind == WRR_Q_CLOSE) {
         d->stop_at = end_pos;
@@ -726,11 +801,18 @@ static int process_host(wrr_drain *d, const wr_event *ev, uint64_t end_pos)
         if (rc != 0)
             return -1;
         check_lost(d);
-        if (d->launch == ev->u.kernel_end.launch)
+        if (ev->u.kernel_end.launch == WRR_GROUP_CLOSE) {
+            if (d->group_n)
+                memset(d->group, 0, d->group_n * sizeof *d->group);
+            d->group_n = 0;
+        } else if (d->launch == ev->u.kernel_end.launch) {
             d->launch = 0;
+        }
         return 0;
     }
     d->st.host_events++;
+    if (tag)
+        return open_member(d, ev, tag);
     switch (ev->kind) {
     case WR_EV_KERNEL_LAUNCH:
         if (d->launch && drain_all(d) != 0)   /* a launch never closed: keep order */
@@ -767,7 +849,7 @@ static long process_queue(wrr_drain *d)
         if (!d->failed) {
             uint64_t t0 = d->opt.now_ns();
             d->in_host = 1;
-            process_host(d, &n->ev, n->end_pos);
+            process_host(d, &n->ev, n->end_pos, n->tag);
             d->in_host = 0;
             d->st.busy_ns += d->opt.now_ns() - t0;
         }

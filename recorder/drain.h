@@ -16,7 +16,13 @@
  *    every record committed before it was posted (the runtime posts them
  *    after the kernel completed);
  *  - lost records (drop mode) appear as WR_EV_LOST at the point the drain
- *    noticed them, attributed to the open launch, block UINT32_MAX.
+ *    noticed them, attributed to the open launch, block UINT32_MAX;
+ *  - a launch group (the kernel nodes of a CUDA graph launch, which run
+ *    concurrently and so cannot be serialized): each member is opened with
+ *    a tag that its records carry (ring_format.h, w2), so its records are
+ *    told from the other members' wherever they interleave; one group
+ *    close bounds them all.  Records with tag 0 are the open launch's, as
+ *    before.
  */
 #ifndef WARPRACE_RECORDER_DRAIN_H
 #define WARPRACE_RECORDER_DRAIN_H
@@ -112,6 +118,11 @@ typedef struct wrr_drain {
     wrr_drain_options opt;
     uint64_t pos;                /* next position to consume (== published tail) */
     uint32_t launch;             /* open launch, 0 = none */
+    /* the launch group: group[tag - 1] = the launch whose records carry
+     * tag (wrr_drain_post_tagged_launch), 0 = none; group_n = the highest
+     * tag opened since the group's last close */
+    uint32_t *group;
+    uint32_t group_cap, group_n;
     uint64_t stop_at;            /* consume no record at or past this position */
     int in_host;                 /* processing a host event (which may drain) */
     uint64_t dropped_seen;       /* ctl->dropped_records already reported */
@@ -166,6 +177,16 @@ void wrr_drain_post(wrr_drain *d, const wr_event *ev);
  * real KERNEL_END later, when the program observes the completion. */
 #define WRR_END_UNKNOWN UINT64_MAX
 void wrr_drain_post_close(wrr_drain *d, uint32_t launch, uint64_t end_pos);
+
+/* Posts the KERNEL_LAUNCH `launch_ev` of a launch group's member whose
+ * records carry `tag` (1..WRR_MAX_TAG): emitted as posted, it opens the
+ * member without closing the open launch or another member.  A tag opened
+ * again before the group's close is a host error (the drain fails).  A
+ * record whose tag names no open member is a corrupt ring record. */
+void wrr_drain_post_tagged_launch(wrr_drain *d, const wr_event *launch_ev, uint32_t tag);
+/* Closes every member of the launch group, silently, as wrr_drain_post_close
+ * closes a launch: the records below end_pos are consumed first. */
+void wrr_drain_post_group_close(wrr_drain *d, uint64_t end_pos);
 
 /* Consumes up to max_records committed records of the open launch (none
  * when no launch is open).  Returns the number consumed or -1 on failure. */

@@ -55,7 +55,11 @@
  *                    lane (0: once), a wait's phase parity
  *   w2  bits  0..31  linear block index in the grid
  *       bits 32..47  warp index in the block
- *       bits 48..63  reserved, 0
+ *       bits 48..63  launch tag: 0 = the drain's open launch (launches
+ *                    are serialized); 1..65535 = the member of the drain's
+ *                    launch group that the host opened with this tag
+ *                    (wrr_drain_post_tagged_launch: the kernel nodes of a
+ *                    CUDA graph launch, which run concurrently)
  *   w3  site: device address of a wrr_site_desc (0 = unknown)
  * BARRIER records of mbarrier scope (format 1.3) add one slot: the
  * mbarrier's 24-bit shared offset has no room beside a 20-bit count in
@@ -194,6 +198,9 @@ typedef struct wrr_dev_state {
     (((uint64_t)(uint32_t)(block) << 32) | (uint64_t)(uint32_t)(offset))
 
 #define WRR_W2(block, warp) ((uint64_t)(uint32_t)(block) | ((uint64_t)(uint16_t)(warp) << 32))
+#define WRR_W2T(block, warp, tag) (WRR_W2(block, warp) | ((uint64_t)(uint16_t)(tag) << 48))
+#define WRR_W2_TAG(w) ((unsigned)((w) >> 48))
+#define WRR_MAX_TAG 0xffffu
 
 /* Slots used by an access record with the given address mode. */
 #define WRR_ACCESS_SLOTS(amode) ((amode) == WRR_A_VECTOR64 ? 19u : (amode) == WRR_A_VECTOR32 ? 11u : 3u)

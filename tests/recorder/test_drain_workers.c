@@ -154,6 +154,21 @@ static void record_scenario(const char *path, unsigned workers)
             wrr_drain_post(&d, &copy);
             drain_some(&d);
         }
+        /* a launch group (a CUDA graph's kernel nodes): records of two
+         * members interleaved, each with its member's tag */
+        for (uint32_t tag = 1; tag <= 2; tag++) {
+            wr_event ev = launch_ev(6 + tag);
+            wrr_drain_post_tagged_launch(&d, &ev, tag);
+        }
+        for (int k = 0; k < 300; k++, i++) {
+            record_words(i, sites[i % 3], words);
+            words[2] |= (uint64_t)(1 + k % 2) << 48;
+            uint64_t head = sim.dev.head, tail = sim.ring.ctl->tail;
+            if (!drop && head - tail + WRR_W0_NSLOTS(words[0]) > 256)
+                drain_some(&d);
+            wrr_sim_write(&sim, words, 32, 0);
+        }
+        wrr_drain_post_group_close(&d, sim.dev.head);
         cr_assert_eq(wrr_drain_finish(&d), 0, "%s", d.error);
         if (drop)
             cr_assert_gt(d.st.lost_records, 0, "the drop stretch lost records");
