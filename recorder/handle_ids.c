@@ -56,6 +56,16 @@ uint32_t wrr_event_id(wrr_handle_ids *t, void *h)
     return found ? id : keep(t, h, 1, ++t->next_event);
 }
 
+uint32_t wrr_new_stream_id(wrr_handle_ids *t)
+{
+    return (++t->next_stream & ~WR_STREAM_NON_BLOCKING) | WR_STREAM_NON_BLOCKING;
+}
+
+uint32_t wrr_new_event_id(wrr_handle_ids *t)
+{
+    return ++t->next_event;
+}
+
 void wrr_handle_ids_free(wrr_handle_ids *t)
 {
     free(t->v);

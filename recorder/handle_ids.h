@@ -40,6 +40,12 @@ typedef struct wrr_handle_ids {
 uint32_t wrr_stream_id(wrr_handle_ids *t, void *h, wrr_stream_flags_fn flags);
 /* The id of event handle h (1, 2, ...). */
 uint32_t wrr_event_id(wrr_handle_ids *t, void *h);
+/* A stream id or an event id of no handle: the recorder's own, for
+ * orderings the program's streams do not spell (a CUDA graph's nodes:
+ * graph_order.h).  Such a stream is non-blocking: ordered with the legacy
+ * stream only through the events that say so. */
+uint32_t wrr_new_stream_id(wrr_handle_ids *t);
+uint32_t wrr_new_event_id(wrr_handle_ids *t);
 void wrr_handle_ids_free(wrr_handle_ids *t);
 
 #endif

@@ -51,3 +51,20 @@ Test(handle_ids, many_handles_and_no_flags_function)
         cr_assert_eq(wrr_stream_id(&t, (void *)(h << 4), NULL), h);
     wrr_handle_ids_free(&t);
 }
+
+/* The recorder's own ids (a graph node's stream and event) never take a
+ * program handle's, and its streams are non-blocking. */
+Test(handle_ids, ids_of_no_handle_are_new_and_non_blocking)
+{
+    wrr_handle_ids t = {0};
+    uint32_t a = wrr_stream_id(&t, (void *)0x10, NULL);
+    uint32_t own = wrr_new_stream_id(&t);
+    cr_assert_neq(own & ~WR_STREAM_NON_BLOCKING, a);
+    cr_assert(own & WR_STREAM_NON_BLOCKING);
+    uint32_t b = wrr_stream_id(&t, (void *)0x20, NULL);
+    cr_assert_neq(b & ~WR_STREAM_NON_BLOCKING, own & ~WR_STREAM_NON_BLOCKING);
+    uint32_t e = wrr_event_id(&t, (void *)0x10), f = wrr_new_event_id(&t);
+    cr_assert_neq(e, f);
+    cr_assert_neq(wrr_event_id(&t, (void *)0x30), f);
+    wrr_handle_ids_free(&t);
+}
