@@ -27,6 +27,12 @@ static __device__ __forceinline__ wrr_dev_state *wrs_state(void *ud)
     return ld->state;
 }
 
+/* A record's w2: block, warp and the launch's tag. */
+static __device__ __forceinline__ uint64_t wrs_w2(void *ud, unsigned block, unsigned warp)
+{
+    return WRR_W2T(block, warp, ((wrs_launch_data *)ud)->tag);
+}
+
 /* One access record for the lanes of this warp that execute the same
  * instruction (same pc) now.  addr: generic address (global), the offset
  * in the shared / local window, as the callback reports it, or the DSMEM
@@ -100,7 +106,7 @@ static __device__ __forceinline__ void wrs_access(void *ud, uint64_t pc, uint64_
     if (lane == leader) {
         unsigned ls = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : size == 8 ? 3 : 4;
         *wrr_word(s, pos, 1) = (uint64_t)mask;
-        *wrr_word(s, pos, 2) = WRR_W2(wrr_block_linear(), wrr_warp_in_block());
+        *wrr_word(s, pos, 2) = wrs_w2(ud, wrr_block_linear(), wrr_warp_in_block());
         *wrr_word(s, pos, 3) = pc;    /* the site word carries the PC */
         *wrr_word(s, pos, 4) = amode == WRR_A_VECTOR64 ? 0 : base;
         *wrr_word(s, pos, 5) = (uint64_t)stride;
@@ -184,7 +190,7 @@ static __device__ __forceinline__ void wrs_sync(void *ud, uint64_t pc, unsigned 
         unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, __popc(mask), 0);
         if (pos != ~0ull) {
             *wrr_word(s, pos, 1) = (uint64_t)(mask_rec ? mask_rec : mask) | ((uint64_t)aux << 32);
-            *wrr_word(s, pos, 2) = WRR_W2(wrr_block_linear(), wrr_warp_in_block());
+            *wrr_word(s, pos, 2) = wrs_w2(ud, wrr_block_linear(), wrr_warp_in_block());
             *wrr_word(s, pos, 3) = pc;
             wrr_commit(s, pos, WRR_W0(0, kind, WRR_SYNC_SLOTS, 0, 0, scope, mode, 0, 0, 0));
         }
@@ -349,7 +355,7 @@ WRS_PATCH SanitizerPatchResult wrs_block_enter(void *ud, uint64_t pc)
             unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, 0, 0);
             if (pos != ~0ull) {
                 *wrr_word(s, pos, 1) = 0;
-                *wrr_word(s, pos, 2) = WRR_W2(b, 0);
+                *wrr_word(s, pos, 2) = wrs_w2(ud, b, 0);
                 *wrr_word(s, pos, 3) = pc;
                 wrr_commit(s, pos, WRR_W0(0, WRR_K_BLOCK_ENTER, WRR_SYNC_SLOTS, 0, 0, 0, 0, 0, 0, 0));
             }
@@ -380,7 +386,7 @@ WRS_PATCH SanitizerPatchResult wrs_block_exit(void *ud, uint64_t pc)
             unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, 0, 0);
             if (pos != ~0ull) {
                 *wrr_word(s, pos, 1) = 0;
-                *wrr_word(s, pos, 2) = WRR_W2(b, 0);
+                *wrr_word(s, pos, 2) = wrs_w2(ud, b, 0);
                 *wrr_word(s, pos, 3) = pc;
                 wrr_commit(s, pos, WRR_W0(0, WRR_K_BLOCK_EXIT, WRR_SYNC_SLOTS, 0, 0, 0, 0, 0, 0, 0));
             }

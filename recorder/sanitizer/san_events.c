@@ -8,7 +8,7 @@
 #include "ring_format.h"
 
 struct wrs_warp_slot {
-    uint64_t key;                 /* (block << 32 | warp) + 1; 0 = empty */
+    uint64_t key;                 /* warp_key(); 0 = empty */
     uint64_t pc;
     /* the BAR.ARVs (absolute PCs) emitted after the warp's last record: a
      * barrier callback of one of them, should the API ever report it, is
@@ -234,6 +234,17 @@ static uint64_t mix(uint64_t x)
     return x;
 }
 
+/* A warp's key: its launch too, since a CUDA graph's kernel nodes run,
+ * and their records interleave, concurrently.  The launch's low 16 bits
+ * tell apart the launches the table holds: it is emptied at a launch when
+ * it holds WRS_WARPS_KEPT warps, and whenever those bits wrap. */
+static uint64_t warp_key(uint32_t launch, uint32_t block, uint32_t warp)
+{
+    return (((uint64_t)block << 32) | ((uint64_t)(warp & 0xffffu) << 16) | (launch & 0xffffu)) + 1;
+}
+
+#define WRS_WARPS_KEPT (1u << 16)
+
 static wrs_warp_slot *warp_slot(wrs_finisher *f, uint64_t key, int create)
 {
     if (create && 2 * (f->warp_count + 1) > f->warp_cap) {
@@ -411,8 +422,9 @@ static void complete_barrier(wrs_finisher *f, wr_barrier *b, const wrs_range *r,
         /* no count for a sync: all of the block's threads, as the device
          * API records __syncthreads (0 where the launch is not known: "all
          * of them" in the format too) */
-        if (!nb.expected && nb.launch == f->launch)
-            nb.expected = f->block_threads;
+        const struct wrs_launch_seen *ls;
+        if (!nb.expected && (ls = launch_seen(f, nb.launch)))
+            nb.expected = ls->block_threads;
     }
     /* never an invalid record: the event as converted passed the same
      * check, so it is kept where the completed one would not */
@@ -542,6 +554,19 @@ static void list_unlink(wrs_finisher *f, wrs_held_list *l, uint32_t idx)
         l->tail = h->prev;
 }
 
+/* The launch of a warp's event (access, barrier, warp sync). */
+static uint32_t launch_of(const wr_event *ev)
+{
+    switch (ev->kind) {
+    case WR_EV_ACCESS:
+        return ev->u.access.launch;
+    case WR_EV_BARRIER:
+        return ev->u.barrier.launch;
+    default:
+        return ev->u.warp_sync.launch;
+    }
+}
+
 /* The warp an event of a warp belongs to, and its lanes. */
 static void warp_of(const wr_event *ev, uint32_t *block, uint32_t *warp, uint32_t *mask)
 {
@@ -571,7 +596,7 @@ static int emit_arrives_after(wrs_finisher *f, const wr_event *ev, wrs_function 
     int n = wrs_arrives_after(fn, off, ids, counts, pcs, 4);
     uint32_t block, warp, mask;
     warp_of(ev, &block, &warp, &mask);
-    wrs_warp_slot *slot = warp_slot(f, (((uint64_t)block << 32) | warp) + 1, 0);
+    wrs_warp_slot *slot = warp_slot(f, warp_key(launch_of(ev), block, warp), 0);
     if (slot) {
         slot->narrived = (uint32_t)n;
         for (int i = 0; i < n; i++)
@@ -582,7 +607,7 @@ static int emit_arrives_after(wrs_finisher *f, const wr_event *ev, wrs_function 
         memset(&b, 0, sizeof b);
         b.kind = WR_EV_BARRIER;
         b.site = 0;
-        b.u.barrier.launch = f->launch;
+        b.u.barrier.launch = launch_of(ev);
         warp_of(ev, &b.u.barrier.block, &b.u.barrier.warp, &b.u.barrier.active_mask);
         b.u.barrier.barrier_id = ids[i];
         b.u.barrier.expected = counts[i];
@@ -860,9 +885,6 @@ static int fin_event(void *ctx, const wr_event *ev)
     case WR_EV_KERNEL_LAUNCH:
         if (emit_all_held(f) != 0)
             return -1;
-        f->launch = ev->u.launch.launch;
-        f->block_threads = ev->u.launch.block_dim[0] * ev->u.launch.block_dim[1] *
-                           ev->u.launch.block_dim[2];
         {
             uint32_t i = f->launches_next++ % (sizeof f->launches / sizeof f->launches[0]);
             f->launches[i].launch = ev->u.launch.launch;
@@ -872,8 +894,11 @@ static int fin_event(void *ctx, const wr_event *ev)
             }
             f->launches[i].clustered = ev->u.launch.cluster[0] > 1 ||
                                        ev->u.launch.cluster[1] > 1 || ev->u.launch.cluster[2] > 1;
+            f->launches[i].block_threads = ev->u.launch.block_dim[0] *
+                                           ev->u.launch.block_dim[1] * ev->u.launch.block_dim[2];
         }
-        clear_warps(f);
+        if (f->warp_count >= WRS_WARPS_KEPT || !(ev->u.launch.launch & 0xffffu))
+            clear_warps(f);
         return emit(f, ev);
     case WR_EV_ACCESS:
         block = ev->u.access.block, warp = ev->u.access.warp, mask = ev->u.access.active_mask;
@@ -907,7 +932,7 @@ static int fin_event(void *ctx, const wr_event *ev)
             return 0;
     } else if (e.kind == WR_EV_BARRIER)
         complete_barrier(f, &e.u.barrier, r, pc);
-    uint64_t key = (((uint64_t)block << 32) | warp) + 1;
+    uint64_t key = warp_key(launch_of(&e), block, warp);
     wrs_warp_slot *slot = warp_slot(f, key, 1);
     if (slot && slot->held && release_held(f, slot, &e) != 0)
         return -1;
@@ -947,7 +972,7 @@ static int fin_event(void *ctx, const wr_event *ev)
                 memset(&fe, 0, sizeof fe);
                 fe.kind = WR_EV_FENCE;
                 fe.site = 0;
-                fe.u.fence.launch = f->launch;
+                fe.u.fence.launch = launch_of(&e);
                 fe.u.fence.block = block;
                 fe.u.fence.warp = warp;
                 fe.u.fence.active_mask = mask;

@@ -178,17 +178,16 @@ typedef struct wrs_finisher {
     /* mbarriers of running blocks: their count and the arrivals seen */
     wrs_mbar_slot *mbars;
     size_t mbar_cap, mbar_used;
-    uint32_t launch;
-    uint32_t block_threads;       /* the current launch's block size (0: not known) */
     /* the latest launches' geometry (blockDim x y z, gridDim x y z), for
-     * mbarrier counts computed from it, and whether their clusters hold
-     * several blocks (the scope of shared atomics): concurrent launches
-     * interleave */
+     * mbarrier counts computed from it, their block size, and whether their
+     * clusters hold several blocks (the scope of shared atomics):
+     * concurrent launches (a CUDA graph's kernel nodes) interleave */
     struct wrs_launch_seen {
         uint32_t launch;
         uint32_t geometry[6];
+        uint32_t block_threads;
         uint8_t clustered;
-    } launches[16];
+    } launches[64];
     uint32_t launches_next;
     wrs_stats st;
 } wrs_finisher;

@@ -18,6 +18,8 @@ typedef struct wrs_launch_data {
     unsigned int *block_enter;     /* per block: 0, 1 = being recorded, 2 = recorded */
     unsigned int *block_exit;      /* per block: threads that exited */
     uint32_t block_threads;        /* threads per block */
+    uint32_t tag;                  /* the launch tag its records carry (ring_format.h, w2):
+                                      0, or a CUDA graph kernel node's index + 1 */
     uint32_t ndmalloc;             /* device malloc/free records (may exceed the max) */
     wrs_dmalloc_rec dmalloc[WRS_DMALLOC_MAX];
 } wrs_launch_data;

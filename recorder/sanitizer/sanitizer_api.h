@@ -296,21 +296,6 @@ typedef struct {
     uint32_t isGraphUpload;
 } Sanitizer_GraphLaunchData;
 
-/* a graph node's launch: only kernel nodes' launchData is used (layout
- * checked by test_api_values) */
-typedef struct {
-    CUgraphExec graphExec;
-    CUgraphNode node;
-    void *member_at_16;          /* undocumented here: an 8-byte member */
-    CUgraphNodeType nodeType;
-    uint32_t launchId;
-    union {
-        Sanitizer_LaunchData launchData;
-        uint64_t memFreeAddress;
-        unsigned char union_bytes[144];   /* the memcpy and memset data are larger */
-    };
-    uint32_t isGraphUpload;
-} Sanitizer_GraphNodeLaunchData;
 
 typedef struct {
     CUcontext srcContext;
@@ -338,6 +323,33 @@ typedef struct {
     uint32_t value;
     uint32_t isAsync;
 } Sanitizer_MemsetData;
+
+/* a graph node's launch: kernel nodes' launchData, memcpy and memset
+ * nodes' memcpyData and memsetData are used (layout checked by
+ * test_api_values) */
+typedef struct {
+    CUgraphExec graphExec;
+    CUgraphNode node;
+    void *member_at_16;          /* undocumented here: an 8-byte member */
+    CUgraphNodeType nodeType;
+    uint32_t launchId;
+    union {
+        Sanitizer_LaunchData launchData;
+        Sanitizer_MemcpyData memcpyData;
+        Sanitizer_MemsetData memsetData;
+        uint64_t memFreeAddress;
+        unsigned char union_bytes[144];   /* the memcpy and memset data are larger */
+    };
+    uint32_t isGraphUpload;
+} Sanitizer_GraphNodeLaunchData;
+
+/* an executable graph made (SANITIZER_CBID_GRAPHS_GRAPHEXEC_CREATED): the
+ * graph it was made from, whose nodes and edges are read then */
+typedef struct {
+    CUgraph graph;
+    CUgraphExec graphExec;
+    uint32_t isDeviceLaunch;
+} Sanitizer_GraphExecData;
 
 typedef struct {
     CUevent event;

@@ -51,6 +51,16 @@ _Static_assert(offsetof(Sanitizer_GraphNodeLaunchData, nodeType) == 24 &&
                    offsetof(Sanitizer_GraphNodeLaunchData, launchData) == 32 &&
                    offsetof(Sanitizer_GraphNodeLaunchData, isGraphUpload) == 176,
                "GraphNodeLaunchData layout");
+_Static_assert(offsetof(Sanitizer_GraphNodeLaunchData, node) == 8 &&
+                   offsetof(Sanitizer_GraphNodeLaunchData, memcpyData) == 32 &&
+                   offsetof(Sanitizer_GraphNodeLaunchData, memsetData) == 32,
+               "GraphNodeLaunchData: node, memcpy and memset data");
+_Static_assert(SANITIZER_CBID_GRAPHS_GRAPHEXEC_CREATED == 2, "GRAPHS_GRAPHEXEC_CREATED");
+_Static_assert(SANITIZER_CBID_GRAPHS_GRAPHEXEC_DESTROYING == 3, "GRAPHS_GRAPHEXEC_DESTROYING");
+_Static_assert(SANITIZER_CBID_GRAPHS_LAUNCH_END == 7, "GRAPHS_LAUNCH_END");
+_Static_assert(offsetof(Sanitizer_GraphExecData, graph) == 0 &&
+                   offsetof(Sanitizer_GraphExecData, graphExec) == 8,
+               "GraphExecData layout");
 
 int main(void)
 {

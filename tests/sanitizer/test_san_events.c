@@ -150,6 +150,7 @@ static void teardown(void)
  * callback's flags, provisional atomic fields, the PC as site; lane l at
  * lanes[l] (NULL: every lane at addr). */
 static uint32_t access_mask = 0xffffffffu;
+static unsigned access_tag;     /* the records' launch tag (ring_format.h, w2) */
 
 static void access_lanes(uint32_t block, uint32_t warp, uint64_t pc, unsigned op, unsigned space,
                          uint64_t addr, const uint64_t *lanes)
@@ -170,6 +171,7 @@ static void access_lanes(uint32_t block, uint32_t warp, uint64_t pc, unsigned op
         d.lane_addr[l] = lanes ? lanes[l] : addr;
     uint64_t words[2 * WRR_MAX_SLOTS];
     wrr_encode_access(&d, words);
+    words[2] |= (uint64_t)access_tag << 48;
     cr_assert_eq(wrr_sim_write(&S, words, (unsigned)__builtin_popcount(access_mask), 1000), 1);
     cr_assert_geq(wrr_drain_step(&D), 0, "%s", D.error);   /* the ring never fills */
 }
@@ -1066,4 +1068,43 @@ Test(sanitizer_events, mbarrier_count_from_the_launch, .init = setup_real, .fini
     cr_expect_eq(nth_mbarrier(3)->expected, 0, "phase 0 completed at the 64th arrival");
     cr_expect_eq(F.st.mbarrier_inits, 1);
     wrs_module_free(&k);
+}
+
+/* A CUDA graph's two kernel nodes (launches 2 and 3, tags 1 and 2) run
+ * together: the same block and warp of each interleave their records.  A
+ * warp's previous PC is its own launch's, so the producer's fence between
+ * its store and its flag's exchange is still found, and named with its
+ * launch. */
+Test(sanitizer_events, interleaved_launches_keep_their_own_warps, .init = setup, .fini = teardown)
+{
+    wr_event l;
+    memset(&l, 0, sizeof l);
+    l.kind = WR_EV_KERNEL_LAUNCH;
+    l.u.launch.kernel = 1;
+    l.u.launch.block_dim[0] = BLOCK_THREADS;
+    l.u.launch.block_dim[1] = l.u.launch.block_dim[2] = 1;
+    for (uint32_t tag = 1; tag <= 2; tag++) {
+        l.u.launch.launch = 1 + tag;
+        wrr_drain_post_tagged_launch(&D, &l, tag);
+    }
+    access_tag = 1;
+    access(0, 0, PRODUCER + 0x70, WR_OP_STORE, WR_SPACE_GLOBAL, 0x1000);
+    access_tag = 2;
+    access(0, 0, CONSUMER + 0x70, WR_OP_LOAD, WR_SPACE_GLOBAL, 0x2000);
+    access_tag = 1;
+    access(0, 0, PRODUCER + 0xb0, WR_OP_ATOMIC_RMW, WR_SPACE_GLOBAL, 0x1004);
+    access_tag = 0;
+    wrr_drain_post_group_close(&D, WRR_END_UNKNOWN);
+    finish();
+    cr_expect_eq(F.st.fences_inferred, 1);
+    size_t fences = 0;
+    for (size_t i = 0; i < O.n; i++)
+        if (O.ev[i].kind == WR_EV_FENCE) {
+            fences++;
+            cr_expect_eq(O.ev[i].u.fence.launch, 2, "the producer's launch");
+            cr_expect_eq(O.ev[i + 1].kind, WR_EV_ACCESS);
+            cr_expect_eq(O.ev[i + 1].u.access.launch, 2);
+            cr_expect_eq(O.ev[i + 1].u.access.op, WR_OP_ATOMIC_RMW);
+        }
+    cr_expect_eq(fences, 1);
 }
