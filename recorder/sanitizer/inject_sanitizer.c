@@ -34,6 +34,7 @@
 #include "alloc_label.h"
 #include "copy_region.h"
 #include "drain.h"
+#include "graph_order.h"
 #include "handle_ids.h"
 #include "pending_ends.h"
 #include "record_args.h"
@@ -54,6 +55,13 @@
 #ifndef WRS_NVDISASM_DEFAULT
 #define WRS_NVDISASM_DEFAULT "/usr/local/cuda/bin/nvdisasm"
 #endif
+
+/* A launch's device data: what its patches write through (wrs_launch_data)
+ * and the block counters it points at. */
+typedef struct launch_mem {
+    wrs_launch_data *ld;
+    void *enter, *exitc;
+} launch_mem;
 
 typedef struct mod_entry {
     CUmodule module;
@@ -88,10 +96,32 @@ static struct {
     size_t npatched_ctx;
     uint32_t next_launch, open_launch, open_stream;
     wrr_pending_ends ends;       /* KERNEL_ENDs the program has not observed yet */
-    wrs_launch_data *open_ld;
+    launch_mem open_mem;         /* the open launch's device data */
     uint64_t launches;
     uint64_t captured_launches;  /* launches captured into CUDA graphs (not run when issued) */
     uint64_t graph_launches;     /* CUDA graph launches */
+    uint64_t graph_launches_unrecorded;  /* ... that ran unrecorded (one lost event each) */
+    uint64_t graph_nodes_recorded;       /* working nodes recorded (kernels, copies) */
+    uint64_t graph_nodes_unordered;      /* node orderings missed (nodes announced out
+                                            of their order) */
+    uint64_t graph_nodes_lost;           /* working nodes that never began (lost) */
+    uint64_t graph_copies_skipped;       /* copy callbacks inside a graph launch: the
+                                            node's own record stands */
+    const char *graph_unrecorded_why;    /* the latest reason one was */
+    wrr_graph **graphs;                  /* executable graphs, as made */
+    size_t ngraphs, capgraphs;
+    struct {                             /* the graph launch being issued */
+        wrr_graph *g;
+        pthread_t owner;
+        uint32_t stream;
+        CUcontext ctx;
+        Sanitizer_StreamHandle hstream;
+        struct graph_member {
+            uint32_t launch;
+            launch_mem mem;
+        } *members;
+        size_t nmembers, capmembers;
+    } gl;
     wrr_handle_ids ids;          /* streams and events -> small ids */
     struct { uint64_t base; uint32_t id; } *allocs;
     size_t nallocs, capallocs;
@@ -377,8 +407,15 @@ static int ensure_runtime(CUcontext ctx, Sanitizer_StreamHandle hs)
  * are looked up in the one the program loaded). */
 typedef CUresult (*stream_get_flags_fn)(CUstream, unsigned *);
 typedef CUresult (*stream_is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
+typedef CUresult (*graph_get_nodes_fn)(CUgraph, CUgraphNode *, size_t *);
+typedef CUresult (*graph_get_edges_fn)(CUgraph, CUgraphNode *, CUgraphNode *, CUgraphEdgeData *,
+                                       size_t *);
+typedef CUresult (*graph_node_get_type_fn)(CUgraphNode, CUgraphNodeType *);
 static stream_get_flags_fn stream_get_flags;
 static stream_is_capturing_fn stream_is_capturing;
+static graph_get_nodes_fn graph_get_nodes;
+static graph_get_edges_fn graph_get_edges;      /* cuGraphGetEdges_v2 (12.3 on) */
+static graph_node_get_type_fn graph_node_get_type;
 static pthread_once_t driver_symbols_once = PTHREAD_ONCE_INIT;
 
 static void find_driver_symbols(void)
@@ -390,6 +427,9 @@ static void find_driver_symbols(void)
         return;
     *(void **)&stream_get_flags = dlsym(lib, "cuStreamGetFlags");
     *(void **)&stream_is_capturing = dlsym(lib, "cuStreamIsCapturing");
+    *(void **)&graph_get_nodes = dlsym(lib, "cuGraphGetNodes");
+    *(void **)&graph_get_edges = dlsym(lib, "cuGraphGetEdges_v2");
+    *(void **)&graph_node_get_type = dlsym(lib, "cuGraphNodeGetType");
     dlclose(lib);   /* NOLOAD took a reference: the library stays */
 }
 
@@ -683,6 +723,59 @@ static int capturing(CUstream stream)
            st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
+/* Gives a launch its device data (tag: its records' launch tag): allocated,
+ * the block counters zeroed and the data uploaded on the launch's stream
+ * before it runs.  0, or -1 (nothing of the launch is recorded).  G.lock
+ * held, runtime ready. */
+static int give_launch_data(const Sanitizer_LaunchData *d, uint32_t tag, launch_mem *m)
+{
+    uint64_t blocks = (uint64_t)d->gridDim_x * d->gridDim_y * d->gridDim_z;
+    void *ldp = NULL, *enter = NULL, *exitc = NULL;
+    memset(m, 0, sizeof *m);
+    if (!san_ok(G.fn.alloc(d->context, &ldp, sizeof(wrs_launch_data)), "launch data") ||
+        !san_ok(G.fn.alloc(d->context, &enter, blocks * 4), "block counters") ||
+        !san_ok(G.fn.alloc(d->context, &exitc, blocks * 4), "block counters"))
+        return -1;
+    G.fn.memset_(enter, 0, blocks * 4, d->hStream);
+    G.fn.memset_(exitc, 0, blocks * 4, d->hStream);
+    static wrs_launch_data h;    /* uploaded before the launch runs */
+    memset(&h, 0, sizeof h);
+    h.state = G.state_dev;
+    h.block_enter = enter;
+    h.block_exit = exitc;
+    h.block_threads = d->blockDim_x * d->blockDim_y * d->blockDim_z;
+    h.tag = tag;
+    G.fn.memcpy_h2d_async(ldp, &h, sizeof h, d->hStream);
+    G.fn.stream_synchronize(d->hStream);
+    san_ok(G.fn.set_launch_callback_data(d->hLaunch, d->function, d->hStream, ldp),
+           "sanitizerSetLaunchCallbackData");
+    *m = (launch_mem){ldp, enter, exitc};
+    return 0;
+}
+
+/* A launch's KERNEL_LAUNCH event, as launch `launch` on stream id `stream`. */
+static wr_event kernel_launch_event(const Sanitizer_LaunchData *d, uint32_t launch,
+                                    uint32_t stream)
+{
+    pthread_mutex_lock(&G.wlock);
+    uint32_t kid = wr_writer_kernel_once(G.w, d->functionName ? d->functionName : "");
+    pthread_mutex_unlock(&G.wlock);
+    wr_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WR_EV_KERNEL_LAUNCH;
+    ev.u.launch.launch = launch;
+    ev.u.launch.kernel = kid;
+    ev.u.launch.grid[0] = d->gridDim_x, ev.u.launch.grid[1] = d->gridDim_y;
+    ev.u.launch.grid[2] = d->gridDim_z;
+    ev.u.launch.block_dim[0] = d->blockDim_x, ev.u.launch.block_dim[1] = d->blockDim_y;
+    ev.u.launch.block_dim[2] = d->blockDim_z;
+    ev.u.launch.cluster[0] = d->clusterDim_x ? d->clusterDim_x : 1;
+    ev.u.launch.cluster[1] = d->clusterDim_y ? d->clusterDim_y : 1;
+    ev.u.launch.cluster[2] = d->clusterDim_z ? d->clusterDim_z : 1;
+    ev.u.launch.stream = stream;
+    return ev;
+}
+
 static void launch_begin(const Sanitizer_LaunchData *d)
 {
     if (capturing(d->stream)) {
@@ -698,43 +791,11 @@ static void launch_begin(const Sanitizer_LaunchData *d)
     }
     register_ranges(d->module);
     note_unrecorded_sync(d->module, d->functionName ? d->functionName : "");
-    uint64_t blocks = (uint64_t)d->gridDim_x * d->gridDim_y * d->gridDim_z;
-    void *ldp = NULL, *enter = NULL, *exitc = NULL;
-    if (!san_ok(G.fn.alloc(d->context, &ldp, sizeof(wrs_launch_data)), "launch data") ||
-        !san_ok(G.fn.alloc(d->context, &enter, blocks * 4), "block counters") ||
-        !san_ok(G.fn.alloc(d->context, &exitc, blocks * 4), "block counters")) {
+    if (give_launch_data(d, 0, &G.open_mem) != 0) {
         pthread_mutex_unlock(&G.lock);
         return;
     }
-    G.fn.memset_(enter, 0, blocks * 4, d->hStream);
-    G.fn.memset_(exitc, 0, blocks * 4, d->hStream);
-    static wrs_launch_data h;    /* uploaded before the launch runs */
-    memset(&h, 0, sizeof h);
-    h.state = G.state_dev;
-    h.block_enter = enter;
-    h.block_exit = exitc;
-    h.block_threads = d->blockDim_x * d->blockDim_y * d->blockDim_z;
-    G.fn.memcpy_h2d_async(ldp, &h, sizeof h, d->hStream);
-    G.fn.stream_synchronize(d->hStream);
-    san_ok(G.fn.set_launch_callback_data(d->hLaunch, d->function, d->hStream, ldp),
-           "sanitizerSetLaunchCallbackData");
-    G.open_ld = ldp;
-    pthread_mutex_lock(&G.wlock);
-    uint32_t kid = wr_writer_kernel_once(G.w, d->functionName ? d->functionName : "");
-    pthread_mutex_unlock(&G.wlock);
-    wr_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = WR_EV_KERNEL_LAUNCH;
-    ev.u.launch.launch = ++G.next_launch;
-    ev.u.launch.kernel = kid;
-    ev.u.launch.grid[0] = d->gridDim_x, ev.u.launch.grid[1] = d->gridDim_y;
-    ev.u.launch.grid[2] = d->gridDim_z;
-    ev.u.launch.block_dim[0] = d->blockDim_x, ev.u.launch.block_dim[1] = d->blockDim_y;
-    ev.u.launch.block_dim[2] = d->blockDim_z;
-    ev.u.launch.cluster[0] = d->clusterDim_x ? d->clusterDim_x : 1;
-    ev.u.launch.cluster[1] = d->clusterDim_y ? d->clusterDim_y : 1;
-    ev.u.launch.cluster[2] = d->clusterDim_z ? d->clusterDim_z : 1;
-    ev.u.launch.stream = handle_id(d->stream, 0);
+    wr_event ev = kernel_launch_event(d, ++G.next_launch, handle_id(d->stream, 0));
     G.open_launch = ev.u.launch.launch;
     G.open_stream = ev.u.launch.stream;
     G.launches++;
@@ -772,6 +833,52 @@ static uint32_t alloc_take(uint64_t base)
     return 0;
 }
 
+/* After a launch completed: its device mallocs and frees become ALLOC and
+ * FREE events, and its device data is freed.  G.lock held. */
+static void take_launch_data(CUcontext ctx, Sanitizer_StreamHandle hs, launch_mem *m)
+{
+    static wrs_launch_data h;
+    if (!m->ld || G.fn.memcpy_d2h(&h, m->ld, sizeof h, hs) != SANITIZER_SUCCESS)
+        return;
+    uint32_t n = h.ndmalloc < WRS_DMALLOC_MAX ? h.ndmalloc : WRS_DMALLOC_MAX;
+    G.dmalloc_lost += h.ndmalloc - n;
+    for (uint32_t i = 0; i < n; i++) {
+        wr_event ev;
+        memset(&ev, 0, sizeof ev);
+        if (h.dmalloc[i].size) {
+            pthread_mutex_lock(&G.wlock);
+            ev.u.alloc.alloc = wr_writer_alloc(G.w, h.dmalloc[i].ptr, h.dmalloc[i].size,
+                                               WR_SPACE_GLOBAL, "device malloc");
+            pthread_mutex_unlock(&G.wlock);
+            ev.kind = WR_EV_ALLOC;
+            alloc_add(h.dmalloc[i].ptr, ev.u.alloc.alloc);
+        } else {
+            ev.u.alloc.alloc = alloc_take(h.dmalloc[i].ptr);
+            if (!ev.u.alloc.alloc) {
+                G.dfree_unknown++;   /* its malloc record was past the maximum */
+                continue;
+            }
+            ev.kind = WR_EV_FREE;
+        }
+        post(&ev);
+    }
+    G.fn.free_(ctx, m->enter);
+    G.fn.free_(ctx, m->exitc);
+    G.fn.free_(ctx, m->ld);
+    memset(m, 0, sizeof *m);
+}
+
+/* The device's reservation head, read after a synchronize: where the
+ * records of what ran before it end (WRR_END_UNKNOWN when unread). */
+static uint64_t ring_head(int synced, Sanitizer_StreamHandle hs)
+{
+    static unsigned long long head;
+    return synced && G.fn.memcpy_d2h(&head, &G.state_dev->head, sizeof head, hs) ==
+                         SANITIZER_SUCCESS
+               ? head
+               : WRR_END_UNKNOWN;
+}
+
 static void launch_end(const Sanitizer_LaunchData *d)
 {
     pthread_mutex_lock(&G.lock);
@@ -783,43 +890,12 @@ static void launch_end(const Sanitizer_LaunchData *d)
     int synced = san_ok(G.fn.stream_synchronize(d->hStream), "launch synchronize");
     /* where the launch's records end: the drain runs behind, and must not
      * take the next launch's records for this one's */
-    static unsigned long long head;
-    int have_head = synced && G.fn.memcpy_d2h(&head, &G.state_dev->head, sizeof head,
-                                              d->hStream) == SANITIZER_SUCCESS;
-    wrr_drain_post_close(&G.drain, G.open_launch, have_head ? head : WRR_END_UNKNOWN);
-    static wrs_launch_data h;
-    if (G.open_ld && G.fn.memcpy_d2h(&h, G.open_ld, sizeof h, d->hStream) == SANITIZER_SUCCESS) {
-        uint32_t n = h.ndmalloc < WRS_DMALLOC_MAX ? h.ndmalloc : WRS_DMALLOC_MAX;
-        G.dmalloc_lost += h.ndmalloc - n;
-        for (uint32_t i = 0; i < n; i++) {
-            wr_event ev;
-            memset(&ev, 0, sizeof ev);
-            if (h.dmalloc[i].size) {
-                pthread_mutex_lock(&G.wlock);
-                ev.u.alloc.alloc = wr_writer_alloc(G.w, h.dmalloc[i].ptr, h.dmalloc[i].size,
-                                                   WR_SPACE_GLOBAL, "device malloc");
-                pthread_mutex_unlock(&G.wlock);
-                ev.kind = WR_EV_ALLOC;
-                alloc_add(h.dmalloc[i].ptr, ev.u.alloc.alloc);
-            } else {
-                ev.u.alloc.alloc = alloc_take(h.dmalloc[i].ptr);
-                if (!ev.u.alloc.alloc) {
-                    G.dfree_unknown++;   /* its malloc record was past the maximum */
-                    continue;
-                }
-                ev.kind = WR_EV_FREE;
-            }
-            post(&ev);
-        }
-        G.fn.free_(d->context, h.block_enter);
-        G.fn.free_(d->context, h.block_exit);
-        G.fn.free_(d->context, G.open_ld);
-    }
+    wrr_drain_post_close(&G.drain, G.open_launch, ring_head(synced, d->hStream));
+    take_launch_data(d->context, d->hStream, &G.open_mem);
     /* our synchronize is not the program's: the KERNEL_END (which orders
      * the host after the kernel) waits until the program synchronizes */
     wrr_ends_add(&G.ends, G.open_launch, G.open_stream, post_cb, NULL);
     G.open_launch = 0;
-    G.open_ld = NULL;
     pthread_mutex_unlock(&G.lock);
 }
 
@@ -849,25 +925,41 @@ static void host_event(wr_event *ev)
 }
 
 /* One HOST_COPY per contiguous run of a (possibly pitched) copy or memset. */
+/* The events of a copy or memset on stream id sid.  G.lock held. */
+static void copy_event_on(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
+                          uint64_t depth, unsigned kind, uint32_t sid, int async)
+{
+    if (!async)
+        wrr_ends_flush(&G.ends, sid, post_cb, NULL);   /* a synchronous copy waits for its stream */
+    wrr_copy_events(dst, src, width, height, depth, kind, sid, async, post_cb, NULL);
+}
+
+/* A copy issued by a graph launch's node: the node's own record stands
+ * (graph_node_begin), and this thread issues no other copy meanwhile. */
+static __thread int issuing_graph;
+
 static void copy_event(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
                        uint64_t depth, unsigned kind, CUstream stream, int async)
 {
     pthread_mutex_lock(&G.lock);
-    uint32_t sid = handle_id(stream, 0);
-    if (!async)
-        wrr_ends_flush(&G.ends, sid, post_cb, NULL);   /* a synchronous copy waits for its stream */
-    wrr_copy_events(dst, src, width, height, depth, kind, sid, async, post_cb, NULL);
+    if (issuing_graph)
+        G.graph_copies_skipped++;
+    else
+        copy_event_on(dst, src, width, height, depth, kind, handle_id(stream, 0), async);
     pthread_mutex_unlock(&G.lock);
 }
 
-static void on_memcpy(const Sanitizer_MemcpyData *d)
+/* A memcpy's copy events: on stream id sid when not 0 (a graph node's),
+ * else on its own stream.  Copies other than between host and device
+ * memory (arrays) are not recorded.  0, or -1 when not recorded. */
+static int memcpy_events(const Sanitizer_MemcpyData *d, uint32_t sid)
 {
     unsigned kind;
     switch (d->direction) {
     case SANITIZER_MEMCPY_DIRECTION_HOST_TO_DEVICE: kind = WR_COPY_H2D; break;
     case SANITIZER_MEMCPY_DIRECTION_DEVICE_TO_HOST: kind = WR_COPY_D2H; break;
     case SANITIZER_MEMCPY_DIRECTION_DEVICE_TO_DEVICE: kind = WR_COPY_D2D; break;
-    default: return;
+    default: return -1;
     }
     wrr_copy_side dst = {kind == WR_COPY_D2H ? 0 : d->dstAddress, d->dstPitch, 0};
     wrr_copy_side src = {kind == WR_COPY_H2D ? 0 : d->srcAddress, d->srcPitch, 0};
@@ -879,8 +971,25 @@ static void on_memcpy(const Sanitizer_MemcpyData *d)
         dst.slice = d->dstPitch * height;
         src.slice = d->srcPitch * height;
     }
-    copy_event(dst, src, width, height, depth, kind, d->dstStream ? d->dstStream : d->srcStream,
-               d->isAsync);
+    if (sid)
+        copy_event_on(dst, src, width, height, depth, kind, sid, 1);
+    else
+        copy_event(dst, src, width, height, depth, kind,
+                   d->dstStream ? d->dstStream : d->srcStream, d->isAsync);
+    return 0;
+}
+
+/* A memset's events, on stream id sid when not 0, as memcpy_events. */
+static void memset_events(const Sanitizer_MemsetData *d, uint32_t sid)
+{
+    /* rows of width elements at the pitch (a 1D memset: one row) */
+    uint64_t row = d->width * (d->elementSize ? d->elementSize : 1);
+    wrr_copy_side dst = {d->address, d->pitch ? d->pitch : row, 0}, none = {0, 0, 0};
+    if (sid)
+        copy_event_on(dst, none, row, d->height ? d->height : 1, 1, WR_COPY_MEMSET, sid, 1);
+    else
+        copy_event(dst, none, row, d->height ? d->height : 1, 1, WR_COPY_MEMSET, d->stream,
+                   d->isAsync);
 }
 
 static void on_alloc(const Sanitizer_ResourceMemoryData *d, int is_free)
@@ -910,32 +1019,340 @@ static void on_alloc(const Sanitizer_ResourceMemoryData *d, int is_free)
     pthread_mutex_unlock(&G.lock);
 }
 
-/* CUDA graphs.  A graph's kernel nodes reach the recorder as node
- * launches, enqueued together and running concurrently: their records
- * would interleave in the ring, which tells launches apart only by
- * serializing them (RECORDER.md, "CUDA graphs").  So they are not
- * recorded: each node's patches get no launch data (without it they record
- * nothing: left to the launch's earlier data, they faulted), and each graph
- * launch counts as one lost event, which makes the analysis say the trace
- * is incomplete. */
-static void graph_event(Sanitizer_CallbackId cbid, const void *data)
+/* ---- CUDA graphs (graph_order.h) ------------------------------------------------
+ *
+ * An executable graph's nodes and edges are read when it is made.  A
+ * launch of it is issued as graph_order.h spells it: its working nodes'
+ * waits, their work (kernel nodes as launches whose records carry the
+ * node's index + 1 as their launch tag, so that the drain tells the
+ * concurrent nodes' records apart; copies and memsets as copy events),
+ * their events.  At the launch's end the launching stream is synchronized
+ * (launches are serialized, graphs as a whole), one close bounds every
+ * node's records, and the launching stream waits for the nodes.  A graph
+ * the model cannot spell, or one launched while another thread issues a
+ * graph, runs unrecorded: one lost event. */
+
+static void graph_post(void *ctx, const wr_event *ev)
 {
-    if (cbid == SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN) {
-        const Sanitizer_GraphLaunchData *g = data;
-        if (g->isGraphUpload)
+    (void)ctx;
+    post(ev);
+}
+
+static uint32_t graph_new_id(void *ctx, int is_event)
+{
+    (void)ctx;
+    return is_event ? wrr_new_event_id(&G.ids) : wrr_new_stream_id(&G.ids);
+}
+
+/* WARPRACE_SAN_GRAPH_DEBUG=1: every graph callback on stderr. */
+static int graph_debug(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("WARPRACE_SAN_GRAPH_DEBUG");
+        on = e && e[0] == '1';
+    }
+    return on;
+}
+
+static size_t graph_index(CUgraphExec exec)
+{
+    size_t i = 0;
+    while (i < G.ngraphs && G.graphs[i]->exec != (uint64_t)(uintptr_t)exec)
+        i++;
+    return i;
+}
+
+/* Why graph's nodes and edges cannot be read into the arrays (malloc'd
+ * here, freed by the caller), or NULL. */
+static const char *read_graph(CUgraph graph, size_t *n, uint64_t **handles, unsigned **types,
+                              size_t *ne, uint64_t **from, uint64_t **to, unsigned char **full)
+{
+    if (!graph_get_nodes || !graph_get_edges || !graph_node_get_type)
+        return "the driver lacks cuGraphGetNodes, cuGraphGetEdges_v2 or cuGraphNodeGetType";
+    if (graph_get_nodes(graph, NULL, n) != CUDA_SUCCESS ||
+        graph_get_edges(graph, NULL, NULL, NULL, ne) != CUDA_SUCCESS)
+        return "its nodes and edges could not be read";
+    size_t nn = *n ? *n : 1, nne = *ne ? *ne : 1;
+    CUgraphNode *nodes = malloc(nn * sizeof *nodes), *f = malloc(nne * sizeof *f),
+                *t = malloc(nne * sizeof *t);
+    CUgraphEdgeData *ed = malloc(nne * sizeof *ed);
+    *handles = malloc(nn * sizeof **handles);
+    *types = malloc(nn * sizeof **types);
+    *from = malloc(nne * sizeof **from);
+    *to = malloc(nne * sizeof **to);
+    *full = malloc(nne);
+    const char *why = NULL;
+    if (!nodes || !f || !t || !ed || !*handles || !*types || !*from || !*to || !*full)
+        why = "out of memory";
+    else if (graph_get_nodes(graph, nodes, n) != CUDA_SUCCESS ||
+             graph_get_edges(graph, f, t, ed, ne) != CUDA_SUCCESS)
+        why = "its nodes and edges could not be read";
+    for (size_t i = 0; !why && i < *n; i++) {
+        CUgraphNodeType type;
+        if (graph_node_get_type(nodes[i], &type) != CUDA_SUCCESS)
+            why = "a node's type could not be read";
+        (*handles)[i] = (uint64_t)(uintptr_t)nodes[i];
+        (*types)[i] = (unsigned)type;
+    }
+    for (size_t e = 0; !why && e < *ne; e++) {
+        (*from)[e] = (uint64_t)(uintptr_t)f[e];
+        (*to)[e] = (uint64_t)(uintptr_t)t[e];
+        (*full)[e] = ed[e].type == CU_GRAPH_DEPENDENCY_TYPE_DEFAULT && !ed[e].from_port &&
+                     !ed[e].to_port;
+    }
+    free(nodes);
+    free(f);
+    free(t);
+    free(ed);
+    return why;
+}
+
+/* An executable graph is made: its graph is read now (a program may
+ * destroy it once instantiated).  G.lock held. */
+static void graph_made(const Sanitizer_GraphExecData *x)
+{
+    pthread_once(&driver_symbols_once, find_driver_symbols);
+    wrr_graph *g = calloc(1, sizeof *g);
+    if (!g) {
+        set_error("out of memory (graph table)");
+        return;
+    }
+    uint64_t exec = (uint64_t)(uintptr_t)x->graphExec;
+    size_t n = 0, ne = 0;
+    uint64_t *handles = NULL, *from = NULL, *to = NULL;
+    unsigned *types = NULL;
+    unsigned char *full = NULL;
+    const char *why = x->isDeviceLaunch ? "it is launched from the device"
+                                        : read_graph(x->graph, &n, &handles, &types, &ne, &from,
+                                                     &to, &full);
+    if (!why && n > UINT32_MAX)
+        why = "it has more nodes than a record's launch tag can name";
+    if (!why && wrr_graph_build(g, exec, (uint32_t)n, handles, types, ne, from, to, full,
+                                graph_new_id, NULL) != 0)
+        why = "out of memory";
+    if (why) {
+        wrr_graph_free(g);
+        g->exec = exec;
+        g->unrecordable = why;
+    }
+    free(handles);
+    free(types);
+    free(from);
+    free(to);
+    free(full);
+    if (graph_debug())
+        fprintf(stderr, "warprace (sanitizer) graph: exec %p made: %zu nodes, %zu edges%s%s\n",
+                (void *)x->graphExec, n, ne, g->unrecordable ? ": unrecordable, " : "",
+                g->unrecordable ? g->unrecordable : "");
+    size_t i = graph_index(x->graphExec);
+    if (i < G.ngraphs) {       /* the handle of a destroyed one, reused */
+        wrr_graph_free(G.graphs[i]);
+        free(G.graphs[i]);
+        G.graphs[i] = g;
+        return;
+    }
+    if (G.ngraphs == G.capgraphs) {
+        size_t cap = G.capgraphs ? 2 * G.capgraphs : 16;
+        wrr_graph **v = realloc(G.graphs, cap * sizeof *v);
+        if (!v) {
+            wrr_graph_free(g);
+            free(g);
+            set_error("out of memory (graph table)");
             return;
+        }
+        G.graphs = v;
+        G.capgraphs = cap;
+    }
+    G.graphs[G.ngraphs++] = g;
+}
+
+static void graph_destroyed(CUgraphExec exec)
+{
+    size_t i = graph_index(exec);
+    if (i == G.ngraphs || G.gl.g == G.graphs[i])
+        return;
+    wrr_graph_free(G.graphs[i]);
+    free(G.graphs[i]);
+    G.graphs[i] = G.graphs[--G.ngraphs];
+}
+
+static void graph_launch_begin(const Sanitizer_GraphLaunchData *gd)
+{
+    if (gd->isGraphUpload)
+        return;
+    if (capturing(gd->stream)) {   /* launched into a capture: it runs later, as part of it */
         pthread_mutex_lock(&G.lock);
-        G.graph_launches++;
-        if (ensure_runtime(g->context, g->hStream) == 0) {
+        G.captured_launches++;
+        pthread_mutex_unlock(&G.lock);
+        return;
+    }
+    pthread_mutex_lock(&G.lock);
+    G.graph_launches++;
+    if (ensure_runtime(gd->context, gd->hStream) != 0) {
+        pthread_mutex_unlock(&G.lock);
+        return;
+    }
+    size_t i = graph_index(gd->graphExec);
+    wrr_graph *g = i < G.ngraphs ? G.graphs[i] : NULL;
+    const char *why = !g                ? "the recorder did not see it made"
+                      : g->unrecordable ? g->unrecordable
+                      : G.gl.g          ? "another thread was issuing a graph launch"
+                                        : NULL;
+    if (graph_debug())
+        fprintf(stderr, "warprace (sanitizer) graph: launch of exec %p%s%s\n",
+                (void *)gd->graphExec, why ? ": unrecorded, " : "", why ? why : "");
+    if (why) {
+        if (!G.graph_launches_unrecorded++ || strcmp(why, G.graph_unrecorded_why) != 0)
+            fprintf(stderr, "warprace (sanitizer): a CUDA graph launch runs unrecorded (%s): "
+                    "races in it go unseen (counted as a lost event)\n", why);
+        G.graph_unrecorded_why = why;
+        wr_event ev = wrr_host_lost_event(1);
+        post(&ev);
+        pthread_mutex_unlock(&G.lock);
+        return;
+    }
+    G.gl.g = g;
+    G.gl.owner = pthread_self();
+    G.gl.stream = handle_id(gd->stream, 0);
+    G.gl.ctx = gd->context;
+    G.gl.hstream = gd->hStream;
+    G.gl.nmembers = 0;
+    issuing_graph = 1;
+    wrr_graph_launch_begin(g, G.gl.stream, graph_post, NULL);
+    pthread_mutex_unlock(&G.lock);
+}
+
+/* A graph's kernel node as a launch on stream id sid whose records carry
+ * tag.  0, or -1 when it is not recorded.  G.lock held. */
+static int graph_kernel_node(const Sanitizer_LaunchData *d, uint32_t tag, uint32_t sid)
+{
+    const char *name = d->functionName ? d->functionName : "";
+    if (G.gl.nmembers == G.gl.capmembers) {
+        size_t cap = G.gl.capmembers ? 2 * G.gl.capmembers : 16;
+        struct graph_member *v = realloc(G.gl.members, cap * sizeof *v);
+        if (!v)
+            return -1;
+        G.gl.members = v;
+        G.gl.capmembers = cap;
+    }
+    launch_mem mem;
+    if (!selected(name) || give_launch_data(d, tag, &mem) != 0)
+        return -1;
+    register_ranges(d->module);
+    note_unrecorded_sync(d->module, name);
+    wr_event ev = kernel_launch_event(d, ++G.next_launch, sid);
+    G.gl.members[G.gl.nmembers++] = (struct graph_member){ev.u.launch.launch, mem};
+    G.launches++;
+    wrr_drain_post_tagged_launch(&G.drain, &ev, tag);
+    return 0;
+}
+
+static void graph_node_begin(const Sanitizer_GraphNodeLaunchData *n)
+{
+    int kernel = n->nodeType == CU_GRAPH_NODE_TYPE_KERNEL;
+    pthread_mutex_lock(&G.lock);
+    wrr_graph *g = G.gl.g;
+    long idx = -1;
+    uint32_t unordered = 0;
+    if (!n->isGraphUpload && g && pthread_equal(G.gl.owner, pthread_self()) &&
+        g->exec == (uint64_t)(uintptr_t)n->graphExec)
+        idx = wrr_graph_node_begin(g, (uint64_t)(uintptr_t)n->node, graph_post, NULL, &unordered);
+    if (graph_debug())
+        fprintf(stderr, "warprace (sanitizer) graph: node %p of exec %p, type %d: index %ld, "
+                "%u predecessors not begun\n", (void *)n->node, (void *)n->graphExec,
+                (int)n->nodeType, idx, unordered);
+    int recorded = 0;
+    if (idx >= 0) {
+        uint32_t sid = g->nodes[idx].stream;
+        if (kernel)
+            recorded = graph_kernel_node(&n->launchData, (uint32_t)idx + 1, sid) == 0;
+        else if (n->nodeType == CU_GRAPH_NODE_TYPE_MEMCPY)
+            recorded = memcpy_events(&n->memcpyData, sid) == 0;
+        else if (n->nodeType == CU_GRAPH_NODE_TYPE_MEMSET)
+            memset_events(&n->memsetData, sid), recorded = 1;
+        if (unordered && !G.graph_nodes_unordered)
+            fprintf(stderr, "warprace (sanitizer): a CUDA graph node was issued before a node "
+                    "it depends on: that ordering is not recorded, and races reported across "
+                    "it may be none\n");
+        G.graph_nodes_unordered += unordered;
+        if (recorded) {
+            G.graph_nodes_recorded++;
+        } else if (!kernel || selected(n->launchData.functionName ? n->launchData.functionName
+                                                                  : "")) {
+            G.graph_nodes_lost++;   /* work that ran unrecorded */
             wr_event ev = wrr_host_lost_event(1);
             post(&ev);
         }
+        wrr_graph_node_issued(g, idx, graph_post, NULL);
+    }
+    /* without data of their own the patches record nothing (left to an
+     * earlier launch's, they faulted) */
+    if (kernel && !recorded)
+        G.fn.set_launch_callback_data(n->launchData.hLaunch, n->launchData.function,
+                                      n->launchData.hStream, NULL);
+    pthread_mutex_unlock(&G.lock);
+}
+
+static void graph_launch_end(const Sanitizer_GraphLaunchData *gd)
+{
+    if (gd->isGraphUpload)
+        return;
+    pthread_mutex_lock(&G.lock);
+    wrr_graph *g = G.gl.g;
+    if (!g || !pthread_equal(G.gl.owner, pthread_self()) ||
+        g->exec != (uint64_t)(uintptr_t)gd->graphExec) {
         pthread_mutex_unlock(&G.lock);
-    } else if (cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN) {
-        const Sanitizer_GraphNodeLaunchData *n = data;
-        if (n->nodeType == CU_GRAPH_NODE_TYPE_KERNEL)
-            G.fn.set_launch_callback_data(n->launchData.hLaunch, n->launchData.function,
-                                          n->launchData.hStream, NULL);
+        return;
+    }
+    issuing_graph = 0;
+    /* serialize, the graph as a whole: every node's records are committed
+     * before the close */
+    int synced = san_ok(G.fn.stream_synchronize(G.gl.hstream), "graph launch synchronize");
+    wrr_drain_post_group_close(&G.drain, ring_head(synced, G.gl.hstream));
+    for (size_t i = 0; i < G.gl.nmembers; i++) {
+        take_launch_data(G.gl.ctx, G.gl.hstream, &G.gl.members[i].mem);
+        wrr_ends_add(&G.ends, G.gl.members[i].launch, G.gl.stream, post_cb, NULL);
+    }
+    uint32_t missing = wrr_graph_launch_end(g, G.gl.stream, graph_post, NULL);
+    if (graph_debug())
+        fprintf(stderr, "warprace (sanitizer) graph: launch of exec %p ends: %zu kernel nodes "
+                "recorded, %u working nodes never issued\n", (void *)gd->graphExec,
+                G.gl.nmembers, missing);
+    if (missing) {
+        G.graph_nodes_lost += missing;
+        wr_event ev = wrr_host_lost_event(missing);
+        post(&ev);
+    }
+    G.gl.g = NULL;
+    G.gl.nmembers = 0;
+    pthread_mutex_unlock(&G.lock);
+}
+
+static void graph_event(Sanitizer_CallbackId cbid, const void *data)
+{
+    switch (cbid) {
+    case SANITIZER_CBID_GRAPHS_GRAPHEXEC_CREATED:
+        pthread_mutex_lock(&G.lock);
+        graph_made(data);
+        pthread_mutex_unlock(&G.lock);
+        break;
+    case SANITIZER_CBID_GRAPHS_GRAPHEXEC_DESTROYING:
+        pthread_mutex_lock(&G.lock);
+        graph_destroyed(((const Sanitizer_GraphExecData *)data)->graphExec);
+        pthread_mutex_unlock(&G.lock);
+        break;
+    case SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN:
+        graph_launch_begin(data);
+        break;
+    case SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN:
+        graph_node_begin(data);
+        break;
+    case SANITIZER_CBID_GRAPHS_LAUNCH_END:
+        graph_launch_end(data);
+        break;
+    default:
+        break;
     }
 }
 
@@ -967,17 +1384,11 @@ static void SANITIZERAPI callback(void *ud, Sanitizer_CallbackDomain dom, Saniti
         break;
     case SANITIZER_CB_DOMAIN_MEMCPY:
         if (cbid == SANITIZER_CBID_MEMCPY_STARTING)
-            on_memcpy(data);
+            memcpy_events(data, 0);
         break;
     case SANITIZER_CB_DOMAIN_MEMSET:
-        if (cbid == SANITIZER_CBID_MEMSET_STARTING) {
-            const Sanitizer_MemsetData *d = data;
-            /* rows of width elements at the pitch (a 1D memset: one row) */
-            uint64_t row = d->width * (d->elementSize ? d->elementSize : 1);
-            wrr_copy_side dst = {d->address, d->pitch ? d->pitch : row, 0}, none = {0, 0, 0};
-            copy_event(dst, none, row, d->height ? d->height : 1, 1, WR_COPY_MEMSET, d->stream,
-                       d->isAsync);
-        }
+        if (cbid == SANITIZER_CBID_MEMSET_STARTING)
+            memset_events(data, 0);
         break;
     case SANITIZER_CB_DOMAIN_SYNCHRONIZE: {
         const Sanitizer_SynchronizeData *d = data;
@@ -1092,6 +1503,17 @@ static void shutdown_recorder(void)
             fprintf(f, "sanitizer_shared_atomics_cluster_scoped=%llu\n",
                     (unsigned long long)s->shared_atomics_cluster_scoped);
             fprintf(f, "sanitizer_graph_launches=%llu\n", (unsigned long long)G.graph_launches);
+            fprintf(f, "sanitizer_graph_nodes_recorded=%llu\n",
+                    (unsigned long long)G.graph_nodes_recorded);
+            fprintf(f, "sanitizer_graph_nodes_unordered=%llu\n",
+                    (unsigned long long)G.graph_nodes_unordered);
+            fprintf(f, "sanitizer_graph_nodes_lost=%llu\n", (unsigned long long)G.graph_nodes_lost);
+            fprintf(f, "sanitizer_graph_copies_skipped=%llu\n",
+                    (unsigned long long)G.graph_copies_skipped);
+            if (G.graph_launches_unrecorded)
+                fprintf(f, "graph_work_unrecorded=%llu of %llu graph launches (%s)\n",
+                        (unsigned long long)G.graph_launches_unrecorded,
+                        (unsigned long long)G.graph_launches, G.graph_unrecorded_why);
             fprintf(f, "sanitizer_launches_captured=%llu\n",
                     (unsigned long long)G.captured_launches);
             fprintf(f, "sanitizer_bar_arrive_unreported=%llu\n",

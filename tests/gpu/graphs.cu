@@ -10,6 +10,11 @@
  *   warprace_graphs branches   captured on two forked streams, joined after:
  *                              two graph nodes with no edge between them
  *                              (a race on data)
+ *   warprace_graphs diamond    a memset node, the producer, then two
+ *                              consumers on forked streams (reads only,
+ *                              each its own output), joined; launched on
+ *                              one stream and again on another, which CUDA
+ *                              orders after the first launch (no race)
  *
  * Built with the device API (warprace_graphs) and without it
  * (warprace_graphs_plain); scripts/gpu-session graphs records both.
@@ -34,15 +39,18 @@ __global__ void consumer(const int *data, int *out)
 int main(int argc, char **argv)
 {
     const char *mode = argc == 2 ? argv[1] : "";
-    if (strcmp(mode, "stream") && strcmp(mode, "chain") && strcmp(mode, "branches")) {
-        fprintf(stderr, "usage: warprace_graphs stream|chain|branches\n");
+    if (strcmp(mode, "stream") && strcmp(mode, "chain") && strcmp(mode, "branches") &&
+        strcmp(mode, "diamond")) {
+        fprintf(stderr, "usage: warprace_graphs stream|chain|branches|diamond\n");
         return 2;
     }
-    int *data, *out;
+    int *data, *out, *out2;
     warprace_name_next_alloc("data");
     CUDA_CHECK(cudaMalloc(&data, 32 * sizeof(int)));
     warprace_name_next_alloc("out");
     CUDA_CHECK(cudaMalloc(&out, 32 * sizeof(int)));
+    warprace_name_next_alloc("out2");
+    CUDA_CHECK(cudaMalloc(&out2, 32 * sizeof(int)));
     cudaStream_t s, s2;
     cudaEvent_t fork, join;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -59,6 +67,15 @@ int main(int argc, char **argv)
         if (!strcmp(mode, "chain")) {
             producer<<<1, 32, 0, s>>>(data);
             consumer<<<1, 32, 0, s>>>(data, out);
+        } else if (!strcmp(mode, "diamond")) {
+            CUDA_CHECK(cudaMemsetAsync(data, 0, 32 * sizeof(int), s));
+            producer<<<1, 32, 0, s>>>(data);
+            CUDA_CHECK(cudaEventRecord(fork, s));
+            CUDA_CHECK(cudaStreamWaitEvent(s2, fork, 0));
+            consumer<<<1, 32, 0, s>>>(data, out);
+            consumer<<<1, 32, 0, s2>>>(data, out2);
+            CUDA_CHECK(cudaEventRecord(join, s2));
+            CUDA_CHECK(cudaStreamWaitEvent(s, join, 0));
         } else {
             CUDA_CHECK(cudaEventRecord(fork, s));
             CUDA_CHECK(cudaStreamWaitEvent(s2, fork, 0));
@@ -70,6 +87,10 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaStreamEndCapture(s, &graph));
         CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
         CUDA_CHECK(cudaGraphLaunch(exec, s));
+        if (!strcmp(mode, "diamond")) {   /* again, on another stream */
+            CUDA_CHECK(cudaGraphLaunch(exec, s2));
+            CUDA_CHECK(cudaStreamSynchronize(s2));
+        }
         CUDA_CHECK(cudaStreamSynchronize(s));
         CUDA_CHECK(cudaGraphExecDestroy(exec));
         CUDA_CHECK(cudaGraphDestroy(graph));
