@@ -377,13 +377,13 @@ WRR_DEV void wrr_sync_warp_record(unsigned kind, uint32_t aux, unsigned scope, u
  * cvta.to.shared's 64 bits, so that a pointer outside shared memory makes
  * a record the drain rejects rather than one naming another mbarrier. */
 WRR_DEV void wrr_mbarrier_record(wrr_dev_state *s, unsigned mask, uint64_t offset, uint32_t aux,
-                                 unsigned mode, uint64_t site_word)
+                                 unsigned mode, uint64_t site_word, unsigned tag = 0)
 {
     unsigned long long pos = wrr_reserve(s, WRR_MBAR_SLOTS, __popc(mask), 0);
     if (pos == ~0ull)
         return;
     *wrr_word(s, pos, 1) = (uint64_t)mask | ((uint64_t)aux << 32);
-    *wrr_word(s, pos, 2) = WRR_W2(wrr_block_linear(), wrr_warp_in_block());
+    *wrr_word(s, pos, 2) = WRR_W2T(wrr_block_linear(), wrr_warp_in_block(), tag);
     *wrr_word(s, pos, 3) = site_word;   /* a site descriptor's address, or a PC */
     *wrr_word(s, pos, 4) = offset;
     *wrr_word(s, pos, 5) = 0;

@@ -145,7 +145,9 @@ typedef struct wrr_host_ctl {
     uint64_t mbarrier_unrecorded;     /* device (sanitizer path): mbarrier actions
                                          whose object or count could not be
                                          recorded as the format holds them */
-    uint64_t pad_[3];
+    uint64_t node_unknown;            /* device (sanitizer path): records of a graph
+                                         kernel that no node entry names: not written */
+    uint64_t pad_[2];
 } wrr_host_ctl;
 
 #define WRR_F_DROP 1u                 /* drop and count instead of waiting */

@@ -119,8 +119,15 @@ static struct {
         struct graph_member {
             uint32_t launch;
             launch_mem mem;
+            struct graph_upload {        /* its data's host side, until the launch ends */
+                wrs_launch_data ld;
+                wrs_node_data node;
+            } *upload;
         } *members;
         size_t nmembers, capmembers;
+        wrs_node_data *nodes;            /* the launch's node table (san_shared.h) */
+        uint32_t node_mask;
+        uint64_t *node_keys;             /* its keys, as the host filled them */
     } gl;
     wrr_handle_ids ids;          /* streams and events -> small ids */
     struct { uint64_t base; uint32_t id; } *allocs;
@@ -724,10 +731,13 @@ static int capturing(CUstream stream)
 }
 
 /* Gives a launch its device data (tag: its records' launch tag): allocated,
- * the block counters zeroed and the data uploaded on the launch's stream
- * before it runs.  0, or -1 (nothing of the launch is recorded).  G.lock
- * held, runtime ready. */
-static int give_launch_data(const Sanitizer_LaunchData *d, uint32_t tag, launch_mem *m)
+ * the block counters zeroed and the data uploaded from *h on the launch's
+ * stream before it runs.  h must outlive the upload: a graph node's stream
+ * synchronize does not wait for it (an H100 run saw a node's data read
+ * after the next node's had replaced it), so each node has its own.  0, or
+ * -1 (nothing of the launch is recorded).  G.lock held, runtime ready. */
+static int give_launch_data(const Sanitizer_LaunchData *d, uint32_t tag, wrs_launch_data *h,
+                            launch_mem *m, wrs_node_data *nodes, uint32_t node_mask)
 {
     uint64_t blocks = (uint64_t)d->gridDim_x * d->gridDim_y * d->gridDim_z;
     void *ldp = NULL, *enter = NULL, *exitc = NULL;
@@ -738,14 +748,15 @@ static int give_launch_data(const Sanitizer_LaunchData *d, uint32_t tag, launch_
         return -1;
     G.fn.memset_(enter, 0, blocks * 4, d->hStream);
     G.fn.memset_(exitc, 0, blocks * 4, d->hStream);
-    static wrs_launch_data h;    /* uploaded before the launch runs */
-    memset(&h, 0, sizeof h);
-    h.state = G.state_dev;
-    h.block_enter = enter;
-    h.block_exit = exitc;
-    h.block_threads = d->blockDim_x * d->blockDim_y * d->blockDim_z;
-    h.tag = tag;
-    G.fn.memcpy_h2d_async(ldp, &h, sizeof h, d->hStream);
+    memset(h, 0, sizeof *h);
+    h->state = G.state_dev;
+    h->block_enter = enter;
+    h->block_exit = exitc;
+    h->block_threads = d->blockDim_x * d->blockDim_y * d->blockDim_z;
+    h->tag = tag;
+    h->nodes = nodes;
+    h->node_mask = node_mask;
+    G.fn.memcpy_h2d_async(ldp, h, sizeof *h, d->hStream);
     G.fn.stream_synchronize(d->hStream);
     san_ok(G.fn.set_launch_callback_data(d->hLaunch, d->function, d->hStream, ldp),
            "sanitizerSetLaunchCallbackData");
@@ -791,7 +802,8 @@ static void launch_begin(const Sanitizer_LaunchData *d)
     }
     register_ranges(d->module);
     note_unrecorded_sync(d->module, d->functionName ? d->functionName : "");
-    if (give_launch_data(d, 0, &G.open_mem) != 0) {
+    static wrs_launch_data h;    /* the upload is waited for */
+    if (give_launch_data(d, 0, &h, &G.open_mem, NULL, 0) != 0) {
         pthread_mutex_unlock(&G.lock);
         return;
     }
@@ -1085,9 +1097,9 @@ static const char *read_graph(CUgraph graph, size_t *n, uint64_t **handles, unsi
     const char *why = NULL;
     if (!nodes || !f || !t || !ed || !*handles || !*types || !*from || !*to || !*full)
         why = "out of memory";
-    else if (graph_get_nodes(graph, nodes, n) != CUDA_SUCCESS ||
-             graph_get_edges(graph, f, t, ed, ne) != CUDA_SUCCESS)
-        why = "its nodes and edges could not be read";
+    else if ((*n && graph_get_nodes(graph, nodes, n) != CUDA_SUCCESS) ||
+             (*ne && graph_get_edges(graph, f, t, ed, ne) != CUDA_SUCCESS))
+        why = "its nodes and edges could not be read";   /* (with none, the call fails) */
     for (size_t i = 0; !why && i < *n; i++) {
         CUgraphNodeType type;
         if (graph_node_get_type(nodes[i], &type) != CUDA_SUCCESS)
@@ -1212,6 +1224,29 @@ static void graph_launch_begin(const Sanitizer_GraphLaunchData *gd)
         pthread_mutex_unlock(&G.lock);
         return;
     }
+    /* the node table: twice the kernel nodes, at least 8 slots */
+    uint32_t kernels = 0, cap = 8;
+    for (uint32_t k = 0; k < g->n; k++)
+        kernels += g->nodes[k].type == WRR_GNODE_KERNEL;
+    while (cap < 2 * kernels)
+        cap *= 2;
+    void *table = NULL;
+    uint64_t *keys = calloc(cap, sizeof *keys);
+    if (!keys || !san_ok(G.fn.alloc(gd->context, &table, cap * sizeof(wrs_node_data)),
+                         "graph node table")) {
+        free(keys);
+        G.graph_launches_unrecorded++;
+        G.graph_unrecorded_why = "out of memory";
+        wr_event ev = wrr_host_lost_event(1);
+        post(&ev);
+        pthread_mutex_unlock(&G.lock);
+        return;
+    }
+    G.fn.memset_(table, 0, cap * sizeof(wrs_node_data), gd->hStream);
+    G.fn.stream_synchronize(gd->hStream);
+    G.gl.nodes = table;
+    G.gl.node_mask = cap - 1;
+    G.gl.node_keys = keys;
     G.gl.g = g;
     G.gl.owner = pthread_self();
     G.gl.stream = handle_id(gd->stream, 0);
@@ -1236,13 +1271,33 @@ static int graph_kernel_node(const Sanitizer_LaunchData *d, uint32_t tag, uint32
         G.gl.members = v;
         G.gl.capmembers = cap;
     }
-    launch_mem mem;
-    if (!selected(name) || give_launch_data(d, tag, &mem) != 0)
+    /* its slot in the node table: probed from its gridId, as the patches probe */
+    uint32_t slot = (uint32_t)d->gridId & G.gl.node_mask, n = 0;
+    while (G.gl.node_keys[slot] && n++ <= G.gl.node_mask)
+        slot = (slot + 1) & G.gl.node_mask;
+    if (G.gl.node_keys[slot])
         return -1;
+    launch_mem mem;
+    struct graph_upload *upload = selected(name) ? malloc(sizeof *upload) : NULL;
+    if (!upload ||
+        give_launch_data(d, 0, &upload->ld, &mem, G.gl.nodes, G.gl.node_mask) != 0) {
+        free(upload);
+        return -1;
+    }
+    upload->node = (wrs_node_data){d->gridId + 1, tag,
+                                   d->blockDim_x * d->blockDim_y * d->blockDim_z,
+                                   (unsigned int *)mem.enter, (unsigned int *)mem.exitc};
+    G.fn.memcpy_h2d_async(&G.gl.nodes[slot], &upload->node, sizeof upload->node, d->hStream);
+    G.gl.node_keys[slot] = d->gridId + 1;
     register_ranges(d->module);
     note_unrecorded_sync(d->module, name);
     wr_event ev = kernel_launch_event(d, ++G.next_launch, sid);
-    G.gl.members[G.gl.nmembers++] = (struct graph_member){ev.u.launch.launch, mem};
+    G.gl.members[G.gl.nmembers++] = (struct graph_member){ev.u.launch.launch, mem, upload};
+    if (graph_debug())
+        fprintf(stderr, "warprace (sanitizer) graph: kernel node %s as launch %u, tag %u: hLaunch %p "
+                "hStream %p gridId %llu function %p data %p slot %u\n", name, ev.u.launch.launch,
+                tag, (void *)d->hLaunch, (void *)d->hStream, (unsigned long long)d->gridId,
+                (void *)d->function, (void *)mem.ld, slot);
     G.launches++;
     wrr_drain_post_tagged_launch(&G.drain, &ev, tag);
     return 0;
@@ -1312,6 +1367,7 @@ static void graph_launch_end(const Sanitizer_GraphLaunchData *gd)
     wrr_drain_post_group_close(&G.drain, ring_head(synced, G.gl.hstream));
     for (size_t i = 0; i < G.gl.nmembers; i++) {
         take_launch_data(G.gl.ctx, G.gl.hstream, &G.gl.members[i].mem);
+        free(G.gl.members[i].upload);
         wrr_ends_add(&G.ends, G.gl.members[i].launch, G.gl.stream, post_cb, NULL);
     }
     uint32_t missing = wrr_graph_launch_end(g, G.gl.stream, graph_post, NULL);
@@ -1324,6 +1380,10 @@ static void graph_launch_end(const Sanitizer_GraphLaunchData *gd)
         wr_event ev = wrr_host_lost_event(missing);
         post(&ev);
     }
+    G.fn.free_(G.gl.ctx, G.gl.nodes);
+    free(G.gl.node_keys);
+    G.gl.nodes = NULL;
+    G.gl.node_keys = NULL;
     G.gl.g = NULL;
     G.gl.nmembers = 0;
     pthread_mutex_unlock(&G.lock);
@@ -1508,6 +1568,9 @@ static void shutdown_recorder(void)
             fprintf(f, "sanitizer_graph_nodes_unordered=%llu\n",
                     (unsigned long long)G.graph_nodes_unordered);
             fprintf(f, "sanitizer_graph_nodes_lost=%llu\n", (unsigned long long)G.graph_nodes_lost);
+            if (G.ctl)
+                fprintf(f, "sanitizer_graph_records_unplaced=%llu\n",
+                        (unsigned long long)G.ctl->node_unknown);
             fprintf(f, "sanitizer_graph_copies_skipped=%llu\n",
                     (unsigned long long)G.graph_copies_skipped);
             if (G.graph_launches_unrecorded)

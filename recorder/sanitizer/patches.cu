@@ -19,18 +19,51 @@
 
 #define WRS_PATCH extern "C" __device__ __noinline__
 
-static __device__ __forceinline__ wrr_dev_state *wrs_state(void *ud)
+/* A graph kernel node's entry in its launch's node table (san_shared.h),
+ * found by the grid it runs in; NULL when none names it. */
+static __device__ __forceinline__ const wrs_node_data *wrs_node(const wrs_launch_data *ld)
+{
+    unsigned long long grid;
+    asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
+    for (uint32_t i = (uint32_t)grid & ld->node_mask, n = 0; n <= ld->node_mask;
+         i = (i + 1) & ld->node_mask, n++) {
+        uint64_t key = *(volatile uint64_t *)&ld->nodes[i].grid_key;
+        if (key == grid + 1)
+            return &ld->nodes[i];
+        if (!key)
+            break;
+    }
+    return (const wrs_node_data *)0;
+}
+
+/* The ring, and the tag of the launch's records; NULL when this launch is
+ * not recorded (a graph kernel no node entry names: counted). */
+static __device__ __forceinline__ wrr_dev_state *wrs_state(void *ud, unsigned *tag)
 {
     wrs_launch_data *ld = (wrs_launch_data *)ud;
     if (!ld || !ld->state || !*(volatile uint32_t *)&ld->state->enabled)
         return (wrr_dev_state *)0;
+    *tag = ld->tag;
+    if (ld->nodes) {
+        const wrs_node_data *nd = wrs_node(ld);
+        if (!nd) {
+            atomicAdd_system((unsigned long long *)&ld->state->ctl->node_unknown, 1ull);
+            return (wrr_dev_state *)0;
+        }
+        *tag = nd->tag;
+    }
     return ld->state;
 }
 
-/* A record's w2: block, warp and the launch's tag. */
-static __device__ __forceinline__ uint64_t wrs_w2(void *ud, unsigned block, unsigned warp)
+/* A launch's block counters and block size: its own, or its graph node's. */
+static __device__ __forceinline__ void wrs_blocks(void *ud, unsigned **enter, unsigned **exit,
+                                                  uint32_t *threads)
 {
-    return WRR_W2T(block, warp, ((wrs_launch_data *)ud)->tag);
+    wrs_launch_data *ld = (wrs_launch_data *)ud;
+    const wrs_node_data *nd = ld->nodes ? wrs_node(ld) : (const wrs_node_data *)0;
+    *enter = nd ? nd->block_enter : ld->block_enter;
+    *exit = nd ? nd->block_exit : ld->block_exit;
+    *threads = nd ? nd->block_threads : ld->block_threads;
 }
 
 /* One access record for the lanes of this warp that execute the same
@@ -40,7 +73,8 @@ static __device__ __forceinline__ uint64_t wrs_w2(void *ud, unsigned block, unsi
 static __device__ __forceinline__ void wrs_access(void *ud, uint64_t pc, uint64_t addr,
                                                   uint32_t size, uint32_t flags, unsigned space)
 {
-    wrr_dev_state *s = wrs_state(ud);
+    unsigned tag;
+    wrr_dev_state *s = wrs_state(ud, &tag);
     if (!s || (flags & WRS_SAN_MEM_FLAG_PREFETCH))
         return;
     unsigned mask = __match_any_sync(__activemask(), pc);
@@ -106,7 +140,7 @@ static __device__ __forceinline__ void wrs_access(void *ud, uint64_t pc, uint64_
     if (lane == leader) {
         unsigned ls = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : size == 8 ? 3 : 4;
         *wrr_word(s, pos, 1) = (uint64_t)mask;
-        *wrr_word(s, pos, 2) = wrs_w2(ud, wrr_block_linear(), wrr_warp_in_block());
+        *wrr_word(s, pos, 2) = WRR_W2T(wrr_block_linear(), wrr_warp_in_block(), tag);
         *wrr_word(s, pos, 3) = pc;    /* the site word carries the PC */
         *wrr_word(s, pos, 4) = amode == WRR_A_VECTOR64 ? 0 : base;
         *wrr_word(s, pos, 5) = (uint64_t)stride;
@@ -182,7 +216,8 @@ static __device__ __forceinline__ void wrs_sync(void *ud, uint64_t pc, unsigned 
                                                 unsigned mask_rec, uint32_t aux,
                                                 unsigned scope = 0, unsigned mode = 0)
 {
-    wrr_dev_state *s = wrs_state(ud);
+    unsigned tag;
+    wrr_dev_state *s = wrs_state(ud, &tag);
     if (!s)
         return;
     unsigned mask = __match_any_sync(__activemask(), pc);
@@ -190,7 +225,7 @@ static __device__ __forceinline__ void wrs_sync(void *ud, uint64_t pc, unsigned 
         unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, __popc(mask), 0);
         if (pos != ~0ull) {
             *wrr_word(s, pos, 1) = (uint64_t)(mask_rec ? mask_rec : mask) | ((uint64_t)aux << 32);
-            *wrr_word(s, pos, 2) = wrs_w2(ud, wrr_block_linear(), wrr_warp_in_block());
+            *wrr_word(s, pos, 2) = WRR_W2T(wrr_block_linear(), wrr_warp_in_block(), tag);
             *wrr_word(s, pos, 3) = pc;
             wrr_commit(s, pos, WRR_W0(0, kind, WRR_SYNC_SLOTS, 0, 0, scope, mode, 0, 0, 0));
         }
@@ -256,7 +291,8 @@ WRS_PATCH SanitizerPatchResult wrs_cluster_wait(void *ud, uint64_t pc)
 static __device__ __forceinline__ void wrs_mbarrier(void *ud, uint64_t pc, const void *bar,
                                                     uint32_t aux, unsigned mode)
 {
-    wrr_dev_state *s = wrs_state(ud);
+    unsigned tag;
+    wrr_dev_state *s = wrs_state(ud, &tag);
     if (!s)
         return;
     uint64_t offset;
@@ -278,7 +314,7 @@ static __device__ __forceinline__ void wrs_mbarrier(void *ud, uint64_t pc, const
     if (!ok) {
         atomicAdd_system((unsigned long long *)&s->ctl->mbarrier_unrecorded, 1ull);
     } else {
-        wrr_mbarrier_record(s, mask, offset, aux, mode, pc);
+        wrr_mbarrier_record(s, mask, offset, aux, mode, pc, tag);
         __threadfence();
     }
     __syncwarp(mask);
@@ -292,12 +328,13 @@ static __device__ __forceinline__ void wrs_mbarrier(void *ud, uint64_t pc, const
  * + 1.  Its traces describe the callbacks, not the program. */
 static __device__ void wrs_mbarrier_raw(void *ud, uint64_t pc, uint32_t base, uint32_t data)
 {
-    wrr_dev_state *s = wrs_state(ud);
+    unsigned tag;
+    wrr_dev_state *s = wrs_state(ud, &tag);
     if (!s)
         return;
     unsigned me = 1u << wrr_lane();
-    wrr_mbarrier_record(s, me, base, (data & 0xffffu) + 1u, WR_BARMODE_ARRIVE, pc);
-    wrr_mbarrier_record(s, me, base + 8u, (data >> 16) + 1u, WR_BARMODE_ARRIVE, pc);
+    wrr_mbarrier_record(s, me, base, (data & 0xffffu) + 1u, WR_BARMODE_ARRIVE, pc, tag);
+    wrr_mbarrier_record(s, me, base + 8u, (data >> 16) + 1u, WR_BARMODE_ARRIVE, pc, tag);
     __threadfence();
 }
 #endif
@@ -344,25 +381,28 @@ WRS_PATCH SanitizerPatchResult wrs_syncwarp(void *ud, uint64_t pc, uint32_t mask
  * until it is committed, so that no access of the block precedes it. */
 WRS_PATCH SanitizerPatchResult wrs_block_enter(void *ud, uint64_t pc)
 {
-    wrr_dev_state *s = wrs_state(ud);
-    wrs_launch_data *ld = (wrs_launch_data *)ud;
+    unsigned tag;
+    wrr_dev_state *s = wrs_state(ud, &tag);
     if (!s)
         return SANITIZER_PATCH_SUCCESS;
+    unsigned *enter, *exit;
+    uint32_t threads;
+    wrs_blocks(ud, &enter, &exit, &threads);
     unsigned mask = __activemask();
     if (wrr_lane() == (unsigned)(__ffs(mask) - 1)) {
         unsigned b = wrr_block_linear();
-        if (atomicCAS(&ld->block_enter[b], 0u, 1u) == 0u) {
+        if (atomicCAS(&enter[b], 0u, 1u) == 0u) {
             unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, 0, 0);
             if (pos != ~0ull) {
                 *wrr_word(s, pos, 1) = 0;
-                *wrr_word(s, pos, 2) = wrs_w2(ud, b, 0);
+                *wrr_word(s, pos, 2) = WRR_W2T(b, 0, tag);
                 *wrr_word(s, pos, 3) = pc;
                 wrr_commit(s, pos, WRR_W0(0, WRR_K_BLOCK_ENTER, WRR_SYNC_SLOTS, 0, 0, 0, 0, 0, 0, 0));
             }
             __threadfence();
-            atomicExch(&ld->block_enter[b], 2u);
+            atomicExch(&enter[b], 2u);
         } else {
-            while (*(volatile unsigned *)&ld->block_enter[b] != 2u)
+            while (*(volatile unsigned *)&enter[b] != 2u)
                 __nanosleep(64);
         }
     }
@@ -373,20 +413,23 @@ WRS_PATCH SanitizerPatchResult wrs_block_enter(void *ud, uint64_t pc)
 /* Block exit: the warp whose threads complete the block's count records it. */
 WRS_PATCH SanitizerPatchResult wrs_block_exit(void *ud, uint64_t pc)
 {
-    wrr_dev_state *s = wrs_state(ud);
-    wrs_launch_data *ld = (wrs_launch_data *)ud;
+    unsigned tag;
+    wrr_dev_state *s = wrs_state(ud, &tag);
     if (!s)
         return SANITIZER_PATCH_SUCCESS;
+    unsigned *enter, *exit;
+    uint32_t threads;
+    wrs_blocks(ud, &enter, &exit, &threads);
     unsigned mask = __activemask();
     if (wrr_lane() == (unsigned)(__ffs(mask) - 1)) {
         unsigned b = wrr_block_linear();
         __threadfence();
-        unsigned before = atomicAdd(&ld->block_exit[b], (unsigned)__popc(mask));
-        if (before + __popc(mask) == ld->block_threads) {
+        unsigned before = atomicAdd(&exit[b], (unsigned)__popc(mask));
+        if (before + __popc(mask) == threads) {
             unsigned long long pos = wrr_reserve(s, WRR_SYNC_SLOTS, 0, 0);
             if (pos != ~0ull) {
                 *wrr_word(s, pos, 1) = 0;
-                *wrr_word(s, pos, 2) = wrs_w2(ud, b, 0);
+                *wrr_word(s, pos, 2) = WRR_W2T(b, 0, tag);
                 *wrr_word(s, pos, 3) = pc;
                 wrr_commit(s, pos, WRR_W0(0, WRR_K_BLOCK_EXIT, WRR_SYNC_SLOTS, 0, 0, 0, 0, 0, 0, 0));
             }

@@ -329,8 +329,8 @@ typedef struct {
  * test_api_values) */
 typedef struct {
     CUgraphExec graphExec;
+    void *member_at_8;           /* undocumented here: an 8-byte member */
     CUgraphNode node;
-    void *member_at_16;          /* undocumented here: an 8-byte member */
     CUgraphNodeType nodeType;
     uint32_t launchId;
     union {

@@ -15,6 +15,11 @@
  *                              each its own output), joined; launched on
  *                              one stream and again on another, which CUDA
  *                              orders after the first launch (no race)
+ *   warprace_graphs explicit   built by hand: a device-to-device copy from
+ *                              out into data, the producer after it, an
+ *                              empty node, then the two consumers (the copy
+ *                              reads out, which a consumer writes: ordered
+ *                              through the empty node; no race)
  *
  * Built with the device API (warprace_graphs) and without it
  * (warprace_graphs_plain); scripts/gpu-session graphs records both.
@@ -40,8 +45,8 @@ int main(int argc, char **argv)
 {
     const char *mode = argc == 2 ? argv[1] : "";
     if (strcmp(mode, "stream") && strcmp(mode, "chain") && strcmp(mode, "branches") &&
-        strcmp(mode, "diamond")) {
-        fprintf(stderr, "usage: warprace_graphs stream|chain|branches|diamond\n");
+        strcmp(mode, "diamond") && strcmp(mode, "explicit")) {
+        fprintf(stderr, "usage: warprace_graphs stream|chain|branches|diamond|explicit\n");
         return 2;
     }
     int *data, *out, *out2;
@@ -60,6 +65,32 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "stream")) {
         producer<<<1, 32, 0, s>>>(data);
         consumer<<<1, 32, 0, s>>>(data, out);
+    } else if (!strcmp(mode, "explicit")) {
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        cudaGraphNode_t copy, prod, empty, c1, c2;
+        CUDA_CHECK(cudaGraphCreate(&graph, 0));
+        CUDA_CHECK(cudaGraphAddMemcpyNode1D(&copy, graph, NULL, 0, data, out, 32 * sizeof(int),
+                                            cudaMemcpyDeviceToDevice));
+        cudaKernelNodeParams kp;
+        memset(&kp, 0, sizeof kp);
+        void *pargs[] = {&data}, *c1args[] = {&data, &out}, *c2args[] = {&data, &out2};
+        kp.func = (void *)producer;
+        kp.gridDim = dim3(1);
+        kp.blockDim = dim3(32);
+        kp.kernelParams = pargs;
+        CUDA_CHECK(cudaGraphAddKernelNode(&prod, graph, &copy, 1, &kp));
+        CUDA_CHECK(cudaGraphAddEmptyNode(&empty, graph, &prod, 1));
+        kp.func = (void *)consumer;
+        kp.kernelParams = c1args;
+        CUDA_CHECK(cudaGraphAddKernelNode(&c1, graph, &empty, 1, &kp));
+        kp.kernelParams = c2args;
+        CUDA_CHECK(cudaGraphAddKernelNode(&c2, graph, &empty, 1, &kp));
+        CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+        CUDA_CHECK(cudaGraphLaunch(exec, s));
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        CUDA_CHECK(cudaGraphExecDestroy(exec));
+        CUDA_CHECK(cudaGraphDestroy(graph));
     } else {
         cudaGraph_t graph;
         cudaGraphExec_t exec;
