@@ -49,6 +49,17 @@ uint32_t wrr_stream_id(wrr_handle_ids *t, void *h, wrr_stream_flags_fn flags_of)
     return keep(t, h, 0, id);
 }
 
+/* kinds of handle: a stream, an event, a host thread (its default stream) */
+#define KIND_THREAD 2
+
+uint32_t wrr_stream_id_of_thread(wrr_handle_ids *t, uint64_t thread)
+{
+    int found;
+    void *key = (void *)(uintptr_t)thread;
+    uint32_t id = find(t, key, KIND_THREAD, &found);
+    return found ? id : keep(t, key, KIND_THREAD, ++t->next_stream & ~WR_STREAM_NON_BLOCKING);
+}
+
 uint32_t wrr_event_id(wrr_handle_ids *t, void *h)
 {
     int found;

@@ -4,9 +4,10 @@
  * paths.  A handle keeps the id it was first given.  Streams: the legacy
  * default stream (NULL, CU_STREAM_LEGACY) is WR_STREAM_LEGACY; every other
  * stream gets the next number, with WR_STREAM_NON_BLOCKING set when the
- * caller's flags function says it was created non-blocking; the per-thread default
- * stream (CU_STREAM_PER_THREAD) is a blocking stream of its own.  Not
- * thread-safe: callers hold their own lock.
+ * caller's flags function says it was created non-blocking; a host thread's
+ * per-thread default stream (CU_STREAM_PER_THREAD, or the NULL stream of a
+ * _ptsz/_ptds call) is a blocking stream of that thread's own
+ * (wrr_stream_id_of_thread).  Not thread-safe: callers hold their own lock.
  */
 #ifndef WARPRACE_HANDLE_IDS_H
 #define WARPRACE_HANDLE_IDS_H
@@ -38,6 +39,11 @@ typedef struct wrr_handle_ids {
 
 /* The id of stream handle h (asks flags() for its flags on first sight). */
 uint32_t wrr_stream_id(wrr_handle_ids *t, void *h, wrr_stream_flags_fn flags);
+/* The id of the per-thread default stream of the host thread numbered
+ * `thread` (the caller's own numbering, never reused: a thread's default
+ * stream is not another's).  A blocking stream: it synchronizes with the
+ * legacy default stream, not with other streams. */
+uint32_t wrr_stream_id_of_thread(wrr_handle_ids *t, uint64_t thread);
 /* The id of event handle h (1, 2, ...). */
 uint32_t wrr_event_id(wrr_handle_ids *t, void *h);
 /* A stream id or an event id of no handle: the recorder's own, for

@@ -16,6 +16,10 @@
 
 /* Set while the runtime itself calls CUDA: callbacks ignore those calls. */
 extern __thread int wrr_rt_internal;
+/* Set by the callbacks for the API call in progress: a _ptsz/_ptds variant
+ * (a program built with --default-stream per-thread), whose NULL stream is
+ * this host thread's default stream, not the legacy one. */
+extern __thread int wrr_rt_per_thread_default;
 
 /* Reads the configuration (environment) once.  Returns 0, or -1 when the
  * recorder is switched off (no WARPRACE_OUT). */

@@ -454,6 +454,12 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain, CUpti
     (void)userdata;
     if (wrr_rt_internal)
         return;
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API || domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        const char *fn = ((const CUpti_CallbackData *)data)->functionName;
+        size_t n = fn ? strlen(fn) : 0;
+        wrr_rt_per_thread_default =
+            n > 5 && (!strcmp(fn + n - 5, "_ptsz") || !strcmp(fn + n - 5, "_ptds"));
+    }
     switch (domain) {
     case CUPTI_CB_DOMAIN_DRIVER_API:
         on_launch(cbid, data);

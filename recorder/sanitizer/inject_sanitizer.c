@@ -447,9 +447,23 @@ static int stream_flags(void *stream, unsigned *flags)
     return stream_get_flags && stream_get_flags((CUstream)stream, flags) == CUDA_SUCCESS ? 0 : -1;
 }
 
+/* This host thread's number, from 1: its default stream's key. */
+static uint64_t thread_number(void)
+{
+    static uint64_t next;
+    static __thread uint64_t mine;
+    if (!mine)
+        mine = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+    return mine;
+}
+
 static uint32_t handle_id(void *h, int is_event)
 {
-    return is_event ? wrr_event_id(&G.ids, h) : wrr_stream_id(&G.ids, h, stream_flags);
+    if (is_event)
+        return wrr_event_id(&G.ids, h);
+    if (h == WRR_STREAM_HANDLE_PER_THREAD)
+        return wrr_stream_id_of_thread(&G.ids, thread_number());
+    return wrr_stream_id(&G.ids, h, stream_flags);
 }
 
 static void post(const wr_event *ev)
@@ -730,6 +744,18 @@ static int capturing(CUstream stream)
            st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
+/* WARPRACE_SAN_DEBUG=1: every launch's streams and every graph callback
+ * on stderr. */
+static int san_debug(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("WARPRACE_SAN_DEBUG");
+        on = e && e[0] == '1';
+    }
+    return on;
+}
+
 /* Gives a launch its device data (tag: its records' launch tag): allocated,
  * the block counters zeroed and the data uploaded from *h on the launch's
  * stream before it runs.  h must outlive the upload: a graph node's stream
@@ -808,6 +834,12 @@ static void launch_begin(const Sanitizer_LaunchData *d)
         return;
     }
     wr_event ev = kernel_launch_event(d, ++G.next_launch, handle_id(d->stream, 0));
+    if (san_debug())
+        fprintf(stderr, "warprace (sanitizer): launch %u of %s: stream %p (id %#x) hStream %p "
+                "apiStream %p gridId %llu\n", ev.u.launch.launch,
+                d->functionName ? d->functionName : "?", (void *)d->stream,
+                ev.u.launch.stream, (void *)d->hStream, (void *)d->apiStream,
+                (unsigned long long)d->gridId);
     G.open_launch = ev.u.launch.launch;
     G.open_stream = ev.u.launch.stream;
     G.launches++;
@@ -1056,17 +1088,6 @@ static uint32_t graph_new_id(void *ctx, int is_event)
     return is_event ? wrr_new_event_id(&G.ids) : wrr_new_stream_id(&G.ids);
 }
 
-/* WARPRACE_SAN_GRAPH_DEBUG=1: every graph callback on stderr. */
-static int graph_debug(void)
-{
-    static int on = -1;
-    if (on < 0) {
-        const char *e = getenv("WARPRACE_SAN_GRAPH_DEBUG");
-        on = e && e[0] == '1';
-    }
-    return on;
-}
-
 static size_t graph_index(CUgraphExec exec)
 {
     size_t i = 0;
@@ -1153,7 +1174,7 @@ static void graph_made(const Sanitizer_GraphExecData *x)
     free(from);
     free(to);
     free(full);
-    if (graph_debug())
+    if (san_debug())
         fprintf(stderr, "warprace (sanitizer) graph: exec %p made: %zu nodes, %zu edges%s%s\n",
                 (void *)x->graphExec, n, ne, g->unrecordable ? ": unrecordable, " : "",
                 g->unrecordable ? g->unrecordable : "");
@@ -1211,7 +1232,7 @@ static void graph_launch_begin(const Sanitizer_GraphLaunchData *gd)
                       : g->unrecordable ? g->unrecordable
                       : G.gl.g          ? "another thread was issuing a graph launch"
                                         : NULL;
-    if (graph_debug())
+    if (san_debug())
         fprintf(stderr, "warprace (sanitizer) graph: launch of exec %p%s%s\n",
                 (void *)gd->graphExec, why ? ": unrecorded, " : "", why ? why : "");
     if (why) {
@@ -1293,7 +1314,7 @@ static int graph_kernel_node(const Sanitizer_LaunchData *d, uint32_t tag, uint32
     note_unrecorded_sync(d->module, name);
     wr_event ev = kernel_launch_event(d, ++G.next_launch, sid);
     G.gl.members[G.gl.nmembers++] = (struct graph_member){ev.u.launch.launch, mem, upload};
-    if (graph_debug())
+    if (san_debug())
         fprintf(stderr, "warprace (sanitizer) graph: kernel node %s as launch %u, tag %u: hLaunch %p "
                 "hStream %p gridId %llu function %p data %p slot %u\n", name, ev.u.launch.launch,
                 tag, (void *)d->hLaunch, (void *)d->hStream, (unsigned long long)d->gridId,
@@ -1313,7 +1334,7 @@ static void graph_node_begin(const Sanitizer_GraphNodeLaunchData *n)
     if (!n->isGraphUpload && g && pthread_equal(G.gl.owner, pthread_self()) &&
         g->exec == (uint64_t)(uintptr_t)n->graphExec)
         idx = wrr_graph_node_begin(g, (uint64_t)(uintptr_t)n->node, graph_post, NULL, &unordered);
-    if (graph_debug())
+    if (san_debug())
         fprintf(stderr, "warprace (sanitizer) graph: node %p of exec %p, type %d: index %ld, "
                 "%u predecessors not begun\n", (void *)n->node, (void *)n->graphExec,
                 (int)n->nodeType, idx, unordered);
@@ -1371,7 +1392,7 @@ static void graph_launch_end(const Sanitizer_GraphLaunchData *gd)
         wrr_ends_add(&G.ends, G.gl.members[i].launch, G.gl.stream, post_cb, NULL);
     }
     uint32_t missing = wrr_graph_launch_end(g, G.gl.stream, graph_post, NULL);
-    if (graph_debug())
+    if (san_debug())
         fprintf(stderr, "warprace (sanitizer) graph: launch of exec %p ends: %zu kernel nodes "
                 "recorded, %u working nodes never issued\n", (void *)gd->graphExec,
                 G.gl.nmembers, missing);

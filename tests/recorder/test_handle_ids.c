@@ -68,3 +68,18 @@ Test(handle_ids, ids_of_no_handle_are_new_and_non_blocking)
     cr_assert_neq(wrr_event_id(&t, (void *)0x30), f);
     wrr_handle_ids_free(&t);
 }
+
+/* Each host thread's default stream is a blocking stream of its own, kept
+ * apart from program handles with the same value. */
+Test(handle_ids, each_threads_default_stream_is_its_own)
+{
+    wrr_handle_ids t = {0};
+    uint32_t a = wrr_stream_id_of_thread(&t, 1), b = wrr_stream_id_of_thread(&t, 2);
+    cr_assert_neq(a, b);
+    cr_assert_eq(a & WR_STREAM_NON_BLOCKING, 0, "blocking");
+    cr_assert_neq(a, WR_STREAM_LEGACY);
+    cr_assert_eq(wrr_stream_id_of_thread(&t, 1), a, "a thread keeps its stream");
+    uint32_t h = wrr_stream_id(&t, (void *)(uintptr_t)1, NULL);
+    cr_assert_neq(h, a, "a stream handle of value 1 is another stream");
+    wrr_handle_ids_free(&t);
+}
