@@ -100,6 +100,8 @@ static struct {
     uint64_t launches;
     uint64_t captured_launches;  /* launches captured into CUDA graphs (not run when issued) */
     uint64_t graph_launches;     /* CUDA graph launches */
+    uint64_t launch_serial_timeouts;     /* launches not serialized with another
+                                            thread's (launch_serial_take) */
     uint64_t graph_launches_unrecorded;  /* ... that ran unrecorded (one lost event each) */
     uint64_t graph_nodes_recorded;       /* working nodes recorded (kernels, copies) */
     uint64_t graph_nodes_unordered;      /* node orderings missed (nodes announced out
@@ -188,6 +190,7 @@ static int load_api(void)
             return -1;
         }
     }
+    *(void **)&G.fn.get_stream_handle = dlsym(h, "sanitizerGetStreamHandle");
     return 0;
 }
 
@@ -464,6 +467,35 @@ static uint32_t handle_id(void *h, int is_event)
     if (h == WRR_STREAM_HANDLE_PER_THREAD)
         return wrr_stream_id_of_thread(&G.ids, thread_number());
     return wrr_stream_id(&G.ids, h, stream_flags);
+}
+
+/* Is hs, the handle a callback gives with a NULL stream, not the legacy
+ * stream's?  In a program built with --default-stream per-thread the API
+ * gives NULL for the calling thread's default stream (an H100 run), with
+ * that stream's own handle.  Without sanitizerGetStreamHandle: taken for
+ * the legacy stream. */
+static int per_thread_default(CUcontext ctx, Sanitizer_StreamHandle hs)
+{
+    static CUcontext known;
+    static Sanitizer_StreamHandle legacy;
+    if (!G.fn.get_stream_handle || !ctx)
+        return 0;
+    if (ctx != known) {
+        legacy = NULL;
+        if (G.fn.get_stream_handle(ctx, CU_STREAM_LEGACY, &legacy) != SANITIZER_SUCCESS)
+            legacy = NULL;
+        known = ctx;
+    }
+    return legacy && hs != legacy;
+}
+
+/* The id of a callback's stream (s, its handle hs, in context ctx).
+ * G.lock held. */
+static uint32_t stream_id(CUcontext ctx, CUstream s, Sanitizer_StreamHandle hs)
+{
+    if (!s && hs && per_thread_default(ctx, hs))
+        return wrr_stream_id_of_thread(&G.ids, thread_number());
+    return handle_id(s, 0);
 }
 
 static void post(const wr_event *ev)
@@ -813,6 +845,36 @@ static wr_event kernel_launch_event(const Sanitizer_LaunchData *d, uint32_t laun
     return ev;
 }
 
+/* One open launch (or graph launch) at a time, whichever host thread
+ * launches: held from the launch's begin callback to its end (before, a
+ * second thread's launch in between took the first's place as the open
+ * launch: its records, its end). */
+static pthread_mutex_t launch_serial = PTHREAD_MUTEX_INITIALIZER;
+static __thread int launch_serial_held;
+
+/* A thread that holds it already (an end never came) goes on; one that
+ * waits 30 s for it goes on unserialized (counted) rather than hang. */
+static void launch_serial_take(void)
+{
+    if (launch_serial_held)
+        return;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 30;
+    if (pthread_mutex_timedlock(&launch_serial, &until) == 0)
+        launch_serial_held = 1;
+    else
+        __atomic_add_fetch(&G.launch_serial_timeouts, 1, __ATOMIC_RELAXED);
+}
+
+static void launch_serial_release(void)
+{
+    if (launch_serial_held) {
+        launch_serial_held = 0;
+        pthread_mutex_unlock(&launch_serial);
+    }
+}
+
 static void launch_begin(const Sanitizer_LaunchData *d)
 {
     if (capturing(d->stream)) {
@@ -821,6 +883,7 @@ static void launch_begin(const Sanitizer_LaunchData *d)
         pthread_mutex_unlock(&G.lock);
         return;
     }
+    launch_serial_take();
     pthread_mutex_lock(&G.lock);
     if (ensure_runtime(d->context, d->hStream) != 0 || !selected(d->functionName ? d->functionName : "")) {
         pthread_mutex_unlock(&G.lock);
@@ -833,7 +896,7 @@ static void launch_begin(const Sanitizer_LaunchData *d)
         pthread_mutex_unlock(&G.lock);
         return;
     }
-    wr_event ev = kernel_launch_event(d, ++G.next_launch, handle_id(d->stream, 0));
+    wr_event ev = kernel_launch_event(d, ++G.next_launch, stream_id(d->context, d->stream, d->hStream));
     if (san_debug())
         fprintf(stderr, "warprace (sanitizer): launch %u of %s: stream %p (id %#x) hStream %p "
                 "apiStream %p gridId %llu\n", ev.u.launch.launch,
@@ -926,8 +989,9 @@ static uint64_t ring_head(int synced, Sanitizer_StreamHandle hs)
 static void launch_end(const Sanitizer_LaunchData *d)
 {
     pthread_mutex_lock(&G.lock);
-    if (!G.ready || !G.open_launch) {
+    if (!G.ready || !G.open_launch || !launch_serial_held) {
         pthread_mutex_unlock(&G.lock);
+        launch_serial_release();
         return;
     }
     /* serialize: every record of the launch is committed before the close */
@@ -941,6 +1005,7 @@ static void launch_end(const Sanitizer_LaunchData *d)
     wrr_ends_add(&G.ends, G.open_launch, G.open_stream, post_cb, NULL);
     G.open_launch = 0;
     pthread_mutex_unlock(&G.lock);
+    launch_serial_release();
 }
 
 /* ---- host-side events ----------------------------------------------------------------- */
@@ -983,13 +1048,14 @@ static void copy_event_on(wrr_copy_side dst, wrr_copy_side src, uint64_t width, 
 static __thread int issuing_graph;
 
 static void copy_event(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
-                       uint64_t depth, unsigned kind, CUstream stream, int async)
+                       uint64_t depth, unsigned kind, CUcontext ctx, CUstream stream,
+                       Sanitizer_StreamHandle hs, int async)
 {
     pthread_mutex_lock(&G.lock);
     if (issuing_graph)
         G.graph_copies_skipped++;
     else
-        copy_event_on(dst, src, width, height, depth, kind, handle_id(stream, 0), async);
+        copy_event_on(dst, src, width, height, depth, kind, stream_id(ctx, stream, hs), async);
     pthread_mutex_unlock(&G.lock);
 }
 
@@ -1018,8 +1084,9 @@ static int memcpy_events(const Sanitizer_MemcpyData *d, uint32_t sid)
     if (sid)
         copy_event_on(dst, src, width, height, depth, kind, sid, 1);
     else
-        copy_event(dst, src, width, height, depth, kind,
-                   d->dstStream ? d->dstStream : d->srcStream, d->isAsync);
+        copy_event(dst, src, width, height, depth, kind, d->dstStream ? d->dstContext : d->srcContext,
+                   d->dstStream ? d->dstStream : d->srcStream,
+                   d->dstStream || !d->hSrcStream ? d->hDstStream : d->hSrcStream, d->isAsync);
     return 0;
 }
 
@@ -1032,8 +1099,8 @@ static void memset_events(const Sanitizer_MemsetData *d, uint32_t sid)
     if (sid)
         copy_event_on(dst, none, row, d->height ? d->height : 1, 1, WR_COPY_MEMSET, sid, 1);
     else
-        copy_event(dst, none, row, d->height ? d->height : 1, 1, WR_COPY_MEMSET, d->stream,
-                   d->isAsync);
+        copy_event(dst, none, row, d->height ? d->height : 1, 1, WR_COPY_MEMSET, d->context,
+                   d->stream, d->hStream, d->isAsync);
 }
 
 static void on_alloc(const Sanitizer_ResourceMemoryData *d, int is_free)
@@ -1220,6 +1287,7 @@ static void graph_launch_begin(const Sanitizer_GraphLaunchData *gd)
         pthread_mutex_unlock(&G.lock);
         return;
     }
+    launch_serial_take();   /* released at the graph launch's end */
     pthread_mutex_lock(&G.lock);
     G.graph_launches++;
     if (ensure_runtime(gd->context, gd->hStream) != 0) {
@@ -1228,10 +1296,7 @@ static void graph_launch_begin(const Sanitizer_GraphLaunchData *gd)
     }
     size_t i = graph_index(gd->graphExec);
     wrr_graph *g = i < G.ngraphs ? G.graphs[i] : NULL;
-    const char *why = !g                ? "the recorder did not see it made"
-                      : g->unrecordable ? g->unrecordable
-                      : G.gl.g          ? "another thread was issuing a graph launch"
-                                        : NULL;
+    const char *why = !g ? "the recorder did not see it made" : g->unrecordable;
     if (san_debug())
         fprintf(stderr, "warprace (sanitizer) graph: launch of exec %p%s%s\n",
                 (void *)gd->graphExec, why ? ": unrecorded, " : "", why ? why : "");
@@ -1270,7 +1335,7 @@ static void graph_launch_begin(const Sanitizer_GraphLaunchData *gd)
     G.gl.node_keys = keys;
     G.gl.g = g;
     G.gl.owner = pthread_self();
-    G.gl.stream = handle_id(gd->stream, 0);
+    G.gl.stream = stream_id(gd->context, gd->stream, gd->hStream);
     G.gl.ctx = gd->context;
     G.gl.hstream = gd->hStream;
     G.gl.nmembers = 0;
@@ -1379,6 +1444,7 @@ static void graph_launch_end(const Sanitizer_GraphLaunchData *gd)
     if (!g || !pthread_equal(G.gl.owner, pthread_self()) ||
         g->exec != (uint64_t)(uintptr_t)gd->graphExec) {
         pthread_mutex_unlock(&G.lock);
+        launch_serial_release();
         return;
     }
     issuing_graph = 0;
@@ -1408,6 +1474,7 @@ static void graph_launch_end(const Sanitizer_GraphLaunchData *gd)
     G.gl.g = NULL;
     G.gl.nmembers = 0;
     pthread_mutex_unlock(&G.lock);
+    launch_serial_release();
 }
 
 static void graph_event(Sanitizer_CallbackId cbid, const void *data)
@@ -1475,7 +1542,9 @@ static void SANITIZERAPI callback(void *ud, Sanitizer_CallbackDomain dom, Saniti
         const Sanitizer_SynchronizeData *d = data;
         if (cbid == SANITIZER_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED) {
             ev.kind = WR_EV_STREAM_SYNC;
-            ev.u.stream_sync.stream = handle_id(d->stream, 0);
+            pthread_mutex_lock(&G.lock);
+            ev.u.stream_sync.stream = stream_id(d->context, d->stream, d->hStream);
+            pthread_mutex_unlock(&G.lock);
         } else if (cbid == SANITIZER_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED) {
             ev.kind = WR_EV_DEVICE_SYNC;
         } else {
@@ -1494,8 +1563,11 @@ static void SANITIZERAPI callback(void *ud, Sanitizer_CallbackDomain dom, Saniti
             ev.kind = WR_EV_EVENT_SYNC;
         else
             break;
+        pthread_mutex_lock(&G.lock);
         ev.u.stream_event.event = handle_id(d->event, 1);
-        ev.u.stream_event.stream = ev.kind == WR_EV_EVENT_SYNC ? 0 : handle_id(d->stream, 0);
+        ev.u.stream_event.stream =
+            ev.kind == WR_EV_EVENT_SYNC ? 0 : stream_id(d->context, d->stream, d->hStream);
+        pthread_mutex_unlock(&G.lock);
         host_event(&ev);
         break;
     }
@@ -1584,6 +1656,8 @@ static void shutdown_recorder(void)
             fprintf(f, "sanitizer_shared_atomics_cluster_scoped=%llu\n",
                     (unsigned long long)s->shared_atomics_cluster_scoped);
             fprintf(f, "sanitizer_graph_launches=%llu\n", (unsigned long long)G.graph_launches);
+            fprintf(f, "sanitizer_launch_serial_timeouts=%llu\n",
+                    (unsigned long long)G.launch_serial_timeouts);
             fprintf(f, "sanitizer_graph_nodes_recorded=%llu\n",
                     (unsigned long long)G.graph_nodes_recorded);
             fprintf(f, "sanitizer_graph_nodes_unordered=%llu\n",

@@ -386,9 +386,12 @@ typedef struct wrs_sanitizer_fns {
     SanitizerResult (*memcpy_d2h)(void *, void *, size_t, Sanitizer_StreamHandle);
     SanitizerResult (*stream_synchronize)(Sanitizer_StreamHandle);
     SanitizerResult (*get_result_string)(SanitizerResult, const char **);
+    /* optional (looked up apart): sanitizerGetStreamHandle */
+    SanitizerResult (*get_stream_handle)(CUcontext, CUstream, Sanitizer_StreamHandle *);
 } wrs_sanitizer_fns;
 
-/* Symbol names, in the order of the fields above (all required). */
+/* Symbol names, in the order of the fields above (all required but the
+ * last, which is not named here). */
 #define WRS_SANITIZER_SYMBOLS                                                                  \
     "sanitizerSubscribe", "sanitizerUnsubscribe", "sanitizerEnableDomain",                     \
     "sanitizerAddPatchesFromFile", "sanitizerPatchInstructions", "sanitizerPatchModule",       \
