@@ -4,8 +4,12 @@
  * default stream, which synchronizes with the legacy default stream only).
  *
  *   warprace_ptsz threads    two host threads, each a writer of data on
- *                            its default stream: two streams with nothing
- *                            between them (a race on data)
+ *                            its default stream, joined, then a device
+ *                            synchronize: two streams with nothing between
+ *                            them (a race on data; a synchronize in a
+ *                            thread would order the other thread's later
+ *                            launch after it in the trace, whose host is
+ *                            one timeline)
  *   warprace_ptsz blocking   one thread: a writer of data on its default
  *                            stream, then a reader on a blocking stream it
  *                            created: the per-thread default stream does
@@ -39,7 +43,6 @@ static int *data, *out;
 static void *thread_main(void *arg)
 {
     writer<<<1, 32>>>(data, (int)(intptr_t)arg);   /* this thread's default stream */
-    cudaStreamSynchronize(0);
     return NULL;
 }
 
