@@ -60,6 +60,15 @@ uint32_t wrr_stream_id_of_thread(wrr_handle_ids *t, uint64_t thread)
     return found ? id : keep(t, key, KIND_THREAD, ++t->next_stream & ~WR_STREAM_NON_BLOCKING);
 }
 
+uint64_t wrr_host_thread_number(void)
+{
+    static uint64_t next;
+    static __thread uint64_t mine;
+    if (!mine)
+        mine = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+    return mine;
+}
+
 uint32_t wrr_event_id(wrr_handle_ids *t, void *h)
 {
     int found;

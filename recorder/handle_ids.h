@@ -44,6 +44,9 @@ uint32_t wrr_stream_id(wrr_handle_ids *t, void *h, wrr_stream_flags_fn flags);
  * stream is not another's).  A blocking stream: it synchronizes with the
  * legacy default stream, not with other streams. */
 uint32_t wrr_stream_id_of_thread(wrr_handle_ids *t, uint64_t thread);
+/* The calling host thread's number (1, 2, ... in the order threads first
+ * ask; never reused): the key of its default stream.  Thread-safe. */
+uint64_t wrr_host_thread_number(void);
 /* The id of event handle h (1, 2, ...). */
 uint32_t wrr_event_id(wrr_handle_ids *t, void *h);
 /* A stream id or an event id of no handle: the recorder's own, for

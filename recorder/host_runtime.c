@@ -306,22 +306,12 @@ static int stream_flags(void *stream, unsigned *flags)
 
 __thread int wrr_rt_per_thread_default;
 
-/* This host thread's number, from 1: its default stream's key. */
-static uint64_t thread_number(void)
-{
-    static uint64_t next;
-    static __thread uint64_t mine;
-    if (!mine)
-        mine = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
-    return mine;
-}
-
 static uint32_t handle_id(void *h, int is_event)
 {
     if (is_event)
         return wrr_event_id(&R.ids, h);
     if ((!h && wrr_rt_per_thread_default) || h == WRR_STREAM_HANDLE_PER_THREAD)
-        return wrr_stream_id_of_thread(&R.ids, thread_number());
+        return wrr_stream_id_of_thread(&R.ids, wrr_host_thread_number());
     return wrr_stream_id(&R.ids, h, stream_flags);
 }
 

@@ -450,22 +450,12 @@ static int stream_flags(void *stream, unsigned *flags)
     return stream_get_flags && stream_get_flags((CUstream)stream, flags) == CUDA_SUCCESS ? 0 : -1;
 }
 
-/* This host thread's number, from 1: its default stream's key. */
-static uint64_t thread_number(void)
-{
-    static uint64_t next;
-    static __thread uint64_t mine;
-    if (!mine)
-        mine = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
-    return mine;
-}
-
 static uint32_t handle_id(void *h, int is_event)
 {
     if (is_event)
         return wrr_event_id(&G.ids, h);
     if (h == WRR_STREAM_HANDLE_PER_THREAD)
-        return wrr_stream_id_of_thread(&G.ids, thread_number());
+        return wrr_stream_id_of_thread(&G.ids, wrr_host_thread_number());
     return wrr_stream_id(&G.ids, h, stream_flags);
 }
 
@@ -494,7 +484,7 @@ static int per_thread_default(CUcontext ctx, Sanitizer_StreamHandle hs)
 static uint32_t stream_id(CUcontext ctx, CUstream s, Sanitizer_StreamHandle hs)
 {
     if (!s && hs && per_thread_default(ctx, hs))
-        return wrr_stream_id_of_thread(&G.ids, thread_number());
+        return wrr_stream_id_of_thread(&G.ids, wrr_host_thread_number());
     return handle_id(s, 0);
 }
 

@@ -1,6 +1,7 @@
 /* handle_ids: the ids a trace names streams and events by (FORMAT.md,
  * "Stream ids"). */
 #include <criterion/criterion.h>
+#include <pthread.h>
 
 #include "handle_ids.h"
 #include "warprace/event.h"
@@ -82,4 +83,23 @@ Test(handle_ids, each_threads_default_stream_is_its_own)
     uint32_t h = wrr_stream_id(&t, (void *)(uintptr_t)1, NULL);
     cr_assert_neq(h, a, "a stream handle of value 1 is another stream");
     wrr_handle_ids_free(&t);
+}
+
+static void *ask_number(void *out)
+{
+    *(uint64_t *)out = wrr_host_thread_number();
+    return NULL;
+}
+
+/* A thread keeps its number; another thread has another. */
+Test(handle_ids, host_threads_are_numbered_apart)
+{
+    uint64_t mine = wrr_host_thread_number(), other = 0;
+    cr_assert_neq(mine, 0);
+    cr_assert_eq(wrr_host_thread_number(), mine);
+    pthread_t t;
+    pthread_create(&t, NULL, ask_number, &other);
+    pthread_join(t, NULL);
+    cr_assert_neq(other, 0);
+    cr_assert_neq(other, mine);
 }
