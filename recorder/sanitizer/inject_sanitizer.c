@@ -128,6 +128,8 @@ static struct {
         } *members;
         size_t nmembers, capmembers;
         wrs_node_data *nodes;            /* the launch's node table (san_shared.h) */
+        wrs_launch_data *skip_ld;        /* the data of its kernel nodes not recorded */
+        wrs_launch_data skip_host;       /* ... its host side */
         uint32_t node_mask;
         uint64_t *node_keys;             /* its keys, as the host filled them */
     } gl;
@@ -1306,10 +1308,13 @@ static void graph_launch_begin(const Sanitizer_GraphLaunchData *gd)
         kernels += g->nodes[k].type == WRR_GNODE_KERNEL;
     while (cap < 2 * kernels)
         cap *= 2;
-    void *table = NULL;
+    void *table = NULL, *skip = NULL;
     uint64_t *keys = calloc(cap, sizeof *keys);
     if (!keys || !san_ok(G.fn.alloc(gd->context, &table, cap * sizeof(wrs_node_data)),
-                         "graph node table")) {
+                         "graph node table") ||
+        !san_ok(G.fn.alloc(gd->context, &skip, sizeof(wrs_launch_data)), "graph launch data")) {
+        if (table)
+            G.fn.free_(gd->context, table);
         free(keys);
         G.graph_launches_unrecorded++;
         G.graph_unrecorded_why = "out of memory";
@@ -1319,7 +1324,15 @@ static void graph_launch_begin(const Sanitizer_GraphLaunchData *gd)
         return;
     }
     G.fn.memset_(table, 0, cap * sizeof(wrs_node_data), gd->hStream);
+    /* the data of the kernel nodes not recorded: the table, where they find
+     * entries of tag 0 (graph_kernel_node) */
+    memset(&G.gl.skip_host, 0, sizeof G.gl.skip_host);
+    G.gl.skip_host.state = G.state_dev;
+    G.gl.skip_host.nodes = table;
+    G.gl.skip_host.node_mask = cap - 1;
+    G.fn.memcpy_h2d_async(skip, &G.gl.skip_host, sizeof G.gl.skip_host, gd->hStream);
     G.fn.stream_synchronize(gd->hStream);
+    G.gl.skip_ld = skip;
     G.gl.nodes = table;
     G.gl.node_mask = cap - 1;
     G.gl.node_keys = keys;
@@ -1335,93 +1348,115 @@ static void graph_launch_begin(const Sanitizer_GraphLaunchData *gd)
 }
 
 /* A graph's kernel node as a launch on stream id sid whose records carry
- * tag.  0, or -1 when it is not recorded.  G.lock held. */
+ * tag (0: a node not recorded: not selected, or not placed).  Every kernel
+ * node of a recorded graph launch gets data that names the launch's node
+ * table, and an entry there: the data a patch receives is the latest given
+ * on its stream, whichever node it was given for (san_shared.h), so a node
+ * given none of its own, or none, would take or clear another's.  A node
+ * not recorded has an entry of tag 0, and its patches record nothing.
+ * 0, or -1 when the node is not recorded.  G.lock held. */
 static int graph_kernel_node(const Sanitizer_LaunchData *d, uint32_t tag, uint32_t sid)
 {
     const char *name = d->functionName ? d->functionName : "";
+    struct graph_upload *upload = malloc(sizeof *upload);
     if (G.gl.nmembers == G.gl.capmembers) {
         size_t cap = G.gl.capmembers ? 2 * G.gl.capmembers : 16;
         struct graph_member *v = realloc(G.gl.members, cap * sizeof *v);
-        if (!v)
-            return -1;
-        G.gl.members = v;
-        G.gl.capmembers = cap;
+        if (v) {
+            G.gl.members = v;
+            G.gl.capmembers = cap;
+        }
     }
     /* its slot in the node table: probed from its gridId, as the patches probe */
     uint32_t slot = (uint32_t)d->gridId & G.gl.node_mask, n = 0;
     while (G.gl.node_keys[slot] && n++ <= G.gl.node_mask)
         slot = (slot + 1) & G.gl.node_mask;
-    if (G.gl.node_keys[slot])
+    if (!upload || G.gl.nmembers == G.gl.capmembers || G.gl.node_keys[slot]) {
+        free(upload);   /* out of memory, or no slot: the node clears its stream's data */
+        G.fn.set_launch_callback_data(d->hLaunch, d->function, d->hStream, NULL);
         return -1;
-    launch_mem mem;
-    struct graph_upload *upload = selected(name) ? malloc(sizeof *upload) : NULL;
-    if (!upload ||
-        give_launch_data(d, 0, &upload->ld, &mem, G.gl.nodes, G.gl.node_mask) != 0) {
-        free(upload);
-        return -1;
+    }
+    launch_mem mem = {0};
+    int record = tag && selected(name) &&
+                 give_launch_data(d, 0, &upload->ld, &mem, G.gl.nodes, G.gl.node_mask) == 0;
+    if (!record) {
+        tag = 0;
+        san_ok(G.fn.set_launch_callback_data(d->hLaunch, d->function, d->hStream, G.gl.skip_ld),
+               "sanitizerSetLaunchCallbackData");
     }
     upload->node = (wrs_node_data){d->gridId + 1, tag,
                                    d->blockDim_x * d->blockDim_y * d->blockDim_z,
                                    (unsigned int *)mem.enter, (unsigned int *)mem.exitc};
     G.fn.memcpy_h2d_async(&G.gl.nodes[slot], &upload->node, sizeof upload->node, d->hStream);
     G.gl.node_keys[slot] = d->gridId + 1;
-    register_ranges(d->module);
-    note_unrecorded_sync(d->module, name);
-    wr_event ev = kernel_launch_event(d, ++G.next_launch, sid);
-    G.gl.members[G.gl.nmembers++] = (struct graph_member){ev.u.launch.launch, mem, upload};
+    uint32_t launch = 0;
+    if (record) {
+        register_ranges(d->module);
+        note_unrecorded_sync(d->module, name);
+        wr_event ev = kernel_launch_event(d, ++G.next_launch, sid);
+        launch = ev.u.launch.launch;
+        G.launches++;
+        wrr_drain_post_tagged_launch(&G.drain, &ev, tag);
+    }
+    G.gl.members[G.gl.nmembers++] = (struct graph_member){launch, mem, upload};
     if (san_debug())
         fprintf(stderr, "warprace (sanitizer) graph: kernel node %s as launch %u, tag %u: hLaunch %p "
-                "hStream %p gridId %llu function %p data %p slot %u\n", name, ev.u.launch.launch,
-                tag, (void *)d->hLaunch, (void *)d->hStream, (unsigned long long)d->gridId,
+                "hStream %p gridId %llu function %p data %p slot %u\n", name, launch, tag,
+                (void *)d->hLaunch, (void *)d->hStream, (unsigned long long)d->gridId,
                 (void *)d->function, (void *)mem.ld, slot);
-    G.launches++;
-    wrr_drain_post_tagged_launch(&G.drain, &ev, tag);
-    return 0;
+    return record ? 0 : -1;
 }
 
 static void graph_node_begin(const Sanitizer_GraphNodeLaunchData *n)
 {
     int kernel = n->nodeType == CU_GRAPH_NODE_TYPE_KERNEL;
+    int works = kernel || n->nodeType == CU_GRAPH_NODE_TYPE_MEMCPY ||
+                n->nodeType == CU_GRAPH_NODE_TYPE_MEMSET;
     pthread_mutex_lock(&G.lock);
     wrr_graph *g = G.gl.g;
+    int ours = !n->isGraphUpload && g && pthread_equal(G.gl.owner, pthread_self()) &&
+               g->exec == (uint64_t)(uintptr_t)n->graphExec;
     long idx = -1;
     uint32_t unordered = 0;
-    if (!n->isGraphUpload && g && pthread_equal(G.gl.owner, pthread_self()) &&
-        g->exec == (uint64_t)(uintptr_t)n->graphExec)
+    if (ours)
         idx = wrr_graph_node_begin(g, (uint64_t)(uintptr_t)n->node, graph_post, NULL, &unordered);
     if (san_debug())
         fprintf(stderr, "warprace (sanitizer) graph: node %p of exec %p, type %d: index %ld, "
                 "%u predecessors not begun\n", (void *)n->node, (void *)n->graphExec,
                 (int)n->nodeType, idx, unordered);
-    int recorded = 0;
-    if (idx >= 0) {
-        uint32_t sid = g->nodes[idx].stream;
+    if (!ours) {
+        /* without data of their own the patches record nothing (left to an
+         * earlier launch's, they faulted) */
         if (kernel)
-            recorded = graph_kernel_node(&n->launchData, (uint32_t)idx + 1, sid) == 0;
-        else if (n->nodeType == CU_GRAPH_NODE_TYPE_MEMCPY)
-            recorded = memcpy_events(&n->memcpyData, sid) == 0;
-        else if (n->nodeType == CU_GRAPH_NODE_TYPE_MEMSET)
-            memset_events(&n->memsetData, sid), recorded = 1;
-        if (unordered && !G.graph_nodes_unordered)
-            fprintf(stderr, "warprace (sanitizer): a CUDA graph node was issued before a node "
-                    "it depends on: that ordering is not recorded, and races reported across "
-                    "it may be none\n");
-        G.graph_nodes_unordered += unordered;
-        if (recorded) {
-            G.graph_nodes_recorded++;
-        } else if (!kernel || selected(n->launchData.functionName ? n->launchData.functionName
-                                                                  : "")) {
-            G.graph_nodes_lost++;   /* work that ran unrecorded */
-            wr_event ev = wrr_host_lost_event(1);
-            post(&ev);
-        }
-        wrr_graph_node_issued(g, idx, graph_post, NULL);
+            G.fn.set_launch_callback_data(n->launchData.hLaunch, n->launchData.function,
+                                          n->launchData.hStream, NULL);
+        pthread_mutex_unlock(&G.lock);
+        return;
     }
-    /* without data of their own the patches record nothing (left to an
-     * earlier launch's, they faulted) */
-    if (kernel && !recorded)
-        G.fn.set_launch_callback_data(n->launchData.hLaunch, n->launchData.function,
-                                      n->launchData.hStream, NULL);
+    uint32_t sid = idx >= 0 ? g->nodes[idx].stream : 0;
+    int recorded = 0;
+    if (kernel)
+        recorded = graph_kernel_node(&n->launchData, idx >= 0 ? (uint32_t)idx + 1 : 0, sid) == 0;
+    else if (idx >= 0 && n->nodeType == CU_GRAPH_NODE_TYPE_MEMCPY)
+        recorded = memcpy_events(&n->memcpyData, sid) == 0;
+    else if (idx >= 0 && n->nodeType == CU_GRAPH_NODE_TYPE_MEMSET)
+        memset_events(&n->memsetData, sid), recorded = 1;
+    if (unordered && !G.graph_nodes_unordered)
+        fprintf(stderr, "warprace (sanitizer): a CUDA graph node was issued before a node it "
+                "depends on: that ordering is not recorded, and races reported across it may "
+                "be none\n");
+    G.graph_nodes_unordered += unordered;
+    if (recorded) {
+        G.graph_nodes_recorded++;
+    } else if (works && (!kernel || selected(n->launchData.functionName
+                                                 ? n->launchData.functionName
+                                                 : ""))) {
+        G.graph_nodes_lost++;   /* work that ran unrecorded */
+        wr_event ev = wrr_host_lost_event(1);
+        post(&ev);
+    }
+    if (idx >= 0)
+        wrr_graph_node_issued(g, idx, graph_post, NULL);
     pthread_mutex_unlock(&G.lock);
 }
 
@@ -1445,7 +1480,8 @@ static void graph_launch_end(const Sanitizer_GraphLaunchData *gd)
     for (size_t i = 0; i < G.gl.nmembers; i++) {
         take_launch_data(G.gl.ctx, G.gl.hstream, &G.gl.members[i].mem);
         free(G.gl.members[i].upload);
-        wrr_ends_add(&G.ends, G.gl.members[i].launch, G.gl.stream, post_cb, NULL);
+        if (G.gl.members[i].launch)
+            wrr_ends_add(&G.ends, G.gl.members[i].launch, G.gl.stream, post_cb, NULL);
     }
     uint32_t missing = wrr_graph_launch_end(g, G.gl.stream, graph_post, NULL);
     if (san_debug())
@@ -1458,8 +1494,10 @@ static void graph_launch_end(const Sanitizer_GraphLaunchData *gd)
         post(&ev);
     }
     G.fn.free_(G.gl.ctx, G.gl.nodes);
+    G.fn.free_(G.gl.ctx, G.gl.skip_ld);
     free(G.gl.node_keys);
     G.gl.nodes = NULL;
+    G.gl.skip_ld = NULL;
     G.gl.node_keys = NULL;
     G.gl.g = NULL;
     G.gl.nmembers = 0;

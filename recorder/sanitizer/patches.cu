@@ -50,6 +50,8 @@ static __device__ __forceinline__ wrr_dev_state *wrs_state(void *ud, unsigned *t
             atomicAdd_system((unsigned long long *)&ld->state->ctl->node_unknown, 1ull);
             return (wrr_dev_state *)0;
         }
+        if (!nd->tag)
+            return (wrr_dev_state *)0;   /* a node not recorded (--kernels) */
         *tag = nd->tag;
     }
     return ld->state;

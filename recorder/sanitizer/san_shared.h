@@ -21,7 +21,7 @@ typedef struct wrs_dmalloc_rec {
  * node launch callback gives (open addressing from gridid & mask). */
 typedef struct wrs_node_data {
     uint64_t grid_key;             /* gridId + 1; 0 = an empty slot */
-    uint32_t tag;                  /* its records' launch tag */
+    uint32_t tag;                  /* its records' launch tag; 0: not recorded */
     uint32_t block_threads;
     unsigned int *block_enter, *block_exit;
 } wrs_node_data;
