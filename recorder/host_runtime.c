@@ -528,7 +528,7 @@ void wrr_rt_launch_end(CUstream stream)
         launch_captured = 0;
         return;
     }
-    if (!R.ready || !launch_serial_held) {
+    if (!R.ready) {
         launch_serial_release();
         return;
     }

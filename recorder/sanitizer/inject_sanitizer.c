@@ -981,7 +981,7 @@ static uint64_t ring_head(int synced, Sanitizer_StreamHandle hs)
 static void launch_end(const Sanitizer_LaunchData *d)
 {
     pthread_mutex_lock(&G.lock);
-    if (!G.ready || !G.open_launch || !launch_serial_held) {
+    if (!G.ready || !G.open_launch) {
         pthread_mutex_unlock(&G.lock);
         launch_serial_release();
         return;
