@@ -779,7 +779,7 @@ void wrr_rt_shutdown(void)
                         (unsigned long long)R.launches_unrecorded, R.launch_unrecorded_name);
             if (R.graph_launches || R.captured_ops)
                 fprintf(f, "graph_work_unrecorded=%llu graph launches, %llu operations "
-                           "captured into graphs\n",
+                           "captured into graphs (--mode sanitizer records graphs)\n",
                         (unsigned long long)R.graph_launches, (unsigned long long)R.captured_ops);
             if (R.copies_unrecorded)
                 fprintf(f, "host_copies_unrecorded=%llu (%s)\n",
