@@ -970,74 +970,13 @@ static const uint64_t *tagged_rec(uint32_t block, uint64_t tag, unsigned launch_
     return enc;
 }
 
-/* A CUDA graph's kernel nodes run concurrently: their records interleave
- * in the ring, and each carries its member's tag.  Every record goes to
- * the launch its tag names, whatever the order; the group's close bounds
- * them all, and a tag may be opened again after it (the graph's next
- * launch). */
-Test(drain, a_launch_groups_records_go_to_the_members_their_tags_name)
-{
+/* A drain over a 256-slot simulated ring into a capture, with `workers`
+ * workers (whose encoded events are only counted). */
+typedef struct drain_rig {
     wrr_sim sim;
-    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
     capture cap;
-    wrr_sink sink = cap_sink(&cap);
     wrr_drain d;
-    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
-    wr_event l5 = launch_ev(5), l6 = launch_ev(6), l7 = launch_ev(7), l8 = launch_ev(8);
-    wrr_drain_post_tagged_launch(&d, &l5, 1);
-    wrr_drain_post_tagged_launch(&d, &l6, 2);
-    wrr_sim_write(&sim, tagged_rec(0, 0, 2), 32, 0);
-    wrr_sim_write(&sim, tagged_rec(0, 1, 1), 32, 0);
-    wrr_sim_write(&sim, tagged_rec(1, 2, 2), 32, 0);
-    wrr_drain_post_group_close(&d, sim.dev.head);
-    /* the graph again: the same tags, new launches */
-    wrr_drain_post_tagged_launch(&d, &l7, 2);
-    wrr_drain_post_tagged_launch(&d, &l8, 1);
-    wrr_sim_write(&sim, tagged_rec(0, 3, 1), 32, 0);
-    wrr_sim_write(&sim, tagged_rec(0, 4, 2), 32, 0);
-    wrr_drain_post_group_close(&d, sim.dev.head);
-    cr_assert_eq(wrr_drain_finish(&d), 0, "%s", d.error);
-    cr_assert_eq(cap.n, 9);
-    static const uint32_t want[] = {5, 6, 6, 5, 6, 7, 8, 8, 7};
-    for (int i = 0; i < 9; i++) {
-        const wr_event *e = &cap.ev[i];
-        uint32_t got = e->kind == WR_EV_KERNEL_LAUNCH ? e->u.launch.launch : e->u.access.launch;
-        cr_assert_eq(got, want[i], "event %d: launch %u, not %u", i, got, want[i]);
-        if (e->kind == WR_EV_ACCESS)
-            cr_assert_eq(first_addr(e), 0x1000 + (uint64_t)(i < 5 ? i - 2 : i - 4) * 128,
-                         "event %d: the records keep their ring order", i);
-    }
-    cr_assert_eq(d.group_n, 0, "the close ends the group");
-    wrr_drain_destroy(&d);
-    cap_free(&cap);
-    wrr_sim_free(&sim);
-}
-
-/* Untagged records stay the open launch's while a group is open beside it
- * (a launch from another thread during a graph launch). */
-Test(drain, untagged_records_stay_the_open_launchs_beside_a_group)
-{
-    wrr_sim sim;
-    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
-    capture cap;
-    wrr_sink sink = cap_sink(&cap);
-    wrr_drain d;
-    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
-    wr_event l1 = launch_ev(1), l2 = launch_ev(2);
-    wrr_drain_post(&d, &l1);
-    wrr_drain_post_tagged_launch(&d, &l2, 3);
-    wrr_sim_write(&sim, tagged_rec(0, 0, 3), 32, 0);
-    wrr_sim_write(&sim, tagged_rec(0, 1, 0), 32, 0);
-    wrr_drain_post_close(&d, 1, sim.dev.head);
-    wrr_drain_post_group_close(&d, sim.dev.head);
-    cr_assert_eq(wrr_drain_finish(&d), 0, "%s", d.error);
-    cr_assert_eq(cap.n, 4);
-    cr_assert_eq(cap.ev[2].u.access.launch, 2);
-    cr_assert_eq(cap.ev[3].u.access.launch, 1);
-    wrr_drain_destroy(&d);
-    cap_free(&cap);
-    wrr_sim_free(&sim);
-}
+} drain_rig;
 
 static int accept_encoded(void *ctx, const wr_encoded *events)
 {
@@ -1046,44 +985,103 @@ static int accept_encoded(void *ctx, const wr_encoded *events)
     return 0;
 }
 
+static void rig_open(drain_rig *r, unsigned workers)
+{
+    cr_assert_eq(wrr_sim_init(&r->sim, 8, 0), 0);
+    wrr_sink sink = cap_sink(&r->cap);
+    if (workers)
+        sink.encoded = accept_encoded;
+    wrr_drain_options o = {.workers = workers};
+    cr_assert_eq(wrr_drain_init(&r->d, &r->sim.ring, &sink, &o), 0);
+}
+
+static void rig_close(drain_rig *r)
+{
+    wrr_drain_destroy(&r->d);
+    cap_free(&r->cap);
+    wrr_sim_free(&r->sim);
+}
+
+/* A CUDA graph's kernel nodes run concurrently: their records interleave
+ * in the ring, and each carries its member's tag.  Every record goes to
+ * the launch its tag names, whatever the order; the group's close bounds
+ * them all, and a tag may be opened again after it (the graph's next
+ * launch). */
+Test(drain, a_launch_groups_records_go_to_the_members_their_tags_name)
+{
+    drain_rig r;
+    rig_open(&r, 0);
+    wr_event l5 = launch_ev(5), l6 = launch_ev(6), l7 = launch_ev(7), l8 = launch_ev(8);
+    wrr_drain_post_tagged_launch(&r.d, &l5, 1);
+    wrr_drain_post_tagged_launch(&r.d, &l6, 2);
+    wrr_sim_write(&r.sim, tagged_rec(0, 0, 2), 32, 0);
+    wrr_sim_write(&r.sim, tagged_rec(0, 1, 1), 32, 0);
+    wrr_sim_write(&r.sim, tagged_rec(1, 2, 2), 32, 0);
+    wrr_drain_post_group_close(&r.d, r.sim.dev.head);
+    /* the graph again: the same tags, new launches */
+    wrr_drain_post_tagged_launch(&r.d, &l7, 2);
+    wrr_drain_post_tagged_launch(&r.d, &l8, 1);
+    wrr_sim_write(&r.sim, tagged_rec(0, 3, 1), 32, 0);
+    wrr_sim_write(&r.sim, tagged_rec(0, 4, 2), 32, 0);
+    wrr_drain_post_group_close(&r.d, r.sim.dev.head);
+    cr_assert_eq(wrr_drain_finish(&r.d), 0, "%s", r.d.error);
+    cr_assert_eq(r.cap.n, 9);
+    static const uint32_t want[] = {5, 6, 6, 5, 6, 7, 8, 8, 7};
+    for (int i = 0; i < 9; i++) {
+        const wr_event *e = &r.cap.ev[i];
+        uint32_t got = e->kind == WR_EV_KERNEL_LAUNCH ? e->u.launch.launch : e->u.access.launch;
+        cr_assert_eq(got, want[i], "event %d: launch %u, not %u", i, got, want[i]);
+        if (e->kind == WR_EV_ACCESS)
+            cr_assert_eq(first_addr(e), 0x1000 + (uint64_t)(i < 5 ? i - 2 : i - 4) * 128,
+                         "event %d: the records keep their ring order", i);
+    }
+    cr_assert_eq(r.d.group_n, 0, "the close ends the group");
+    rig_close(&r);
+}
+
+/* Untagged records stay the open launch's while a group is open beside it
+ * (a launch from another thread during a graph launch). */
+Test(drain, untagged_records_stay_the_open_launchs_beside_a_group)
+{
+    drain_rig r;
+    rig_open(&r, 0);
+    wr_event l1 = launch_ev(1), l2 = launch_ev(2);
+    wrr_drain_post(&r.d, &l1);
+    wrr_drain_post_tagged_launch(&r.d, &l2, 3);
+    wrr_sim_write(&r.sim, tagged_rec(0, 0, 3), 32, 0);
+    wrr_sim_write(&r.sim, tagged_rec(0, 1, 0), 32, 0);
+    wrr_drain_post_close(&r.d, 1, r.sim.dev.head);
+    wrr_drain_post_group_close(&r.d, r.sim.dev.head);
+    cr_assert_eq(wrr_drain_finish(&r.d), 0, "%s", r.d.error);
+    cr_assert_eq(r.cap.n, 4);
+    cr_assert_eq(r.cap.ev[2].u.access.launch, 2);
+    cr_assert_eq(r.cap.ev[3].u.access.launch, 1);
+    rig_close(&r);
+}
+
 /* A tag no member was opened with, or one opened twice, is named, with the
  * ring position, and stops the drain: never a record given to a guess. */
 Test(drain, a_record_of_an_unopened_tag_is_a_corrupt_record)
 {
-    for (int workers = 0; workers < 2; workers++) {
-        wrr_sim sim;
-        cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
-        capture cap;
-        wrr_sink sink = cap_sink(&cap);
-        wrr_drain_options o = {.workers = (unsigned)workers};
-        if (workers)
-            sink.encoded = accept_encoded;
-        wrr_drain d;
-        cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, &o), 0);
+    for (unsigned workers = 0; workers < 2; workers++) {
+        drain_rig r;
+        rig_open(&r, workers);
         wr_event l1 = launch_ev(1);
-        wrr_drain_post_tagged_launch(&d, &l1, 1);
-        wrr_sim_write(&sim, tagged_rec(0, 0, 1), 32, 0);
-        wrr_sim_write(&sim, tagged_rec(0, 1, 4), 32, 0);
-        cr_assert_neq(wrr_drain_finish(&d), 0);
-        cr_assert(strstr(d.error, "launch tag names no open launch") &&
-                      strstr(d.error, "position 3"),
-                  "%s", d.error);
-        wrr_drain_destroy(&d);
-        cap_free(&cap);
-        wrr_sim_free(&sim);
+        wrr_drain_post_tagged_launch(&r.d, &l1, 1);
+        wrr_sim_write(&r.sim, tagged_rec(0, 0, 1), 32, 0);
+        wrr_sim_write(&r.sim, tagged_rec(0, 1, 4), 32, 0);
+        cr_assert_neq(wrr_drain_finish(&r.d), 0);
+        cr_assert(strstr(r.d.error, "launch tag names no open launch") &&
+                      strstr(r.d.error, "position 3"),
+                  "%s", r.d.error);
+        rig_close(&r);
     }
-    wrr_sim sim;
-    cr_assert_eq(wrr_sim_init(&sim, 8, 0), 0);
-    capture cap;
-    wrr_sink sink = cap_sink(&cap);
-    wrr_drain d;
-    cr_assert_eq(wrr_drain_init(&d, &sim.ring, &sink, NULL), 0);
+    drain_rig r;
+    rig_open(&r, 0);
     wr_event l1 = launch_ev(1), l2 = launch_ev(2);
-    wrr_drain_post_tagged_launch(&d, &l1, 1);
-    wrr_drain_post_tagged_launch(&d, &l2, 1);
-    cr_assert_neq(wrr_drain_finish(&d), 0);
-    cr_assert(strstr(d.error, "opened twice"), "%s", d.error);
-    wrr_drain_destroy(&d);
-    cap_free(&cap);
-    wrr_sim_free(&sim);
+    wrr_drain_post_tagged_launch(&r.d, &l1, 1);
+    wrr_drain_post_tagged_launch(&r.d, &l2, 1);
+    cr_assert_neq(wrr_drain_finish(&r.d), 0);
+    cr_assert(strstr(r.d.error, "opened twice"), "%s", r.d.error);
+    rig_close(&r);
 }
