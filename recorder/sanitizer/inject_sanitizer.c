@@ -107,6 +107,8 @@ static struct {
     uint64_t graph_nodes_unordered;      /* node orderings missed (nodes announced out
                                             of their order) */
     uint64_t graph_nodes_lost;           /* working nodes that never began (lost) */
+    uint64_t graph_grid_ids_repeated;    /* kernel nodes whose grid id another node of
+                                            their graph launch had (not recorded) */
     uint64_t graph_copies_skipped;       /* copy callbacks inside a graph launch: the
                                             node's own record stands */
     const char *graph_unrecorded_why;    /* the latest reason one was */
@@ -1369,9 +1371,16 @@ static int graph_kernel_node(const Sanitizer_LaunchData *d, uint32_t tag, uint32
     }
     /* its slot in the node table: probed from its gridId, as the patches probe */
     uint32_t slot = (uint32_t)d->gridId & G.gl.node_mask, n = 0;
-    while (G.gl.node_keys[slot] && n++ <= G.gl.node_mask)
+    int repeated = 0;
+    while (G.gl.node_keys[slot] && n++ <= G.gl.node_mask) {
+        repeated |= G.gl.node_keys[slot] == d->gridId + 1;
         slot = (slot + 1) & G.gl.node_mask;
-    if (!upload || G.gl.nmembers == G.gl.capmembers || G.gl.node_keys[slot]) {
+    }
+    if (repeated && !G.graph_grid_ids_repeated++)
+        fprintf(stderr, "warprace (sanitizer): two kernel nodes of one CUDA graph launch have "
+                "the same grid id (%llu): a node's records are found by it, so the first "
+                "node's may include the other's\n", (unsigned long long)d->gridId);
+    if (!upload || G.gl.nmembers == G.gl.capmembers || G.gl.node_keys[slot] || repeated) {
         free(upload);   /* out of memory, or no slot: the node clears its stream's data */
         G.fn.set_launch_callback_data(d->hLaunch, d->function, d->hStream, NULL);
         return -1;
@@ -1694,6 +1703,8 @@ static void shutdown_recorder(void)
             if (G.ctl)
                 fprintf(f, "sanitizer_graph_records_unplaced=%llu\n",
                         (unsigned long long)G.ctl->node_unknown);
+            fprintf(f, "sanitizer_graph_grid_ids_repeated=%llu\n",
+                    (unsigned long long)G.graph_grid_ids_repeated);
             fprintf(f, "sanitizer_graph_copies_skipped=%llu\n",
                     (unsigned long long)G.graph_copies_skipped);
             if (G.graph_launches_unrecorded)
