@@ -1380,13 +1380,13 @@ static int graph_kernel_node(const Sanitizer_LaunchData *d, uint32_t tag, uint32
         fprintf(stderr, "warprace (sanitizer): two kernel nodes of one CUDA graph launch have "
                 "the same grid id (%llu): a node's records are found by it, so the first "
                 "node's may include the other's\n", (unsigned long long)d->gridId);
-    if (!upload || G.gl.nmembers == G.gl.capmembers || G.gl.node_keys[slot] || repeated) {
+    if (!upload || G.gl.nmembers == G.gl.capmembers || G.gl.node_keys[slot]) {
         free(upload);   /* out of memory, or no slot: the node clears its stream's data */
         G.fn.set_launch_callback_data(d->hLaunch, d->function, d->hStream, NULL);
         return -1;
     }
     launch_mem mem = {0};
-    int record = tag && selected(name) &&
+    int record = tag && !repeated && selected(name) &&
                  give_launch_data(d, 0, &upload->ld, &mem, G.gl.nodes, G.gl.node_mask) == 0;
     if (!record) {
         tag = 0;
@@ -1396,8 +1396,11 @@ static int graph_kernel_node(const Sanitizer_LaunchData *d, uint32_t tag, uint32
     upload->node = (wrs_node_data){d->gridId + 1, tag,
                                    d->blockDim_x * d->blockDim_y * d->blockDim_z,
                                    (unsigned int *)mem.enter, (unsigned int *)mem.exitc};
-    G.fn.memcpy_h2d_async(&G.gl.nodes[slot], &upload->node, sizeof upload->node, d->hStream);
-    G.gl.node_keys[slot] = d->gridId + 1;
+    if (!repeated) {   /* (a repeated id finds the first node's entry) */
+        G.fn.memcpy_h2d_async(&G.gl.nodes[slot], &upload->node, sizeof upload->node,
+                              d->hStream);
+        G.gl.node_keys[slot] = d->gridId + 1;
+    }
     uint32_t launch = 0;
     if (record) {
         register_ranges(d->module);
