@@ -76,15 +76,13 @@ static int nearest_working_preds(wrr_graph *g, const uint32_t *in_first, const u
         g->nodes[v].first_pred = (uint32_t)used;
         if (!g->nodes[v].works)
             continue;
+        /* walk back from v: a working node other than v ends its path */
         size_t top = 0;
-        for (uint32_t k = in_first[v]; k < in_first[v + 1]; k++)
-            if (mark[in_list[k]] != v + 1) {
-                mark[in_list[k]] = v + 1;
-                stack[top++] = in_list[k];
-            }
+        mark[v] = v + 1;
+        stack[top++] = v;
         while (top) {
             uint32_t p = stack[--top];
-            if (g->nodes[p].works) {
+            if (p != v && g->nodes[p].works) {
                 if (used == cap) {
                     uint32_t *q = realloc(preds, 2 * cap * sizeof *q);
                     if (!q) {
@@ -135,9 +133,10 @@ int wrr_graph_build(wrr_graph *g, uint64_t exec, uint32_t n, const uint64_t *han
     uint32_t *in_first = calloc((size_t)n + 1, sizeof *in_first);
     uint32_t *in_list = malloc((nedges ? nedges : 1) * sizeof *in_list);
     uint32_t *edge_to = malloc((nedges ? nedges : 1) * sizeof *edge_to);
+    uint32_t *edge_from = malloc((nedges ? nedges : 1) * sizeof *edge_from);
     g->nodes = calloc(n ? n : 1, sizeof *g->nodes);
     int rc = -1;
-    if (!sorted || !in_first || !in_list || !edge_to || !g->nodes)
+    if (!sorted || !in_first || !in_list || !edge_to || !edge_from || !g->nodes)
         goto out;
     g->n = n;
     for (uint32_t i = 0; i < n; i++) {
@@ -161,6 +160,7 @@ int wrr_graph_build(wrr_graph *g, uint64_t exec, uint32_t n, const uint64_t *han
             rc = 0;
             goto out;
         }
+        edge_from[e] = (uint32_t)f;
         edge_to[e] = (uint32_t)t;
         in_first[t + 1]++;
     }
@@ -172,7 +172,7 @@ int wrr_graph_build(wrr_graph *g, uint64_t exec, uint32_t n, const uint64_t *han
             goto out;
         for (size_t e = 0; e < nedges; e++) {
             uint32_t t = edge_to[e];
-            in_list[in_first[t] + fill[t]++] = (uint32_t)find_node(sorted, n, from[e]);
+            in_list[in_first[t] + fill[t]++] = edge_from[e];
         }
         free(fill);
     }
@@ -187,6 +187,7 @@ out:
     free(in_first);
     free(in_list);
     free(edge_to);
+    free(edge_from);
     if (rc != 0 || g->unrecordable) {
         const char *why = g->unrecordable;
         wrr_graph_free(g);

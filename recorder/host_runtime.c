@@ -13,6 +13,7 @@
 #include "alloc_label.h"
 #include "drain.h"
 #include "handle_ids.h"
+#include "launch_serial.h"
 #include "pending_ends.h"
 #include "record_args.h"
 #include "ring_format.h"
@@ -435,20 +436,6 @@ static int skip_captured(CUstream stream)
 
 /* The launch this thread began was captured: its end does nothing. */
 static __thread int launch_captured;
-/* One open launch at a time, whichever host thread launches (before, a
- * second thread's launch between another's begin and end took its place
- * as the open launch: its records, its end). */
-static pthread_mutex_t launch_serial = PTHREAD_MUTEX_INITIALIZER;
-static __thread int launch_serial_held;
-
-static void launch_serial_release(void)
-{
-    if (launch_serial_held) {
-        launch_serial_held = 0;
-        pthread_mutex_unlock(&launch_serial);
-    }
-}
-
 void wrr_rt_launch_begin(CUfunction f, const char *name, const unsigned grid[3],
                          const unsigned block[3], const unsigned cluster[3],
                          unsigned dyn_shared, CUstream stream)
@@ -456,17 +443,9 @@ void wrr_rt_launch_begin(CUfunction f, const char *name, const unsigned grid[3],
     launch_captured = skip_captured(stream);
     if (launch_captured || wrr_rt_ensure() != 0)
         return;
-    /* launches are serialized, across host threads too: one launch is open
-     * at a time, from its begin to its end (held over the driver's launch) */
-    if (!launch_serial_held) {   /* held already: an end never came; go on */
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 30;      /* rather than hang: unserialized, said */
-        if (pthread_mutex_timedlock(&launch_serial, &until) == 0)
-            launch_serial_held = 1;
-        else
-            set_error("a launch waited 30 s for another thread's launch to end");
-    }
+    /* launches are serialized across host threads too (launch_serial.h) */
+    if (wrr_launch_serial_take() != 0)
+        set_error("a launch waited 30 s for another thread's launch to end");
     pthread_mutex_lock(&R.lock);
     wrr_rt_internal = 1;
     CUmodule mod = resolve_function(&f, name ? name : "?");
@@ -529,7 +508,7 @@ void wrr_rt_launch_end(CUstream stream)
         return;
     }
     if (!R.ready) {
-        launch_serial_release();
+        wrr_launch_serial_release();
         return;
     }
     /* serialize: the kernel completes (and every record is committed)
@@ -556,7 +535,7 @@ void wrr_rt_launch_end(CUstream stream)
     wrr_ends_add(&R.ends, R.open_launch, R.open_stream, post_cb, NULL);
     R.open_launch = 0;
     pthread_mutex_unlock(&R.lock);
-    launch_serial_release();
+    wrr_launch_serial_release();
 }
 
 static void flush_ends(uint32_t stream)

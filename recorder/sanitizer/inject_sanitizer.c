@@ -36,6 +36,7 @@
 #include "drain.h"
 #include "graph_order.h"
 #include "handle_ids.h"
+#include "launch_serial.h"
 #include "pending_ends.h"
 #include "record_args.h"
 #include "san_events.h"
@@ -839,34 +840,12 @@ static wr_event kernel_launch_event(const Sanitizer_LaunchData *d, uint32_t laun
     return ev;
 }
 
-/* One open launch (or graph launch) at a time, whichever host thread
- * launches: held from the launch's begin callback to its end (before, a
- * second thread's launch in between took the first's place as the open
- * launch: its records, its end). */
-static pthread_mutex_t launch_serial = PTHREAD_MUTEX_INITIALIZER;
-static __thread int launch_serial_held;
-
-/* A thread that holds it already (an end never came) goes on; one that
- * waits 30 s for it goes on unserialized (counted) rather than hang. */
+/* Launches (graph launches too) are serialized across host threads
+ * (launch_serial.h); a wait given up is counted. */
 static void launch_serial_take(void)
 {
-    if (launch_serial_held)
-        return;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 30;
-    if (pthread_mutex_timedlock(&launch_serial, &until) == 0)
-        launch_serial_held = 1;
-    else
+    if (wrr_launch_serial_take() != 0)
         __atomic_add_fetch(&G.launch_serial_timeouts, 1, __ATOMIC_RELAXED);
-}
-
-static void launch_serial_release(void)
-{
-    if (launch_serial_held) {
-        launch_serial_held = 0;
-        pthread_mutex_unlock(&launch_serial);
-    }
 }
 
 static void launch_begin(const Sanitizer_LaunchData *d)
@@ -985,7 +964,7 @@ static void launch_end(const Sanitizer_LaunchData *d)
     pthread_mutex_lock(&G.lock);
     if (!G.ready || !G.open_launch) {
         pthread_mutex_unlock(&G.lock);
-        launch_serial_release();
+        wrr_launch_serial_release();
         return;
     }
     /* serialize: every record of the launch is committed before the close */
@@ -999,7 +978,7 @@ static void launch_end(const Sanitizer_LaunchData *d)
     wrr_ends_add(&G.ends, G.open_launch, G.open_stream, post_cb, NULL);
     G.open_launch = 0;
     pthread_mutex_unlock(&G.lock);
-    launch_serial_release();
+    wrr_launch_serial_release();
 }
 
 /* ---- host-side events ----------------------------------------------------------------- */
@@ -1481,7 +1460,7 @@ static void graph_launch_end(const Sanitizer_GraphLaunchData *gd)
     if (!g || !pthread_equal(G.gl.owner, pthread_self()) ||
         g->exec != (uint64_t)(uintptr_t)gd->graphExec) {
         pthread_mutex_unlock(&G.lock);
-        launch_serial_release();
+        wrr_launch_serial_release();
         return;
     }
     issuing_graph = 0;
@@ -1514,7 +1493,7 @@ static void graph_launch_end(const Sanitizer_GraphLaunchData *gd)
     G.gl.g = NULL;
     G.gl.nmembers = 0;
     pthread_mutex_unlock(&G.lock);
-    launch_serial_release();
+    wrr_launch_serial_release();
 }
 
 static void graph_event(Sanitizer_CallbackId cbid, const void *data)
