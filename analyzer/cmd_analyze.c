@@ -38,7 +38,9 @@ static void usage(FILE *out)
         "\n"
         "  --threads N      analysis threads (default: all cores)\n"
         "  --shards N       split each pass's address space into N shards (default: 1\n"
-        "                   while passes >= threads, else threads / passes rounded up)\n"
+        "                   while passes >= threads, else threads / passes rounded up;\n"
+        "                   a pass with far more work than the others, such as vc+scoped\n"
+        "                   on gathers, gets more)\n"
         "  --separate-passes  run vc and scoped as two passes instead of one shared pass\n"
         "                   (same findings; more time and memory)\n"
         "  --keep-all-layers  keep scoped's clock layers apart even while they equal the\n"
@@ -69,6 +71,31 @@ static const char *thread_str(char *buf, size_t n, const wr_race_access *a, cons
         snprintf(buf, n, "kernel %s (launch %" PRIu32 ") block %" PRIu32 " warp %" PRIu32
                  " lane %" PRIu32, kernel, a->launch, a->block, a->warp, a->lane);
     return buf;
+}
+
+/* "1 shard", "2 shards", or where the passes differ (a pass split for
+ * balance, replay.h) each pass's: "shards 2 vc+scoped, 1 lockset, 1 fsm". */
+static void shards_text(char *buf, size_t n, const wr_replay_stats *st,
+                        const wr_engine_ops *const *table)
+{
+    bool same = true;
+    for (unsigned p = 1; p < st->passes; p++)
+        same = same && st->pass_shards[p] == st->pass_shards[0];
+    if (same) {
+        snprintf(buf, n, "%u shard%s", st->shards, st->shards == 1 ? "" : "s");
+        return;
+    }
+    size_t len = (size_t)snprintf(buf, n, "shards");
+    for (unsigned p = 0; p < st->passes && len < n; p++) {
+        len += (size_t)snprintf(buf + len, n - len, "%s %u ", p ? "," : "", st->pass_shards[p]);
+        bool first = true;
+        for (unsigned e = 0; e < st->engine_count && len < n; e++)
+            if (st->pass_of[e] == p) {
+                len += (size_t)snprintf(buf + len, n - len, "%s%s", first ? "" : "+",
+                                        table[st->engine_index[e]]->name);
+                first = false;
+            }
+    }
 }
 
 static const char *verdict_text(unsigned v)
@@ -394,14 +421,16 @@ int wr_cmd_analyze(int argc, char **argv)
                    " design, not necessarily the program's race (analyzer/ENGINES.md)\n",
                    eng->name, what);
     }
-    if (!quiet)
+    if (!quiet) {
+        char shards[256];
+        shards_text(shards, sizeof shards, st, wr_replay_table(rp));
         printf("trace: %s: %" PRIu64 " events, %" PRIu64 " warp accesses, %" PRIu64
                " thread accesses, %" PRIu64 " launches (%" PRIu64 " analysed); %u thread%s,"
-               " %u shard%s, decode %.3f s, wall %.3f s, peak RSS %.1f MiB\n",
+               " %s, decode %.3f s, wall %.3f s, peak RSS %.1f MiB\n",
                trace_shown, st->events, st->accesses, st->thread_accesses, st->launches,
-               st->launches_selected, st->threads, st->threads == 1 ? "" : "s", st->shards,
-               st->shards == 1 ? "" : "s",
+               st->launches_selected, st->threads, st->threads == 1 ? "" : "s", shards,
                st->decode_seconds, st->wall_seconds, (double)st->peak_rss_bytes / 1048576.0);
+    }
     if (st->lost_events || st->lost_markers) {
         const wr_replay_lost *lost;
         size_t nl = wr_replay_lost_list(rp, &lost);

@@ -184,6 +184,15 @@ typedef struct wr_engine_ops {
     void *(*create_pass)(const wr_engine_config *cfg, const wr_pass_member *members, unsigned n);
     const void *pass_param;
     unsigned unmodelled;     /* WR_UNMODELLED_* */
+    /* What a thread-level access costs the engine (the pass it drives),
+     * roughly, in ns on the development machine (BENCHMARKS.md): one of a
+     * warp access whose lanes follow one base (coalesced, strided,
+     * uniform), and one with per-lane addresses (gathers, scatters: a
+     * cache miss per lane in every engine, more in some).  The driver
+     * weighs the passes by them to give the heaviest pass more shards
+     * (replay.h, wr_replay_plan_shards).  0: unknown, never split for
+     * balance.  They decide how the work is shared, never what is found. */
+    float lane_ns, gather_lane_ns;
 } wr_engine_ops;
 
 /* engine_table.c */

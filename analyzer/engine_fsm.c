@@ -1352,4 +1352,6 @@ const wr_engine_ops wr_engine_fsm = {
     .shadow_words = fsm_shadow_words,
     .destroy = fsm_destroy,
     .unmodelled = WR_UNMODELLED_FENCES | WR_UNMODELLED_MBARRIERS,
+    .lane_ns = 2.6f,
+    .gather_lane_ns = 11.9f,
 };

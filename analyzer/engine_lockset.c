@@ -1640,4 +1640,6 @@ const wr_engine_ops wr_engine_lockset = {
     .shadow_words = lk_shadow_words,
     .destroy = lk_destroy,
     .unmodelled = WR_UNMODELLED_MBARRIERS,
+    .lane_ns = 3.3f,
+    .gather_lane_ns = 18.3f,
 };

@@ -90,4 +90,6 @@ const wr_engine_ops wr_engine_scoped = {
     .destroy = scoped_destroy,
     .create_pass = wr_hbe_create_pass,
     .pass_param = &scoped_checker,
+    .lane_ns = 5.5f,
+    .gather_lane_ns = 46.7f,
 };

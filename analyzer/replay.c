@@ -310,6 +310,75 @@ unsigned wr_replay_default_shards(unsigned threads, unsigned passes)
     return threads > passes ? (threads + passes - 1) / passes : 1;
 }
 
+void wr_replay_plan_shards(unsigned threads, unsigned passes, const double *cost,
+                           unsigned *shards)
+{
+    unsigned base = wr_replay_default_shards(threads, passes);
+    double total = 0;
+    for (unsigned p = 0; p < passes; p++) {
+        shards[p] = base;
+        total += cost ? cost[p] : 0;
+    }
+    if (threads < 2 || !(total > 0))
+        return;
+    double fair = total / threads;
+    for (;;) {
+        unsigned top = 0;
+        for (unsigned p = 1; p < passes; p++)
+            if (cost[p] / shards[p] > cost[top] / shards[top])
+                top = p;
+        if (shards[top] >= threads || !(cost[top] / shards[top] > WR_REPLAY_BALANCE * fair))
+            return;
+        shards[top]++;
+    }
+}
+
+/* Pass p's estimated work on batch b (wr_replay_plan_shards): its
+ * driving engine's cost per thread-level access, by address shape.  What
+ * makes per-lane addresses dear is a cache miss per lane, so only the
+ * lanes that reach a cache line the sample has not seen yet are costed
+ * as gathers: per-lane atomics on a histogram's few bins (the synthetic
+ * atomics trace) stay in the cache and cost what coalesced lanes do
+ * (splitting vc+scoped there made it 5-10% slower). */
+enum { SAMPLE_LINES_LOG2 = 17, SAMPLE_LANES = 1 << (SAMPLE_LINES_LOG2 - 1) };
+
+static void estimate_pass_costs(const wr_replay *rp, const wr_batch *b, double *cost)
+{
+    uint64_t lanes = 0, gather_lanes = 0, sampled = 0, fresh = 0;
+    const uint64_t slots = 1ull << SAMPLE_LINES_LOG2;
+    uint64_t *seen = xcalloc(slots, sizeof *seen);   /* line + 1; 0 = empty */
+    for (size_t i = 0; i < b->count; i++) {
+        const wr_event *ev = &b->events[i];
+        if (ev->kind != WR_EV_ACCESS)
+            continue;
+        const wr_access *a = &ev->u.access;
+        uint64_t n = (uint64_t)__builtin_popcount(a->active_mask);
+        if (a->addr_mode != WR_ADDR_VECTOR) {
+            lanes += n;
+            continue;
+        }
+        gather_lanes += n;
+        for (uint32_t m = a->active_mask; m && sampled < SAMPLE_LANES; m &= m - 1, sampled++) {
+            uint64_t key = (wr_access_lane_addr(a, (unsigned)__builtin_ctz(m)) >> 6) ^
+                           ((uint64_t)a->space << 58);
+            uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> (64 - SAMPLE_LINES_LOG2);
+            while (seen[h] && seen[h] != key + 1)
+                h = (h + 1) & (slots - 1);
+            if (!seen[h]) {
+                seen[h] = key + 1;
+                fresh++;
+            }
+        }
+    }
+    free(seen);
+    double missing = sampled ? (double)fresh / (double)sampled : 0;
+    for (unsigned p = 0; p < rp->stats.passes; p++) {
+        const wr_engine_ops *ops = rp->sel[rp->pass[p].member[0]];
+        double gather_ns = ops->lane_ns + missing * (ops->gather_lane_ns - ops->lane_ns);
+        cost[p] = (double)lanes * ops->lane_ns + (double)gather_lanes * gather_ns;
+    }
+}
+
 /* Groups the selected engines into passes: an engine joins the first pass
  * whose engines share its create_pass. */
 static void plan_passes(wr_replay *rp, bool separate)
@@ -578,29 +647,51 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
         return NULL;
     }
 
+    /* the first batch, before any unit exists: it decides the shards */
+    int rc = 0;
+    double decode = 0;
+    double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+    wr_batch first;
+    int got_first = wr_reader_next(rp->reader, &first, err);
+    decode += clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
+    if (got_first < 0)
+        rc = -1;
+
     /* workers and their engine instances */
     ring *r = &rp->ring;
     plan_passes(rp, o.separate_passes);
-    unsigned shards = o.shards ? o.shards : wr_replay_default_shards(threads, rp->stats.passes);
-    if (shards > WR_REPLAY_MAX_THREADS)
-        shards = WR_REPLAY_MAX_THREADS;
-    rp->stats.shards = shards;
-    rp->nunits = shards * rp->stats.passes;
+    unsigned *pshards = rp->stats.pass_shards;
+    if (o.shards) {
+        for (unsigned p = 0; p < rp->stats.passes; p++)
+            pshards[p] = o.shards > WR_REPLAY_MAX_THREADS ? WR_REPLAY_MAX_THREADS : o.shards;
+    } else {
+        double cost[WR_REPLAY_MAX_ENGINES] = {0};
+        if (got_first > 0)
+            estimate_pass_costs(rp, &first, cost);
+        wr_replay_plan_shards(threads, rp->stats.passes, cost, pshards);
+    }
+    rp->nunits = 0;
+    rp->stats.shards = 0;
+    for (unsigned p = 0; p < rp->stats.passes; p++) {
+        rp->nunits += pshards[p];
+        if (pshards[p] > rp->stats.shards)
+            rp->stats.shards = pshards[p];
+    }
     r->cap = o.queue_batches ? o.queue_batches : wr_replay_default_queue(threads, rp->nunits);
     r->slots = xcalloc(r->cap, sizeof *r->slots);
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->not_empty, NULL);
     pthread_cond_init(&r->not_full, NULL);
     rp->units = xcalloc(rp->nunits, sizeof *rp->units);
+    unit *u = rp->units;
     for (unsigned p = 0; p < rp->stats.passes; p++)
-        for (unsigned sh = 0; sh < shards; sh++) {
-            unit *u = &rp->units[p * shards + sh];
+        for (unsigned sh = 0; sh < pshards[p]; sh++, u++) {
             u->pass = p;
             u->last_worker = sh % threads;
             u->kernels = wr_launch_kernels_new();
             u->findings = wr_findings_new();
             wr_findings_use_kernels(u->findings, u->kernels);
-            wr_engine_config cfg = {.shard = sh, .shards = shards, .findings = u->findings,
+            wr_engine_config cfg = {.shard = sh, .shards = pshards[p], .findings = u->findings,
                                     .keep_all_layers = o.keep_all_layers};
             u->inst = create_instance(rp, p, &cfg);
             if (!u->inst)
@@ -617,20 +708,26 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
             break;
 
     /* decode */
-    int rc = 0;
     if (started < threads) {
         set_err(err, "cannot start %u analysis threads", threads);
         rc = -1;
+        if (got_first > 0)
+            wr_batch_release(&first);
     }
-    double decode = 0;
-    while (rc == 0) {
+    bool have_first = got_first > 0, ended = got_first <= 0;
+    while (rc == 0 && (have_first || !ended)) {
         wr_batch b;
-        double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
-        int got = wr_reader_next(rp->reader, &b, err);
-        decode += clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
-        if (got <= 0) {
-            rc = got;
-            break;
+        if (have_first) {
+            b = first;
+            have_first = false;
+        } else {
+            t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+            int got = wr_reader_next(rp->reader, &b, err);
+            decode += clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
+            if (got <= 0) {
+                rc = got;
+                break;
+            }
         }
         uint64_t *launches;
         size_t nl;

@@ -15,18 +15,23 @@
  * off (the findings are the same; tests compare them).
  *
  * Units.  The work is split into units = one pass's instance for one shard
- * of the address space (wr_engine_config.shard = s, .shards = S): S shards
- * of every pass.  An instance handles only the access words wr_shard_of()
+ * of the address space (wr_engine_config.shard = s, .shards = S, S chosen
+ * per pass).  An instance handles only the access words wr_shard_of()
  * gives it and sees all synchronization; passes are independent of each
  * other.  Workers take units dynamically: a free worker runs the next
  * batch of the unit it ran last if that one has a batch ready, else of the
  * unit furthest behind that no one is running, so a unit runs on one
  * worker at a time and its batches in order (the
- * ring's mutex hands its state from worker to worker).  S defaults to
+ * ring's mutex hands its state from worker to worker).  options.shards
+ * gives every pass S shards; by default S is
  * wr_replay_default_shards(threads, passes): one shard while there are at
  * least as many passes as workers, since then the passes alone keep the
  * workers busy and no synchronization work is repeated per shard; more
- * shards only when there are more workers than passes.  Each unit reports
+ * shards only when there are more workers than passes.  Then a pass with
+ * much more than its fair share of the work gets more shards
+ * (wr_replay_plan_shards), judged from the first batch before any unit
+ * exists: a gather's vc+scoped pass is 60% of all four engines' work, so
+ * on two workers it is two units beside lockset and fsm.  Each unit reports
  * to its own wr_findings; at the end the driver merges them with
  * wr_findings_merge, whose result depends neither on S nor on which worker
  * ran what: findings are identical for any threads and shards.
@@ -78,7 +83,8 @@ typedef struct wr_replay_options {
     unsigned table_count;
     uint32_t engine_mask;     /* bit i selects table[i]; 0 = all */
     unsigned threads;         /* workers; 0 = the number of online CPUs */
-    unsigned shards;          /* address-space shards per engine; 0 = default */
+    unsigned shards;          /* address-space shards of every pass; 0 = decided
+                                 per pass (wr_replay_plan_shards) */
     const char *kernels;      /* regex selecting launches by kernel name; NULL = all */
     unsigned queue_batches;   /* ring slots; 0 = wr_replay_default_queue() */
     bool no_hash;             /* skip the trace hash (trace_hash = 0) */
@@ -91,7 +97,7 @@ typedef struct wr_replay_options {
 
 typedef struct wr_replay_stats {
     unsigned threads;
-    unsigned shards;
+    unsigned shards;          /* the most shards any pass has */
     uint64_t events;          /* all events of the trace */
     uint64_t accesses;        /* warp-level access records */
     uint64_t thread_accesses; /* sum of popcount(active_mask) over accesses */
@@ -119,6 +125,7 @@ typedef struct wr_replay_stats {
     double engine_seconds[WR_REPLAY_MAX_ENGINES];
     unsigned passes;          /* instances per shard */
     unsigned pass_of[WR_REPLAY_MAX_ENGINES]; /* by position in engine_index */
+    unsigned pass_shards[WR_REPLAY_MAX_ENGINES]; /* shards of each pass */
     uint64_t shadow_words[WR_REPLAY_MAX_ENGINES];
     uint64_t peak_rss_bytes;
 } wr_replay_stats;
@@ -148,6 +155,22 @@ unsigned wr_replay_default_queue(unsigned threads, unsigned units);
 /* The shards per pass used when none is asked for: 1 when passes >=
  * threads, else ceil(threads / passes), so every worker has a unit. */
 unsigned wr_replay_default_shards(unsigned threads, unsigned passes);
+
+/* The shards of each pass when none is asked for.  Every pass starts with
+ * wr_replay_default_shards(threads, passes); then, while the pass with the
+ * most work per shard has more than WR_REPLAY_BALANCE times a worker's
+ * fair share (the sum of cost over threads) and fewer shards than
+ * threads, it gets one more shard.  cost[p]: pass p's estimated work (the
+ * replay weighs the first batch's thread-level accesses by the engines'
+ * lane_ns and gather_lane_ns); all 0 = unknown, the default for every pass.
+ * Why the margin: a shard repeats its pass's synchronization work and the
+ * per-access bookkeeping, so splitting a pass that is barely the longest
+ * costs more than it gains (all four engines on the 2-core machine: the
+ * vc+scoped pass in two shards made gathers 7-26% faster and coalesced
+ * traces 5-15% slower, BENCHMARKS.md). */
+#define WR_REPLAY_BALANCE 1.15
+void wr_replay_plan_shards(unsigned threads, unsigned passes, const double *cost,
+                           unsigned *shards);
 
 /* Replays the trace at path.  Returns the finished replay (findings, stats,
  * catalog), or NULL with err set (unreadable or corrupt trace, bad regex,

@@ -151,7 +151,13 @@ Test(replay, identical_for_1_2_3_threads_real_engines)
         char what[64];
         snprintf(what, sizeof what, "1 vs %u threads, %u shards", config[c][0], config[c][1]);
         expect_same_findings(r1, rt, what);
-        cr_assert_eq(wr_replay_get_stats(rt)->shards, config[c][1] ? config[c][1] : 1u);
+        const wr_replay_stats *st = wr_replay_get_stats(rt);
+        for (unsigned p = 0; p < st->passes; p++)
+            if (config[c][1])
+                cr_assert_eq(st->pass_shards[p], config[c][1], "%s: every pass as asked", what);
+            else   /* the default may split the heaviest pass, never past a shard a worker */
+                cr_assert(st->pass_shards[p] >= 1 && st->pass_shards[p] <= config[c][0],
+                          "%s: pass %u has %u shards", what, p, st->pass_shards[p]);
         wr_replay_free(rt);
     }
     wr_replay_free(r1);
@@ -306,6 +312,110 @@ Test(replay, default_shards_give_every_worker_a_unit)
     wr_replay *rp = run(p, double_table, 1, 3, NULL);
     cr_assert_eq(wr_replay_get_stats(rp)->shards, 3);
     wr_replay_free(rp);
+}
+
+Test(replay, plan_shards_splits_only_a_pass_well_above_its_share)
+{
+    unsigned sh[4];
+    /* the latest per-lane costs of vc+scoped, lockset and fsm (engines'
+     * lane_ns, gather_lane_ns) on a gather and on a coalesced stencil */
+    const double gather[3] = {44.5, 18.3, 11.9}, stencil[3] = {5.3, 3.3, 2.6};
+    wr_replay_plan_shards(2, 3, gather, sh);
+    cr_assert(sh[0] == 2 && sh[1] == 1 && sh[2] == 1, "gather, 2 workers: %u %u %u",
+              sh[0], sh[1], sh[2]);
+    wr_replay_plan_shards(2, 3, stencil, sh);
+    cr_assert(sh[0] == 1 && sh[1] == 1 && sh[2] == 1, "stencil: the passes are balanced enough");
+    wr_replay_plan_shards(1, 3, gather, sh);
+    cr_assert(sh[0] == 1 && sh[1] == 1 && sh[2] == 1, "one worker: nothing to balance");
+    const double unknown[3] = {0, 0, 0};
+    wr_replay_plan_shards(5, 3, unknown, sh);
+    cr_assert(sh[0] == 2 && sh[1] == 2 && sh[2] == 2, "no costs: the default");
+    wr_replay_plan_shards(5, 3, NULL, sh);
+    cr_assert(sh[0] == 2 && sh[1] == 2 && sh[2] == 2, "no costs: the default");
+    /* 4 workers: every pass starts with 2 shards; vc+scoped's 22.3 a shard
+     * is above 1.15 x 74.7 / 4, so it gets a third */
+    wr_replay_plan_shards(4, 3, gather, sh);
+    cr_assert(sh[0] == 3 && sh[1] == 2 && sh[2] == 2, "gather, 4 workers: %u %u %u",
+              sh[0], sh[1], sh[2]);
+    /* never more shards than workers, however lopsided */
+    const double lopsided[2] = {1000, 1};
+    wr_replay_plan_shards(2, 2, lopsided, sh);
+    cr_assert(sh[0] == 2 && sh[1] == 1);
+    wr_replay_plan_shards(3, 2, lopsided, sh);
+    cr_assert(sh[0] == 3 && sh[1] == 2, "%u %u", sh[0], sh[1]);
+    /* just under the margin: left whole */
+    const double close[2] = {1.14 * 1.5, 1.5 - 0.14 * 1.5};   /* top = 1.14 x the fair 1.5 */
+    wr_replay_plan_shards(2, 2, close, sh);
+    cr_assert(sh[0] == 1 && sh[1] == 1);
+}
+
+/* A kernel whose warps gather from a large table (32 lanes, 32 cache
+ * lines: shape GATHER), or the same amounts coalesced (COALESCED), or with
+ * per-lane addresses among 64 words (HOT: a histogram's bins), with one
+ * race: on two workers the gathers' vc+scoped pass is split in two shards
+ * beside lockset and fsm, the others' is not (a hot word costs no miss),
+ * and the findings are those of one worker in every case. */
+enum { COALESCED, GATHER, HOT };
+
+static const char *gather_text(const char *name, int shape)
+{
+    static char text[1 << 16];
+    size_t len = (size_t)snprintf(text, sizeof text,
+                                  "alloc table global 4194304\n"
+                                  "alloc out global 65536\n"
+                                  "launch L1 k grid=4 block=64\n");
+    uint64_t x = 12345;
+    for (unsigned b = 0; b < 4; b++)
+        for (unsigned w = 0; w < 2; w++)
+            for (unsigned i = 0; i < 4; i++) {
+                if (shape == COALESCED) {
+                    len += (size_t)snprintf(text + len, sizeof text - len,
+                                            "ld b%u w%u table[%u..] @g.cu:10\n", b, w,
+                                            ((b * 2 + w) * 4 + i) * 32);
+                    continue;
+                }
+                len += (size_t)snprintf(text + len, sizeof text - len, "ld b%u w%u {", b, w);
+                for (unsigned l = 0; l < 32; l++) {
+                    x = x * 6364136223846793005ull + 1442695040888963407ull;
+                    len += (size_t)snprintf(text + len, sizeof text - len, "%stable[%u]",
+                                            l ? " " : "", (unsigned)(x >> 33) % (shape == HOT ? 64u : 1048576u));
+                }
+                len += (size_t)snprintf(text + len, sizeof text - len, "} @g.cu:10\n");
+            }
+    snprintf(text + len, sizeof text - len,
+             "st b0 w0 lane=0 out[0] @g.cu:20\n"
+             "st b1 w0 lane=0 out[0] @g.cu:20\n"
+             "kernel_end L1\n");
+    return assemble_text(name, text);
+}
+
+Test(replay, gathers_split_the_heaviest_pass_on_two_workers)
+{
+    if (wr_engine_count < 4)
+        cr_skip_test("needs the four engines");
+    static const char *const names[] = {"co", "ga", "hot"};
+    for (int shape = COALESCED; shape <= HOT; shape++) {
+        const char *wrt = gather_text(names[shape], shape);
+        bool gather = shape == GATHER;
+        wr_replay *r1 = run(wrt, NULL, 0, 1, NULL);
+        wr_replay *r2 = run(wrt, NULL, 0, 2, NULL);
+        const wr_replay_stats *s1 = wr_replay_get_stats(r1), *s2 = wr_replay_get_stats(r2);
+        cr_assert_eq(s2->passes, 3, "vc+scoped, lockset, fsm");
+        for (unsigned p = 0; p < 3; p++) {
+            cr_assert_eq(s1->pass_shards[p], 1);
+            unsigned want = gather && p == s2->pass_of[0] ? 2 : 1;   /* engine 0: vc */
+            cr_assert_eq(s2->pass_shards[p], want, "%s: pass %u has %u shards", names[shape], p,
+                         s2->pass_shards[p]);
+        }
+        cr_assert_eq(s2->shards, gather ? 2u : 1u);
+        const wr_race_group *gr;
+        cr_assert_gt(wr_findings_groups(wr_replay_findings(r1), &gr), 0, "the race on out[0]");
+        expect_same_findings(r1, r2, names[shape]);
+        for (unsigned e = 0; e < s1->engine_count; e++)
+            cr_assert_eq(s1->shadow_words[e], s2->shadow_words[e]);
+        wr_replay_free(r1);
+        wr_replay_free(r2);
+    }
 }
 
 /* One worker, three passes: it keeps to a pass while the pass has batches
