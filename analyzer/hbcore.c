@@ -228,14 +228,14 @@ static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind
     wr_hb_ctx key = {unit, site, kind, scope, weak, writes, seq};
     uint32_t fl = ctx_flags(&key);
     unsigned listed = 0;
-    for (; listed < 4 && w->eng_ctx[listed]; listed++) {
+    for (; listed < WR_HB_ENG_CTX && w->eng_ctx[listed]; listed++) {
         wr_hb_ctx *c = &e->ctx[w->eng_ctx[listed]];
         if (c->site == site && ctx_flags(c) == fl) {
             c->seq = seq;
             return w->eng_ctx[listed];
         }
     }
-    if (listed < 4) {
+    if (listed < WR_HB_ENG_CTX) {
         w->eng_ctx[listed] = ctx_append(e, &key);
         return w->eng_ctx[listed];
     }
@@ -424,7 +424,7 @@ static void page_ids(wr_shadow_page *p, void *arg)
 static void warp_ids(wr_hb_warp *w, void *arg)
 {
     collect_walk *cw = arg;
-    for (unsigned k = 0; k < 4 && w->eng_ctx[k]; k++)
+    for (unsigned k = 0; k < WR_HB_ENG_CTX && w->eng_ctx[k]; k++)
         id_visit(&w->eng_ctx[k], cw->to, cw->rename);
 }
 

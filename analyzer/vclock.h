@@ -52,6 +52,7 @@
 
 #define WR_HB_STREAM_KEY 0x80000000u
 #define WR_HB_MAX_LAYERS 3
+#define WR_HB_ENG_CTX 16  /* contexts a warp lists (eng_ctx) */
 #define WR_HB_OBL 0
 #define WR_HB_SCOPED 1
 #define WR_HB_BAR 2
@@ -127,7 +128,7 @@ struct wr_hb_warp {
     wr_vc_snap *snap[WR_HB_MAX_LAYERS]; /* cached flattened clock */
     uint32_t snap_own;
     uint32_t pub_hi;         /* highest own stamp published (release, barrier) */
-    uint32_t eng_ctx[4];     /* the engine's: ids of this unit's first contexts
+    uint32_t eng_ctx[WR_HB_ENG_CTX]; /* the engine's: ids of this unit's first contexts
                               * (0: none), zeroed with the warp, never read here */
     struct wr_hb_block *blkp;
 };
