@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "engine.h"
@@ -29,8 +30,9 @@ static void usage(FILE *out)
 {
     fprintf(out,
         "usage: warprace analyze TRACE [options]\n"
-        "Replays TRACE (.wrt) through race-detection engines, prints the races found and\n"
-        "stores them in a SQLite database (read it with raceq).\n\n"
+        "Replays TRACE (.wrt, or a text trace (formats/TEXT.md), assembled first) through\n"
+        "race-detection engines, prints the races found and stores them in a SQLite\n"
+        "database (read it with raceq).\n\n"
         "  --engines LIST   comma-separated engines (default: all built):");
     for (unsigned i = 0; i < wr_engine_count; i++)
         fprintf(out, "%s%s", i ? "," : " ", wr_engines[i]->name);
@@ -61,6 +63,50 @@ static void usage(FILE *out)
         "  --quiet          print only the summary lines\n"
         "exit status: 0 no race, 1 (--exit-code) races found, 2 bad input,\n"
         "             3 no race reported but the trace is incomplete (truncated, lost events)\n");
+}
+
+/* A text trace (formats/TEXT.md), told from a binary one by its first
+ * 4 KiB (no binary magic, no control bytes but line ends and tabs), is
+ * assembled into a temporary .wrt, whose path it returns for the caller
+ * to replay and unlink; NULL for any other file (the replay judges it).
+ * *failed: the assembly failed, and the error, naming the text's
+ * file:line:col, is printed. */
+static char *assemble_if_text(const char *path, bool *failed)
+{
+    *failed = false;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    unsigned char head[4096];
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    if (n == 0 || head[0] == 0x89)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (head[i] < 0x20 && head[i] != '\n' && head[i] != '\r' && head[i] != '\t')
+            return NULL;
+    const char *dir = getenv("TMPDIR");
+    char *tmp;
+    if (asprintf(&tmp, "%s/warprace-asm-XXXXXX.wrt", dir && *dir ? dir : "/tmp") < 0)
+        abort();
+    int fd = mkstemps(tmp, 4);
+    if (fd < 0) {
+        fprintf(stderr, "warprace analyze: %s: no temporary file for the assembled trace: %s\n",
+                tmp, strerror(errno));
+        free(tmp);
+        *failed = true;
+        return NULL;
+    }
+    close(fd);
+    wr_error err;
+    if (wr_text_assemble(path, tmp, &err)) {
+        fprintf(stderr, "warprace analyze: %s\n", err.msg);
+        unlink(tmp);
+        free(tmp);
+        *failed = true;
+        return NULL;
+    }
+    return tmp;
 }
 
 static const char *thread_str(char *buf, size_t n, const wr_race_access *a, const char *kernel)
@@ -326,9 +372,16 @@ int wr_cmd_analyze(int argc, char **argv)
         }
     }
 
-    wr_replay *rp = wr_replay_run(trace, &ro, &err);
+    bool asm_failed = false;
+    char *assembled = streamed ? NULL : assemble_if_text(trace, &asm_failed);
+    wr_replay *rp = asm_failed ? NULL : wr_replay_run(assembled ? assembled : trace, &ro, &err);
+    if (assembled) {   /* read whole by now (the reader keeps it open) */
+        unlink(assembled);
+        free(assembled);
+    }
     if (!rp) {
-        fprintf(stderr, "warprace analyze: %s\n", err.msg);
+        if (!asm_failed)
+            fprintf(stderr, "warprace analyze: %s\n", err.msg);
         wr_store_close(store);
         wr_suppressions_free(supp);
         free(default_db);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -775,18 +776,21 @@ Test(replay, cli_analyzes_into_database)
     }
 }
 
-/* Runs the command with stdout captured into a string (caller frees). */
-static char *analyze_capture(const char *const *args, int *rc)
+/* Runs the command with file descriptor fd (1 or 2) captured into a string
+ * (caller frees). */
+static char *analyze_capture_fd(const char *const *args, int fd, int *rc)
 {
-    const char *out = tpath("stdout.txt");
+    const char *out = tpath("captured.txt");
     fflush(stdout);
-    int saved = dup(1);
+    fflush(stderr);
+    int saved = dup(fd);
     FILE *f = fopen(out, "w");
     cr_assert_not_null(f);
-    dup2(fileno(f), 1);
+    dup2(fileno(f), fd);
     *rc = analyze(args);
     fflush(stdout);
-    dup2(saved, 1);
+    fflush(stderr);
+    dup2(saved, fd);
     close(saved);
     fclose(f);
     f = fopen(out, "r");
@@ -796,6 +800,94 @@ static char *analyze_capture(const char *const *args, int *rc)
     buf[n] = 0;
     fclose(f);
     return strdup(buf);
+}
+
+static char *analyze_capture(const char *const *args, int *rc)
+{
+    return analyze_capture_fd(args, 1, rc);
+}
+
+/* The report up to its SUMMARY lines (the rest holds the path and times). */
+static char *races_part(char *out)
+{
+    char *end = strstr(out, "SUMMARY:");
+    if (end)
+        *end = 0;
+    return out;
+}
+
+static unsigned files_in(const char *path)
+{
+    DIR *d = opendir(path);
+    cr_assert_not_null(d, "%s", path);
+    unsigned n = 0;
+    for (struct dirent *de; (de = readdir(d));)
+        n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+/* `warprace analyze FILE.txt`: a text trace is assembled on the way, into
+ * a temporary file that is gone afterwards, and reported as the assembled
+ * trace is; the run row names the text file.  A malformed one is an input
+ * error naming its line. */
+Test(replay, cli_analyzes_a_text_trace)
+{
+    /* copies: tpath's buffers are reused */
+    char *tmpdir = strdup(tpath("tmpdir"));
+    cr_assert_eq(mkdir(tmpdir, 0700), 0);
+    setenv("TMPDIR", tmpdir, 1);
+    static const char text[] = "# two blocks store one word\n"
+                               "alloc data global 4\n"
+                               "launch L1 k grid=2 block=32\n"
+                               "st b0 w0 lane=0 data[0] @t.cu:5:k\n"
+                               "st b1 w0 lane=0 data[0] @t.cu:5:k\n"
+                               "kernel_end L1\n";
+    char *wrt = strdup(assemble_text("direct", text));
+    char *txt = strdup(tpath("direct.txt"));
+    int rc;
+    char *from_wrt = races_part(analyze_capture((const char *[]){wrt, "--no-db", NULL}, &rc));
+    cr_assert_eq(rc, 1);
+    char *db = strdup(tpath("direct.db"));
+    char *from_txt =
+        races_part(analyze_capture((const char *[]){txt, "--db", db, NULL}, &rc));
+    cr_assert_eq(rc, 1, "%s", from_txt);
+    cr_assert(strstr(from_txt, "WARNING: data race (vc): write/write, inter-block"), "%s",
+              from_txt);
+    cr_assert(strstr(from_txt, "t.cu:5:k"), "%s", from_txt);
+    cr_assert_str_eq(from_txt, from_wrt);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM runs WHERE trace_path LIKE '%/direct.txt'"
+                           " AND name = 'direct.txt' AND status = 'complete'"),
+                 1);
+    cr_assert_eq(files_in(tmpdir), 0, "the assembled trace is removed");
+    free(from_wrt);
+    free(from_txt);
+
+    char *bad = strdup(tpath("bad.txt"));
+    FILE *f = fopen(bad, "w");
+    cr_assert_not_null(f);
+    fputs("alloc data global 4\nfrobnicate b0\n", f);
+    fclose(f);
+    char *err = analyze_capture_fd((const char *[]){bad, "--no-db", NULL}, 2, &rc);
+    cr_assert_eq(rc, 2);
+    cr_assert(strstr(err, "bad.txt:2:"), "names the line: %s", err);
+    cr_assert_eq(files_in(tmpdir), 0, "nothing left behind by a failed assembly");
+    free(err);
+    /* neither text nor a trace: the binary reader's error */
+    f = fopen(bad, "wb");
+    cr_assert_not_null(f);
+    fputs("\x01\x02 this is neither text nor a trace", f);
+    fclose(f);
+    err = analyze_capture_fd((const char *[]){bad, "--no-db", NULL}, 2, &rc);
+    cr_assert_eq(rc, 2);
+    cr_assert(strstr(err, "not a warprace trace"), "%s", err);
+    free(err);
+    unsetenv("TMPDIR");
+    free(tmpdir);
+    free(wrt);
+    free(txt);
+    free(db);
+    free(bad);
 }
 
 Test(replay, cli_report_shows_races_lost_events_and_truncation)
