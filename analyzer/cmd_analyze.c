@@ -109,10 +109,35 @@ static char *assemble_if_text(const char *path, bool *failed)
     return tmp;
 }
 
-static const char *thread_str(char *buf, size_t n, const wr_race_access *a, const char *kernel)
+/* A host copy's description: "async device-to-host copy of 32 bytes on
+ * stream 2" (replay.h keeps the first 2^20 copies; a later one is "a host
+ * copy"). */
+static const char *copy_text(char *buf, size_t n, const wr_replay *rp, uint64_t seq)
 {
+    static const char *const what[] = {"host-to-device copy", "device-to-host copy",
+                                       "device-to-device copy", "memset"};
+    const wr_host_copy *cp = seq ? wr_replay_host_copy(rp, seq) : NULL;
+    if (!cp)
+        return "a host copy";
+    char stream[40];
+    if (cp->stream & WR_STREAM_NON_BLOCKING)
+        snprintf(stream, sizeof stream, "non-blocking stream %" PRIu32,
+                 cp->stream & ~WR_STREAM_NON_BLOCKING);
+    else if (cp->stream)
+        snprintf(stream, sizeof stream, "stream %" PRIu32, cp->stream);
+    else
+        snprintf(stream, sizeof stream, "the default stream");
+    snprintf(buf, n, "%s%s of %" PRIu64 " bytes on %s", cp->async ? "async " : "",
+             cp->kind <= WR_COPY_MAX ? what[cp->kind] : "copy", cp->bytes, stream);
+    return buf;
+}
+
+static const char *thread_str(char *buf, size_t n, const wr_race_access *a, const char *kernel,
+                              const wr_replay *rp)
+{
+    char copy[128];
     if (a->launch == 0 && a->block == UINT32_MAX)
-        snprintf(buf, n, "host copy");
+        snprintf(buf, n, "the host, %s", copy_text(copy, sizeof copy, rp, a->seq));
     else
         snprintf(buf, n, "kernel %s (launch %" PRIu32 ") block %" PRIu32 " warp %" PRIu32
                  " lane %" PRIu32, kernel, a->launch, a->block, a->warp, a->lane);
@@ -156,7 +181,7 @@ static const char *verdict_text(unsigned v)
     }
 }
 
-static void print_race(const wr_resolved_race *r)
+static void print_race(const wr_replay *rp, const wr_resolved_race *r)
 {
     char t[2][160];
     printf("==================\n");
@@ -177,9 +202,12 @@ static void print_race(const wr_resolved_race *r)
          * host copy there would read as unknown. */
         bool no_site = side[s]->site == 0 && side[s]->seq == 0;
         bool no_position = side[s]->seq == 0;
+        bool host = side[s]->launch == 0 && side[s]->block == UINT32_MAX;
         printf("  %-6s at %s\n", wr_access_kind_name(r->kind[s]),
-               no_site ? "? (not kept: older than the warp's recent accesses)" : r->site[s]);
-        printf("         by %s, ", thread_str(t[s], sizeof t[s], side[s], r->kernel[s]));
+               host && side[s]->site == 0 ? "? (no host call site recorded)"
+               : no_site                  ? "? (not kept: older than the warp's recent accesses)"
+                                          : r->site[s]);
+        printf("         by %s, ", thread_str(t[s], sizeof t[s], side[s], r->kernel[s], rp));
         if (no_position)
             printf("trace position unknown\n");
         else
@@ -409,7 +437,7 @@ int wr_cmd_analyze(int argc, char **argv)
             unsigned idx = st->engine_index[e];
             for (size_t i = 0; i < nraces; i++)
                 if (races[i].engine == idx && !suppressed_by[i]) {
-                    print_race(&races[i]);
+                    print_race(rp, &races[i]);
                     shown++;
                 }
         }

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #define LOST_KEEP 4096
+/* host copies kept for the report (wr_replay_host_copy): 24 MiB at most */
+#define MAX_COPIES (1u << 20)
 
 static char *xstrdup(const char *s)
 {
@@ -157,6 +159,8 @@ struct wr_replay {
     size_t nlaunches, caplaunches;
     wr_replay_lost *lost;
     size_t nlost;
+    wr_replay_copy *copies;     /* the first MAX_COPIES host copies, in trace order */
+    size_t ncopies, capcopies;
     bool have_regex;
     regex_t regex;
     u32set unselected;
@@ -502,6 +506,15 @@ static uint8_t *scan_batch(wr_replay *rp, const wr_batch *b, uint64_t **launches
                 l->ended = true;
             break;
         }
+        case WR_EV_HOST_COPY:
+            if (rp->ncopies < MAX_COPIES) {
+                if (rp->ncopies == rp->capcopies) {
+                    rp->capcopies = rp->capcopies ? rp->capcopies * 2 : 64;
+                    rp->copies = xrealloc(rp->copies, rp->capcopies * sizeof *rp->copies);
+                }
+                rp->copies[rp->ncopies++] = (wr_replay_copy){ev->u.copy, ev->seq};
+            }
+            break;
         case WR_EV_FENCE:
             st->fences++;
             break;
@@ -591,6 +604,7 @@ void wr_replay_free(wr_replay *rp)
     wr_findings_free(rp->findings);
     free(rp->launches);
     free(rp->lost);
+    free(rp->copies);
     free(rp->unselected.keys);
     if (rp->have_regex)
         regfree(&rp->regex);
@@ -827,6 +841,19 @@ size_t wr_replay_launches(const wr_replay *rp, const wr_replay_launch **out)
 {
     *out = rp->launches;
     return rp->nlaunches;
+}
+
+const wr_host_copy *wr_replay_host_copy(const wr_replay *rp, uint64_t seq)
+{
+    size_t lo = 0, hi = rp->ncopies;   /* in trace order: seq increasing */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rp->copies[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < rp->ncopies && rp->copies[lo].seq == seq ? &rp->copies[lo].copy : NULL;
 }
 
 size_t wr_replay_lost_list(const wr_replay *rp, const wr_replay_lost **out)

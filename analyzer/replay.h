@@ -142,6 +142,12 @@ typedef struct wr_replay_lost {
     uint64_t seq;
 } wr_replay_lost;
 
+/* A host copy and its trace position (wr_replay_host_copy). */
+typedef struct wr_replay_copy {
+    wr_host_copy copy;
+    uint64_t seq;
+} wr_replay_copy;
+
 typedef struct wr_replay wr_replay;
 
 /* The ring slots used when none are asked for: 2 * threads + 4, and 2 more
@@ -187,6 +193,10 @@ const wr_engine_ops *const *wr_replay_table(const wr_replay *rp);
 /* Launches in trace order. */
 size_t wr_replay_launches(const wr_replay *rp, const wr_replay_launch **out);
 /* LOST markers in trace order (at most the first 4096 are kept). */
+/* The host copy at trace position seq (a race side by "host copy"), or NULL
+ * when there is none there or it is past the first 2^20 copies, which are
+ * all that is kept. */
+const wr_host_copy *wr_replay_host_copy(const wr_replay *rp, uint64_t seq);
 size_t wr_replay_lost_list(const wr_replay *rp, const wr_replay_lost **out);
 
 /* ---- resolution: ids -> names, the cross-run identity ------------------- */

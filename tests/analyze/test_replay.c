@@ -890,6 +890,33 @@ Test(replay, cli_analyzes_a_text_trace)
     free(bad);
 }
 
+/* A race side that is a host copy says which copy: its direction, size and
+ * stream, and its call site where the trace has one. */
+Test(replay, cli_report_describes_host_copies)
+{
+    static const char text[] = "alloc data global 64\n"
+                               "launch L1 k grid=1 block=32 stream=1\n"
+                               "st b0 w0 lane=0 data[0] @k.cu:5:k\n"
+                               "copy.d2h src=data bytes=64 stream=2 async\n"
+                               "kernel_end L1\n"
+                               "launch L2 k grid=1 block=32 stream=3\n"
+                               "st b0 w0 lane=0 data[8] @k.cu:5:k\n"
+                               "copy.memset dst=data+32 bytes=32 stream=0x80000004 @main.cu:9:main\n"
+                               "kernel_end L2\n";
+    char *wrt = strdup(assemble_text("copies", text));
+    int rc;
+    char *out = analyze_capture((const char *[]){wrt, "--no-db", "--engines", "vc", NULL}, &rc);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "  read   at ? (no host call site recorded)\n"
+                          "         by the host, async device-to-host copy of 64 bytes on stream 2,"),
+              "%s", out);
+    cr_assert(strstr(out, "  write  at main.cu:9:main\n"
+                          "         by the host, memset of 32 bytes on non-blocking stream 4,"),
+              "%s", out);
+    free(out);
+    free(wrt);
+}
+
 Test(replay, cli_report_shows_races_lost_events_and_truncation)
 {
     const char *p = tpath("rep.wrt");
