@@ -46,7 +46,9 @@ typedef struct figures {
     int ok;
     double wall;
     double cpu;                /* replay: user + system seconds of all its threads */
-    double max_pass_cpu;       /* replay: CPU seconds of its longest pass */
+    unsigned passes;           /* replay: its passes, their CPU seconds and shards */
+    double pass_cpu[WR_REPLAY_MAX_ENGINES];
+    unsigned pass_shards[WR_REPLAY_MAX_ENGINES];
     uint64_t thread_accesses;
     uint64_t peak_rss;
     uint64_t raw_bytes;        /* decode: uncompressed event payload */
@@ -120,8 +122,10 @@ static void run_replay(const char *path, uint32_t engine_mask, unsigned threads,
     }
     const wr_replay_stats *st = wr_replay_get_stats(rp);
     for (unsigned e = 0; e < st->engine_count; e++)
-        if (st->engine_seconds[e] > f->max_pass_cpu)
-            f->max_pass_cpu = st->engine_seconds[e];
+        f->pass_cpu[st->pass_of[e]] = st->engine_seconds[e];   /* the pass's, for each member */
+    f->passes = st->passes;
+    for (unsigned p = 0; p < st->passes; p++)
+        f->pass_shards[p] = st->pass_shards[p];
     f->ok = 1;
     f->thread_accesses = st->thread_accesses;
     wr_replay_free(rp);
@@ -343,9 +347,11 @@ static void print_row(const char *name, unsigned cores, const series *s, const s
  * one worker running three passes in turn pays cache misses that two
  * workers do not (each pass evicts the others' lines), so all four on
  * two workers can beat it (blocks). */
-static void print_two_core_ceiling(const series *one, const series *all1)
+/* all2 gives the shards each pass had on two workers (the same trace: the
+ * same plan every round), so a pass split in two counts half its CPU. */
+static void print_two_core_ceiling(const series *one, const series *all1, const series *all2)
 {
-    printf("  2-core ceiling, estimated (wall x1 / max(CPU x1 / 2, longest pass)):");
+    printf("  2-core ceiling, estimated (wall x1 / max(CPU x1 / 2, longest unit)):");
     for (unsigned e = 0; e <= wr_engine_count; e++) {
         const series *s = e < wr_engine_count ? &one[e] : all1;
         if (!series_ok(s))
@@ -353,8 +359,12 @@ static void print_two_core_ceiling(const series *one, const series *all1)
         double v[MAX_REPEAT];
         for (unsigned r = 0; r < s->n; r++) {
             double floor = s->f[r].cpu / 2;
-            if (e == wr_engine_count && s->f[r].max_pass_cpu > floor)
-                floor = s->f[r].max_pass_cpu;
+            for (unsigned p = 0; e == wr_engine_count && p < s->f[r].passes; p++) {
+                unsigned shards = series_ok(all2) && p < all2->f[0].passes
+                                      ? all2->f[0].pass_shards[p] : 1;
+                double unit = s->f[r].pass_cpu[p] / (shards ? shards : 1);
+                floor = unit > floor ? unit : floor;
+            }
             v[r] = floor > 0 ? s->f[r].wall / floor : 2;
             v[r] = v[r] < 2 ? v[r] : 2;
         }
@@ -456,7 +466,7 @@ int main(int argc, char **argv)
         }
         printf("\n");
         if (sysconf(_SC_NPROCESSORS_ONLN) == 2)
-            print_two_core_ceiling(cfg + ONE, cfg + ALL1);
+            print_two_core_ceiling(cfg + ONE, cfg + ALL1, cfg + ALL2);
         free(cfg);
     }
     return status;
