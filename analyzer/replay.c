@@ -680,7 +680,7 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
             pshards[p] = o.shards > WR_REPLAY_MAX_THREADS ? WR_REPLAY_MAX_THREADS : o.shards;
     } else {
         double cost[WR_REPLAY_MAX_ENGINES] = {0};
-        if (got_first > 0)
+        if (got_first > 0 && threads > 1)
             estimate_pass_costs(rp, &first, cost);
         wr_replay_plan_shards(threads, rp->stats.passes, cost, pshards);
     }
