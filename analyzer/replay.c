@@ -314,34 +314,26 @@ unsigned wr_replay_default_shards(unsigned threads, unsigned passes)
     return threads > passes ? (threads + passes - 1) / passes : 1;
 }
 
-void wr_replay_plan_shards(unsigned threads, unsigned passes, const double *cost, double lanes,
+void wr_replay_plan_shards(unsigned threads, unsigned passes, const double *cost,
                            unsigned *shards)
 {
+    unsigned base = wr_replay_default_shards(threads, passes);
     double total = 0;
-    for (unsigned p = 0; p < passes; p++)
+    for (unsigned p = 0; p < passes; p++) {
+        shards[p] = base;
         total += cost ? cost[p] : 0;
-    if (!(total > 0) || !(lanes > 0)) {   /* nothing known: every pass the default */
-        unsigned base = wr_replay_default_shards(threads, passes);
-        for (unsigned p = 0; p < passes; p++)
-            shards[p] = base;
-        return;
     }
-    for (unsigned p = 0; p < passes; p++)
-        shards[p] = 1;
-    unsigned units = passes;
+    if (threads < 2 || !(total > 0))
+        return;
     double fair = total / threads;
     for (;;) {
-        unsigned top = passes;
-        for (unsigned p = 0; p < passes; p++)
-            if (cost[p] / lanes >= WR_REPLAY_MIN_LANE_NS && shards[p] < threads &&
-                (top == passes || cost[p] / shards[p] > cost[top] / shards[top]))
+        unsigned top = 0;
+        for (unsigned p = 1; p < passes; p++)
+            if (cost[p] / shards[p] > cost[top] / shards[top])
                 top = p;
-        if (top == passes)
-            return;
-        if (units >= threads && !(cost[top] / shards[top] > WR_REPLAY_BALANCE * fair))
+        if (shards[top] >= threads || !(cost[top] / shards[top] > WR_REPLAY_BALANCE * fair))
             return;
         shards[top]++;
-        units++;
     }
 }
 
@@ -354,7 +346,7 @@ void wr_replay_plan_shards(unsigned threads, unsigned passes, const double *cost
  * (splitting vc+scoped there made it 5-10% slower). */
 enum { SAMPLE_LINES_LOG2 = 17, SAMPLE_LANES = 1 << (SAMPLE_LINES_LOG2 - 1) };
 
-static double estimate_pass_costs(const wr_replay *rp, const wr_batch *b, double *cost)
+static void estimate_pass_costs(const wr_replay *rp, const wr_batch *b, double *cost)
 {
     uint64_t lanes = 0, gather_lanes = 0, sampled = 0, fresh = 0;
     const uint64_t slots = 1ull << SAMPLE_LINES_LOG2;
@@ -389,7 +381,6 @@ static double estimate_pass_costs(const wr_replay *rp, const wr_batch *b, double
         double gather_ns = ops->lane_ns + missing * (ops->gather_lane_ns - ops->lane_ns);
         cost[p] = (double)lanes * ops->lane_ns + (double)gather_lanes * gather_ns;
     }
-    return (double)(lanes + gather_lanes);
 }
 
 /* Groups the selected engines into passes: an engine joins the first pass
@@ -688,10 +679,10 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
         for (unsigned p = 0; p < rp->stats.passes; p++)
             pshards[p] = o.shards > WR_REPLAY_MAX_THREADS ? WR_REPLAY_MAX_THREADS : o.shards;
     } else {
-        double cost[WR_REPLAY_MAX_ENGINES] = {0}, lanes = 0;
+        double cost[WR_REPLAY_MAX_ENGINES] = {0};
         if (got_first > 0 && threads > 1)
-            lanes = estimate_pass_costs(rp, &first, cost);
-        wr_replay_plan_shards(threads, rp->stats.passes, cost, lanes, pshards);
+            estimate_pass_costs(rp, &first, cost);
+        wr_replay_plan_shards(threads, rp->stats.passes, cost, pshards);
     }
     rp->nunits = 0;
     rp->stats.shards = 0;

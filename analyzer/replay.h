@@ -23,14 +23,15 @@
  * unit furthest behind that no one is running, so a unit runs on one
  * worker at a time and its batches in order (the
  * ring's mutex hands its state from worker to worker).  options.shards
- * gives every pass S shards; by default each pass's S is decided from the
- * first batch, before any unit exists (wr_replay_plan_shards): one shard,
- * since then no synchronization work is repeated per shard, and more for
- * the pass with the most work while a worker would be idle or while that
- * pass has much more than its fair share, unless its lanes are too cheap
- * to pay for a shard.  A gather's vc+scoped pass is 60% of all four
- * engines' work, so on two workers it is two units beside lockset and
- * fsm; fsm alone on coalesced accesses stays one unit.  Each unit reports
+ * gives every pass S shards; by default S is
+ * wr_replay_default_shards(threads, passes): one shard while there are at
+ * least as many passes as workers, since then the passes alone keep the
+ * workers busy and no synchronization work is repeated per shard; more
+ * shards only when there are more workers than passes.  Then a pass with
+ * much more than its fair share of the work gets more shards
+ * (wr_replay_plan_shards), judged from the first batch before any unit
+ * exists: a gather's vc+scoped pass is 60% of all four engines' work, so
+ * on two workers it is two units beside lockset and fsm.  Each unit reports
  * to its own wr_findings; at the end the driver merges them with
  * wr_findings_merge, whose result depends neither on S nor on which worker
  * ran what: findings are identical for any threads and shards.
@@ -161,27 +162,20 @@ unsigned wr_replay_default_queue(unsigned threads, unsigned units);
  * threads, else ceil(threads / passes), so every worker has a unit. */
 unsigned wr_replay_default_shards(unsigned threads, unsigned passes);
 
-/* The shards of each pass when none is asked for.  cost[p]: pass p's
- * estimated work on a sample of `lanes` thread-level accesses (the replay
- * weighs the first batch's by the engines' lane_ns and gather_lane_ns).
- * Every pass starts with one shard; then the pass with the most work per
- * shard gets one more, while some worker would have no unit or while its
- * work per shard is above WR_REPLAY_BALANCE times a worker's fair share
- * (the sum of cost over threads), never past one shard a worker.  Only a
- * pass whose lanes cost WR_REPLAY_MIN_LANE_NS or more each is split at
- * all: a shard repeats its pass's per-event and per-block work and shares
- * the cores with the decoder, so halving cheap lanes costs more than it
- * saves (one engine alone on 2 workers, 2 shards against 1: fsm 1.18x
- * slower on the stencil, 1.25x on atomics, 1.35x on many small blocks,
- * lockset 1.15x and 1.29x on the last two; vc 0.78x on the stencil,
- * lockset 0.82x on the gather).  And why the margin: splitting a pass that
- * is barely the longest costs more than it gains (all four engines on the
- * 2-core machine: the vc+scoped pass in two shards made gathers 7-26%
- * faster and coalesced traces 5-15% slower; BENCHMARKS.md).  Costs or
- * lanes 0 (unknown): every pass wr_replay_default_shards(threads, passes). */
+/* The shards of each pass when none is asked for.  Every pass starts with
+ * wr_replay_default_shards(threads, passes); then, while the pass with the
+ * most work per shard has more than WR_REPLAY_BALANCE times a worker's
+ * fair share (the sum of cost over threads) and fewer shards than
+ * threads, it gets one more shard.  cost[p]: pass p's estimated work (the
+ * replay weighs the first batch's thread-level accesses by the engines'
+ * lane_ns and gather_lane_ns); all 0 = unknown, the default for every pass.
+ * Why the margin: a shard repeats its pass's synchronization work and the
+ * per-access bookkeeping, so splitting a pass that is barely the longest
+ * costs more than it gains (all four engines on the 2-core machine: the
+ * vc+scoped pass in two shards made gathers 7-26% faster and coalesced
+ * traces 5-15% slower, BENCHMARKS.md). */
 #define WR_REPLAY_BALANCE 1.15
-#define WR_REPLAY_MIN_LANE_NS 5.0
-void wr_replay_plan_shards(unsigned threads, unsigned passes, const double *cost, double lanes,
+void wr_replay_plan_shards(unsigned threads, unsigned passes, const double *cost,
                            unsigned *shards);
 
 /* Replays the trace at path.  Returns the finished replay (findings, stats,

@@ -319,53 +319,35 @@ Test(replay, plan_shards_splits_only_a_pass_well_above_its_share)
 {
     unsigned sh[4];
     /* the latest per-lane costs of vc+scoped, lockset and fsm (engines'
-     * lane_ns, gather_lane_ns) on a gather and on a coalesced stencil, for
-     * a sample of one lane */
+     * lane_ns, gather_lane_ns) on a gather and on a coalesced stencil */
     const double gather[3] = {44.5, 18.3, 11.9}, stencil[3] = {5.3, 3.3, 2.6};
-    wr_replay_plan_shards(2, 3, gather, 1, sh);
+    wr_replay_plan_shards(2, 3, gather, sh);
     cr_assert(sh[0] == 2 && sh[1] == 1 && sh[2] == 1, "gather, 2 workers: %u %u %u",
               sh[0], sh[1], sh[2]);
-    wr_replay_plan_shards(2, 3, stencil, 1, sh);
+    wr_replay_plan_shards(2, 3, stencil, sh);
     cr_assert(sh[0] == 1 && sh[1] == 1 && sh[2] == 1, "stencil: the passes are balanced enough");
-    wr_replay_plan_shards(1, 3, gather, 1, sh);
+    wr_replay_plan_shards(1, 3, gather, sh);
     cr_assert(sh[0] == 1 && sh[1] == 1 && sh[2] == 1, "one worker: nothing to balance");
-    /* nothing known: the default, a shard a worker */
     const double unknown[3] = {0, 0, 0};
-    wr_replay_plan_shards(5, 3, unknown, 1, sh);
+    wr_replay_plan_shards(5, 3, unknown, sh);
     cr_assert(sh[0] == 2 && sh[1] == 2 && sh[2] == 2, "no costs: the default");
-    wr_replay_plan_shards(5, 3, NULL, 0, sh);
+    wr_replay_plan_shards(5, 3, NULL, sh);
     cr_assert(sh[0] == 2 && sh[1] == 2 && sh[2] == 2, "no costs: the default");
-    wr_replay_plan_shards(5, 3, gather, 0, sh);
-    cr_assert(sh[0] == 2 && sh[1] == 2 && sh[2] == 2, "no lanes sampled: the default");
-    /* 4 workers, gather: the fourth unit is vc+scoped's second shard; then
-     * its 22.3 a shard is above 1.15 x 74.7 / 4, so it gets a third */
-    wr_replay_plan_shards(4, 3, gather, 1, sh);
-    cr_assert(sh[0] == 3 && sh[1] == 1 && sh[2] == 1, "gather, 4 workers: %u %u %u",
+    /* 4 workers: every pass starts with 2 shards; vc+scoped's 22.3 a shard
+     * is above 1.15 x 74.7 / 4, so it gets a third */
+    wr_replay_plan_shards(4, 3, gather, sh);
+    cr_assert(sh[0] == 3 && sh[1] == 2 && sh[2] == 2, "gather, 4 workers: %u %u %u",
               sh[0], sh[1], sh[2]);
-    /* 4 workers, stencil: lockset's and fsm's lanes are too cheap to split
-     * (under WR_REPLAY_MIN_LANE_NS), so the fourth worker gets vc+scoped's */
-    wr_replay_plan_shards(4, 3, stencil, 1, sh);
-    cr_assert(sh[0] == 2 && sh[1] == 1 && sh[2] == 1, "stencil, 4 workers: %u %u %u",
-              sh[0], sh[1], sh[2]);
-    /* one engine on 2 workers: split where its lanes are dear */
-    wr_replay_plan_shards(2, 1, &stencil[2], 1, sh);
-    cr_assert_eq(sh[0], 1, "fsm on a stencil: the second worker idles");
-    wr_replay_plan_shards(2, 1, &stencil[0], 1, sh);
-    cr_assert_eq(sh[0], 2, "vc on a stencil");
-    wr_replay_plan_shards(2, 1, &gather[2], 1, sh);
-    cr_assert_eq(sh[0], 2, "fsm on a gather");
     /* never more shards than workers, however lopsided */
     const double lopsided[2] = {1000, 1};
-    wr_replay_plan_shards(2, 2, lopsided, 1, sh);
+    wr_replay_plan_shards(2, 2, lopsided, sh);
     cr_assert(sh[0] == 2 && sh[1] == 1);
-    wr_replay_plan_shards(3, 2, lopsided, 1, sh);
-    cr_assert(sh[0] == 3 && sh[1] == 1, "%u %u", sh[0], sh[1]);
-    /* the margin: the top pass at 1.14 x the fair 1.5 is left whole, at 1.16 x split */
-    const double under[2] = {1.14 * 1.5, 1.5 - 0.14 * 1.5}, over[2] = {1.16 * 1.5, 1.5 - 0.16 * 1.5};
-    wr_replay_plan_shards(2, 2, under, 0.1, sh);
+    wr_replay_plan_shards(3, 2, lopsided, sh);
+    cr_assert(sh[0] == 3 && sh[1] == 2, "%u %u", sh[0], sh[1]);
+    /* just under the margin: left whole */
+    const double close[2] = {1.14 * 1.5, 1.5 - 0.14 * 1.5};   /* top = 1.14 x the fair 1.5 */
+    wr_replay_plan_shards(2, 2, close, sh);
     cr_assert(sh[0] == 1 && sh[1] == 1);
-    wr_replay_plan_shards(2, 2, over, 0.1, sh);
-    cr_assert(sh[0] == 2 && sh[1] == 1);
 }
 
 /* A kernel whose warps gather from a large table (32 lanes, 32 cache
