@@ -61,6 +61,8 @@ static void usage(FILE *out)
         "  --allow-incomplete  exit 0, not 3, when no race is reported in a truncated\n"
         "                   trace or one whose recorder lost events\n"
         "  --quiet          print only the summary lines\n"
+        "  --progress       how far the trace has been read, on standard error every 5 s\n"
+        "                   (every second on a terminal, where it is on by default)\n"
         "exit status: 0 no race, 1 (--exit-code) races found, 2 bad input,\n"
         "             3 no race reported but the trace is incomplete (truncated, lost events)\n");
 }
@@ -230,6 +232,28 @@ static void print_race(const wr_replay *rp, const wr_resolved_race *r)
                "expose the race, another schedule could\n");
 }
 
+/* Progress on standard error while the trace is decoded: one line kept
+ * up to date on a terminal, a line every few seconds into a file. */
+typedef struct progress_out {
+    const char *name;
+    bool tty, shown;
+} progress_out;
+
+static void print_progress(void *ctx, const wr_replay_progress *p)
+{
+    progress_out *o = ctx;
+    char where[64];
+    if (p->file_bytes)
+        snprintf(where, sizeof where, "%.0f%% of %.1f MiB", 100.0 * (double)p->offset /
+                 (double)p->file_bytes, (double)p->file_bytes / 1048576.0);
+    else
+        snprintf(where, sizeof where, "%.1f MiB", (double)p->offset / 1048576.0);
+    fprintf(stderr, "%swarprace analyze: %s: %s read, %" PRIu64 " events, %.0f s%s",
+            o->tty ? "\r" : "", o->name, where, p->events, p->seconds, o->tty ? "\033[K" : "\n");
+    fflush(stderr);
+    o->shown = true;
+}
+
 /* Appends s to buf (quoted when it has spaces). */
 static void append_opt(char *buf, size_t n, const char *s)
 {
@@ -256,13 +280,14 @@ int wr_cmd_analyze(int argc, char **argv)
         {"suppressions", required_argument, NULL, 'u'},
         {"allow-incomplete", no_argument, NULL, 'I'},
         {"quiet", no_argument, NULL, 'q'},
+        {"progress", no_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     wr_replay_options ro;
     memset(&ro, 0, sizeof ro);
     const char *db_path = NULL, *run_name = NULL, *suppressions_path = NULL;
-    int exit_code = 1, quiet = 0, no_db = 0, allow_incomplete = 0;
+    int exit_code = 1, quiet = 0, no_db = 0, allow_incomplete = 0, progress = 0;
     char options[1024] = "";
     optind = 0;
     opterr = 0;
@@ -336,6 +361,7 @@ int wr_cmd_analyze(int argc, char **argv)
             break;
         }
         case 'q': quiet = 1; break;
+        case 'P': progress = 1; break;
         case 'u': suppressions_path = optarg; break;
         case 'I': allow_incomplete = 1; break;
         case 'h': usage(stdout); return 0;
@@ -402,7 +428,15 @@ int wr_cmd_analyze(int argc, char **argv)
 
     bool asm_failed = false;
     char *assembled = streamed ? NULL : assemble_if_text(trace, &asm_failed);
+    progress_out pout = {.name = trace_shown, .tty = isatty(2) != 0};
+    if (progress || (pout.tty && !quiet)) {
+        ro.progress = print_progress;
+        ro.progress_ctx = &pout;
+        ro.progress_seconds = pout.tty ? 1.0 : 5.0;
+    }
     wr_replay *rp = asm_failed ? NULL : wr_replay_run(assembled ? assembled : trace, &ro, &err);
+    if (pout.shown && pout.tty)
+        fputs("\r\033[K", stderr);   /* the report takes its place */
     if (assembled) {   /* read whole by now (the reader keeps it open) */
         unlink(assembled);
         free(assembled);

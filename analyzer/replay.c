@@ -729,6 +729,8 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
             wr_batch_release(&first);
     }
     bool have_first = got_first > 0, ended = got_first <= 0;
+    double every = o.progress_seconds > 0 ? o.progress_seconds : 1.0;
+    double next_progress = wall0 + every;
     while (rc == 0 && (have_first || !ended)) {
         wr_batch b;
         if (have_first) {
@@ -760,6 +762,18 @@ wr_replay *wr_replay_run(const char *path, const wr_replay_options *opts, wr_err
         r->head++;
         pthread_cond_broadcast(&r->not_empty);
         pthread_mutex_unlock(&r->mu);
+        if (o.progress) {
+            double now = clock_s(CLOCK_MONOTONIC);
+            if (now >= next_progress) {
+                next_progress = now + every;
+                const wr_reader_stats *rs = wr_reader_stats_get(rp->reader);
+                wr_replay_progress pr = {.offset = b.chunk_offset,
+                                         .file_bytes = rs->streamed ? 0 : rs->file_bytes,
+                                         .events = rp->stats.events,
+                                         .seconds = now - wall0};
+                o.progress(o.progress_ctx, &pr);
+            }
+        }
     }
     pthread_mutex_lock(&r->mu);
     r->done = true;

@@ -76,6 +76,15 @@
 #define WR_REPLAY_MAX_ENGINES 16
 #define WR_REPLAY_MAX_THREADS 256
 
+/* How far the decoding has come (wr_replay_options.progress).  The
+ * analysis runs behind it by at most the ring's batches. */
+typedef struct wr_replay_progress {
+    uint64_t offset;          /* file offset of the latest chunk decoded */
+    uint64_t file_bytes;      /* the trace's size; 0 for a stream */
+    uint64_t events;          /* events decoded so far */
+    double seconds;           /* since wr_replay_run began */
+} wr_replay_progress;
+
 typedef struct wr_replay_options {
     /* The engines to choose from; NULL = the built-in table wr_engines.
      * wr_race.engine is an index into this table. */
@@ -93,6 +102,11 @@ typedef struct wr_replay_options {
     bool keep_all_layers;     /* vc/scoped keep every clock layer apart even
                                  while it equals the scope-oblivious one
                                  (wr_hb_new; the findings are the same) */
+    /* Called by the decoding thread after a batch is queued, at most once
+     * per progress_seconds (0: 1 s), never in the first one; NULL: never. */
+    void (*progress)(void *ctx, const wr_replay_progress *p);
+    void *progress_ctx;
+    double progress_seconds;
 } wr_replay_options;
 
 typedef struct wr_replay_stats {

@@ -419,6 +419,61 @@ Test(replay, gathers_split_the_heaviest_pass_on_two_workers)
     }
 }
 
+typedef struct progress_log {
+    unsigned calls;
+    wr_replay_progress last;
+    bool ordered;
+} progress_log;
+
+static void log_progress(void *ctx, const wr_replay_progress *p)
+{
+    progress_log *l = ctx;
+    if (l->calls && (p->offset <= l->last.offset || p->events < l->last.events ||
+                     p->seconds < l->last.seconds))
+        l->ordered = false;
+    l->last = *p;
+    l->calls++;
+}
+
+/* The decoder reports how far it has come, no more often than asked; and
+ * not at all within the first interval. */
+Test(replay, progress_reports_the_decoders_position)
+{
+    const char *p = tpath("prog.wrt");
+    gen_opts o = default_opts(9);
+    o.launches = 6;
+    o.chunk_bytes = 512;
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    struct stat sb;
+    cr_assert_eq(stat(p, &sb), 0);
+    progress_log log = {.ordered = true};
+    wr_replay_options ro = {.threads = 2, .progress = log_progress, .progress_ctx = &log,
+                            .progress_seconds = 1e-9};
+    wr_error err;
+    wr_replay *rp = wr_replay_run(p, &ro, &err);
+    cr_assert_not_null(rp, "%s", err.msg);
+    const wr_replay_stats *st = wr_replay_get_stats(rp);
+    cr_assert_gt(st->batches, 60);
+    cr_assert_geq(log.calls, st->batches - 1, "every batch after the first: %u of %" PRIu64,
+                  log.calls, st->batches);
+    cr_assert(log.ordered, "offsets, events and times only grow");
+    cr_assert_eq(log.last.file_bytes, (uint64_t)sb.st_size);
+    cr_assert_lt(log.last.offset, (uint64_t)sb.st_size);
+    cr_assert_leq(log.last.events, st->events);
+    cr_assert_gt(log.last.events, st->events / 2);
+    wr_replay_free(rp);
+    /* the default interval is a second: a trace read faster says nothing */
+    progress_log quiet = {.ordered = true};
+    ro.progress_ctx = &quiet;
+    ro.progress_seconds = 0;
+    rp = wr_replay_run(p, &ro, &err);
+    cr_assert_not_null(rp, "%s", err.msg);
+    if (wr_replay_get_stats(rp)->wall_seconds < 1.0)   /* (else a very slow machine) */
+        cr_assert_eq(quiet.calls, 0);
+    wr_replay_free(rp);
+}
+
 /* One worker, three passes: it keeps to a pass while the pass has batches
  * ready (a switch costs the pass its cached state), so it switches about
  * once per turn of queue_batches batches, not once per batch. */
