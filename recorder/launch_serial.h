@@ -14,6 +14,8 @@
  * such a wait (the caller says so). */
 #define WRR_LAUNCH_SERIAL_WAIT_S 30
 int wrr_launch_serial_take(void);
+/* The same, waiting at most `seconds` (tests). */
+int wrr_launch_serial_take_within(double seconds);
 /* Releases it if the calling thread holds it. */
 void wrr_launch_serial_release(void);
 
