@@ -419,6 +419,18 @@ Test(replay, gathers_split_the_heaviest_pass_on_two_workers)
     }
 }
 
+/* A generated trace of six launches in small chunks: some 60+ batches. */
+static const char *many_batches_trace(const char *name, uint64_t seed)
+{
+    const char *p = tpath(name);
+    gen_opts o = default_opts(seed);
+    o.launches = 6;
+    o.chunk_bytes = 512;
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    return p;
+}
+
 typedef struct progress_log {
     unsigned calls;
     wr_replay_progress last;
@@ -439,12 +451,7 @@ static void log_progress(void *ctx, const wr_replay_progress *p)
  * not at all within the first interval. */
 Test(replay, progress_reports_the_decoders_position)
 {
-    const char *p = tpath("prog.wrt");
-    gen_opts o = default_opts(9);
-    o.launches = 6;
-    o.chunk_bytes = 512;
-    gen_result g;
-    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    const char *p = many_batches_trace("prog.wrt", 9);
     struct stat sb;
     cr_assert_eq(stat(p, &sb), 0);
     progress_log log = {.ordered = true};
@@ -484,12 +491,7 @@ Test(replay, one_worker_keeps_to_a_pass_while_it_has_batches)
     cr_assert_eq(wr_replay_default_queue(2, 3), 14);
     cr_assert_eq(wr_replay_default_queue(4, 3), 12, "a worker per unit: no turns to take");
     cr_assert_eq(wr_replay_default_queue(2, 24), 16, "at most 4 units' worth");
-    const char *p = tpath("k.wrt");
-    gen_opts o = default_opts(5);
-    o.launches = 6;
-    o.chunk_bytes = 512;
-    gen_result g;
-    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    const char *p = many_batches_trace("k.wrt", 5);
     wr_replay_options ro = {.threads = 1};
     wr_error err;
     wr_replay *rp = wr_replay_run(p, &ro, &err);
