@@ -1595,6 +1595,12 @@ static void SANITIZERAPI callback(void *ud, Sanitizer_CallbackDomain dom, Saniti
     }
 }
 
+/* One counter of the stats file: "name=value". */
+static void stat_line(FILE *f, const char *name, unsigned long long value)
+{
+    fprintf(f, "%s=%llu\n", name, value);
+}
+
 static void shutdown_recorder(void)
 {
     pthread_mutex_lock(&G.lock);
@@ -1626,82 +1632,61 @@ static void shutdown_recorder(void)
         FILE *f = fopen(G.stats, "w");
         if (f) {
             const wrs_stats *s = &G.fin.st;
-            fprintf(f, "events=%llu\n", (unsigned long long)s->events_out);
-            fprintf(f, "device_records=%llu\n", (unsigned long long)G.drain.st.records);
-            fprintf(f, "launches=%llu\n", (unsigned long long)G.launches);
-            fprintf(f, "lost_records=%llu\n", (unsigned long long)G.drain.st.lost_records);
-            fprintf(f, "lost_lanes=%llu\n", (unsigned long long)G.drain.st.lost_lanes);
-            fprintf(f, "drain_busy_ns=%llu\n", (unsigned long long)G.drain.st.busy_ns);
+            stat_line(f, "events", s->events_out);
+            stat_line(f, "device_records", G.drain.st.records);
+            stat_line(f, "launches", G.launches);
+            stat_line(f, "lost_records", G.drain.st.lost_records);
+            stat_line(f, "lost_lanes", G.drain.st.lost_lanes);
+            stat_line(f, "drain_busy_ns", G.drain.st.busy_ns);
             if (G.ctl)
-                fprintf(f, "ring_full_waits=%llu\n", (unsigned long long)G.ctl->full_waits);
-            fprintf(f, "wall_ns=%llu\n", (unsigned long long)(wrr_monotonic_ns() - G.t_start));
-            fprintf(f, "sanitizer_classified=%llu\n", (unsigned long long)s->accesses_classified);
-            fprintf(f, "sanitizer_unclassified=%llu\n", (unsigned long long)s->accesses_unclassified);
-            fprintf(f, "sanitizer_fences_inferred=%llu\n", (unsigned long long)s->fences_inferred);
-            fprintf(f, "sanitizer_fence_unknown=%llu\n", (unsigned long long)s->fence_unknown);
-            fprintf(f, "sanitizer_fence_unreachable=%llu\n", (unsigned long long)s->fence_unreachable);
-            fprintf(f, "sanitizer_cas_outcome_unknown=%llu\n", (unsigned long long)s->cas_unknown);
-            fprintf(f, "sanitizer_cas_retries_seen=%llu\n",
-                    (unsigned long long)s->cas_retries_seen);
-            fprintf(f, "sanitizer_reads_held=%llu\n", (unsigned long long)s->reads_held);
-            fprintf(f, "sanitizer_device_malloc_records_lost=%llu\n",
-                    (unsigned long long)G.dmalloc_lost);
-            fprintf(f, "sanitizer_device_free_unknown=%llu\n", (unsigned long long)G.dfree_unknown);
-            fprintf(f, "sanitizer_held_flushed_early=%llu\n",
-                    (unsigned long long)s->held_flushed_early);
+                stat_line(f, "ring_full_waits", G.ctl->full_waits);
+            stat_line(f, "wall_ns", wrr_monotonic_ns() - G.t_start);
+            stat_line(f, "sanitizer_classified", s->accesses_classified);
+            stat_line(f, "sanitizer_unclassified", s->accesses_unclassified);
+            stat_line(f, "sanitizer_fences_inferred", s->fences_inferred);
+            stat_line(f, "sanitizer_fence_unknown", s->fence_unknown);
+            stat_line(f, "sanitizer_fence_unreachable", s->fence_unreachable);
+            stat_line(f, "sanitizer_cas_outcome_unknown", s->cas_unknown);
+            stat_line(f, "sanitizer_cas_retries_seen", s->cas_retries_seen);
+            stat_line(f, "sanitizer_reads_held", s->reads_held);
+            stat_line(f, "sanitizer_device_malloc_records_lost", G.dmalloc_lost);
+            stat_line(f, "sanitizer_device_free_unknown", G.dfree_unknown);
+            stat_line(f, "sanitizer_held_flushed_early", s->held_flushed_early);
             fprintf(f, "sanitizer_dsmem_unpatched=%d\n", G.dsmem_unpatched);
             fprintf(f, "sanitizer_cluster_barriers_unpatched=%d\n", G.cluster_bar_unpatched);
-            fprintf(f, "sanitizer_barrier_mode_unknown=%llu\n",
-                    (unsigned long long)s->barrier_mode_unknown);
-            fprintf(f, "sanitizer_barrier_arrive_uncounted=%llu\n",
-                    (unsigned long long)s->barrier_arrive_uncounted);
-            fprintf(f, "sanitizer_waits_held=%llu\n", (unsigned long long)s->waits_held);
-            fprintf(f, "sanitizer_early_host_events_lost=%llu\n",
-                    (unsigned long long)G.early_lost);
-            fprintf(f, "sanitizer_arrives_inferred=%llu\n",
-                    (unsigned long long)s->arrives_inferred);
-            fprintf(f, "sanitizer_arrives_invalid=%llu\n", (unsigned long long)s->arrives_invalid);
-            fprintf(f, "sanitizer_grid_syncs=%llu\n", (unsigned long long)s->grid_syncs);
-            fprintf(f, "sanitizer_grid_sync_parts=%llu\n", (unsigned long long)s->grid_sync_parts);
-            fprintf(f, "sanitizer_grid_sync_unknown=%llu\n",
-                    (unsigned long long)s->grid_sync_unknown);
-            fprintf(f, "sanitizer_arrives_reported_too=%llu\n",
-                    (unsigned long long)s->arrives_reported_too);
-            fprintf(f, "sanitizer_mbarrier_inits=%llu\n", (unsigned long long)s->mbarrier_inits);
-            fprintf(f, "sanitizer_mbarrier_count_unknown=%llu\n",
-                    (unsigned long long)s->mbarrier_count_unknown);
-            fprintf(f, "sanitizer_mbarrier_untracked=%llu\n",
-                    (unsigned long long)s->mbarrier_untracked);
-            fprintf(f, "sanitizer_shared_atomics_cluster_scoped=%llu\n",
-                    (unsigned long long)s->shared_atomics_cluster_scoped);
-            fprintf(f, "sanitizer_graph_launches=%llu\n", (unsigned long long)G.graph_launches);
-            fprintf(f, "sanitizer_launch_serial_timeouts=%llu\n",
-                    (unsigned long long)G.launch_serial_timeouts);
-            fprintf(f, "sanitizer_graph_nodes_recorded=%llu\n",
-                    (unsigned long long)G.graph_nodes_recorded);
-            fprintf(f, "sanitizer_graph_nodes_unordered=%llu\n",
-                    (unsigned long long)G.graph_nodes_unordered);
-            fprintf(f, "sanitizer_graph_nodes_lost=%llu\n", (unsigned long long)G.graph_nodes_lost);
+            stat_line(f, "sanitizer_barrier_mode_unknown", s->barrier_mode_unknown);
+            stat_line(f, "sanitizer_barrier_arrive_uncounted", s->barrier_arrive_uncounted);
+            stat_line(f, "sanitizer_waits_held", s->waits_held);
+            stat_line(f, "sanitizer_early_host_events_lost", G.early_lost);
+            stat_line(f, "sanitizer_arrives_inferred", s->arrives_inferred);
+            stat_line(f, "sanitizer_arrives_invalid", s->arrives_invalid);
+            stat_line(f, "sanitizer_grid_syncs", s->grid_syncs);
+            stat_line(f, "sanitizer_grid_sync_parts", s->grid_sync_parts);
+            stat_line(f, "sanitizer_grid_sync_unknown", s->grid_sync_unknown);
+            stat_line(f, "sanitizer_arrives_reported_too", s->arrives_reported_too);
+            stat_line(f, "sanitizer_mbarrier_inits", s->mbarrier_inits);
+            stat_line(f, "sanitizer_mbarrier_count_unknown", s->mbarrier_count_unknown);
+            stat_line(f, "sanitizer_mbarrier_untracked", s->mbarrier_untracked);
+            stat_line(f, "sanitizer_shared_atomics_cluster_scoped",
+                      s->shared_atomics_cluster_scoped);
+            stat_line(f, "sanitizer_graph_launches", G.graph_launches);
+            stat_line(f, "sanitizer_launch_serial_timeouts", G.launch_serial_timeouts);
+            stat_line(f, "sanitizer_graph_nodes_recorded", G.graph_nodes_recorded);
+            stat_line(f, "sanitizer_graph_nodes_unordered", G.graph_nodes_unordered);
+            stat_line(f, "sanitizer_graph_nodes_lost", G.graph_nodes_lost);
             if (G.ctl)
-                fprintf(f, "sanitizer_graph_records_unplaced=%llu\n",
-                        (unsigned long long)G.ctl->node_unknown);
-            fprintf(f, "sanitizer_graph_grid_ids_repeated=%llu\n",
-                    (unsigned long long)G.graph_grid_ids_repeated);
-            fprintf(f, "sanitizer_graph_copies_skipped=%llu\n",
-                    (unsigned long long)G.graph_copies_skipped);
+                stat_line(f, "sanitizer_graph_records_unplaced", G.ctl->node_unknown);
+            stat_line(f, "sanitizer_graph_grid_ids_repeated", G.graph_grid_ids_repeated);
+            stat_line(f, "sanitizer_graph_copies_skipped", G.graph_copies_skipped);
             if (G.graph_launches_unrecorded)
                 fprintf(f, "graph_work_unrecorded=%llu of %llu graph launches (%s)\n",
                         (unsigned long long)G.graph_launches_unrecorded,
                         (unsigned long long)G.graph_launches, G.graph_unrecorded_why);
-            fprintf(f, "sanitizer_launches_captured=%llu\n",
-                    (unsigned long long)G.captured_launches);
-            fprintf(f, "sanitizer_bar_arrive_unreported=%llu\n",
-                    (unsigned long long)G.arrive_unreported_launches);
-            fprintf(f, "sanitizer_mbarrier_unrecorded=%llu\n",
-                    (unsigned long long)G.mbarrier_unrecorded_launches);
+            stat_line(f, "sanitizer_launches_captured", G.captured_launches);
+            stat_line(f, "sanitizer_bar_arrive_unreported", G.arrive_unreported_launches);
+            stat_line(f, "sanitizer_mbarrier_unrecorded", G.mbarrier_unrecorded_launches);
             if (G.ctl && G.ctl->mbarrier_unrecorded)
-                fprintf(f, "sanitizer_mbarrier_actions_unrecorded=%llu\n",
-                        (unsigned long long)G.ctl->mbarrier_unrecorded);
+                stat_line(f, "sanitizer_mbarrier_actions_unrecorded", G.ctl->mbarrier_unrecorded);
             fprintf(f, "ok=%d\n", ok);
             if (G.error[0])
                 fprintf(f, "error=%s\n", G.error);
