@@ -119,6 +119,7 @@ static int print_stats(const char *stats_path, const char *out)
     unsigned long long events = 0, lost = 0, lost_lanes = 0, launches = 0, records = 0;
     unsigned long long busy_ns = 0, wall_ns = 0, full_waits = 0, ring_setup_ns = 0;
     unsigned drain_threads = 0;
+    unsigned long host_site_failures = 0;
     char error[512] = "", unrecorded[512] = "", launches_unrecorded[512] = "";
     char graphs[512] = "";
     /* the sanitizer path's counters (SANITIZER.md: what it recovered and
@@ -154,6 +155,7 @@ static int print_stats(const char *stats_path, const char *out)
         sscanf(line, "ring_full_waits=%llu", &full_waits);
         sscanf(line, "ring_setup_ns=%llu", &ring_setup_ns);
         sscanf(line, "drain_threads=%u", &drain_threads);
+        sscanf(line, "host_site_lookups_failed=%lu", &host_site_failures);
         if (!strncmp(line, "launches_unrecorded=", 20)) {
             line[strcspn(line, "\n")] = 0;
             snprintf(launches_unrecorded, sizeof launches_unrecorded, "%s", line + 20);
@@ -204,6 +206,10 @@ static int print_stats(const char *stats_path, const char *out)
                "with --mode sanitizer)\n", launches_unrecorded);
     if (unrecorded[0])
         printf("  host copies    %s not recorded: races with them go unseen\n", unrecorded);
+    if (host_site_failures)
+        printf("  host sites     %lu lookup%s of a copy's call site got no answer from addr2line: "
+               "those sites have a pc but no name (WARPRACE_ADDR2LINE names another tool)\n",
+               host_site_failures, host_site_failures == 1 ? "" : "s");
     if (graphs[0])
         printf("  CUDA graphs    %s: their kernels, copies and orderings are not recorded "
                "(each graph launch counts as a lost event): races in them go unseen\n", graphs);

@@ -49,7 +49,7 @@ long wrr_copy_runs(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_
 
 typedef struct copy_post {
     uint8_t kind, async;
-    uint32_t stream;
+    uint32_t stream, site;
     wrr_copy_post_fn post;
     void *ctx;
 } copy_post;
@@ -60,6 +60,7 @@ static int post_run(void *ctx, uint64_t dst, uint64_t src, uint64_t bytes)
     wr_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = WR_EV_HOST_COPY;
+    ev.site = c->site;
     ev.u.copy.kind = c->kind;
     ev.u.copy.dst = dst;
     ev.u.copy.src = src;
@@ -71,9 +72,9 @@ static int post_run(void *ctx, uint64_t dst, uint64_t src, uint64_t bytes)
 }
 
 void wrr_copy_events(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
-                     uint64_t depth, unsigned kind, uint32_t stream, int async,
+                     uint64_t depth, unsigned kind, uint32_t stream, int async, uint32_t site,
                      wrr_copy_post_fn post, void *ctx)
 {
-    copy_post c = {(uint8_t)kind, (uint8_t)(async != 0), stream, post, ctx};
+    copy_post c = {(uint8_t)kind, (uint8_t)(async != 0), stream, site, post, ctx};
     wrr_copy_runs(dst, src, width, height, depth, post_run, &c);
 }

@@ -36,10 +36,11 @@ long wrr_copy_runs(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_
                    uint64_t depth, wrr_copy_run_fn fn, void *ctx);
 
 /* The same, as HOST_COPY events (kind: wr_copy_kind; stream: the trace's
- * stream id) handed to post one by one. */
+ * stream id; site: the host call site's id, 0 unknown) handed to post one
+ * by one. */
 typedef void (*wrr_copy_post_fn)(void *ctx, const wr_event *ev);
 void wrr_copy_events(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
-                     uint64_t depth, unsigned kind, uint32_t stream, int async,
+                     uint64_t depth, unsigned kind, uint32_t stream, int async, uint32_t site,
                      wrr_copy_post_fn post, void *ctx);
 
 #ifdef __cplusplus

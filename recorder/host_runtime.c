@@ -13,6 +13,7 @@
 #include "alloc_label.h"
 #include "drain.h"
 #include "handle_ids.h"
+#include "host_site.h"
 #include "launch_serial.h"
 #include "pending_ends.h"
 #include "record_args.h"
@@ -67,6 +68,7 @@ static struct {
     struct { uint64_t base; uint32_t id; } *allocs;
     size_t nallocs, capallocs;
     wrr_handle_ids ids;          /* streams and events -> small ids */
+    wrr_host_sites *sites;       /* the program's call sites of copies */
     uint64_t t_start;
     uint64_t ring_setup_ns;      /* allocating, pinning and clearing the ring */
     char error[512];
@@ -596,7 +598,10 @@ void wrr_rt_copy_region(wrr_copy_side dst, wrr_copy_side src, uint64_t width, ui
     uint32_t sid = handle_id(stream, 0);
     if (!async)
         flush_ends(sid);   /* a synchronous copy waits for its stream */
-    wrr_copy_events(dst, src, width, height, depth, kind, sid, async, post_cb, NULL);
+    if (!R.sites)
+        R.sites = wrr_host_sites_new();
+    uint32_t site = wrr_host_site_trace_id(wrr_host_site_here(R.sites), lk_site, NULL);
+    wrr_copy_events(dst, src, width, height, depth, kind, sid, async, site, post_cb, NULL);
     pthread_mutex_unlock(&R.lock);
 }
 
@@ -763,11 +768,15 @@ void wrr_rt_shutdown(void)
             if (R.copies_unrecorded)
                 fprintf(f, "host_copies_unrecorded=%llu (%s)\n",
                         (unsigned long long)R.copies_unrecorded, R.copy_unrecorded_why);
+            if (wrr_host_sites_resolver_failures(R.sites))
+                fprintf(f, "host_site_lookups_failed=%lu\n", wrr_host_sites_resolver_failures(R.sites));
             fprintf(f, "ok=%d\n", ok);
             if (R.error[0])
                 fprintf(f, "error=%s\n", R.error);
             fclose(f);
         }
     }
+    wrr_host_sites_free(R.sites);
+    R.sites = NULL;
     pthread_mutex_unlock(&R.lock);
 }

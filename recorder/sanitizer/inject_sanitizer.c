@@ -36,6 +36,7 @@
 #include "drain.h"
 #include "graph_order.h"
 #include "handle_ids.h"
+#include "host_site.h"
 #include "launch_serial.h"
 #include "pending_ends.h"
 #include "record_args.h"
@@ -152,6 +153,7 @@ static struct {
     wr_event *early;
     size_t nearly, capearly;
     uint64_t early_lost;
+    wrr_host_sites *sites;        /* the program's call sites of copies */
     uint64_t t_start;
     char error[512];
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .wlock = PTHREAD_MUTEX_INITIALIZER};
@@ -519,9 +521,14 @@ static void post(const wr_event *ev)
 static void post_early(void)
 {
     for (size_t i = 0; i < G.nearly; i++) {
+        wr_event *ev = &G.early[i];
+        if (ev->kind == WR_EV_HOST_COPY && ev->site)   /* an ordinal until now (copy_site) */
+            ev->site = G.w ? wrr_host_site_trace_id(wrr_host_site_at(G.sites, ev->site), lk_site,
+                                                    NULL)
+                           : 0;
         if (G.ready)
-            wrr_drain_post(&G.drain, &G.early[i]);
-        else if (!G.w || lk_event(NULL, &G.early[i]) != 0)
+            wrr_drain_post(&G.drain, ev);
+        else if (!G.w || lk_event(NULL, ev) != 0)
             G.early_lost++;
     }
     free(G.early);
@@ -1006,14 +1013,27 @@ static void host_event(wr_event *ev)
     pthread_mutex_unlock(&G.lock);
 }
 
-/* One HOST_COPY per contiguous run of a (possibly pitched) copy or memset. */
-/* The events of a copy or memset on stream id sid.  G.lock held. */
+/* The program's call site of the copy being reported, as the trace's site
+ * id; before the runtime is ready (the event waits in G.early) its
+ * ordinal, which post_early turns into the id.  G.lock held. */
+static uint32_t copy_site(void)
+{
+    if (!G.sites)
+        G.sites = wrr_host_sites_new();
+    wrr_host_site *s = wrr_host_site_here(G.sites);
+    if (!s)
+        return 0;
+    return G.ready ? wrr_host_site_trace_id(s, lk_site, NULL) : s->ordinal;
+}
+
+/* One HOST_COPY per contiguous run of a (possibly pitched) copy or memset,
+ * on stream id sid.  G.lock held. */
 static void copy_event_on(wrr_copy_side dst, wrr_copy_side src, uint64_t width, uint64_t height,
                           uint64_t depth, unsigned kind, uint32_t sid, int async)
 {
     if (!async)
         wrr_ends_flush(&G.ends, sid, post_cb, NULL);   /* a synchronous copy waits for its stream */
-    wrr_copy_events(dst, src, width, height, depth, kind, sid, async, post_cb, NULL);
+    wrr_copy_events(dst, src, width, height, depth, kind, sid, async, copy_site(), post_cb, NULL);
 }
 
 /* A copy issued by a graph launch's node: the node's own record stands
@@ -1678,6 +1698,8 @@ static void shutdown_recorder(void)
                 stat_line(f, "sanitizer_graph_records_unplaced", G.ctl->node_unknown);
             stat_line(f, "sanitizer_graph_grid_ids_repeated", G.graph_grid_ids_repeated);
             stat_line(f, "sanitizer_graph_copies_skipped", G.graph_copies_skipped);
+            if (wrr_host_sites_resolver_failures(G.sites))
+                fprintf(f, "host_site_lookups_failed=%lu\n", wrr_host_sites_resolver_failures(G.sites));
             if (G.graph_launches_unrecorded)
                 fprintf(f, "graph_work_unrecorded=%llu of %llu graph launches (%s)\n",
                         (unsigned long long)G.graph_launches_unrecorded,
@@ -1693,6 +1715,8 @@ static void shutdown_recorder(void)
             fclose(f);
         }
     }
+    wrr_host_sites_free(G.sites);
+    G.sites = NULL;
     pthread_mutex_unlock(&G.lock);
 }
 

@@ -107,11 +107,11 @@ static void keep(void *ctx, const wr_event *ev)
     got[ngot++] = *ev;
 }
 
-Test(copy_region, events_carry_kind_stream_and_async)
+Test(copy_region, events_carry_kind_stream_async_and_site)
 {
     wrr_copy_side d = {0x10000, 512, 0};
     ngot = 0;
-    wrr_copy_events(d, HOST, 100, 2, 1, WR_COPY_MEMSET, 7, 1, keep, NULL);
+    wrr_copy_events(d, HOST, 100, 2, 1, WR_COPY_MEMSET, 7, 1, 3, keep, NULL);
     cr_assert_eq(ngot, 2);
     for (int i = 0; i < 2; i++) {
         cr_expect_eq(got[i].kind, WR_EV_HOST_COPY);
@@ -120,6 +120,7 @@ Test(copy_region, events_carry_kind_stream_and_async)
         cr_expect_eq(got[i].u.copy.async, 1);
         cr_expect_eq(got[i].u.copy.bytes, 100);
         cr_expect_eq(got[i].u.copy.src, 0);
+        cr_expect_eq(got[i].site, 3, "every run of a copy has its call site");
     }
     cr_expect_eq(got[1].u.copy.dst, 0x10000 + 512);
 }

@@ -78,6 +78,7 @@ Test(record_cmd, environment_contract_and_summary, .init = cr_redirect_stdout)
              "printf 'events=1234\\ndevice_records=1200\\nlaunches=3\\nlost_records=7\\n"
              "lost_lanes=200\\ndrain_busy_ns=5000000\\nwall_ns=1000000000\\n"
              "host_copies_unrecorded=3 (symbol address unknown)\\n"
+             "host_site_lookups_failed=2\\n"
              "sanitizer_fence_unknown=2\\nsanitizer_fence_unreachable=0\\n"
              "sanitizer_reads_held=40\\nsanitizer_grid_syncs=0\\n"
              "sanitizer_cas_outcome_unknown_with_a_long_name_to_wrap=1234567890123\\n' "
@@ -93,6 +94,8 @@ Test(record_cmd, environment_contract_and_summary, .init = cr_redirect_stdout)
     cr_assert(strstr(s, "drain overhead 0.005 s busy of 1.000 s (0.5% of one core)"), "%s", s);
     cr_assert(strstr(s, "  host copies    3 (symbol address unknown) not recorded: races with "
                         "them go unseen\n"), "%s", s);
+    cr_assert(strstr(s, "  host sites     2 lookups of a copy's call site got no answer from "
+                        "addr2line"), "%s", s);
     cr_assert(strstr(s, "  sanitizer      fence_unknown=2 reads_held=40\n                 "
                         "cas_outcome_unknown_with_a_long_name_to_wrap=1234567890123; "
                         "2 other counters 0\n"), "%s", s);
