@@ -68,7 +68,7 @@ static struct {
     struct { uint64_t base; uint32_t id; } *allocs;
     size_t nallocs, capallocs;
     wrr_handle_ids ids;          /* streams and events -> small ids */
-    wrr_host_sites *sites;       /* the program's call sites of copies */
+    wrr_host_sites *sites;       /* the program's call sites of copies and launches */
     uint64_t t_start;
     uint64_t ring_setup_ns;      /* allocating, pinning and clearing the ring */
     char error[512];
@@ -495,6 +495,9 @@ void wrr_rt_launch_begin(CUfunction f, const char *name, const unsigned grid[3],
     }
     ev.u.launch.shared_bytes = dyn_shared + (unsigned)static_shared;
     ev.u.launch.stream = handle_id(stream, 0);
+    if (!R.sites)
+        R.sites = wrr_host_sites_new();
+    ev.site = wrr_host_site_trace_id(wrr_host_site_launching(R.sites, name), lk_site, NULL);
     R.open_launch = ev.u.launch.launch;
     R.open_stream = ev.u.launch.stream;
     R.launches++;

@@ -71,6 +71,10 @@ struct wrr_host_sites {
     size_t nsites, capsites;
     unsigned long failures;
     bool debug;             /* WARPRACE_HOST_SITE_DEBUG: each frame on stderr */
+    /* during wrr_host_site_launching: the kernel's name, demangled where
+     * the program has a demangler (kernel_plain: as given) */
+    const char *kernel, *kernel_plain;
+    char *(*demangle)(const char *, char *, size_t *, int *);
 };
 
 static void *grow(void *p, size_t *cap, size_t elem)
@@ -107,6 +111,8 @@ wrr_host_sites *wrr_host_sites_new(void)
     if (strcmp(tool, "none") != 0)
         hs->tool = strdup(tool);
     dl_iterate_phdr(find_main_base, &hs->main_base);
+    /* a CUDA program is C++: its libstdc++ demangles kernel names */
+    *(void **)&hs->demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
     const char *debug = getenv("WARPRACE_HOST_SITE_DEBUG");
     hs->debug = debug && debug[0] && strcmp(debug, "0") != 0;
     return hs;
@@ -185,7 +191,24 @@ static bool runtime_function(const char *f)
     }
     while (*f == '_')
         f++;
-    return has_prefix(f, "cuda");
+    /* nvcc's launch stubs: __device_stub__Z9histogramPKfPj */
+    return has_prefix(f, "cuda") || has_prefix(f, "device_stub_");
+}
+
+/* A CUDA header: cuda_runtime.h and its kin, crt/ (nvcc's launch stubs). */
+static bool runtime_header(const char *file)
+{
+    const char *slash = strrchr(file, '/');
+    return has_prefix(slash ? slash + 1 : file, "cuda_") || strstr(file, "/crt/") != NULL;
+}
+
+/* The host function nvcc generates for a __global__ one, which the
+ * program's <<<>>> calls: it has the kernel's name (mangled: the kernel's
+ * symbol; demangled as addr2line -C prints it). */
+static bool kernel_wrapper(const wrr_host_sites *hs, const char *fn)
+{
+    return hs->kernel && fn[0] &&
+           (strcmp(fn, hs->kernel) == 0 || (hs->kernel_plain && strcmp(fn, hs->kernel_plain) == 0));
 }
 
 static module *module_of(wrr_host_sites *hs, const Dl_info *info)
@@ -484,22 +507,24 @@ static void resolve_frame(wrr_host_sites *hs, frame *f, const Dl_info *info)
     const char *file = "", *fn = "";
     uint32_t line = 0;
     bool resolved = ask_resolver(hs, m, pc, &a);
+    bool skipped = false;
     if (resolved) {
         /* innermost first: the first frame that is not the runtime's own,
-         * inlined from its headers (cuda_runtime.h's templates) */
-        int i = 0;
-        for (;; i++) {
+         * inlined from its headers (cuda_runtime.h's templates, crt/), nor
+         * the launched kernel's host wrapper */
+        for (int i = 0; i < a.n; i++) {
             parse_where(a.where[i], &file, &line);
             fn = strcmp(a.fn[i], "??") == 0 ? "" : a.fn[i];
-            const char *slash = strrchr(file, '/');
-            bool header = has_prefix(slash ? slash + 1 : file, "cuda_");
-            if (i == a.n - 1 || !(header || (fn[0] && runtime_function(fn))))
+            skipped = runtime_header(file) || (fn[0] && runtime_function(fn)) ||
+                      kernel_wrapper(hs, fn);
+            if (!skipped)
                 break;
         }
     } else if (info->dli_sname) {
         fn = info->dli_sname;
+        skipped = runtime_function(fn) || kernel_wrapper(hs, fn);
     }
-    if (fn[0] && runtime_function(fn)) {
+    if (skipped) {
         f->cls = FRAME_RUNTIME;
         return;
     }
@@ -605,4 +630,20 @@ uint32_t wrr_host_site_trace_id(wrr_host_site *s, wrr_site_define_fn define, voi
     if (s && !s->site_id)
         s->site_id = define(ctx, s->file, s->line, s->function, s->pc);
     return s ? s->site_id : 0;
+}
+
+wrr_host_site *wrr_host_site_launching(wrr_host_sites *hs, const char *kernel)
+{
+    if (!hs)
+        return NULL;
+    int status = -1;
+    char *demangled = kernel && hs->demangle ? hs->demangle(kernel, NULL, NULL, &status) : NULL;
+    hs->kernel = status == 0 && demangled ? demangled : kernel;
+    hs->kernel_plain = kernel;
+    void *frames[MAX_FRAMES];
+    int n = backtrace(frames, MAX_FRAMES);
+    wrr_host_site *s = wrr_host_site_of(hs, frames, n);
+    hs->kernel = hs->kernel_plain = NULL;
+    free(demangled);
+    return s;
 }

@@ -54,6 +54,16 @@ void wrr_host_sites_free(wrr_host_sites *hs);
  * valid, and the same for the same call site, until wrr_host_sites_free. */
 wrr_host_site *wrr_host_site_here(wrr_host_sites *hs);
 
+/* The call site of a kernel launch (kernel: its symbol, as the launch
+ * names it): as wrr_host_site_here, and past the two functions nvcc
+ * generates for the <<<>>> syntax, the host function of the kernel's own
+ * name (found by its name, demangled with the program's __cxa_demangle
+ * where there is one) and its __device_stub_.  A return address is
+ * classified once, the first time it is seen: the same call instruction
+ * always launches the same kernel, so the wrapper it calls is that
+ * kernel's. */
+wrr_host_site *wrr_host_site_launching(wrr_host_sites *hs, const char *kernel);
+
 /* The same for a stack already captured (backtrace(3) return addresses,
  * innermost first): what wrr_host_site_here does after the capture. */
 wrr_host_site *wrr_host_site_of(wrr_host_sites *hs, void *const *frames, int count);

@@ -153,7 +153,7 @@ static struct {
     wr_event *early;
     size_t nearly, capearly;
     uint64_t early_lost;
-    wrr_host_sites *sites;        /* the program's call sites of copies */
+    wrr_host_sites *sites;        /* the program's call sites of copies and launches */
     uint64_t t_start;
     char error[512];
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .wlock = PTHREAD_MUTEX_INITIALIZER};
@@ -824,10 +824,15 @@ static int give_launch_data(const Sanitizer_LaunchData *d, uint32_t tag, wrs_lau
     return 0;
 }
 
-/* A launch's KERNEL_LAUNCH event, as launch `launch` on stream id `stream`. */
+/* A launch's KERNEL_LAUNCH event, as launch `launch` on stream id `stream`,
+ * with the program's call site (a graph node's: the graph's launch).
+ * G.lock held, the runtime ready. */
 static wr_event kernel_launch_event(const Sanitizer_LaunchData *d, uint32_t launch,
                                     uint32_t stream)
 {
+    if (!G.sites)
+        G.sites = wrr_host_sites_new();
+    wrr_host_site *site = wrr_host_site_launching(G.sites, d->functionName);
     pthread_mutex_lock(&G.wlock);
     uint32_t kid = wr_writer_kernel_once(G.w, d->functionName ? d->functionName : "");
     pthread_mutex_unlock(&G.wlock);
@@ -844,6 +849,7 @@ static wr_event kernel_launch_event(const Sanitizer_LaunchData *d, uint32_t laun
     ev.u.launch.cluster[1] = d->clusterDim_y ? d->clusterDim_y : 1;
     ev.u.launch.cluster[2] = d->clusterDim_z ? d->clusterDim_z : 1;
     ev.u.launch.stream = stream;
+    ev.site = G.ready ? wrr_host_site_trace_id(site, lk_site, NULL) : 0;
     return ev;
 }
 

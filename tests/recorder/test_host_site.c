@@ -10,6 +10,7 @@
 typedef struct probe {
     wrr_host_sites *hs;
     wrr_host_site *site;
+    const char *kernel;   /* what a launch callback says is launched */
 } probe;
 
 /* In the program but above the CUDA library frame: a recorder callback. */
@@ -62,6 +63,46 @@ __attribute__((noinline)) static void program_copies_through_a_header(probe *p)
     sink++;
 }
 
+/* A launch: <<<>>> calls the host function nvcc generates under the
+ * kernel's name, which calls its __device_stub_, which calls the runtime. */
+static void launch_callback(void *ctx)
+{
+    probe *p = ctx;
+    p->site = wrr_host_site_launching(p->hs, p->kernel);
+}
+
+__attribute__((noinline)) static void __device_stub_saxpy_kernel(probe *p)
+{
+    sink += cufake_call(launch_callback, p);
+}
+
+__attribute__((noinline)) static void saxpy_kernel(probe *p)
+{
+    __device_stub_saxpy_kernel(p);
+    sink++;
+}
+
+static inline __attribute__((always_inline)) void axpy_kernel(probe *p)
+{
+    __device_stub_saxpy_kernel(p);
+}
+
+static int launch_line, inlined_launch_line;
+
+__attribute__((noinline)) static void program_launches(probe *p)
+{
+    launch_line = __LINE__ + 1;
+    saxpy_kernel(p);
+    sink++;
+}
+
+__attribute__((noinline)) static void program_launches_inlined_wrapper(probe *p)
+{
+    inlined_launch_line = __LINE__ + 1;
+    axpy_kernel(p);
+    sink++;
+}
+
 static wrr_host_sites *sites_with(const char *addr2line)
 {
     if (addr2line)
@@ -81,7 +122,7 @@ static const char *base_name(const char *path)
 
 Test(host_site, names_the_programs_line_past_the_library_and_runtime_frames)
 {
-    probe p = {sites_with(NULL), NULL};
+    probe p = {sites_with(NULL), NULL, NULL};
     program_copies(&p);
     cr_assert_not_null(p.site);
     cr_expect_str_eq(base_name(p.site->file), "test_host_site.c");
@@ -103,7 +144,7 @@ Test(host_site, names_the_programs_line_past_the_library_and_runtime_frames)
 
 Test(host_site, a_runtime_headers_inlined_wrapper_is_not_the_site)
 {
-    probe p = {sites_with(NULL), NULL};
+    probe p = {sites_with(NULL), NULL, NULL};
     program_copies_through_a_header(&p);
     cr_assert_not_null(p.site);
     cr_expect_str_eq(base_name(p.site->file), "test_host_site.c");
@@ -111,9 +152,28 @@ Test(host_site, a_runtime_headers_inlined_wrapper_is_not_the_site)
     wrr_host_sites_free(p.hs);
 }
 
+Test(host_site, a_launch_is_named_past_the_kernels_wrapper_and_stub)
+{
+    probe p = {sites_with(NULL), NULL, "saxpy_kernel"};
+    program_launches(&p);
+    cr_assert_not_null(p.site);
+    cr_expect_str_eq(p.site->function, "program_launches");
+    cr_expect_eq(p.site->line, (uint32_t)launch_line);
+    wrr_host_sites_free(p.hs);
+}
+
+Test(host_site, a_launch_through_an_inlined_wrapper_is_named_past_it)
+{
+    probe p = {sites_with(NULL), NULL, "axpy_kernel"};
+    program_launches_inlined_wrapper(&p);
+    cr_assert_not_null(p.site);
+    cr_expect_eq(p.site->line, (uint32_t)inlined_launch_line);
+    wrr_host_sites_free(p.hs);
+}
+
 Test(host_site, one_call_site_is_one_site_and_another_is_another)
 {
-    probe p = {sites_with(NULL), NULL};
+    probe p = {sites_with(NULL), NULL, NULL};
     program_copies(&p);
     wrr_host_site *first = p.site;
     first->site_id = 7;
@@ -140,7 +200,7 @@ Test(host_site, a_stack_without_a_cuda_library_has_no_site)
 
 Test(host_site, without_addr2line_the_site_keeps_its_pc)
 {
-    probe named = {sites_with(NULL), NULL}, bare = {sites_with("none"), NULL};
+    probe named = {sites_with(NULL), NULL, NULL}, bare = {sites_with("none"), NULL, NULL};
     program_calls_the_library(&named);
     program_calls_the_library(&bare);
     cr_assert_not_null(named.site);
@@ -158,7 +218,7 @@ Test(host_site, without_addr2line_the_site_keeps_its_pc)
 Test(host_site, a_resolver_that_fails_is_counted_and_not_asked_again)
 {
     /* starts, reads nothing, exits: every answer is missing */
-    probe p = {sites_with("true"), NULL};
+    probe p = {sites_with("true"), NULL, NULL};
     program_calls_the_library(&p);
     cr_assert_not_null(p.site, "the site stands without names");
     cr_expect_str_eq(p.site->file, "");
@@ -166,7 +226,7 @@ Test(host_site, a_resolver_that_fails_is_counted_and_not_asked_again)
     program_copies_elsewhere(&p);
     cr_expect_eq(wrr_host_sites_resolver_failures(p.hs), 1);
     wrr_host_sites_free(p.hs);
-    probe missing = {sites_with("/nonexistent/addr2line"), NULL};
+    probe missing = {sites_with("/nonexistent/addr2line"), NULL, NULL};
     program_calls_the_library(&missing);
     cr_assert_not_null(missing.site);
     cr_expect_eq(wrr_host_sites_resolver_failures(missing.hs), 1);
