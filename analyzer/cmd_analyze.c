@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "demangle.h"
 #include "engine.h"
 #include "replay.h"
 #include "store_sqlite.h"
@@ -138,11 +139,15 @@ static const char *thread_str(char *buf, size_t n, const wr_race_access *a, cons
                               const wr_replay *rp)
 {
     char copy[128];
-    if (a->launch == 0 && a->block == UINT32_MAX)
+    if (a->launch == 0 && a->block == UINT32_MAX) {
         snprintf(buf, n, "the host, %s", copy_text(copy, sizeof copy, rp, a->seq));
-    else
+    } else {
+        char *readable = wr_demangle(kernel);
         snprintf(buf, n, "kernel %s (launch %" PRIu32 ") block %" PRIu32 " warp %" PRIu32
-                 " lane %" PRIu32, kernel, a->launch, a->block, a->warp, a->lane);
+                 " lane %" PRIu32, readable ? readable : kernel, a->launch, a->block, a->warp,
+                 a->lane);
+        free(readable);
+    }
     return buf;
 }
 
@@ -185,7 +190,7 @@ static const char *verdict_text(unsigned v)
 
 static void print_race(const wr_replay *rp, const wr_resolved_race *r)
 {
-    char t[2][160];
+    char t[2][1024];
     printf("==================\n");
     printf("WARNING: %s race (%s): %s/%s, %s", r->potential ? "potential" : "data",
            r->engine_name, wr_access_kind_name(r->kind[0]), wr_access_kind_name(r->kind[1]),
@@ -214,6 +219,12 @@ static void print_race(const wr_replay *rp, const wr_resolved_race *r)
             printf("trace position unknown\n");
         else
             printf("event #%" PRIu64 "\n", side[s]->seq);
+        const wr_replay_launch *l = host ? NULL : wr_replay_launch_of(rp, side[s]->launch);
+        if (l && l->site) {   /* where the host launched it */
+            char *at = wr_replay_site_name(rp, l->site);
+            printf("         launched at %s\n", at);
+            free(at);
+        }
     }
     if (r->example.space == WR_SPACE_DSMEM)   /* another block's shared word */
         printf("  example: shared address 0x%" PRIx32 " of block %" PRIu32 " (through dsmem)",

@@ -487,6 +487,7 @@ static uint8_t *scan_batch(wr_replay *rp, const wr_batch *b, uint64_t **launches
             memset(l, 0, sizeof *l);
             l->launch = ev->u.launch;
             l->seq = ev->seq;
+            l->site = ev->site;
             l->selected = true;
             if (rp->have_regex) {
                 const wr_kernel *k = wr_catalog_kernel(wr_reader_catalog(rp->reader),
@@ -907,6 +908,16 @@ static char *site_name(const wr_replay *rp, uint32_t id)
     if (s->function && s->function[0])
         return xasprintf("?:0:%s", s->function);
     return xstrdup("?");
+}
+
+const wr_replay_launch *wr_replay_launch_of(const wr_replay *rp, uint32_t launch)
+{
+    return find_launch(rp, launch);
+}
+
+char *wr_replay_site_name(const wr_replay *rp, uint32_t site)
+{
+    return site_name(rp, site);
 }
 
 /* A site as the identity names it: the file's base name and the line,

@@ -147,6 +147,7 @@ typedef struct wr_replay_stats {
 typedef struct wr_replay_launch {
     wr_launch launch;         /* as recorded */
     uint64_t seq;             /* trace position of the launch event */
+    uint32_t site;            /* the host call site of the launch, 0 = unknown */
     bool selected;            /* analysed (matches --kernels) */
     bool ended;               /* a KERNEL_END was seen */
 } wr_replay_launch;
@@ -206,6 +207,11 @@ const wr_header *wr_replay_header(const wr_replay *rp);
 const wr_engine_ops *const *wr_replay_table(const wr_replay *rp);
 /* Launches in trace order. */
 size_t wr_replay_launches(const wr_replay *rp, const wr_replay_launch **out);
+/* The launch of that id, or NULL. */
+const wr_replay_launch *wr_replay_launch_of(const wr_replay *rp, uint32_t launch);
+/* A source site's name as reports give it (file:line:function, pc:0x...,
+ * or "?"), malloc'd. */
+char *wr_replay_site_name(const wr_replay *rp, uint32_t site);
 /* LOST markers in trace order (at most the first 4096 are kept). */
 /* The host copy at trace position seq (a race side by "host copy"), or NULL
  * when there is none there or it is past the first 2^20 copies, which are

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "demangle.h"
 #include "gen.h"
 #include "replay.h"
 #include "store_sqlite.h"
@@ -949,10 +950,10 @@ Test(replay, cli_analyzes_a_text_trace)
 
 /* A race side that is a host copy says which copy: its direction, size and
  * stream, and its call site where the trace has one. */
-Test(replay, cli_report_describes_host_copies)
+Test(replay, cli_report_describes_host_copies_and_launch_sites)
 {
     static const char text[] = "alloc data global 64\n"
-                               "launch L1 k grid=1 block=32 stream=1\n"
+                               "launch L1 k grid=1 block=32 stream=1 @main.cu:7:main\n"
                                "st b0 w0 lane=0 data[0] @k.cu:5:k\n"
                                "copy.d2h src=data bytes=64 stream=2 async\n"
                                "kernel_end L1\n"
@@ -970,7 +971,60 @@ Test(replay, cli_report_describes_host_copies)
     cr_assert(strstr(out, "  write  at main.cu:9:main\n"
                           "         by the host, memset of 32 bytes on non-blocking stream 4,"),
               "%s", out);
+    /* a kernel side says where the host launched it, when the trace says */
+    cr_assert(strstr(out, "         by kernel k (launch 1) block 0 warp 0 lane 0, event #2\n"
+                          "         launched at main.cu:7:main\n"), "%s", out);
+    cr_assert(strstr(out, "         by kernel k (launch 2) block 0 warp 0 lane 0, event #6\n"
+                          "  write  at main.cu:9:main"), "launch 2 has no site:\n%s", out);
     free(out);
+    free(wrt);
+}
+
+Test(replay, kernel_names_read_as_their_source_spells_them)
+{
+    char *s = wr_demangle("_Z9histogramPKfPj");
+    if (wr_demangler_available())
+        cr_expect_str_eq(s, "histogram(float const*, unsigned int*)");
+    else
+        cr_expect_str_eq(s, "_Z9histogramPKfPj");
+    free(s);
+    s = wr_demangle("stencil");   /* a C kernel (extern "C"): its name as it is */
+    cr_expect_str_eq(s, "stencil");
+    free(s);
+    s = wr_demangle("_Znot_a_symbol");
+    cr_expect_str_eq(s, "_Znot_a_symbol");
+    free(s);
+    s = wr_demangle(NULL);
+    cr_expect_str_eq(s, "");
+    free(s);
+    /* the report reads them so; the race's identity keeps the symbol */
+    static const char text[] = "alloc hist global 64\n"
+                               "launch L1 _Z9histogramPKfPj grid=1 block=32 stream=1\n"
+                               "st b0 w0 lane=0 hist[0] @h.cu:5:histogram\n"
+                               "launch L2 _Z9histogramPKfPj grid=1 block=32 stream=2\n"
+                               "st b0 w0 lane=0 hist[0] @h.cu:5:histogram\n"
+                               "kernel_end L1\n"
+                               "kernel_end L2\n";
+    char *wrt = strdup(assemble_text("mangled", text));
+    const char *db = tpath("mangled.db");
+    unlink(db);
+    int rc;
+    char *out = analyze_capture((const char *[]){wrt, "--db", db, "--engines", "vc", NULL}, &rc);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, wr_demangler_available()
+                              ? "by kernel histogram(float const*, unsigned int*) (launch 1)"
+                              : "by kernel _Z9histogramPKfPj (launch 1)"),
+              "%s", out);
+    free(out);
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *q;
+    cr_assert_eq(sqlite3_prepare_v2(h, "SELECT identity FROM races", -1, &q, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+    cr_expect(strstr((const char *)sqlite3_column_text(q, 0), "_Z9histogramPKfPj"), "%s",
+              sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+    sqlite3_close(h);
     free(wrt);
 }
 

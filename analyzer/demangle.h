@@ -1,0 +1,23 @@
+/*
+ * Kernel names for reading: a C++ kernel's symbol (_Z9histogramPKfPj) as
+ * its source spells it (histogram(float const*, unsigned int*)).
+ *
+ * Display only: a race's identity, the database and --kernels keep the
+ * symbol, which is what every run of the same program records.  The
+ * demangler is the C++ runtime's own (__cxa_demangle from libstdc++,
+ * loaded when first needed); where there is none, names stay as recorded.
+ */
+#ifndef WARPRACE_ANALYZER_DEMANGLE_H
+#define WARPRACE_ANALYZER_DEMANGLE_H
+
+#include <stdbool.h>
+
+/* The readable form of name, malloc'd: demangled when name is a C++
+ * symbol the demangler takes, else a copy of name.  NULL only when out of
+ * memory. */
+char *wr_demangle(const char *name);
+
+/* Whether a demangler was found (it is looked for once). */
+bool wr_demangler_available(void);
+
+#endif
