@@ -13,8 +13,8 @@ WITH x AS (SELECT races.* FROM races JOIN complete_runs r ON r.id = races.run_id
 per AS (SELECT identity, site_a, site_b, kernel_a, kernel_b, max(count) AS occ
         FROM x GROUP BY identity)
 SELECT p.site_a, p.site_b,
-       CASE WHEN p.kernel_a = p.kernel_b THEN p.kernel_a
-            ELSE p.kernel_a || ' / ' || p.kernel_b END AS kernel,
+       CASE WHEN p.kernel_a = p.kernel_b THEN wr_demangle(p.kernel_a)
+            ELSE wr_demangle(p.kernel_a) || ' / ' || wr_demangle(p.kernel_b) END AS kernel,
        count(*) AS races,
        (SELECT count(DISTINCT engine) FROM x
         WHERE x.site_a = p.site_a AND x.site_b = p.site_b
@@ -31,7 +31,7 @@ WITH x AS (SELECT races.* FROM races JOIN complete_runs r ON r.id = races.run_id
 per AS (SELECT identity, max(count) AS occ FROM x GROUP BY identity),
 kid AS (SELECT kernel_a AS kernel, identity FROM x
         UNION SELECT kernel_b, identity FROM x)
-SELECT k.kernel,
+SELECT wr_demangle(k.kernel) AS kernel,
        count(*) AS races,
        (SELECT count(DISTINCT engine) FROM x
         WHERE x.kernel_a = k.kernel OR x.kernel_b = k.kernel) AS engines,

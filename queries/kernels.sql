@@ -3,7 +3,7 @@
 -- param: run=latest  the run: id, name or 'latest'
 --
 -- A race between two launches counts for both kernels ('host' stands for
--- host copies).  races counts distinct identities over all engines; the class
+-- host copies; names demangled for reading).  races counts distinct identities over all engines; the class
 -- columns split them; engines is how many engines found any.
 WITH
 x AS (SELECT races.* FROM races JOIN complete_runs r ON r.id = races.run_id
@@ -12,7 +12,7 @@ kid AS (SELECT kernel_a AS kernel, identity, race_class, potential, engine FROM 
         UNION SELECT kernel_b, identity, race_class, potential, engine FROM x),
 k AS (SELECT kernel FROM launches l JOIN complete_runs r ON r.id = l.run_id WHERE r.id = :run
       UNION SELECT kernel FROM kid)
-SELECT k.kernel,
+SELECT wr_demangle(k.kernel) AS kernel,
        (SELECT count(*) FROM launches l WHERE l.run_id = :run AND l.kernel = k.kernel) AS launches,
        (SELECT group_concat(grid || ' x ' || block, '; ') FROM
           (SELECT DISTINCT grid, block FROM launches l

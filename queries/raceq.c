@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "demangle.h"
 #include "rq.h"
 #include "suppress.h"
 #include "warprace_version.h"
@@ -65,6 +66,23 @@ static void sql_suppressed(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     for (int i = 0; i < 4; i++)
         v[i] = (const char *)sqlite3_value_text(argv[i]);
     sqlite3_result_int(ctx, wr_suppressions_match(sqlite3_user_data(ctx), v[0], v[1], v[2], v[3]) >= 0);
+}
+
+/* wr_demangle(name): a kernel's symbol as its source spells it
+ * (analyzer/demangle.h); a name that is no C++ symbol as it is. */
+static void sql_demangle(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;   /* registered with 1 */
+    const char *name = (const char *)sqlite3_value_text(argv[0]);
+    if (!name) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    char *readable = wr_demangle(name);
+    if (!readable)
+        sqlite3_result_error_nomem(ctx);
+    else
+        sqlite3_result_text(ctx, readable, -1, free);
 }
 
 /* Every report reads `races` unqualified: a TEMP view of that name, which
@@ -122,6 +140,8 @@ static sqlite3 *open_db(const char *path)
         return NULL;
     }
     sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);     /* no ATTACH of other files */
+    sqlite3_create_function(db, "wr_demangle", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_demangle, NULL, NULL);
     sqlite3_busy_timeout(db, 5000);                  /* an analysis may be writing */
     sqlite3_exec(db, "PRAGMA query_only = 1", NULL, NULL, NULL);
 

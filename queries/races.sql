@@ -5,7 +5,7 @@
 --
 -- One row per race identity per engine (and per scope verdict for scoped).
 -- kernel is "k" or "k_a / k_b" for races between two launches (host = a host
--- copy).  example is the first occurrence (lowest trace position): address
+-- copy), demangled for reading (wr_demangle; the identity keeps the symbol).  example is the first occurrence (lowest trace position): address
 -- space, address, allocation+offset (another block's shared word, reached
 -- through distributed shared memory: its offset and owner block); thread_a/thread_b are the two threads:
 -- L launch B block W warp, lane, @ trace position ('@?' where fsm or
@@ -15,8 +15,8 @@
 -- sarif is made for.
 SELECT x.engine,
        x.race_class,
-       CASE WHEN x.kernel_a = x.kernel_b THEN x.kernel_a
-            ELSE x.kernel_a || ' / ' || x.kernel_b END AS kernel,
+       CASE WHEN x.kernel_a = x.kernel_b THEN wr_demangle(x.kernel_a)
+            ELSE wr_demangle(x.kernel_a) || ' / ' || wr_demangle(x.kernel_b) END AS kernel,
        x.site_a, x.kind_a, x.site_b, x.kind_b,
        x.scope_verdict,
        x.potential,

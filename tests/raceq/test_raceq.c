@@ -11,6 +11,7 @@
  * and review the diff (git diff tests/raceq/golden) before committing.
  */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -735,6 +736,37 @@ Test(raceq, reports_on_a_database_from_warprace_analyze)
     cr_assert(strstr(r.out, "fixed,racy,inter-block,racy.cu:10:racy,write,racy.cu:20:racy,read,"),
               "%s", r.out);
     run_free(&r);
+}
+
+/* Reports print a C++ kernel's name demangled (wr_demangle, also for
+ * `raceq sql`); the race's identity, which diff compares, keeps the symbol. */
+Test(raceq, reports_demangle_kernel_names_identities_keep_the_symbol)
+{
+    void *cxx = dlopen("libstdc++.so.6", RTLD_LAZY);
+    const char *shown = cxx ? "histogram(float const*, unsigned int*)" : "_Z9histogramPKfPj";
+    char db[700];
+    snprintf(db, sizeof db, "%s/mangled.db", g_dir);
+    analyze(db, "mangled", "mangled");
+    static const char *const reports[] = {"races", "kernels", "hotspots"};
+    for (size_t i = 0; i < 3; i++) {
+        run r = RQ(db, reports[i], "-f", "json");
+        cr_assert_eq(r.status, 0, "%s: %s", reports[i], r.err);
+        cr_expect(strstr(r.out, shown), "%s:\n%s", reports[i], r.out);
+        cr_expect(!cxx || !strstr(r.out, "_Z9histogramPKfPj"), "%s:\n%s", reports[i], r.out);
+        run_free(&r);
+    }
+    run r = RQ(db, "sql", "SELECT identity, wr_demangle(kernel_a) AS k FROM races LIMIT 1", "-f",
+               "csv");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "_Z9histogramPKfPj|_Z9histogramPKfPj|"), "%s", r.out);
+    cr_expect(strstr(r.out, shown), "%s", r.out);
+    run_free(&r);
+    r = RQ(db, "sql", "SELECT wr_demangle('stencil') || wr_demangle('_Zbad') AS k", "-f", "csv");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "stencil_Zbad"), "not C++ symbols: as they are\n%s", r.out);
+    run_free(&r);
+    if (cxx)
+        dlclose(cxx);
 }
 
 /* A race on another block's shared word (through DSMEM) names the word by
