@@ -33,8 +33,12 @@ char *wr_demangle(const char *name)
 {
     if (!name)
         name = "";
-    /* only a mangled C++ name: "_Z..."; a C kernel's name is its source's */
-    if (strncmp(name, "_Z", 2) == 0 && wr_demangler_available()) {
+    /* only a mangled C++ name: "_Z..."; a C kernel's name is its source's.
+     * A name comes from a trace, which may be corrupt or crafted: past
+     * WR_DEMANGLE_MAX it is shown as it is, so the demangler's work and
+     * recursion stay bounded whatever the file holds. */
+    if (strncmp(name, "_Z", 2) == 0 && strnlen(name, WR_DEMANGLE_MAX + 1) <= WR_DEMANGLE_MAX &&
+        wr_demangler_available()) {
         int status = -1;
         char *readable = demangler(name, NULL, NULL, &status);
         if (status == 0 && readable)

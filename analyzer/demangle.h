@@ -12,9 +12,12 @@
 
 #include <stdbool.h>
 
+/* Names longer than this are not demangled. */
+#define WR_DEMANGLE_MAX 4096
+
 /* The readable form of name, malloc'd: demangled when name is a C++
- * symbol the demangler takes, else a copy of name.  NULL only when out of
- * memory. */
+ * symbol the demangler takes (and at most WR_DEMANGLE_MAX bytes), else a
+ * copy of name.  NULL only when out of memory. */
 char *wr_demangle(const char *name);
 
 /* Whether a demangler was found (it is looked for once). */

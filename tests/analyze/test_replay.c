@@ -997,6 +997,17 @@ Test(replay, kernel_names_read_as_their_source_spells_them)
     s = wr_demangle(NULL);
     cr_expect_str_eq(s, "");
     free(s);
+    /* a crafted name from a corrupt trace: deep nesting, shown as it is */
+    size_t n = 200000;
+    char *deep = malloc(n + 1);
+    memcpy(deep, "_Z1f", 4);
+    for (size_t i = 4; i < n; i++)
+        deep[i] = "PA1_"[i % 4];
+    deep[n] = 0;
+    s = wr_demangle(deep);
+    cr_expect_str_eq(s, deep);
+    free(s);
+    free(deep);
     /* the report reads them so; the race's identity keeps the symbol */
     static const char text[] = "alloc hist global 64\n"
                                "launch L1 _Z9histogramPKfPj grid=1 block=32 stream=1\n"
