@@ -10,6 +10,7 @@ static const wr_command commands[] = {
     /* WR_COMMAND_TABLE */
     {"analyze", "replay a trace through the race engines, store the findings in SQLite", wr_cmd_analyze},
     {"asm", "assemble a text trace (formats/TEXT.md) into a .wrt file", wr_cmd_asm},
+    {"check", "run a CUDA program, record it and print its races (record, then analyze)", wr_cmd_check},
     {"dump", "print a .wrt trace as text (formats/TEXT.md)", wr_cmd_dump},
     {"info", "header, kernels, allocations, chunks, sizes, integrity of a trace", wr_cmd_info},
     {"record", "run a CUDA program and record its trace (needs a CUDA build)", wr_cmd_record},
