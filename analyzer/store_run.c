@@ -14,6 +14,7 @@ typedef struct run_storage {
     char engine_list[WR_REPLAY_MAX_ENGINES * 16];
     wr_store_launch *launches;
     char **kernel_names;   /* allocated names for launches without one */
+    char **site_names;     /* each launch's host call site, allocated */
     wr_alloc *allocs;
 } run_storage;
 
@@ -72,7 +73,8 @@ void wr_store_run_from_replay(wr_store_run *run, const wr_replay *rp, const char
     size_t nl = wr_replay_launches(rp, &l);
     ps->launches = calloc(nl ? nl : 1, sizeof *ps->launches);
     ps->kernel_names = calloc(nl ? nl : 1, sizeof *ps->kernel_names);
-    if (!ps->launches || !ps->kernel_names)
+    ps->site_names = calloc(nl ? nl : 1, sizeof *ps->site_names);
+    if (!ps->launches || !ps->kernel_names || !ps->site_names)
         abort();
     for (size_t i = 0; i < nl; i++) {
         wr_store_launch *sl = &ps->launches[i];
@@ -89,6 +91,9 @@ void wr_store_run_from_replay(wr_store_run *run, const wr_replay *rp, const char
         memcpy(sl->block, l[i].launch.block_dim, sizeof sl->block);
         sl->shared_bytes = l[i].launch.shared_bytes;
         sl->stream = l[i].launch.stream;
+        if (l[i].site)
+            ps->site_names[i] = wr_replay_site_name(rp, l[i].site);
+        sl->site = ps->site_names[i] ? ps->site_names[i] : "";
     }
     run->launch = ps->launches;
     run->nlaunches = nl;
@@ -114,9 +119,12 @@ void wr_store_run_release(wr_store_run *run)
     run_storage *ps = run->priv_;
     if (!ps)
         return;
-    for (size_t i = 0; i < run->nlaunches; i++)
+    for (size_t i = 0; i < run->nlaunches; i++) {
         free(ps->kernel_names[i]);
+        free(ps->site_names[i]);
+    }
     free(ps->kernel_names);
+    free(ps->site_names);
     free(ps->launches);
     free(ps->allocs);
     free(ps);

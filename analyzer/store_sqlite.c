@@ -63,6 +63,42 @@ static int query_int(sqlite3 *db, const char *sql, int64_t *out)
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* What turns version N - 1 into version N (schema.sql, "Versions"). */
+static const char *const upgrade_sql[] = {
+    [2] = "ALTER TABLE launches ADD COLUMN site TEXT NOT NULL DEFAULT '';",
+};
+
+/* An older database brought to version `want`, all in one transaction:
+ * it is either upgraded or left as it was. */
+static int upgrade(sqlite3 *db, const char *path, int have, int want, wr_error *err)
+{
+    int n = (int)(sizeof upgrade_sql / sizeof upgrade_sql[0]);
+    char *msg = NULL;
+    int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
+    for (int v = have + 1; v <= want && rc == SQLITE_OK; v++) {
+        if (v >= n || !upgrade_sql[v]) {
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            set_err(err, "%s: database schema version %d, this warprace uses version %d and "
+                         "cannot upgrade it", path, have, want);
+            return -1;
+        }
+        rc = sqlite3_exec(db, upgrade_sql[v], NULL, NULL, &msg);
+    }
+    char set[160];
+    snprintf(set, sizeof set, "UPDATE meta SET value = '%d' WHERE key = 'schema_version';"
+                              "PRAGMA user_version = %d; COMMIT", want, want);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, set, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        set_err(err, "%s: cannot upgrade the database from schema version %d to %d: %s", path,
+                have, want, msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
+    return 0;
+}
+
 wr_store *wr_store_open(const char *path, wr_error *err)
 {
     sqlite3 *db = NULL;
@@ -88,7 +124,7 @@ wr_store *wr_store_open(const char *path, wr_error *err)
             sqlite3_close(db);
             return NULL;
         }
-    } else if (have != want) {
+    } else if (have < 1 || have > want) {
         set_err(err, "%s: database schema version %" PRId64 ", this warprace uses version %d%s",
                 path, have, want, have == 0 ? " (not a warprace database?)" : "");
         sqlite3_close(db);
@@ -106,6 +142,10 @@ wr_store *wr_store_open(const char *path, wr_error *err)
         }
         if (!ok) {
             set_err(err, "%s: not a warprace database (no meta.application = 'warprace')", path);
+            sqlite3_close(db);
+            return NULL;
+        }
+        if (have < want && upgrade(db, path, (int)have, want, err) != 0) {
             sqlite3_close(db);
             return NULL;
         }
@@ -273,7 +313,7 @@ int64_t wr_store_write_run(wr_store *s, const wr_store_run *run, wr_error *err)
     sqlite3_finalize(st);
 
     st = prep(&w, "INSERT OR REPLACE INTO launches(run_id, launch, kernel, grid, block,"
-                  " shared_bytes, stream) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+                  " shared_bytes, stream, site) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     for (size_t i = 0; i < run->nlaunches && !w.failed; i++) {
         const wr_store_launch *l = &run->launch[i];
         char grid[48], block[48];
@@ -286,6 +326,7 @@ int64_t wr_store_write_run(wr_store *s, const wr_store_run *run, wr_error *err)
         bt(st, 5, block);
         bi(st, 6, l->shared_bytes);
         bi(st, 7, l->stream);
+        bt(st, 8, l->site ? l->site : "");
         step(&w, st);
     }
     sqlite3_finalize(st);

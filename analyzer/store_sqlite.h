@@ -41,6 +41,7 @@ typedef struct wr_store_launch {
     const char *kernel;
     uint32_t grid[3], block[3];
     uint32_t shared_bytes, stream;
+    const char *site;              /* the host call site's name; "" or NULL unknown */
 } wr_store_launch;
 
 typedef struct wr_store_run {

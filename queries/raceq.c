@@ -117,6 +117,28 @@ static int is_command(const char *s)
 
 /* ---- the database ---- */
 
+/* A database of an older version read as the current one: a TEMP view of
+ * each changed table, which SQLite finds before main's, gives the columns
+ * added since as empty.  The file is not written. */
+static int older_schema_views(sqlite3 *db, const char *path, int version)
+{
+    char *msg = NULL;
+    int rc = SQLITE_OK;
+    if (version < 2)   /* launches.site */
+        rc = sqlite3_exec(db,
+                          "PRAGMA query_only = 0;"
+                          "CREATE TEMP VIEW launches AS SELECT *, '' AS site FROM main.launches;"
+                          "PRAGMA query_only = 1;",
+                          NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        fprintf(stderr, "raceq: %s: cannot read schema version %d: %s\n", path, version,
+                msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
 static sqlite3 *open_db(const char *path)
 {
     struct stat st;
@@ -169,11 +191,15 @@ static sqlite3 *open_db(const char *path)
         sqlite3_close(db);
         return NULL;
     }
-    if (version != RQ_SCHEMA_VERSION) {
+    if (version < RQ_SCHEMA_OLDEST || version > RQ_SCHEMA_VERSION) {
         fprintf(stderr, "raceq: %s has the wrong schema version: expected %d, found %d (%s)\n",
                 path, RQ_SCHEMA_VERSION, version,
                 version > RQ_SCHEMA_VERSION ? "written by a newer warprace; upgrade raceq"
                                             : "written by an older warprace; analyze the trace again");
+        sqlite3_close(db);
+        return NULL;
+    }
+    if (version < RQ_SCHEMA_VERSION && older_schema_views(db, path, version) != 0) {
         sqlite3_close(db);
         return NULL;
     }

@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <sqlite3.h>
 
-#define RQ_SCHEMA_VERSION 1
+#define RQ_SCHEMA_VERSION 2
+/* The oldest version raceq reads (the columns added since read as empty:
+ * raceq.c, older_schema_views). */
+#define RQ_SCHEMA_OLDEST 1
 
 /* Exit statuses. */
 enum { RQ_OK = 0, RQ_FOUND = 1, RQ_USAGE = 2 };

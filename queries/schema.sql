@@ -1,4 +1,4 @@
--- warprace findings database, schema version 1.
+-- warprace findings database, schema version 2.
 -- Written by `warprace analyze` (analyzer/store_sqlite.c), read by `raceq`.
 -- A run row is inserted with status 'running' inside the same transaction
 -- that writes its races and is committed with status 'complete': an
@@ -6,14 +6,18 @@
 -- never a half-written run that looks complete.
 -- Versioning: PRAGMA user_version holds the schema version; meta holds the
 -- application id.  A reader refuses another version with a message naming both.
-PRAGMA user_version = 1;
+-- Versions: 1 (the first); 2 (2026-11-27) adds launches.site.  `warprace
+-- analyze` upgrades a version-1 database in place when it writes to it
+-- (analyzer/store_sqlite.c: ALTER TABLE launches ADD COLUMN site), and raceq
+-- reads one as it is (its launches have no site).
+PRAGMA user_version = 2;
 
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
 INSERT OR IGNORE INTO meta(key, value) VALUES ('application', 'warprace'),
-                                             ('schema_version', '1');
+                                             ('schema_version', '2');
 
 CREATE TABLE IF NOT EXISTS runs (
     id               INTEGER PRIMARY KEY,
@@ -62,6 +66,7 @@ CREATE TABLE IF NOT EXISTS launches (
     block         TEXT NOT NULL,
     shared_bytes  INTEGER NOT NULL,
     stream        INTEGER NOT NULL,  -- the recorder's id: 0 legacy default, >= 2^31 non-blocking (FORMAT.md)
+    site          TEXT NOT NULL DEFAULT '',  -- where the host launched it (file:line:function); '' unknown (v2)
     PRIMARY KEY (run_id, launch)
 );
 

@@ -75,7 +75,8 @@ static wr_store_engine engines[2] = {
     {.name = "scoped", .seconds = 0.25, .shadow_words = 90, .races = 1, .occurrences = 1},
 };
 static wr_store_launch launches[2] = {
-    {.launch = 1, .kernel = "stencil", .grid = {4, 1, 1}, .block = {128, 1, 1}, .stream = 0},
+    {.launch = 1, .kernel = "stencil", .grid = {4, 1, 1}, .block = {128, 1, 1}, .stream = 0,
+     .site = "app.cu:40:main"},
     {.launch = 2, .kernel = "reduce", .grid = {2, 2, 1}, .block = {64, 1, 1}, .stream = 7},
 };
 static wr_alloc allocs[1] = {{.id = 1, .base = 0x1000, .size = 4096, .space = 0, .name = "buf"}};
@@ -138,7 +139,10 @@ Test(store, creates_schema_and_writes_a_complete_run)
     wr_store_close(s);
 
     cr_assert_eq(q_int(db, "PRAGMA user_version"), wr_store_schema_version());
-    cr_assert_eq(wr_store_schema_version(), 1);
+    cr_assert_eq(wr_store_schema_version(), 2);
+    char *site = q_text(db, "SELECT group_concat(site, '|') FROM launches ORDER BY launch");
+    cr_assert_str_eq(site, "app.cu:40:main|", "a launch's site, or '' where there is none");
+    free(site);
     cr_assert_eq(q_int(db, "SELECT count(*) FROM runs WHERE status = 'complete'"), 1);
     cr_assert_eq(q_int(db, "SELECT count(*) FROM complete_runs"), 1);
     cr_assert_eq(q_int(db, "SELECT lost_events FROM runs"), 3);
@@ -230,8 +234,36 @@ Test(store, refuses_other_schema_version)
     s = wr_store_open(db, &err);
     cr_assert_null(s);
     cr_assert(strstr(err.msg, "version 7"), "%s", err.msg);
-    cr_assert(strstr(err.msg, "version 1"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "version 2"), "%s", err.msg);
     cr_assert(strstr(err.msg, db), "%s", err.msg);
+}
+
+/* A version-1 database (no launches.site) is upgraded in place when a run
+ * is written to it; its runs stay. */
+Test(store, upgrades_a_version_1_database)
+{
+    char *db = path_in("v1.db");
+    wr_error err;
+    wr_store *s = wr_store_open(db, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    wr_store_run run = make_run(0);
+    cr_assert_gt(wr_store_write_run(s, &run, &err), 0, "%s", err.msg);
+    wr_store_close(s);
+    /* as version 1 wrote it */
+    exec_sql(db, "ALTER TABLE launches DROP COLUMN site; PRAGMA user_version = 1;"
+                 "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+    s = wr_store_open(db, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    cr_assert_gt(wr_store_write_run(s, &run, &err), 0, "%s", err.msg);
+    wr_store_close(s);
+    cr_assert_eq(q_int(db, "PRAGMA user_version"), 2);
+    char *v = q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+    cr_assert_str_eq(v, "2");
+    free(v);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM complete_runs"), 2, "the old run stays");
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM launches WHERE site = 'app.cu:40:main'"), 1,
+                 "the new run's launch has its site, the old one's is empty");
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM launches WHERE site = ''"), 3);
 }
 
 Test(store, refuses_foreign_database)

@@ -41,16 +41,18 @@ INSERT INTO runs (id, name, status, started_at, finished_at, analyzer_version,
   '--engines vc --threads 1', 152340, 98112, 3139584, 7, 0, 0,
   0.125, 0.5, 20971520);
 
-INSERT INTO launches (run_id, launch, kernel, grid, block, shared_bytes, stream)
-SELECT r.id, l.launch, l.kernel, l.grid, l.block, l.shared_bytes, l.stream
+-- the stencil is launched from two lines; the launches of listing3 and
+-- producer_consumer have no site (a trace that does not say)
+INSERT INTO launches (run_id, launch, kernel, grid, block, shared_bytes, stream, site)
+SELECT r.id, l.launch, l.kernel, l.grid, l.block, l.shared_bytes, l.stream, l.site
 FROM (SELECT 1 AS id UNION ALL SELECT 2 UNION ALL SELECT 4) r,
-     (SELECT 1 AS launch, 'stencil' AS kernel, '64,1,1' AS grid, '256,1,1' AS block, 0 AS shared_bytes, 0 AS stream
-      UNION ALL SELECT 2, 'stencil', '64,1,1', '256,1,1', 0, 0
-      UNION ALL SELECT 3, 'histogram', '32,1,1', '128,1,1', 1024, 0
-      UNION ALL SELECT 4, 'reduce', '16,1,1', '256,1,1', 1024, 1
-      UNION ALL SELECT 5, 'update', '8,1,1', '64,1,1', 0, 0
-      UNION ALL SELECT 6, 'listing3', '1,1,1', '64,1,1', 0, 0
-      UNION ALL SELECT 7, 'producer_consumer', '2,1,1', '32,1,1', 0, 1) l;
+     (SELECT 1 AS launch, 'stencil' AS kernel, '64,1,1' AS grid, '256,1,1' AS block, 0 AS shared_bytes, 0 AS stream, 'demo.cu:80:main' AS site
+      UNION ALL SELECT 2, 'stencil', '64,1,1', '256,1,1', 0, 0, 'demo.cu:91:main'
+      UNION ALL SELECT 3, 'histogram', '32,1,1', '128,1,1', 1024, 0, 'demo.cu:95:main'
+      UNION ALL SELECT 4, 'reduce', '16,1,1', '256,1,1', 1024, 1, 'demo.cu:97:main'
+      UNION ALL SELECT 5, 'update', '8,1,1', '64,1,1', 0, 0, 'demo.cu:99:main'
+      UNION ALL SELECT 6, 'listing3', '1,1,1', '64,1,1', 0, 0, ''
+      UNION ALL SELECT 7, 'producer_consumer', '2,1,1', '32,1,1', 0, 1, '') l;
 
 INSERT INTO allocations (run_id, alloc_id, name, space, base, size)
 SELECT r.id, a.alloc_id, a.name, a.space, a.base + r.shift, a.size

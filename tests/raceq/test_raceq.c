@@ -506,7 +506,7 @@ Test(raceq, error_wrong_schema_version)
     sqlite3_close(db);
     run r = RQ(g_db);
     cr_assert_eq(r.status, 2);
-    cr_assert(strstr(r.err, "expected 1, found 7"), "%s", r.err);
+    cr_assert(strstr(r.err, "expected 2, found 7"), "%s", r.err);
     run_free(&r);
 }
 
@@ -767,6 +767,43 @@ Test(raceq, reports_demangle_kernel_names_identities_keep_the_symbol)
     run_free(&r);
     if (cxx)
         dlclose(cxx);
+}
+
+/* kernels says where each kernel was launched (launches.site, schema
+ * version 2); a version-1 database, which has no such column, still reads,
+ * without the sites, and is not written. */
+Test(raceq, kernels_name_launch_sites_and_version_1_databases_still_read)
+{
+    char db[700];
+    snprintf(db, sizeof db, "%s/sites.db", g_dir);
+    analyze(db, "mangled", "mangled");
+    run r = RQ(db, "kernels", "-f", "csv");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "launched_at"), "%s", r.out);
+    cr_expect(strstr(r.out, ",main.cu:12:main,"), "%s", r.out);
+    run_free(&r);
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(h, "ALTER TABLE launches DROP COLUMN site; PRAGMA user_version = 1;"
+                                 "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+                              NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+    static const char *const reports[] = {"summary", "races", "hotspots", "engines", "kernels",
+                                          "allocations", "runs"};
+    for (size_t i = 0; i < sizeof reports / sizeof reports[0]; i++) {
+        r = RQ(db, reports[i], "-f", "csv");
+        cr_expect_eq(r.status, 0, "%s on version 1: %s", reports[i], r.err);
+        if (!strcmp(reports[i], "kernels"))
+            cr_expect_null(strstr(r.out, "main.cu:12:main"), "%s", r.out);
+        run_free(&r);
+    }
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *q;
+    cr_assert_eq(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+    cr_expect_eq(sqlite3_column_int(q, 0), 1, "raceq does not upgrade a database");
+    sqlite3_finalize(q);
+    sqlite3_close(h);
 }
 
 /* A race on another block's shared word (through DSMEM) names the word by
