@@ -162,6 +162,15 @@ static uint32_t lk_site(void *ctx, const char *file, uint32_t line, const char *
     return id;
 }
 
+/* The program's call sites, looked up from its first copy or launch on.
+ * R.lock held. */
+static wrr_host_sites *host_sites(void)
+{
+    if (!R.sites)
+        R.sites = wrr_host_sites_new();
+    return R.sites;
+}
+
 /* Site descriptors and strings live in device memory: read them on the
  * auxiliary non-blocking stream, which a running (possibly back-pressured)
  * kernel does not block. */
@@ -495,9 +504,7 @@ void wrr_rt_launch_begin(CUfunction f, const char *name, const unsigned grid[3],
     }
     ev.u.launch.shared_bytes = dyn_shared + (unsigned)static_shared;
     ev.u.launch.stream = handle_id(stream, 0);
-    if (!R.sites)
-        R.sites = wrr_host_sites_new();
-    ev.site = wrr_host_site_trace_id(wrr_host_site_launching(R.sites, name), lk_site, NULL);
+    ev.site = wrr_host_site_trace_id(wrr_host_site_launching(host_sites(), name), lk_site, NULL);
     R.open_launch = ev.u.launch.launch;
     R.open_stream = ev.u.launch.stream;
     R.launches++;
@@ -601,9 +608,7 @@ void wrr_rt_copy_region(wrr_copy_side dst, wrr_copy_side src, uint64_t width, ui
     uint32_t sid = handle_id(stream, 0);
     if (!async)
         flush_ends(sid);   /* a synchronous copy waits for its stream */
-    if (!R.sites)
-        R.sites = wrr_host_sites_new();
-    uint32_t site = wrr_host_site_trace_id(wrr_host_site_here(R.sites), lk_site, NULL);
+    uint32_t site = wrr_host_site_trace_id(wrr_host_site_here(host_sites()), lk_site, NULL);
     wrr_copy_events(dst, src, width, height, depth, kind, sid, async, site, post_cb, NULL);
     pthread_mutex_unlock(&R.lock);
 }

@@ -236,6 +236,15 @@ static uint32_t lk_site(void *ctx, const char *file, uint32_t line, const char *
     return id;
 }
 
+/* The program's call sites, looked up from its first copy or launch on.
+ * G.lock held. */
+static wrr_host_sites *host_sites(void)
+{
+    if (!G.sites)
+        G.sites = wrr_host_sites_new();
+    return G.sites;
+}
+
 /* ---- configuration and the runtime --------------------------------------------- */
 
 static int configure(void)
@@ -830,9 +839,7 @@ static int give_launch_data(const Sanitizer_LaunchData *d, uint32_t tag, wrs_lau
 static wr_event kernel_launch_event(const Sanitizer_LaunchData *d, uint32_t launch,
                                     uint32_t stream)
 {
-    if (!G.sites)
-        G.sites = wrr_host_sites_new();
-    wrr_host_site *site = wrr_host_site_launching(G.sites, d->functionName);
+    wrr_host_site *site = wrr_host_site_launching(host_sites(), d->functionName);
     pthread_mutex_lock(&G.wlock);
     uint32_t kid = wr_writer_kernel_once(G.w, d->functionName ? d->functionName : "");
     pthread_mutex_unlock(&G.wlock);
@@ -1024,9 +1031,7 @@ static void host_event(wr_event *ev)
  * ordinal, which post_early turns into the id.  G.lock held. */
 static uint32_t copy_site(void)
 {
-    if (!G.sites)
-        G.sites = wrr_host_sites_new();
-    wrr_host_site *s = wrr_host_site_here(G.sites);
+    wrr_host_site *s = wrr_host_site_here(host_sites());
     if (!s)
         return 0;
     return G.ready ? wrr_host_site_trace_id(s, lk_site, NULL) : s->ordinal;
