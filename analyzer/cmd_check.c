@@ -5,7 +5,8 @@
  * `warprace analyze` of that trace: each option goes to the command it
  * belongs to, and both print what they print on their own.  The trace is a
  * temporary file unless --keep names one; the database is written only
- * where --db (or --keep, beside the trace) asks for it.
+ * where --db (or --keep, beside the trace) asks for it, the run named after
+ * the program (or the kept trace) unless --name says otherwise.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -32,6 +33,8 @@ static const char check_usage[] =
     "  --keep FILE   keep the trace as FILE (default: a temporary file, removed\n"
     "                after the analysis); the database then goes beside it, as\n"
     "                warprace analyze puts it, unless --db or --no-db says otherwise\n"
+    "A run stored in a database is named after PROGRAM (after FILE with --keep)\n"
+    "unless --name says otherwise.\n"
     "  -h, --help    this text\n"
     "Without --keep and --db, nothing is written but the report.\n"
     "\n"
@@ -94,7 +97,7 @@ int wr_cmd_check(int argc, char **argv)
     }
     int nrec = 0, nana = 0, rc = 2;
     const char *keep = NULL;
-    bool db_chosen = false;
+    bool db_chosen = false, named = false;
     char trace[4096] = "";
     rec[nrec++] = "record";
     rec[nrec++] = "-o";
@@ -134,6 +137,7 @@ int wr_cmd_check(int argc, char **argv)
             value = argv[++i];
         }
         db_chosen = db_chosen || !strcmp(r->name, "--db") || !strcmp(r->name, "--no-db");
+        named = named || !strcmp(r->name, "--name");
         if (r->to_record) {
             rec[nrec++] = argv[value ? i - 1 : i];
             if (value)
@@ -164,6 +168,12 @@ int wr_cmd_check(int argc, char **argv)
         close(fd);
         if (!db_chosen)
             ana[nana++] = "--no-db";
+    }
+    if (!named && !keep) {
+        /* a run stored from a temporary trace is named after the program */
+        const char *slash = strrchr(argv[i + 1], '/');
+        ana[nana++] = "--name";
+        ana[nana++] = (char *)(slash ? slash + 1 : argv[i + 1]);
     }
     rec[nrec++] = "--";
     for (int j = i + 1; j < argc; j++)

@@ -2,10 +2,10 @@
 # `warprace check` end to end without a GPU: a fake injection library and a
 # program that writes a real trace (warprace asm of a text trace) and the
 # recorder's summary, as the injected recorder would.
-#   check_cmd.sh WARPRACE TEXT_TRACE_WITH_RACES
+#   check_cmd.sh WARPRACE RACEQ TEXT_TRACE_WITH_RACES
 set -u
 abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
-W=$(abs "$1") TXT=$(abs "$2")
+W=$(abs "$1") RQ=$(abs "$2") TXT=$(abs "$3")
 dir=$(mktemp -d) || exit 2
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -42,6 +42,11 @@ echo "$out" | grep -q '^warprace record: wrote' || fail "no recorder summary: $o
 [ -f "$dir/warprace.db" ] || fail "--keep: no database beside the trace"
 "$W" check --db "$dir/other.db" --name nightly -- "$dir/prog.sh" "$W" "$TXT" >/dev/null 2>&1
 [ -f "$dir/other.db" ] || fail "--db: not written"
+# the run of a temporary trace is named after the program
+"$W" check --db "$dir/other.db" -- "$dir/prog.sh" "$W" "$TXT" >/dev/null 2>&1
+runs=$("$RQ" "$dir/other.db" runs -f csv 2>&1)
+echo "$runs" | grep -q ',nightly,' || fail "--name not passed on: $runs"
+echo "$runs" | grep -q ',prog.sh,' || fail "run not named after the program: $runs"
 
 # the program fails after writing: status 2, what was recorded is analyzed
 out=$("$W" check -- "$dir/prog.sh" "$W" "$TXT" 3 2>&1); rc=$?
