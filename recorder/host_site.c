@@ -71,6 +71,7 @@ struct wrr_host_sites {
     size_t nsites, capsites;
     unsigned long failures;
     bool debug;             /* WARPRACE_HOST_SITE_DEBUG: each frame on stderr */
+    bool off;               /* WARPRACE_HOST_SITES=0: no site is looked up */
     /* during wrr_host_site_launching: the kernel's name, demangled where
      * the program has a demangler (kernel_plain: as given) */
     const char *kernel, *kernel_plain;
@@ -113,6 +114,8 @@ wrr_host_sites *wrr_host_sites_new(void)
     dl_iterate_phdr(find_main_base, &hs->main_base);
     /* a CUDA program is C++: its libstdc++ demangles kernel names */
     *(void **)&hs->demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    const char *on = getenv("WARPRACE_HOST_SITES");
+    hs->off = on && strcmp(on, "0") == 0;
     const char *debug = getenv("WARPRACE_HOST_SITE_DEBUG");
     hs->debug = debug && debug[0] && strcmp(debug, "0") != 0;
     return hs;
@@ -567,7 +570,7 @@ static frame *frame_of(wrr_host_sites *hs, uintptr_t addr)
 
 wrr_host_site *wrr_host_site_of(wrr_host_sites *hs, void *const *frames, int count)
 {
-    if (!hs)
+    if (!hs || hs->off)
         return NULL;
     bool past_cuda = false;
     /* a frame addr2line cannot name may be the runtime's (its internal
@@ -615,6 +618,8 @@ wrr_host_site *wrr_host_site_of(wrr_host_sites *hs, void *const *frames, int cou
 
 wrr_host_site *wrr_host_site_here(wrr_host_sites *hs)
 {
+    if (!hs || hs->off)
+        return NULL;
     void *frames[MAX_FRAMES];
     int n = backtrace(frames, MAX_FRAMES);
     return wrr_host_site_of(hs, frames, n);
@@ -634,7 +639,7 @@ uint32_t wrr_host_site_trace_id(wrr_host_site *s, wrr_site_define_fn define, voi
 
 wrr_host_site *wrr_host_site_launching(wrr_host_sites *hs, const char *kernel)
 {
-    if (!hs)
+    if (!hs || hs->off)
         return NULL;
     int status = -1;
     char *demangled = kernel && hs->demangle ? hs->demangle(kernel, NULL, NULL, &status) : NULL;

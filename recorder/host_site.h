@@ -22,6 +22,9 @@
  * object or a position-independent executable), so that a site reads the
  * same in every run whatever the load address.
  *
+ * WARPRACE_HOST_SITES=0 turns the lookups off (every site 0, no stack
+ * walked, no addr2line started).
+ *
  * Not thread-safe: the recorders call it under their lock.
  */
 #ifndef WARPRACE_RECORDER_HOST_SITE_H

@@ -215,6 +215,18 @@ Test(host_site, without_addr2line_the_site_keeps_its_pc)
     wrr_host_sites_free(bare.hs);
 }
 
+Test(host_site, switched_off_no_site_is_looked_up)
+{
+    setenv("WARPRACE_HOST_SITES", "0", 1);
+    probe p = {sites_with(NULL), NULL, "saxpy_kernel"};
+    unsetenv("WARPRACE_HOST_SITES");
+    program_copies(&p);
+    cr_expect_null(p.site);
+    program_launches(&p);
+    cr_expect_null(p.site);
+    wrr_host_sites_free(p.hs);
+}
+
 Test(host_site, a_resolver_that_fails_is_counted_and_not_asked_again)
 {
     /* starts, reads nothing, exits: every answer is missing */
