@@ -347,7 +347,7 @@ int rq_print_sarif(FILE *out, const rq_result *res, char *err, size_t errsize)
         parse_site(sa, &A);
         parse_site(sb, &B);
         /* kernel names of each side: "k" or "k_a / k_b" */
-        char kn_a[256], kn_b[256];
+        char kn_a[1024], kn_b[1024];   /* demangled template names run long */
         const char *slash = kernel ? strstr(kernel, " / ") : NULL;
         if (kernel_a && kernel_b && rq_table_col(t, "kernel") < 0) {
             snprintf(kn_a, sizeof kn_a, "%s", kernel_a);
@@ -359,7 +359,7 @@ int rq_print_sarif(FILE *out, const rq_result *res, char *err, size_t errsize)
             snprintf(kn_a, sizeof kn_a, "%s", kernel ? kernel : "");
             snprintf(kn_b, sizeof kn_b, "%s", kernel ? kernel : "");
         }
-        char la[600], lb[600], msg[2048], s1[300], s2[300];
+        char la[1400], lb[1400], msg[4096], s1[300], s2[300];
         short_site(&A, sa, s1, sizeof s1);
         short_site(&B, sb, s2, sizeof s2);
         snprintf(msg, sizeof msg,
