@@ -393,9 +393,13 @@ int rq_print_sarif(FILE *out, const rq_result *res, char *err, size_t errsize)
         if (ident) {
             jw_kstr(&w, "warpraceIdentity/v1", ident);
         } else {
-            char fp[1400];
-            snprintf(fp, sizeof fp, "%s|%s|%s|%s|%s|%s|%s", kn_a, kn_b, sa, sb, ka, kb, cls);
+            /* whole, however long: a cut fingerprint could merge two races */
+            size_t n = strlen(kn_a) + strlen(kn_b) + strlen(sa) + strlen(sb) + strlen(ka) +
+                       strlen(kb) + strlen(cls) + 8;
+            char *fp = rq_xmalloc(n);
+            snprintf(fp, n, "%s|%s|%s|%s|%s|%s|%s", kn_a, kn_b, sa, sb, ka, kb, cls);
             jw_kstr(&w, "warpraceIdentity/v1", fp);
+            free(fp);
         }
         jw_close(&w, '}');
         if (status && *status) {
