@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "demangle.h"
+#include "warprace/demangle.h"
 #include "engine.h"
 #include "replay.h"
 #include "store_sqlite.h"
@@ -53,7 +53,9 @@ static void usage(FILE *out)
         "                   the database is in the current directory)\n"
         "  --no-db          do not write a database\n"
         "  --name RUN       name of the run in the database (default: the trace file name)\n"
-        "  --kernels REGEX  analyse only launches whose kernel name matches (POSIX ERE);\n"
+        "  --kernels REGEX  analyse only launches whose kernel name matches (POSIX ERE; the\n"
+        "                   symbol or the demangled name: '^histogram\\(' and '_Z9histogram'\n"
+        "                   both select _Z9histogramPKfPj);\n"
         "                   other launches stay in their streams as empty kernels\n"
         "  --suppressions FILE  races a rule of FILE matches (kernel:GLOB, site:GLOB,\n"
         "                   race:GLOB; ANALYZE.md) are not printed and not counted in the\n"

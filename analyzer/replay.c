@@ -2,6 +2,7 @@
 #include "replay.h"
 #include "findings_kernels.h"
 #include "xalloc.h"
+#include "warprace/demangle.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -493,7 +494,7 @@ static uint8_t *scan_batch(wr_replay *rp, const wr_batch *b, uint64_t **launches
                 const wr_kernel *k = wr_catalog_kernel(wr_reader_catalog(rp->reader),
                                                        ev->u.launch.kernel);
                 const char *name = k && k->name ? k->name : "";
-                l->selected = regexec(&rp->regex, name, 0, NULL, 0) == 0;
+                l->selected = wr_kernel_matches(&rp->regex, name);
                 if (!l->selected)
                     u32set_add(&rp->unselected, ev->u.launch.launch);
             }

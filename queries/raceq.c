@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "demangle.h"
+#include "warprace/demangle.h"
 #include "rq.h"
 #include "suppress.h"
 #include "warprace_version.h"
@@ -69,7 +69,7 @@ static void sql_suppressed(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 }
 
 /* wr_demangle(name): a kernel's symbol as its source spells it
- * (analyzer/demangle.h); a name that is no C++ symbol as it is. */
+ * (warprace/demangle.h); a name that is no C++ symbol as it is. */
 static void sql_demangle(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc;   /* registered with 1 */

@@ -14,6 +14,7 @@
 #include "drain.h"
 #include "handle_ids.h"
 #include "host_site.h"
+#include "warprace/demangle.h"
 #include "launch_serial.h"
 #include "pending_ends.h"
 #include "record_args.h"
@@ -414,7 +415,7 @@ static int install_state(CUmodule mod, const char *name)
 
 static int selected(const char *name)
 {
-    if (R.have_kernels && regexec(&R.kernels, name, 0, NULL, 0) != 0)
+    if (R.have_kernels && !wr_kernel_matches(&R.kernels, name))
         return 0;
     if (R.nvtx[0] && R.nvtx_depth <= 0)
         return 0;

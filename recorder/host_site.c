@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include "host_site.h"
+#include "warprace/demangle.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -73,9 +74,8 @@ struct wrr_host_sites {
     bool debug;             /* WARPRACE_HOST_SITE_DEBUG: each frame on stderr */
     bool off;               /* WARPRACE_HOST_SITES=0: no site is looked up */
     /* during wrr_host_site_launching: the kernel's name, demangled where
-     * the program has a demangler (kernel_plain: as given) */
+     * there is a demangler (kernel_plain: as given) */
     const char *kernel, *kernel_plain;
-    char *(*demangle)(const char *, char *, size_t *, int *);
 };
 
 static void *grow(void *p, size_t *cap, size_t elem)
@@ -112,8 +112,6 @@ wrr_host_sites *wrr_host_sites_new(void)
     if (strcmp(tool, "none") != 0)
         hs->tool = strdup(tool);
     dl_iterate_phdr(find_main_base, &hs->main_base);
-    /* a CUDA program is C++: its libstdc++ demangles kernel names */
-    *(void **)&hs->demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
     const char *on = getenv("WARPRACE_HOST_SITES");
     hs->off = on && strcmp(on, "0") == 0;
     const char *debug = getenv("WARPRACE_HOST_SITE_DEBUG");
@@ -641,9 +639,8 @@ wrr_host_site *wrr_host_site_launching(wrr_host_sites *hs, const char *kernel)
 {
     if (!hs || hs->off)
         return NULL;
-    int status = -1;
-    char *demangled = kernel && hs->demangle ? hs->demangle(kernel, NULL, NULL, &status) : NULL;
-    hs->kernel = status == 0 && demangled ? demangled : kernel;
+    char *demangled = kernel ? wr_demangle(kernel) : NULL;
+    hs->kernel = demangled ? demangled : kernel;
     hs->kernel_plain = kernel;
     void *frames[MAX_FRAMES];
     int n = backtrace(frames, MAX_FRAMES);

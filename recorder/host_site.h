@@ -60,8 +60,8 @@ wrr_host_site *wrr_host_site_here(wrr_host_sites *hs);
 /* The call site of a kernel launch (kernel: its symbol, as the launch
  * names it): as wrr_host_site_here, and past the two functions nvcc
  * generates for the <<<>>> syntax, the host function of the kernel's own
- * name (found by its name, demangled with the program's __cxa_demangle
- * where there is one) and its __device_stub_.  A return address is
+ * name (found by its name, demangled by wr_demangle, warprace/demangle.h)
+ * and its __device_stub_.  A return address is
  * classified once, the first time it is seen: the same call instruction
  * always launches the same kernel, so the wrapper it calls is that
  * kernel's. */

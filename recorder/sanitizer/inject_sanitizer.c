@@ -37,6 +37,7 @@
 #include "graph_order.h"
 #include "handle_ids.h"
 #include "host_site.h"
+#include "warprace/demangle.h"
 #include "launch_serial.h"
 #include "pending_ends.h"
 #include "record_args.h"
@@ -724,7 +725,7 @@ static void register_ranges(CUmodule module)
 
 static int selected(const char *name)
 {
-    return !G.have_kernels || regexec(&G.kernels, name, 0, NULL, 0) == 0;
+    return !G.have_kernels || wr_kernel_matches(&G.kernels, name);
 }
 
 /* What this path cannot record, seen on an H200 (toolkit 13.0): the API

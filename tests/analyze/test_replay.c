@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <sqlite3.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,7 +15,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "demangle.h"
+#include "warprace/demangle.h"
 #include "gen.h"
 #include "replay.h"
 #include "store_sqlite.h"
@@ -1008,6 +1009,16 @@ Test(replay, kernel_names_read_as_their_source_spells_them)
     cr_expect_str_eq(s, deep);
     free(s);
     free(deep);
+    /* --kernels matches the symbol or the demangled name */
+    regex_t re;
+    cr_assert_eq(regcomp(&re, "^histogram\\(float", REG_EXTENDED | REG_NOSUB), 0);
+    cr_expect_eq(wr_kernel_matches(&re, "_Z9histogramPKfPj"), wr_demangler_available());
+    cr_expect(!wr_kernel_matches(&re, "_Z6reducePf"));
+    cr_expect(!wr_kernel_matches(&re, NULL));
+    regfree(&re);
+    cr_assert_eq(regcomp(&re, "^_Z9histogram", REG_EXTENDED | REG_NOSUB), 0);
+    cr_expect(wr_kernel_matches(&re, "_Z9histogramPKfPj"));
+    regfree(&re);
     /* the report reads them so; the race's identity keeps the symbol */
     static const char text[] = "alloc hist global 64\n"
                                "launch L1 _Z9histogramPKfPj grid=1 block=32 stream=1\n"
@@ -1026,6 +1037,13 @@ Test(replay, kernel_names_read_as_their_source_spells_them)
                               ? "by kernel histogram(float const*, unsigned int*) (launch 1)"
                               : "by kernel _Z9histogramPKfPj (launch 1)"),
               "%s", out);
+    free(out);
+    /* --kernels by the name as the source spells it */
+    out = analyze_capture((const char *[]){wrt, "--no-db", "--engines", "vc", "--kernels",
+                                           "^histogram\\(", NULL}, &rc);
+    cr_expect_eq(rc, wr_demangler_available() ? 1 : 0, "%s", out);
+    cr_expect(strstr(out, wr_demangler_available() ? "(2 analysed)" : "(0 analysed)"), "%s",
+              out);
     free(out);
     sqlite3 *h;
     cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);

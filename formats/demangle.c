@@ -1,5 +1,5 @@
-/* Kernel names for reading (demangle.h). */
-#include "demangle.h"
+/* Kernel names for reading and matching (warprace/demangle.h). */
+#include "warprace/demangle.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -46,4 +46,19 @@ char *wr_demangle(const char *name)
         free(readable);
     }
     return strdup(name);
+}
+
+bool wr_kernel_matches(const regex_t *re, const char *name)
+{
+    if (!name)
+        name = "";
+    if (regexec(re, name, 0, NULL, 0) == 0)
+        return true;
+    if (strncmp(name, "_Z", 2) != 0)
+        return false;   /* not a symbol: no other reading */
+    char *readable = wr_demangle(name);
+    bool match = readable && strcmp(readable, name) != 0 &&
+                 regexec(re, readable, 0, NULL, 0) == 0;
+    free(readable);
+    return match;
 }
