@@ -78,6 +78,14 @@ static const option_route *route_of(const char *arg, size_t name_len)
     return NULL;
 }
 
+/* Appends an option (and its value, where given apart) to a command's argv. */
+static void pass_on(char **args, int *n, char *opt, char *value)
+{
+    args[(*n)++] = opt;
+    if (value)
+        args[(*n)++] = value;
+}
+
 static bool file_has_bytes(const char *path)
 {
     struct stat st;
@@ -128,7 +136,7 @@ int wr_cmd_check(int argc, char **argv)
                     a);
             goto out;
         }
-        char *value = NULL;
+        char *opt = argv[i], *value = NULL;   /* value: given apart ("--db FILE") */
         if (r->value && !eq) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "warprace check: %s needs a value\n", r->name);
@@ -138,16 +146,10 @@ int wr_cmd_check(int argc, char **argv)
         }
         db_chosen = db_chosen || !strcmp(r->name, "--db") || !strcmp(r->name, "--no-db");
         named = named || !strcmp(r->name, "--name");
-        if (r->to_record) {
-            rec[nrec++] = argv[value ? i - 1 : i];
-            if (value)
-                rec[nrec++] = value;
-        }
-        if (r->to_analyze) {
-            ana[nana++] = argv[value ? i - 1 : i];
-            if (value)
-                ana[nana++] = value;
-        }
+        if (r->to_record)
+            pass_on(rec, &nrec, opt, value);
+        if (r->to_analyze)
+            pass_on(ana, &nana, opt, value);
     }
     if (i + 1 >= argc) {
         fprintf(stderr, "warprace check: no program to run: give it after '--' "

@@ -73,9 +73,10 @@ struct wrr_host_sites {
     unsigned long failures;
     bool debug;             /* WARPRACE_HOST_SITE_DEBUG: each frame on stderr */
     bool off;               /* WARPRACE_HOST_SITES=0: no site is looked up */
-    /* during wrr_host_site_launching: the kernel's name, demangled where
-     * there is a demangler (kernel_plain: as given) */
-    const char *kernel, *kernel_plain;
+    /* during wrr_host_site_launching: the kernel's symbol, and its
+     * demangled name once a frame needs it (most frames are known) */
+    const char *kernel;
+    char *kernel_readable;
 };
 
 static void *grow(void *p, size_t *cap, size_t elem)
@@ -206,10 +207,14 @@ static bool runtime_header(const char *file)
 /* The host function nvcc generates for a __global__ one, which the
  * program's <<<>>> calls: it has the kernel's name (mangled: the kernel's
  * symbol; demangled as addr2line -C prints it). */
-static bool kernel_wrapper(const wrr_host_sites *hs, const char *fn)
+static bool kernel_wrapper(wrr_host_sites *hs, const char *fn)
 {
-    return hs->kernel && fn[0] &&
-           (strcmp(fn, hs->kernel) == 0 || (hs->kernel_plain && strcmp(fn, hs->kernel_plain) == 0));
+    if (!hs->kernel || !fn[0])
+        return false;
+    if (!hs->kernel_readable)
+        hs->kernel_readable = wr_demangle(hs->kernel);
+    return strcmp(fn, hs->kernel) == 0 ||
+           (hs->kernel_readable && strcmp(fn, hs->kernel_readable) == 0);
 }
 
 static module *module_of(wrr_host_sites *hs, const Dl_info *info)
@@ -616,11 +621,7 @@ wrr_host_site *wrr_host_site_of(wrr_host_sites *hs, void *const *frames, int cou
 
 wrr_host_site *wrr_host_site_here(wrr_host_sites *hs)
 {
-    if (!hs || hs->off)
-        return NULL;
-    void *frames[MAX_FRAMES];
-    int n = backtrace(frames, MAX_FRAMES);
-    return wrr_host_site_of(hs, frames, n);
+    return wrr_host_site_launching(hs, NULL);   /* no kernel wrapper to pass */
 }
 
 wrr_host_site *wrr_host_site_at(const wrr_host_sites *hs, uint32_t ordinal)
@@ -639,13 +640,12 @@ wrr_host_site *wrr_host_site_launching(wrr_host_sites *hs, const char *kernel)
 {
     if (!hs || hs->off)
         return NULL;
-    char *demangled = kernel ? wr_demangle(kernel) : NULL;
-    hs->kernel = demangled ? demangled : kernel;
-    hs->kernel_plain = kernel;
+    hs->kernel = kernel;
     void *frames[MAX_FRAMES];
     int n = backtrace(frames, MAX_FRAMES);
     wrr_host_site *s = wrr_host_site_of(hs, frames, n);
-    hs->kernel = hs->kernel_plain = NULL;
-    free(demangled);
+    hs->kernel = NULL;
+    free(hs->kernel_readable);
+    hs->kernel_readable = NULL;
     return s;
 }
