@@ -11,8 +11,10 @@
 -- L launch B block W warp, lane, @ trace position ('@?' where fsm or
 -- lockset no longer had the first side's access: position 0, which is
 -- never an access; fsm's site is then '?' too; the sides are in canonical
--- order, so that may be thread_b).  This report is the one --format
--- sarif is made for.
+-- order, so that may be thread_b); launched_a/launched_b: where the host
+-- launched the kernel of that thread (file:line:function, '' for a host
+-- copy or a trace that does not say).  This report is the one --format
+-- sarif is made for: there a launch site is one more related location.
 SELECT x.engine,
        x.race_class,
        CASE WHEN x.kernel_a = x.kernel_b THEN wr_demangle(x.kernel_a)
@@ -33,8 +35,12 @@ SELECT x.engine,
        CASE WHEN x.ex_b_block IS NULL THEN 'host @'
             ELSE printf('L%d B%d W%d lane %d @', x.ex_b_launch, x.ex_b_block,
                         x.ex_b_warp, x.ex_b_lane) END
-         || CASE WHEN x.ex_b_seq = 0 THEN '?' ELSE x.ex_b_seq END AS thread_b
+         || CASE WHEN x.ex_b_seq = 0 THEN '?' ELSE x.ex_b_seq END AS thread_b,
+       CASE WHEN x.ex_a_block IS NULL THEN '' ELSE coalesce(la.site, '') END AS launched_a,
+       CASE WHEN x.ex_b_block IS NULL THEN '' ELSE coalesce(lb.site, '') END AS launched_b
 FROM races x JOIN complete_runs r ON r.id = x.run_id
+LEFT JOIN launches la ON la.run_id = x.run_id AND la.launch = x.ex_a_launch
+LEFT JOIN launches lb ON lb.run_id = x.run_id AND lb.launch = x.ex_b_launch
 WHERE r.id = :run AND (:engine IS NULL OR x.engine = :engine)
 ORDER BY instr(',' || r.engines || ',', ',' || x.engine || ','), x.engine,
          x.kernel_a, x.kernel_b, x.site_a, x.site_b, x.kind_a, x.kind_b,

@@ -4,12 +4,15 @@
  *
  * One rule per race class (warprace/intra-warp ... warprace/inter-kernel),
  * one result per row: locations[0] is the second access's site,
- * relatedLocations[0] the first's; engine, kinds, count and scope verdict are
+ * relatedLocations[0] the first's, then (ids 2 and 3) the host lines that
+ * launched the first and second access's kernels where the rows say
+ * (launched_a, launched_b); engine, kinds, count and scope verdict are
  * result properties; the race identity is the partial fingerprint, so a
  * code-scanning tool tracks a race across runs as the diff report does.
  * A diff (a status column) sets baselineState: new, unchanged, absent.
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,8 +177,11 @@ static char *path_uri(const char *path)
     return u;
 }
 
+#define DEVICE_NO_LINE "build with -lineinfo"
+
+/* no_line: how to get a source line where the site is a bare pc */
 static void write_location(jw *w, const site *s, const char *raw, const char *kernel,
-                           int id, const char *msg)
+                           int id, const char *msg, const char *no_line)
 {
     jw_open(w, '{');
     if (id >= 0)
@@ -211,7 +217,7 @@ static void write_location(jw *w, const site *s, const char *raw, const char *ke
     if (s->file)
         snprintf(buf, sizeof buf, "%s", msg);
     else if (s->has_pc)
-        snprintf(buf, sizeof buf, "%s at pc 0x%llx (no source line: build with -lineinfo)", msg, s->pc);
+        snprintf(buf, sizeof buf, "%s at pc 0x%llx (no source line: %s)", msg, s->pc, no_line);
     else
         snprintf(buf, sizeof buf, "%s (%s)", msg, strcmp(raw, "?") ? raw : "unknown site");
     jw_ktext(w, "message", buf);
@@ -242,6 +248,33 @@ static void short_site(const site *s, const char *raw, char *buf, size_t n)
         snprintf(buf, n, "%s:%ld", s->file, s->line);
     else
         snprintf(buf, n, "%s", raw);
+}
+
+/* Where the host launched each side's kernel (the races report's
+ * launched_a and launched_b), as related locations 2 (first access) and 3
+ * (second): a code-scanning tool then shows the launch line beside the
+ * device lines.  One location when both sides name the same launch site. */
+static void write_launch_sites(jw *w, const rq_table *t, size_t r, const char *kn_a,
+                               const char *kn_b)
+{
+    char ba[64], bb[64];
+    const char *la = col_text(t, r, "launched_a", ba, sizeof ba);
+    const char *lb = col_text(t, r, "launched_b", bb, sizeof bb);
+    bool a = la && *la, b = lb && *lb;
+    bool same = a && b && !strcmp(la, lb) && !strcmp(kn_a, kn_b);
+    const char *sides[2] = {la, lb}, *kernels[2] = {kn_a, kn_b};
+    bool have[2] = {a, b && !same};
+    for (int i = 0; i < 2; i++) {
+        if (!have[i])
+            continue;
+        site s;
+        parse_site(sides[i], &s);
+        char msg[1400];
+        snprintf(msg, sizeof msg, "kernel %s launched here (%s)", kernels[i],
+                 same ? "both accesses" : i ? "second access" : "first access");
+        write_location(w, &s, sides[i], NULL, 2 + i, msg, "build the host code with -g");
+        site_free(&s);
+    }
 }
 
 int rq_print_sarif(FILE *out, const rq_result *res, char *err, size_t errsize)
@@ -381,12 +414,13 @@ int rq_print_sarif(FILE *out, const rq_result *res, char *err, size_t errsize)
         jw_key(&w, "locations");
         jw_open(&w, '[');
         snprintf(lb, sizeof lb, "second access: %s in %s", kb, strcmp(kn_b, "host") ? kn_b : "a host copy");
-        write_location(&w, &B, sb, kn_b, -1, lb);
+        write_location(&w, &B, sb, kn_b, -1, lb, DEVICE_NO_LINE);
         jw_close(&w, ']');
         jw_key(&w, "relatedLocations");
         jw_open(&w, '[');
         snprintf(la, sizeof la, "first access: %s in %s", ka, strcmp(kn_a, "host") ? kn_a : "a host copy");
-        write_location(&w, &A, sa, kn_a, 1, la);
+        write_location(&w, &A, sa, kn_a, 1, la, DEVICE_NO_LINE);
+        write_launch_sites(&w, t, r, kn_a, kn_b);
         jw_close(&w, ']');
         jw_key(&w, "partialFingerprints");
         jw_open(&w, '{');
