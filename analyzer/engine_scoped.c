@@ -20,15 +20,15 @@
 #include "engine.h"
 #include "hbcore.h"
 
-static bool scoped_decide(wr_hbe *e, const wr_hb_warp *w, const wr_hb_ctx *prev,
-                          uint32_t prev_ep, const wr_hb_ctx *cur, unsigned lane,
-                          uint8_t *verdict)
+static bool scoped_decide(wr_hbe *e, const wr_hb_warp *w, const wr_hb_prev *prev,
+                          const wr_hb_ctx *cur, unsigned lane, uint8_t *verdict)
 {
-    bool both_atomic = prev->kind == WR_KIND_ATOMIC && cur->kind == WR_KIND_ATOMIC;
+    bool both_atomic = prev->atomic && cur->kind == WR_KIND_ATOMIC;
     /* two atomics whose scopes hold both threads never race, ordered or
      * not: decided before the clocks are asked (a histogram's bins) */
     if (both_atomic) {
-        unsigned narrower = prev->scope < cur->scope ? prev->scope : cur->scope;
+        unsigned pscope = wr_hbe_ctx(e, prev->ctx)->scope;
+        unsigned narrower = pscope < cur->scope ? pscope : cur->scope;
         /* only warps issue atomics, and two warps are at most device apart */
         if (narrower >= WR_SCOPE_DEVICE)
             return false;
@@ -38,10 +38,10 @@ static bool scoped_decide(wr_hbe *e, const wr_hb_warp *w, const wr_hb_ctx *prev,
         if (narrower >= rel)
             return false;
     }
-    if (wr_hbe_ordered(e, w, WR_HB_SCOPED, prev, prev_ep, lane)) {
+    if (wr_hbe_ordered(e, w, WR_HB_SCOPED, prev, lane)) {
         if (both_atomic || !(prev->weak || cur->weak))
             return false;
-        if (wr_hbe_ordered(e, w, WR_HB_BAR, prev, prev_ep, lane))
+        if (wr_hbe_ordered(e, w, WR_HB_BAR, prev, lane))
             return false;
         *verdict = WR_VERDICT_WEAK_ACCESS;
         return true;
@@ -54,7 +54,7 @@ static bool scoped_decide(wr_hbe *e, const wr_hb_warp *w, const wr_hb_ctx *prev,
         *verdict = WR_VERDICT_SCOPE_ATOMIC;
         return true;
     }
-    if (wr_hbe_ordered(e, w, WR_HB_OBL, prev, prev_ep, lane)) {
+    if (wr_hbe_ordered(e, w, WR_HB_OBL, prev, lane)) {
         *verdict = w->narrow ? w->narrow : WR_VERDICT_SCOPE_FENCE;
         return true;
     }

@@ -9,12 +9,12 @@
 #include "engine.h"
 #include "hbcore.h"
 
-static bool vc_decide(wr_hbe *e, const wr_hb_warp *w, const wr_hb_ctx *prev, uint32_t prev_ep,
+static bool vc_decide(wr_hbe *e, const wr_hb_warp *w, const wr_hb_prev *prev,
                       const wr_hb_ctx *cur, unsigned lane, uint8_t *verdict)
 {
-    if (prev->kind == WR_KIND_ATOMIC && cur->kind == WR_KIND_ATOMIC)
+    if (prev->atomic && cur->kind == WR_KIND_ATOMIC)
         return false;   /* two atomics never race */
-    if (wr_hbe_ordered(e, w, WR_HB_OBL, prev, prev_ep, lane))
+    if (wr_hbe_ordered(e, w, WR_HB_OBL, prev, lane))
         return false;
     *verdict = WR_VERDICT_NONE;
     return true;

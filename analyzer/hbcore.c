@@ -15,6 +15,7 @@
 #define RSET 0x80000000u
 #define CTX_ATOMIC 1u
 #define CTX_WRITES 2u
+#define CTX_WEAK 4u
 
 /* A word's state as the checks read and write it: last write and last read
  * as (context id, epoch); rctx may be RSET | a read set (rep 0 then). */
@@ -125,7 +126,7 @@ struct wr_hbe {
      * earlier access's context, and a gather's earlier accesses name
      * contexts all over the table (24 bytes each; 4 here) */
     uint32_t *ctx_unit;
-    uint8_t *ctx_class;      /* CTX_ATOMIC | CTX_WRITES per context, densely too */
+    uint8_t *ctx_class;      /* CTX_ATOMIC | CTX_WRITES | CTX_WEAK per context, densely too */
     uint32_t nctx, capctx;
     uint32_t ctx_kept;       /* contexts the last collection kept (ctx_collect) */
     uint32_t since_collect;  /* accesses since then, for wr_hbe_collect_every */
@@ -213,30 +214,49 @@ static uint32_t ctx_append(wr_hbe *e, const wr_hb_ctx *key)
     e->ctx[e->nctx] = *key;
     e->ctx_unit[e->nctx] = key->unit;
     e->ctx_class[e->nctx] = (uint8_t)((key->kind == WR_KIND_ATOMIC ? CTX_ATOMIC : 0) |
-                                      (key->writes ? CTX_WRITES : 0));
+                                      (key->writes ? CTX_WRITES : 0) |
+                                      (key->weak ? CTX_WEAK : 0));
     return e->nctx++;
 }
 
-/* A unit's first contexts are listed in its warp (eng_ctx), the rest in the
- * hash table: most warps have a few instruction contexts, and a grid of many
- * small blocks would otherwise insert every one of them into a table far
- * larger than the cache.  A context is in exactly one of the two places. */
+/* A listed context's site and flags in 32 bits (eng_sig): exact, and never
+ * 0, for a site below 2^24 and flags that fit (kind < 4, scope < 8); 0
+ * otherwise, when a lookup reads the contexts themselves.  The contexts
+ * are spread over a large array: reading the listed ones to find the
+ * current access's was a cache miss or more per access on recordings of
+ * many warps. */
+static inline uint32_t ctx_sig(uint32_t site, uint8_t kind, uint8_t scope, uint8_t weak,
+                               uint8_t writes)
+{
+    if (site >= (1u << 24) || kind > 3 || scope > 7 || weak > 1 || writes > 1)
+        return 0;
+    return (site + 1u) << 7 | (uint32_t)kind | (uint32_t)scope << 2 | (uint32_t)weak << 5 |
+           (uint32_t)writes << 6;
+}
+
+/* A unit's first contexts are listed in its warp (eng_ctx, with eng_sig),
+ * the rest in the hash table: most warps have a few instruction contexts,
+ * and a grid of many small blocks would otherwise insert every one of them
+ * into a table far larger than the cache.  A context is in exactly one of
+ * the two places. */
 static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind,
                            uint8_t scope, uint8_t weak, uint8_t writes, uint64_t seq)
 {
     uint32_t unit = w->unit;
     wr_hb_ctx key = {unit, site, kind, scope, weak, writes, seq};
-    uint32_t fl = ctx_flags(&key);
+    uint32_t fl = ctx_flags(&key), sig = ctx_sig(site, kind, scope, weak, writes);
     unsigned listed = 0;
     for (; listed < WR_HB_ENG_CTX && w->eng_ctx[listed]; listed++) {
-        wr_hb_ctx *c = &e->ctx[w->eng_ctx[listed]];
-        if (c->site == site && ctx_flags(c) == fl) {
-            c->seq = seq;
+        if (sig ? w->eng_sig[listed] == sig
+                : e->ctx[w->eng_ctx[listed]].site == site &&
+                      ctx_flags(&e->ctx[w->eng_ctx[listed]]) == fl) {
+            e->ctx[w->eng_ctx[listed]].seq = seq;
             return w->eng_ctx[listed];
         }
     }
     if (listed < WR_HB_ENG_CTX) {
         w->eng_ctx[listed] = ctx_append(e, &key);
+        w->eng_sig[listed] = sig;
         return w->eng_ctx[listed];
     }
     if ((e->hashed + 1) * 2 > e->ncslots) {
@@ -614,18 +634,21 @@ static inline void memo_reset(wr_hbe *e)
         e->layer_of[l] = (uint8_t)wr_hb_layer_read(e->hb, l);
 }
 
-bool wr_hbe_ordered(wr_hbe *e, const wr_hb_warp *w, unsigned layer, const wr_hb_ctx *prev,
-                    uint32_t prev_ep, unsigned lane)
+bool wr_hbe_ordered(wr_hbe *e, const wr_hb_warp *w, unsigned layer, const wr_hb_prev *prev,
+                    unsigned lane)
 {
+    uint32_t pep = prev->ep;
     bool o = prev->unit == w->unit
-                 ? wr_hb_intra_ordered(w, WR_EP_LANE(prev_ep), WR_EP_STAMP(prev_ep),
-                                       WR_EP_CONV(prev_ep), lane, layer)
-                 : knows(e, w, layer, prev->unit, WR_EP_STAMP(prev_ep));
+                 ? wr_hb_intra_ordered(w, WR_EP_LANE(pep), WR_EP_STAMP(pep), WR_EP_CONV(pep), lane,
+                                       layer)
+                 : knows(e, w, layer, prev->unit, WR_EP_STAMP(pep));
     if (o || !e->cur_acquires)
         return o;
     return wr_hb_release_knows(e->hb, w, layer, e->cur_space, e->cur_launch, e->cur_block,
-                               e->cur_word, e->cur_acq_scope, prev->unit, WR_EP_STAMP(prev_ep));
+                               e->cur_word, e->cur_acq_scope, prev->unit, WR_EP_STAMP(pep));
 }
+
+const wr_hb_ctx *wr_hbe_ctx(const wr_hbe *e, uint32_t ctx) { return &e->ctx[ctx]; }
 
 typedef struct cur_access {
     const wr_hb_warp *w;
@@ -712,13 +735,14 @@ static inline bool own_supersedes(const wr_hbe *e, const cur_access *ca, uint32_
 static void check_pair(wr_hbe *e, const cur_access *ca, uint32_t pctx, uint32_t pep,
                        unsigned lane, uint64_t addr, uint8_t keep)
 {
-    const wr_hb_ctx *p = &e->ctx[pctx];
+    uint8_t cls = e->ctx_class[pctx];
+    const wr_hb_prev p = {pctx, e->ctx_unit[pctx], pep, (cls & CTX_ATOMIC) != 0, (cls & CTX_WEAK) != 0};
     for (unsigned k = 0; k < e->nchk; k++) {
         if (!(keep & (1u << k)))
             continue;
         uint8_t verdict = 0;
-        if (e->chk[k].c.decide(e, ca->w, p, pep, ca->c, lane, &verdict))
-            report(e, &e->chk[k], ca->w, p, pep, ca->c, lane, verdict, ca->space, addr);
+        if (e->chk[k].c.decide(e, ca->w, &p, ca->c, lane, &verdict))
+            report(e, &e->chk[k], ca->w, &e->ctx[pctx], pep, ca->c, lane, verdict, ca->space, addr);
     }
 }
 
@@ -1514,7 +1538,9 @@ static void do_access(wr_hbe *e, const wr_event *ev)
         return;
     }
     memo_reset(e);
-    ca.c = &e->ctx[ca.ctx];
+    /* the context's fields, as interned, without reading it back */
+    const wr_hb_ctx cur = {w->unit, ev->site, kind, scope, weak, wr_op_writes(a->op), ev->seq};
+    ca.c = &cur;
     ca.ep = (w->c << 6) | ((uint32_t)w->conv << 5);
     ca.writes = wr_op_writes(a->op);
     ca.atomic = kind == WR_KIND_ATOMIC;

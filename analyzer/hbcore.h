@@ -47,12 +47,23 @@ typedef struct wr_hbe wr_hbe;
  * may be forgotten, and a race with it missed (ENGINES.md, vc). */
 #define WR_HB_KEPT_ATOMICS 2
 
-/* Is (prev, prev_ep) against the current access (cur by lane `lane` of w) a
- * race?  Both conflict (one writes) and are not the same instruction.
- * Return true and set *verdict to report it. */
-typedef bool (*wr_hbe_decide_fn)(wr_hbe *e, const wr_hb_warp *w, const wr_hb_ctx *prev,
-                                 uint32_t prev_ep, const wr_hb_ctx *cur, unsigned lane,
-                                 uint8_t *verdict);
+/* The earlier access of a pair, as a decide function sees it: what the
+ * engine keeps of every context densely (its context record, wr_hbe_ctx,
+ * lies in a large array: reading it for every pair was a cache miss a
+ * check on recordings of many warps). */
+typedef struct wr_hb_prev {
+    uint32_t ctx;        /* its context (wr_hbe_ctx) */
+    uint32_t unit;       /* = wr_hbe_ctx(e, ctx)->unit */
+    uint32_t ep;         /* its epoch: stamp, lane, converged (WR_EP_*) */
+    bool atomic;         /* kind == WR_KIND_ATOMIC */
+    bool weak;           /* a plain weak access */
+} wr_hb_prev;
+
+/* Is prev against the current access (cur by lane `lane` of w) a race?
+ * Both conflict (one writes) and are not the same instruction.  Return
+ * true and set *verdict to report it. */
+typedef bool (*wr_hbe_decide_fn)(wr_hbe *e, const wr_hb_warp *w, const wr_hb_prev *prev,
+                                 const wr_hb_ctx *cur, unsigned lane, uint8_t *verdict);
 
 /* What an engine built on hbcore decides (its wr_engine_ops.pass_param). */
 typedef struct wr_hb_checker {
@@ -97,8 +108,10 @@ void wr_hbe_collect_every(uint32_t accesses);
 void wr_hbe_allow_word_memo(bool allow);
 
 /* Helper for decide functions: is prev ordered before w's lane now? */
-bool wr_hbe_ordered(wr_hbe *e, const wr_hb_warp *w, unsigned layer, const wr_hb_ctx *prev,
-                    uint32_t prev_ep, unsigned lane);
+bool wr_hbe_ordered(wr_hbe *e, const wr_hb_warp *w, unsigned layer, const wr_hb_prev *prev,
+                    unsigned lane);
+/* The context record of id `ctx` (a wr_hb_prev's). */
+const wr_hb_ctx *wr_hbe_ctx(const wr_hbe *e, uint32_t ctx);
 
 /* Is the word being checked a synchronization word (flag or lock)? */
 bool wr_hbe_cur_sync_word(wr_hbe *e);

@@ -130,6 +130,8 @@ struct wr_hb_warp {
     uint32_t pub_hi;         /* highest own stamp published (release, barrier) */
     uint32_t eng_ctx[WR_HB_ENG_CTX]; /* the engine's: ids of this unit's first contexts
                               * (0: none), zeroed with the warp, never read here */
+    uint32_t eng_sig[WR_HB_ENG_CTX]; /* the engine's: what each of them is (its site
+                              * and flags), so that finding one reads no context */
     struct wr_hb_block *blkp;
 };
 
