@@ -933,3 +933,35 @@ Test(vc, many_readers_each_race_with_a_write)
         hbt_close(&t);
     }
 }
+
+/* A warp's instruction contexts are found by their site and flags (a
+ * listing in the warp, hbcore.c ctx_intern: a signature for sites below
+ * 2^24, the context records compared otherwise).  Interleaved stores at
+ * small and large sites, each store made twice: every race must name the
+ * store's own site, and its side the later of the two stores (the context
+ * keeps its latest position). */
+Test(vc, contexts_are_told_apart_by_site_large_or_small)
+{
+    static const uint32_t sites[4] = {3, (1u << 24) + 5, 4, (1u << 24) + 6};
+    uint64_t second_store[4];
+    for (unsigned round = 0; round < 2; round++)
+        for (unsigned i = 0; i < 4; i++) {
+            if (round)
+                second_store[i] = T.seq;
+            ev_st(&T, sites[i], 1, 0, 0, 0, DATA + 4u * i);
+        }
+    for (unsigned i = 0; i < 4; i++)
+        ev_ld(&T, 100 + i, 1, 1, 0, 0, DATA + 4u * i);
+    cr_assert_eq(hbt_count(&T), 4);
+    for (unsigned i = 0; i < 4; i++) {
+        const wr_race *r = hbt_find(&T, sites[i], 100 + i);
+        cr_assert_not_null(r, "store at site %u vs its load", sites[i]);
+        /* the sides are in canonical order (findings.c): the store's is
+         * the one at its site */
+        const wr_race_access *st = r->first.site == sites[i] ? &r->first : &r->second;
+        cr_assert_eq(st->site, sites[i]);
+        cr_assert_eq(st->kind, WR_KIND_WRITE);
+        cr_assert_eq(st->seq, second_store[i], "site %u: the store's side at %llu, not the later store",
+                     sites[i], (unsigned long long)st->seq);
+    }
+}
