@@ -1,5 +1,5 @@
 -- name: races
--- description: Every race of a run: both sites, kinds, class, scope verdict, count and first example
+-- description: Every race of a run: both sites, kinds, class, scope verdict, count, first example and its kernels' launch lines
 -- param: run=latest  the run: id, name or 'latest'
 -- param: engine      only this engine's races (default: every engine)
 --
