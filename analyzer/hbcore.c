@@ -247,11 +247,11 @@ static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind
     uint32_t fl = ctx_flags(&key), sig = ctx_sig(site, kind, scope, weak, writes);
     unsigned listed = 0;
     for (; listed < WR_HB_ENG_CTX && w->eng_ctx[listed]; listed++) {
+        uint32_t id = w->eng_ctx[listed];
         if (sig ? w->eng_sig[listed] == sig
-                : e->ctx[w->eng_ctx[listed]].site == site &&
-                      ctx_flags(&e->ctx[w->eng_ctx[listed]]) == fl) {
-            e->ctx[w->eng_ctx[listed]].seq = seq;
-            return w->eng_ctx[listed];
+                : e->ctx[id].site == site && ctx_flags(&e->ctx[id]) == fl) {
+            e->ctx[id].seq = seq;
+            return id;
         }
     }
     if (listed < WR_HB_ENG_CTX) {

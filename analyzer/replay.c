@@ -894,7 +894,7 @@ static char *kernel_name(const wr_replay *rp, uint32_t launch)
     return xasprintf("launch#%" PRIu32, launch);
 }
 
-static char *site_name(const wr_replay *rp, uint32_t id)
+char *wr_replay_site_name(const wr_replay *rp, uint32_t id)
 {
     const wr_site *s = id ? wr_catalog_site(wr_replay_catalog(rp), id) : NULL;
     if (!s)
@@ -916,18 +916,13 @@ const wr_replay_launch *wr_replay_launch_of(const wr_replay *rp, uint32_t launch
     return find_launch(rp, launch);
 }
 
-char *wr_replay_site_name(const wr_replay *rp, uint32_t site)
-{
-    return site_name(rp, site);
-}
-
 /* A site as the identity names it: the file's base name and the line,
  * which both recording paths give alike; else the site's name. */
 static char *site_key(const wr_replay *rp, uint32_t id)
 {
     const wr_site *s = id ? wr_catalog_site(wr_replay_catalog(rp), id) : NULL;
     if (!s || !s->file || !s->file[0])
-        return site_name(rp, id);
+        return wr_replay_site_name(rp, id);
     const char *base = strrchr(s->file, '/');
     return xasprintf("%s:%" PRIu32, base && base[1] ? base + 1 : s->file, s->line);
 }
@@ -1000,7 +995,7 @@ size_t wr_replay_resolve(const wr_replay *rp, wr_resolved_race **out)
         char *key[2];
         for (int s = 0; s < 2; s++) {
             r->kernel[s] = kernel_name(rp, side[s]->launch);
-            r->site[s] = site_name(rp, side[s]->site);
+            r->site[s] = wr_replay_site_name(rp, side[s]->site);
             key[s] = site_key(rp, side[s]->site);
             r->kind[s] = side[s]->kind;
         }

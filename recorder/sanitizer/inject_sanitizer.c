@@ -835,8 +835,8 @@ static int give_launch_data(const Sanitizer_LaunchData *d, uint32_t tag, wrs_lau
 }
 
 /* A launch's KERNEL_LAUNCH event, as launch `launch` on stream id `stream`,
- * with the program's call site (a graph node's: the graph's launch).
- * G.lock held, the runtime ready. */
+ * with the program's call site (a graph node's: the graph's launch; none
+ * while the writer that names sites is not ready).  G.lock held. */
 static wr_event kernel_launch_event(const Sanitizer_LaunchData *d, uint32_t launch,
                                     uint32_t stream)
 {
