@@ -88,6 +88,7 @@ static inline uint8_t wr_ring_space(const wr_ring_ent *e)
  * (site, kind, space); hint is where the last fold went. */
 typedef struct wr_access_ring {
     uint8_t pos, nolder, hint;
+    bool lapped;            /* pos has come round once: every slot was pushed */
     wr_ring_ent *big;
     wr_ring_ent *older;
     wr_ring_ent small[WR_ACCESS_RING_INLINE];
@@ -190,9 +191,10 @@ static inline __attribute__((always_inline)) wr_ring_ent *wr_ring_next(wr_access
     if (r->pos >= WR_ACCESS_RING_INLINE && !r->big)
         r->big = wr_pool_get(&pool->slots);   /* zeroed: empty slots */
     wr_ring_ent *e = (wr_ring_ent *)wr_ring_slot(r, r->pos);
-    if (e->mask)
+    if (r->lapped && e->mask)
         wr_ring_fold(r, pool, e);
     r->pos = (uint8_t)((r->pos + 1) % WR_ACCESS_RING);
+    r->lapped |= r->pos == 0;
     return e;
 }
 
