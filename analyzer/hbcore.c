@@ -170,6 +170,7 @@ struct wr_hbe {
     /* the access acquires at each word it reads (wr_hb_release_knows) */
     bool cur_acquires;
     uint8_t cur_acq_scope;
+    bool avx2;               /* memo_piece_avx2 for memo_piece (wr_shadow_simd) */
 };
 
 bool wr_hbe_cur_sync_word(wr_hbe *e)
@@ -1321,15 +1322,109 @@ static inline bool lanes_alike_from_lanes(const wr_hbe *e, const cur_access *ca,
     return !ca->atomic && !e->cur_acquires && !w->pair && !w->lane_ord && (!g || g == piece);
 }
 
+/* words_by_lane's memo: the last checked word's cell before and after
+ * its check, both as seen from its lane (half_relative); `on` when that
+ * check reported nothing and took no read set. */
+typedef struct word_memo {
+    bool on;
+    hb_pcell old, now;
+} word_memo;
+
+/* One word of a piece whose lanes are alike from their lanes
+ * (lanes_alike_from_lanes): answered from the memo when its cell looks
+ * like the memo's from its lane, else checked (and the memo moves). */
+static inline __attribute__((always_inline)) void memo_word(wr_hbe *e, const cur_access *ca,
+                                                            hb_pcell *cells, uint64_t lane0_word,
+                                                            unsigned lane, word_memo *m)
+{
+    uint64_t word = lane0_word + lane;
+    hb_pcell *pc = &cells[word & WR_SHADOW_PAGE_MASK];
+    hb_pcell old = *pc;
+    e->cur_word = word;
+    if ((!old.w && !old.r) || (old.r & RSET)) {   /* a first touch, a read set */
+        check_word(e, ca, pc, lane, word << WR_WORD_SHIFT);
+        m->on = false;
+        return;
+    }
+    hb_pcell rel = {half_relative(old.w, lane), half_relative(old.r, lane)};
+    if (m->on && rel.w == m->old.w && rel.r == m->old.r) {
+        *pc = (hb_pcell){half_absolute(m->now.w, lane), half_absolute(m->now.r, lane)};
+        return;
+    }
+    uint64_t reports = e->reports;
+    check_word(e, ca, pc, lane, word << WR_WORD_SHIFT);
+    m->on = e->reports == reports && !(pc->r & RSET);
+    m->old = rel;
+    m->now = (hb_pcell){half_relative(pc->w, lane), half_relative(pc->r, lane)};
+}
+
+static __attribute__((noinline)) void memo_piece(wr_hbe *e, const cur_access *ca, hb_pcell *cells,
+                                                 uint64_t lane0_word, uint32_t piece, word_memo *m)
+{
+    for (uint32_t x = piece; x; x &= x - 1)
+        memo_word(e, ca, cells, lane0_word, (unsigned)__builtin_ctz(x), m);
+}
+
+#if WR_SHADOW_AVX2
+/* memo_piece four words at a time.  A group of four lanes inside the
+ * piece's word range (expanded, in one page) is one load: the words whose
+ * cells look like the memo's from their lanes take the memo's answer in
+ * one store, the others go through memo_word in lane order (which moves
+ * the memo).  A word answered here rather than after an earlier word of
+ * its group moved the memo gets the same cell: what lanes_alike_from_lanes
+ * says is that a word's answer is a function of its cell as seen from its
+ * lane, whichever word's check put it in the memo.  A first touch (0, 0)
+ * or a read set (RSET in r) never looks like a memo's cell, which came
+ * from neither.  The halves are 32-bit lanes of the vector: a half h seen
+ * from lane l is h ? (h & ~31) | ((h - l) & 31) : 0, and back with + l. */
+__attribute__((noinline, target("avx2"))) static void
+memo_piece_avx2(wr_hbe *e, const cur_access *ca, hb_pcell *cells, uint64_t lane0_word,
+                uint32_t piece, word_memo *m)
+{
+    const __m256i low5 = _mm256_set1_epi32(31), high = _mm256_set1_epi32(~31);
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i bit4 = _mm256_setr_epi64x(1, 2, 4, 8);
+    unsigned lo = (unsigned)__builtin_ctz(piece), hi = 31u - (unsigned)__builtin_clz(piece);
+    for (unsigned g = lo & ~3u; g <= hi; g += 4) {
+        uint32_t m4 = (piece >> g) & 15u;
+        if (m->on && g >= lo && g + 3 <= hi) {
+            __m256i *p = (__m256i *)&cells[(lane0_word + g) & WR_SHADOW_PAGE_MASK];
+            __m256i old = _mm256_loadu_si256(p);
+            __m256i lanes = _mm256_setr_epi32((int)g, (int)g, (int)g + 1, (int)g + 1, (int)g + 2,
+                                              (int)g + 2, (int)g + 3, (int)g + 3);
+            __m256i rel = _mm256_or_si256(_mm256_and_si256(old, high),
+                                          _mm256_and_si256(_mm256_sub_epi32(old, lanes), low5));
+            rel = _mm256_andnot_si256(_mm256_cmpeq_epi32(old, zero), rel);
+            uint64_t mo = (uint64_t)m->old.w | (uint64_t)m->old.r << 32;
+            __m256i eq = _mm256_cmpeq_epi64(rel, _mm256_set1_epi64x((long long)mo));
+            uint32_t hits = (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(eq)) & m4;
+            if (hits) {
+                uint64_t mn = (uint64_t)m->now.w | (uint64_t)m->now.r << 32;
+                __m256i now = _mm256_set1_epi64x((long long)mn);
+                __m256i nw = _mm256_or_si256(_mm256_and_si256(now, high),
+                                             _mm256_and_si256(_mm256_add_epi32(now, lanes), low5));
+                nw = _mm256_andnot_si256(_mm256_cmpeq_epi32(now, zero), nw);
+                if (hits != 15u) {
+                    __m256i sel = _mm256_and_si256(_mm256_set1_epi64x(hits), bit4);
+                    nw = _mm256_blendv_epi8(old, nw, _mm256_cmpeq_epi64(sel, bit4));
+                }
+                _mm256_storeu_si256(p, nw);
+                m4 &= ~hits;
+            }
+        }
+        for (uint32_t x = m4; x; x &= x - 1)
+            memo_word(e, ca, cells, lane0_word, g + (unsigned)__builtin_ctz(x), m);
+    }
+}
+#endif
+
 static void words_by_lane(wr_hbe *e, const cur_access *ca, const wr_access *a, uint64_t lane0_word)
 {
     uint32_t mask = a->active_mask, piece;
-    /* the last word's cell before and after its check, both as seen from
-     * its lane, when it reported nothing and took no read set: a word of
-     * a shifted access (a stencil's neighbours, a tile's halo) whose cell
-     * looks the same from its lane gets the same answer from its lane */
-    bool memo_on = false;
-    hb_pcell memo_old = {0, 0}, memo_new = {0, 0};
+    /* a word of a shifted access (a stencil's neighbours, a tile's halo)
+     * whose cell looks like the last checked word's from its lane gets the
+     * same answer from its lane (word_memo) */
+    word_memo memo = {false, {0, 0}, {0, 0}};
     while (wr_next_owned_lane_page(&mask, lane0_word, a, e->cfg.shard, e->cfg.shards, &piece)) {
         uint64_t first = lane0_word + (unsigned)__builtin_ctz(piece);
         uint64_t last = lane0_word + (31u - (unsigned)__builtin_clz(piece));
@@ -1349,31 +1444,16 @@ static void words_by_lane(wr_hbe *e, const cur_access *ca, const wr_access *a, u
                 e->cur_word = word;
                 check_word(e, ca, &cells[word & WR_SHADOW_PAGE_MASK], lane, word << WR_WORD_SHIFT);
             }
-            memo_on = false;
+            memo.on = false;
             continue;
         }
-        for (uint32_t x = piece; x; x &= x - 1) {
-            unsigned lane = (unsigned)__builtin_ctz(x);
-            uint64_t word = lane0_word + lane;
-            hb_pcell *pc = &cells[word & WR_SHADOW_PAGE_MASK];
-            hb_pcell old = *pc;
-            e->cur_word = word;
-            if ((!old.w && !old.r) || (old.r & RSET)) {   /* a first touch, a read set */
-                check_word(e, ca, pc, lane, word << WR_WORD_SHIFT);
-                memo_on = false;
-                continue;
-            }
-            hb_pcell rel = {half_relative(old.w, lane), half_relative(old.r, lane)};
-            if (memo_on && rel.w == memo_old.w && rel.r == memo_old.r) {
-                *pc = (hb_pcell){half_absolute(memo_new.w, lane), half_absolute(memo_new.r, lane)};
-                continue;
-            }
-            uint64_t reports = e->reports;
-            check_word(e, ca, pc, lane, word << WR_WORD_SHIFT);
-            memo_on = e->reports == reports && !(pc->r & RSET);
-            memo_old = rel;
-            memo_new = (hb_pcell){half_relative(pc->w, lane), half_relative(pc->r, lane)};
+#if WR_SHADOW_AVX2
+        if (e->avx2) {
+            memo_piece_avx2(e, ca, cells, lane0_word, piece, &memo);
+            continue;
         }
+#endif
+        memo_piece(e, ca, cells, lane0_word, piece, &memo);
     }
 }
 
@@ -1665,6 +1745,7 @@ void *wr_hbe_create_pass(const wr_engine_config *cfg, const wr_pass_member *memb
     e->hb = wr_hb_new(layers, cfg->keep_all_layers);
     memo_reset(e);
     e->shadow = wr_shadow_new(sizeof(hb_pcell), expand_line);
+    e->avx2 = wr_shadow_simd();
     e->capins = 1024;
     e->ins = xmalloc((size_t)e->capins * sizeof *e->ins);
     e->ins[0] = (hb_ins){0, 0};

@@ -134,9 +134,9 @@ Test(fast_paths, vc_equals_per_lane_path) { same_findings(&wr_engine_vc); }
 Test(fast_paths, scoped_equals_per_lane_path) { same_findings(&wr_engine_scoped); }
 Test(fast_paths, lockset_equals_per_lane_path) { same_findings(&wr_engine_lockset); }
 Test(fast_paths, fsm_equals_per_lane_path) { same_findings(&wr_engine_fsm); }
-/* fsm's and lockset's coalesced loops have AVX2 forms, taken where the
- * CPU has AVX2: the tests above then hold those forms, these the portable
- * ones. */
+/* fsm's and lockset's coalesced loops, and vc's and scoped's word memo,
+ * have AVX2 forms, taken where the CPU has AVX2: the tests above then hold
+ * those forms, the *_portable_* ones the portable loops. */
 /* vc's and scoped's word loop gives a word of a shifted access the answer
  * of the word before it when their cells look alike from their lanes
  * (hbcore.c, words_by_lane): the tests above hold it to the per-lane path,
@@ -150,6 +150,16 @@ Test(fast_paths, vc_without_word_memo_equals_per_lane_path)
 Test(fast_paths, scoped_without_word_memo_equals_per_lane_path)
 {
     wr_hbe_allow_word_memo(false);
+    same_findings(&wr_engine_scoped);
+}
+Test(fast_paths, vc_portable_word_memo_equals_per_lane_path)
+{
+    wr_shadow_allow_simd(false);
+    same_findings(&wr_engine_vc);
+}
+Test(fast_paths, scoped_portable_word_memo_equals_per_lane_path)
+{
+    wr_shadow_allow_simd(false);
     same_findings(&wr_engine_scoped);
 }
 Test(fast_paths, lockset_portable_loop_equals_per_lane_path)
