@@ -1255,14 +1255,14 @@ uniform_piece_avx2(lk *s, const cur_ctx *c, wr_shadow_page *p, cell *cells, uint
     _Static_assert(sizeof(cell) == 8 && offsetof(cell, who) == 4, "who is the second word");
     word_memo m = {0};
     const __m256i who31 = _mm256_setr_epi32(0, 31, 0, 31, 0, 31, 0, 31);
+    const __m256i who_lanes4 = _mm256_setr_epi32(0, 0, 0, 1, 0, 2, 0, 3);   /* who's lane */
     unsigned lo = (unsigned)__builtin_ctz(piece), hi = 31u - (unsigned)__builtin_clz(piece);
     for (unsigned g = lo & ~3u; g <= hi; g += 4) {
         uint32_t m4 = (piece >> g) & 15u;
         if (m.on && m4 && g >= lo && g + 3 <= hi) {
             __m256i *q = (__m256i *)&cells[(lane0_word + g) & WR_SHADOW_PAGE_MASK];
             __m256i old = _mm256_loadu_si256(q);
-            __m256i lanes = _mm256_setr_epi32(0, (int)g, 0, (int)g + 1, 0, (int)g + 2, 0,
-                                              (int)g + 3);
+            __m256i lanes = _mm256_add_epi64(who_lanes4, _mm256_set1_epi64x((long long)g << 32));
             __m256i rel = _mm256_or_si256(_mm256_andnot_si256(who31, old),
                                           _mm256_and_si256(_mm256_sub_epi32(old, lanes), who31));
             uint64_t mo, mn;

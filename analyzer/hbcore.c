@@ -1384,14 +1384,14 @@ memo_piece_avx2(wr_hbe *e, const cur_access *ca, hb_pcell *cells, uint64_t lane0
     const __m256i low5 = _mm256_set1_epi32(31), high = _mm256_set1_epi32(~31);
     const __m256i zero = _mm256_setzero_si256();
     const __m256i bit4 = _mm256_setr_epi64x(1, 2, 4, 8);
+    const __m256i lanes4 = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);   /* both halves' lane */
     unsigned lo = (unsigned)__builtin_ctz(piece), hi = 31u - (unsigned)__builtin_clz(piece);
     for (unsigned g = lo & ~3u; g <= hi; g += 4) {
         uint32_t m4 = (piece >> g) & 15u;
         if (m->on && g >= lo && g + 3 <= hi) {
             __m256i *p = (__m256i *)&cells[(lane0_word + g) & WR_SHADOW_PAGE_MASK];
             __m256i old = _mm256_loadu_si256(p);
-            __m256i lanes = _mm256_setr_epi32((int)g, (int)g, (int)g + 1, (int)g + 1, (int)g + 2,
-                                              (int)g + 2, (int)g + 3, (int)g + 3);
+            __m256i lanes = _mm256_add_epi32(lanes4, _mm256_set1_epi32((int)g));
             __m256i rel = _mm256_or_si256(_mm256_and_si256(old, high),
                                           _mm256_and_si256(_mm256_sub_epi32(old, lanes), low5));
             rel = _mm256_andnot_si256(_mm256_cmpeq_epi32(old, zero), rel);
