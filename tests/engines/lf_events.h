@@ -15,6 +15,7 @@ typedef struct lf_run {
     wr_findings *fnd[4];
     unsigned shards;
     uint64_t seq;
+    uint64_t shadow_words;   /* lf_end: the shards' shadow_words, summed */
 } lf_run;
 
 static inline void lf_start(lf_run *r, const wr_engine_ops *ops, unsigned shards)
@@ -42,6 +43,8 @@ static inline wr_findings *lf_end(lf_run *r)
     wr_findings *all = wr_findings_new();
     for (unsigned i = 0; i < r->shards; i++) {
         r->ops->finish(r->eng[i]);
+        if (r->ops->shadow_words)
+            r->shadow_words += r->ops->shadow_words(r->eng[i]);
         wr_findings_merge(all, r->fnd[i]);
         r->ops->destroy(r->eng[i]);
         wr_findings_free(r->fnd[i]);
