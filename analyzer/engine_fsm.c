@@ -713,7 +713,6 @@ uniform_segment_avx2(fsm *f, const cur_ctx *c, wr_shadow_page *sp, uint64_t *cel
     const __m256i field4 = _mm256_set1_epi64x((long long)(31ull << WR_FSM_LANE_SHIFT));
     const __m256i lanes4 = _mm256_setr_epi64x(0, 1ll << WR_FSM_LANE_SHIFT, 2ll << WR_FSM_LANE_SHIFT,
                                               3ll << WR_FSM_LANE_SHIFT);
-    const __m256i bit4 = _mm256_setr_epi64x(1, 2, 4, 8);
     unsigned lo = (unsigned)__builtin_ctz(segmask), hi = 31u - (unsigned)__builtin_clz(segmask);
     for (unsigned g = lo & ~3u; g <= hi; g += 4) {
         uint32_t m4 = (segmask >> g) & 15u;
@@ -727,11 +726,7 @@ uniform_segment_avx2(fsm *f, const cur_ctx *c, wr_shadow_page *sp, uint64_t *cel
             uint32_t hits = (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(eq)) & m4;
             if (hits) {
                 __m256i nw = _mm256_or_si256(_mm256_set1_epi64x((long long)(cur_uniform | memo_next)), lb);
-                if (hits != 15u) {
-                    __m256i sel = _mm256_and_si256(_mm256_set1_epi64x(hits), bit4);
-                    nw = _mm256_blendv_epi8(old, nw, _mm256_cmpeq_epi64(sel, bit4));
-                }
-                _mm256_storeu_si256(p, nw);
+                wr_shadow_store4(p, old, nw, hits);
                 m4 &= ~hits;
             }
         }

@@ -1275,12 +1275,7 @@ uniform_piece_avx2(lk *s, const cur_ctx *c, wr_shadow_page *p, cell *cells, uint
                 __m256i memo_nw = _mm256_set1_epi64x((long long)mn);
                 __m256i nw = _mm256_or_si256(_mm256_andnot_si256(who31, memo_nw),
                                              _mm256_and_si256(_mm256_add_epi32(memo_nw, lanes), who31));
-                if (hits != 15u) {
-                    const __m256i bit4 = _mm256_setr_epi64x(1, 2, 4, 8);
-                    __m256i sel = _mm256_and_si256(_mm256_set1_epi64x(hits), bit4);
-                    nw = _mm256_blendv_epi8(old, nw, _mm256_cmpeq_epi64(sel, bit4));
-                }
-                _mm256_storeu_si256(q, nw);
+                wr_shadow_store4(q, old, nw, hits);
                 m4 &= ~hits;
             }
         }

@@ -1383,7 +1383,6 @@ memo_piece_avx2(wr_hbe *e, const cur_access *ca, hb_pcell *cells, uint64_t lane0
 {
     const __m256i low5 = _mm256_set1_epi32(31), high = _mm256_set1_epi32(~31);
     const __m256i zero = _mm256_setzero_si256();
-    const __m256i bit4 = _mm256_setr_epi64x(1, 2, 4, 8);
     const __m256i lanes4 = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);   /* both halves' lane */
     unsigned lo = (unsigned)__builtin_ctz(piece), hi = 31u - (unsigned)__builtin_clz(piece);
     for (unsigned g = lo & ~3u; g <= hi; g += 4) {
@@ -1404,11 +1403,7 @@ memo_piece_avx2(wr_hbe *e, const cur_access *ca, hb_pcell *cells, uint64_t lane0
                 __m256i nw = _mm256_or_si256(_mm256_and_si256(now, high),
                                              _mm256_and_si256(_mm256_add_epi32(now, lanes), low5));
                 nw = _mm256_andnot_si256(_mm256_cmpeq_epi32(now, zero), nw);
-                if (hits != 15u) {
-                    __m256i sel = _mm256_and_si256(_mm256_set1_epi64x(hits), bit4);
-                    nw = _mm256_blendv_epi8(old, nw, _mm256_cmpeq_epi64(sel, bit4));
-                }
-                _mm256_storeu_si256(p, nw);
+                wr_shadow_store4(p, old, nw, hits);
                 m4 &= ~hits;
             }
         }

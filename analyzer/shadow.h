@@ -155,7 +155,7 @@ static inline bool wr_shadow_key_of_launch(uint64_t key, uint32_t launch)
 }
 
 /* Whether engine instances created from now on take the AVX2 forms of
- * their coalesced word loops (fsm, lockset): true where the CPU has AVX2
+ * their coalesced word loops (fsm, lockset, vc's and scoped's word memo): true where the CPU has AVX2
  * (chosen at run time: the build targets plain x86-64) unless
  * wr_shadow_allow_simd(false) was called.  Both forms give the same
  * cells; tests turn the AVX2 forms off to hold the portable loops to
@@ -170,6 +170,21 @@ void wr_shadow_allow_simd(bool allow);
 #include <immintrin.h>
 #else
 #define WR_SHADOW_AVX2 0
+#endif
+
+#if WR_SHADOW_AVX2
+/* The AVX2 loops' store of a group of four 8-byte cells at p: nw in the
+ * cells of `lanes` (bits 0-3), old (as loaded) in the others. */
+__attribute__((target("avx2"))) static inline void wr_shadow_store4(void *p, __m256i old,
+                                                                     __m256i nw, uint32_t lanes)
+{
+    if (lanes != 15u) {
+        const __m256i bit4 = _mm256_setr_epi64x(1, 2, 4, 8);
+        __m256i sel = _mm256_and_si256(_mm256_set1_epi64x(lanes), bit4);
+        nw = _mm256_blendv_epi8(old, nw, _mm256_cmpeq_epi64(sel, bit4));
+    }
+    _mm256_storeu_si256((__m256i *)p, nw);
+}
 #endif
 
 wr_shadow_map *wr_shadow_new(size_t cell_bytes, wr_shadow_expand_fn expand);
