@@ -157,10 +157,9 @@ static inline bool wr_shadow_key_of_launch(uint64_t key, uint32_t launch)
 /* Whether engine instances created from now on take the AVX2 forms of
  * their coalesced word loops (fsm, lockset, vc's and scoped's word memo):
  * true where the CPU has AVX2 (chosen at run time: the build targets plain
- * x86-64) unless
- * wr_shadow_allow_simd(false) was called.  Both forms give the same
- * cells; tests turn the AVX2 forms off to hold the portable loops to
- * that.  Not thread-safe: call before creating instances. */
+ * x86-64) unless wr_shadow_allow_simd(false) was called.  Both forms give
+ * the same cells; tests turn the AVX2 forms off to hold the portable loops
+ * to that.  Not thread-safe: call before creating instances. */
 bool wr_shadow_simd(void);
 void wr_shadow_allow_simd(bool allow);
 /* 1 where the AVX2 forms are compiled in (x86-64 with gcc or clang, which
