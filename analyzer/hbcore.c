@@ -1153,12 +1153,12 @@ static uint8_t access_kind(uint8_t op)
  * words all lie within 64 words of the lowest (a warp's stores permuted
  * within a tile) mark a bit each instead, a quarter of the hash set's
  * instructions. */
-static bool vector_lanes_may_overlap(const wr_access *a)
+static bool vector_lanes_may_overlap(const wr_access *a, uint32_t lanes)
 {
     enum { SLOTS = 256 };   /* > 32 lanes x 5 words (16 bytes unaligned) */
     unsigned size = a->size;
     uint64_t lo = UINT64_MAX, hi = 0;
-    for (uint32_t x = a->active_mask; x; x &= x - 1) {
+    for (uint32_t x = lanes; x; x &= x - 1) {
         uint64_t addr = a->lane_addr[__builtin_ctz(x)];
         lo = addr < lo ? addr : lo;
         hi = addr > hi ? addr : hi;
@@ -1168,7 +1168,7 @@ static bool vector_lanes_may_overlap(const wr_access *a)
     uint64_t lo_word = lo >> WR_WORD_SHIFT;
     if (((hi + size - 1u) >> WR_WORD_SHIFT) - lo_word < 64) {
         uint64_t seen = 0;
-        for (uint32_t x = a->active_mask; x; x &= x - 1) {
+        for (uint32_t x = lanes; x; x &= x - 1) {
             uint64_t addr = a->lane_addr[__builtin_ctz(x)];
             unsigned w0 = (unsigned)((addr >> WR_WORD_SHIFT) - lo_word);
             unsigned w1 = (unsigned)(((addr + size - 1u) >> WR_WORD_SHIFT) - lo_word);
@@ -1181,7 +1181,7 @@ static bool vector_lanes_may_overlap(const wr_access *a)
     }
     uint64_t key[SLOTS];
     uint64_t used[SLOTS / 64] = {0};
-    for (uint32_t x = a->active_mask; x; x &= x - 1) {
+    for (uint32_t x = lanes; x; x &= x - 1) {
         uint64_t addr = a->lane_addr[__builtin_ctz(x)];
         if (addr > UINT64_MAX - (size - 1u))
             return true;
@@ -1201,21 +1201,25 @@ static bool vector_lanes_may_overlap(const wr_access *a)
 }
 
 /* Two lanes of one plain store writing overlapping bytes: an intra-warp race
- * inside one instruction. */
-static void intra_instruction(wr_hbe *e, const cur_access *ca, const wr_access *a)
+ * inside one instruction.  Only the lanes of `lanes` are compared: the
+ * active ones, or where the word loop found every lane on one word of its
+ * own (wr_shadow_vector_lanes), those whose word this shard owns: two
+ * lanes then overlap only on one word, which one shard owns, and a shard
+ * compares its half of a scatter's lanes, not all of them again. */
+static void intra_instruction(wr_hbe *e, const cur_access *ca, const wr_access *a, uint32_t lanes)
 {
-    if (a->op != WR_OP_STORE || !a->size || __builtin_popcount(a->active_mask) < 2)
+    if (a->op != WR_OP_STORE || !a->size || __builtin_popcount(lanes) < 2)
         return;
     /* strided lanes |stride| >= size apart never overlap */
     if (a->addr_mode == WR_ADDR_STRIDED && a->stride != INT64_MIN &&
         (uint64_t)(a->stride < 0 ? -a->stride : a->stride) >= a->size)
         return;
-    if (a->addr_mode == WR_ADDR_VECTOR && !vector_lanes_may_overlap(a))
+    if (a->addr_mode == WR_ADDR_VECTOR && !vector_lanes_may_overlap(a, lanes))
         return;
     uint64_t addr[32];
     unsigned lane[32], n = 0;
     for (unsigned l = 0; l < 32; l++)
-        if ((a->active_mask >> l) & 1u) {
+        if ((lanes >> l) & 1u) {
             addr[n] = wr_access_lane_addr(a, l);
             lane[n] = l;
             n++;
@@ -1520,14 +1524,17 @@ static void words_by_vector_lane(wr_hbe *e, const cur_access *ca, const wr_acces
     }
 }
 
-static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a, unsigned size)
+/* Returns the lanes intra_instruction compares: where every lane is on
+ * one word of its own, the lanes this shard owns; else every active lane. */
+static uint32_t words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a,
+                                 unsigned size)
 {
     lane_page_ctx lpc = {e, a};
     wr_shadow_lanes vl;
     if (wr_shadow_vector_lanes(a, size, e->shadow, e->cfg.shard, e->cfg.shards, lane_page, &lpc,
                                &vl)) {
         words_by_vector_lane(e, ca, a, &vl);
-        return;
+        return vl.owned;
     }
     uint64_t last_word = UINT64_MAX;
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
@@ -1558,6 +1565,7 @@ static void words_by_address(wr_hbe *e, const cur_access *ca, const wr_access *a
                        word == w0 ? addr : word << WR_WORD_SHIFT);
         }
     }
+    return a->active_mask;
 }
 
 /* The words of access m (a DSMEM access's part: m->block is the words'
@@ -1570,11 +1578,12 @@ static inline __attribute__((always_inline)) void access_words(wr_hbe *e, cur_ac
     e->cur_space = m->space;
     e->cur_block = m->block;
     uint64_t lane0_word;
+    uint32_t lanes = m->active_mask;
     if (wr_access_word_per_lane(m, size, &lane0_word))
         words_by_lane(e, ca, m, lane0_word);
     else
-        words_by_address(e, ca, m, size);
-    intra_instruction(e, ca, m);
+        lanes = words_by_address(e, ca, m, size);
+    intra_instruction(e, ca, m, lanes);
 }
 
 /* A DSMEM access's words: each owner's shared words, as the owner's own

@@ -446,6 +446,7 @@ typedef struct wr_shadow_lane {
 
 typedef struct wr_shadow_lanes {
     unsigned n;              /* lanes this shard owns, in lane order */
+    uint32_t owned;          /* their mask */
     uint64_t lo, hi;         /* bytes [lo, hi] of every active lane */
     wr_shadow_lane l[WR_WARP_SIZE];
 } wr_shadow_lanes;
@@ -508,6 +509,7 @@ wr_shadow_vector_lanes(const wr_access *a, unsigned size, const wr_shadow_map *m
     uint64_t last_pn = UINT64_MAX;
     wr_shadow_page *p = NULL;
     if (shards <= 1) {
+        out->owned = a->active_mask;
         /* one pass: the lanes' loads and lookups overlap */
         for (uint32_t x = a->active_mask; x; x &= x - 1) {
             unsigned lane = (unsigned)__builtin_ctz(x);
@@ -542,6 +544,7 @@ wr_shadow_vector_lanes(const wr_access *a, unsigned size, const wr_shadow_map *m
             n = wr_shadow_lane_resolve(m, page, ctx, out, n, lane, words[lane],
                                        (same >> lane) & 1u, &last_pn, &p);
         }
+        out->owned = owned;
     }
     out->n = n;
     out->lo = lo;
