@@ -240,12 +240,12 @@ static inline uint32_t ctx_sig(uint32_t site, uint8_t kind, uint8_t scope, uint8
  * and a grid of many small blocks would otherwise insert every one of them
  * into a table far larger than the cache.  A context is in exactly one of
  * the two places. */
-static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind,
-                           uint8_t scope, uint8_t weak, uint8_t writes, uint64_t seq)
+static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, const wr_hb_ctx *key)
 {
-    uint32_t unit = w->unit;
-    wr_hb_ctx key = {unit, site, kind, scope, weak, writes, seq};
-    uint32_t fl = ctx_flags(&key), sig = ctx_sig(site, kind, scope, weak, writes);
+    uint32_t unit = key->unit, site = key->site;
+    uint64_t seq = key->seq;
+    uint32_t fl = ctx_flags(key),
+             sig = ctx_sig(site, key->kind, key->scope, key->weak, key->writes);
     unsigned listed = 0;
     for (; listed < WR_HB_ENG_CTX && w->eng_ctx[listed]; listed++) {
         uint32_t id = w->eng_ctx[listed];
@@ -256,7 +256,7 @@ static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind
         }
     }
     if (listed < WR_HB_ENG_CTX) {
-        w->eng_ctx[listed] = ctx_append(e, &key);
+        w->eng_ctx[listed] = ctx_append(e, key);
         w->eng_sig[listed] = sig;
         return w->eng_ctx[listed];
     }
@@ -282,7 +282,7 @@ static uint32_t ctx_intern(wr_hbe *e, wr_hb_warp *w, uint32_t site, uint8_t kind
         }
         j = (j + 1) & (e->ncslots - 1);
     }
-    e->cslots[j] = ctx_append(e, &key);
+    e->cslots[j] = ctx_append(e, key);
     e->hashed++;
     return e->cslots[j];
 }
@@ -737,7 +737,8 @@ static void check_pair(wr_hbe *e, const cur_access *ca, uint32_t pctx, uint32_t 
                        unsigned lane, uint64_t addr, uint8_t keep)
 {
     uint8_t cls = e->ctx_class[pctx];
-    const wr_hb_prev p = {pctx, e->ctx_unit[pctx], pep, (cls & CTX_ATOMIC) != 0, (cls & CTX_WEAK) != 0};
+    const wr_hb_prev p = {pctx, e->ctx_unit[pctx], pep, (cls & CTX_ATOMIC) != 0,
+                          (cls & CTX_WEAK) != 0};
     for (unsigned k = 0; k < e->nchk; k++) {
         if (!(keep & (1u << k)))
             continue;
@@ -1612,18 +1613,19 @@ static void do_access(wr_hbe *e, const wr_event *ev)
     uint8_t scope = weak ? 0 : wr_hb_strong_scope(a);
     ca.w = w;
     ctx_maybe_collect(e);
+    /* the context's fields: interned, and read from here rather than from
+     * the record they went into */
+    const wr_hb_ctx cur = {w->unit, ev->site, kind, scope, weak, wr_op_writes(a->op), ev->seq};
     /* interned on every shard: the context's seq (the latest access of that
      * instruction context, reported as the first access) must not depend on
      * the shard count */
-    ca.ctx = ctx_intern(e, w, ev->site, kind, scope, weak, wr_op_writes(a->op), ev->seq);
+    ca.ctx = ctx_intern(e, w, &cur);
     if (access_not_mine(e, a, size)) {
         /* none of this shard's words: only the synchronization part remains */
         wr_hb_access_end(e->hb, w, a);
         return;
     }
     memo_reset(e);
-    /* the context's fields, as interned, without reading it back */
-    const wr_hb_ctx cur = {w->unit, ev->site, kind, scope, weak, wr_op_writes(a->op), ev->seq};
     ca.c = &cur;
     ca.ep = (w->c << 6) | ((uint32_t)w->conv << 5);
     ca.writes = wr_op_writes(a->op);
@@ -1668,7 +1670,7 @@ static void do_copy(wr_hbe *e, const wr_event *ev)
     bool rd = cp->kind == WR_COPY_D2H || cp->kind == WR_COPY_D2D;
     bool wr = cp->kind != WR_COPY_D2H;
     if (rd) {
-        ca.ctx = ctx_intern(e, w, ev->site, WR_KIND_READ, 0, 0, 0, ev->seq);
+        ca.ctx = ctx_intern(e, w, &(wr_hb_ctx){w->unit, ev->site, WR_KIND_READ, 0, 0, 0, ev->seq});
         ca.c = &e->ctx[ca.ctx];
         ca.writes = false;
         copy_range(e, &ca, cp->src, cp->bytes);
@@ -1677,7 +1679,7 @@ static void do_copy(wr_hbe *e, const wr_event *ev)
         w->c++;   /* the write part is a later "instruction" of the copy */
         memo_reset(e);
         ca.ep = (w->c << 6) | (1u << 5);
-        ca.ctx = ctx_intern(e, w, ev->site, WR_KIND_WRITE, 0, 0, 1, ev->seq);
+        ca.ctx = ctx_intern(e, w, &(wr_hb_ctx){w->unit, ev->site, WR_KIND_WRITE, 0, 0, 1, ev->seq});
         ca.c = &e->ctx[ca.ctx];
         ca.writes = true;
         copy_range(e, &ca, cp->dst, cp->bytes);
