@@ -192,6 +192,7 @@ typedef struct wr_hb_block {
     hb_bar *bar[16];
     hb_mbar *mbar;           /* its mbarriers, by first use (a kernel has a few) */
     uint32_t nmbar;
+    uint32_t present_at;     /* its index in its launch's present[] */
     uint8_t exited;
 } hb_block;
 
@@ -208,8 +209,18 @@ typedef struct hb_launch {
     uint8_t started, complete;
     uint32_t unstarted_at;   /* index in wr_hb.unstarted + 1; 0: started */
     uint32_t grid[3], bdim[3], cl[3];
-    uint32_t nblocks, threads, nw;
-    hb_block **blocks;
+    uint32_t threads, nw;
+    uint32_t span;           /* the highest block index seen, + 1 */
+    /* Its blocks by index: a directory of leaves of HB_LEAF_BLOCKS
+     * pointers, a leaf made when a block of it first comes and the
+     * directory as long as the highest block seen needs, so that memory
+     * follows the blocks a trace touches, not the grid (a dense array per
+     * grid kept 16 GB of NULL pointers for a grid of 2^31 blocks); and the
+     * blocks there, in no order, for the loops over them. */
+    hb_block ***leaf;
+    uint32_t nleaf;
+    hb_block **present;
+    uint32_t npresent, cappresent;
     uint32_t running_blocks; /* blocks entered and not exited */
     /* its units lie in [unit_lo, unit_hi); units_alone: no other launch's
      * unit lies between them, so a unit in the range is one of its own
@@ -228,6 +239,59 @@ typedef struct hb_launch {
     uint32_t nxbar;
     wr_u32map xbar_ix;
 } hb_launch;
+
+#define HB_LEAF_SHIFT 12u
+#define HB_LEAF_BLOCKS (1u << HB_LEAF_SHIFT)
+
+static inline hb_block *block_at(const hb_launch *l, uint32_t block)
+{
+    uint32_t i = block >> HB_LEAF_SHIFT;
+    return i < l->nleaf && l->leaf[i] ? l->leaf[i][block & (HB_LEAF_BLOCKS - 1u)] : NULL;
+}
+
+/* Block `block` of l is b (NULL: gone). */
+static void block_set(hb_launch *l, uint32_t block, hb_block *b)
+{
+    uint32_t i = block >> HB_LEAF_SHIFT;
+    if (i >= l->nleaf) {
+        /* doubled, in 64 bits: a block index near 2^32 needs 2^20 leaves */
+        uint64_t n = l->nleaf ? l->nleaf : 1;
+        while (n <= i)
+            n *= 2;
+        l->leaf = xrealloc(l->leaf, (size_t)n * sizeof *l->leaf);
+        memset(l->leaf + l->nleaf, 0, (size_t)(n - l->nleaf) * sizeof *l->leaf);
+        l->nleaf = (uint32_t)n;
+    }
+    if (!l->leaf[i])
+        l->leaf[i] = xcalloc(HB_LEAF_BLOCKS, sizeof **l->leaf);
+    hb_block **slot = &l->leaf[i][block & (HB_LEAF_BLOCKS - 1u)];
+    if (b && !*slot) {
+        if (l->npresent == l->cappresent) {
+            l->cappresent = l->cappresent ? 2 * l->cappresent : 16;
+            l->present = xrealloc(l->present, (size_t)l->cappresent * sizeof *l->present);
+        }
+        b->present_at = l->npresent;
+        l->present[l->npresent++] = b;
+        if (block >= l->span)
+            l->span = block + 1u;
+    } else if (!b && *slot) {
+        hb_block *last = l->present[--l->npresent];
+        l->present[(*slot)->present_at] = last;
+        last->present_at = (*slot)->present_at;
+    }
+    *slot = b;
+}
+
+static void launch_free_block_index(hb_launch *l)
+{
+    for (uint32_t i = 0; i < l->nleaf; i++)
+        free(l->leaf[i]);
+    free(l->leaf);
+    free(l->present);
+    l->leaf = NULL;
+    l->present = NULL;
+    l->nleaf = l->npresent = l->cappresent = 0;
+}
 
 typedef struct hb_stream {
     uint32_t id, pos;
@@ -426,9 +490,9 @@ void wr_hb_foreach_warp(wr_hb *hb, void (*fn)(wr_hb_warp *w, void *ctx), void *c
 {
     for (uint32_t i = 0; i < hb->nrunning; i++) {
         hb_launch *l = hb->launches[hb->running[i]];
-        for (uint32_t b = 0; l->blocks && b < l->nblocks; b++) {
-            hb_block *bl = l->blocks[b];
-            for (uint32_t j = 0; bl && j < bl->nw; j++)
+        for (uint32_t b = 0; b < l->npresent; b++) {
+            hb_block *bl = l->present[b];
+            for (uint32_t j = 0; j < bl->nw; j++)
                 fn(&bl->w[j], ctx);
         }
     }
@@ -717,8 +781,7 @@ static void launch_drop_xbars(hb_launch *l)
 
 static void launch_drop_blocks(hb_launch *l)
 {
-    free(l->blocks);
-    l->blocks = NULL;
+    launch_free_block_index(l);
     launch_drop_xbars(l);
 }
 
@@ -726,9 +789,9 @@ static void launch_complete(wr_hb *hb, hb_launch *l)
 {
     if (!l->started)   /* its start learns what it waited for, if that just ended */
         learn_ends(hb, l->base);
-    for (uint32_t b = 0; l->blocks && b < l->nblocks; b++) {
-        const hb_block *bl = l->blocks[b];
-        for (uint32_t i = 0; bl && i < bl->nw; i++)
+    for (uint32_t b = 0; b < l->npresent; b++) {
+        const hb_block *bl = l->present[b];
+        for (uint32_t i = 0; i < bl->nw; i++)
             if (bl->live[i])
                 for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
                     wr_vc_join(&l->endj[k], &bl->w[i].ext[k]);
@@ -846,7 +909,6 @@ static void launch_setup(wr_hb *hb, hb_launch *l, const wr_launch *d)
         l->cl[i] = d ? (d->cluster[i] ? d->cluster[i] : 1) : 1;
     }
     if (d) {
-        l->nblocks = l->grid[0] * l->grid[1] * l->grid[2];
         l->threads = l->bdim[0] * l->bdim[1] * l->bdim[2];
         l->nw = (l->threads + WR_WARP_SIZE - 1) / WR_WARP_SIZE;
     }
@@ -1060,17 +1122,7 @@ static void launch_retire_prefix(wr_hb *hb, hb_launch *l)
 
 static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t warp)
 {
-    if (block >= l->nblocks) {
-        uint32_t n = l->nblocks ? l->nblocks : 1;
-        while (n <= block)
-            n *= 2;
-        l->blocks = xrealloc(l->blocks, (size_t)n * sizeof *l->blocks);
-        memset(l->blocks + l->nblocks, 0, (size_t)(n - l->nblocks) * sizeof *l->blocks);
-        l->nblocks = n;
-    } else if (!l->blocks) {
-        l->blocks = xcalloc(l->nblocks, sizeof *l->blocks);
-    }
-    hb_block *b = l->blocks[block];
+    hb_block *b = block_at(l, block);
     if (!b) {
         if (!l->started) {   /* what it waits for is over */
             launch_started(hb, l);
@@ -1090,7 +1142,7 @@ static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t war
             unit_add(hb, li, l->id, block, i);
             warp_init(hb, l, b, i);
         }
-        l->blocks[block] = b;
+        block_set(l, block, b);
     } else if (warp >= b->nw) {
         /* malformed (warp beyond the block size): give it its own unit */
         uint32_t nw = warp + 1;
@@ -1201,10 +1253,17 @@ bool wr_hb_knows(const wr_hb *hb, const wr_hb_warp *w, unsigned layer, uint32_t 
 }
 
 
+/* A host copy's unit: launch 0 and no block, as in finding.h (block
+ * UINT32_MAX alone is also the last block of a grid of 2^32). */
+static inline bool unit_is_host(const wr_hb_unit *u)
+{
+    return u->launch_id == 0 && u->block == UINT32_MAX;
+}
+
 unsigned wr_hb_relation(const wr_hb *hb, uint32_t u1, uint32_t u2)
 {
     const wr_hb_unit *a = unit_rec(hb, u1), *b = unit_rec(hb, u2);
-    if (a->block == UINT32_MAX || b->block == UINT32_MAX)
+    if (unit_is_host(a) || unit_is_host(b))
         return WR_SCOPE_SYSTEM;
     if (a->launch != b->launch)
         return WR_SCOPE_DEVICE;
@@ -1225,14 +1284,14 @@ void wr_hb_race_side(const wr_hb *hb, wr_race_access *ra, uint32_t unit, uint32_
     ra->launch = u->launch_id;
     ra->block = u->block;
     ra->warp = u->warp;
-    ra->lane = u->block == UINT32_MAX ? UINT32_MAX : lane;
+    ra->lane = unit_is_host(u) ? UINT32_MAX : lane;
     ra->seq = seq;
 }
 
 uint8_t wr_hb_race_class(const wr_hb *hb, uint32_t u1, uint32_t u2)
 {
     const wr_hb_unit *a = unit_rec(hb, u1), *b = unit_rec(hb, u2);
-    if (a->block == UINT32_MAX || b->block == UINT32_MAX || a->launch != b->launch)
+    if (unit_is_host(a) || unit_is_host(b) || a->launch != b->launch)
         return WR_CLASS_INTER_KERNEL;
     if (a->block != b->block)
         return WR_CLASS_INTER_BLOCK;
@@ -1700,9 +1759,9 @@ static void layer_split(wr_hb *hb, unsigned k)
         hb_launch *l = hb->launches[i];
         wr_vc_copy(&l->base[k], &l->base[WR_HB_OBL]);
         wr_vc_copy(&l->endj[k], &l->endj[WR_HB_OBL]);
-        for (uint32_t b = 0; l->blocks && b < l->nblocks; b++) {
-            hb_block *bl = l->blocks[b];
-            for (uint32_t j = 0; bl && j < bl->nw; j++) {
+        for (uint32_t b = 0; b < l->npresent; b++) {
+            hb_block *bl = l->present[b];
+            for (uint32_t j = 0; j < bl->nw; j++) {
                 wr_hb_warp *x = &bl->w[j];
                 wr_vc_copy(&x->ext[k], &x->ext[WR_HB_OBL]);
                 if (x->blk[WR_HB_OBL]) {
@@ -2128,7 +2187,7 @@ static uint64_t xbar_expected(const hb_launch *l, unsigned bscope)
     uint64_t blocks = bscope == WR_BAR_CLUSTER
                           ? (uint64_t)l->cl[0] * l->cl[1] * l->cl[2]
                           : (l->grid[0] ? (uint64_t)l->grid[0] * l->grid[1] * l->grid[2]
-                                        : l->nblocks);
+                                        : l->span);
     return threads * (blocks ? blocks : 1);
 }
 
@@ -2153,8 +2212,8 @@ static hb_xbar *xbar_of(hb_launch *l, unsigned bscope, uint32_t cluster)
  * before the phase completes)? */
 static bool xarrival_alive(const hb_launch *l, const hb_xarrival *a)
 {
-    return l->blocks && a->block < l->nblocks && l->blocks[a->block] &&
-           a->widx < l->blocks[a->block]->nw;
+    const hb_block *b = block_at(l, a->block);
+    return b && a->widx < b->nw;
 }
 
 /* A cluster or grid barrier's phase completes: the clocks its arrivals
@@ -2185,7 +2244,7 @@ static void xbar_complete(wr_hb *hb, hb_launch *l, hb_xbar *x)
                 if (a->snap[k])
                     wr_vc_join(j, &a->snap[k]->c);
             } else if (a->mode == WR_BARMODE_SYNC) {
-                wr_hb_warp *w = &l->blocks[a->block]->w[a->widx];
+                wr_hb_warp *w = &block_at(l, a->block)->w[a->widx];
                 wr_vc_snap *sn = warp_flatten(hb, w, k, a->stamp);
                 wr_vc_join(j, &sn->c);
                 wr_snap_unref(sn);
@@ -2195,7 +2254,7 @@ static void xbar_complete(wr_hb *hb, hb_launch *l, hb_xbar *x)
     for (uint32_t i = 0; i < n; i++) {
         hb_xarrival *a = &x->arr[i];
         if (a->waiting && xarrival_alive(l, a)) {
-            wr_hb_warp *w = &l->blocks[a->block]->w[a->widx];
+            wr_hb_warp *w = &block_at(l, a->block)->w[a->widx];
             for (unsigned k = kept_from(hb, 0); k < hb->L; k = kept_from(hb, k + 1))
                 warp_join(hb, w, k, &x->done[k], a->mask);
             w->xbar_wait = 0;
@@ -2517,11 +2576,8 @@ static void do_kernel_end(wr_hb *hb, uint32_t id)
     complete_known(hb, hb->host);
     if (was_complete)
         learn_end(hb, hb->host, l);
-    for (uint32_t i = 0; l->blocks && i < l->nblocks; i++)
-        if (l->blocks[i]) {
-            block_fold(hb, l, l->blocks[i]);
-            l->blocks[i] = NULL;
-        }
+    for (uint32_t i = 0; i < l->npresent; i++)
+        block_fold(hb, l, l->present[i]);
     launch_drop_blocks(l);
     /* Its start clock goes too, once it is complete: only its own warps
      * and its completion read it (wr_hb_knows, acquires, mark_known), and
@@ -2557,9 +2613,10 @@ void wr_hb_event(wr_hb *hb, const wr_event *ev)
     case WR_EV_BLOCK_EXIT: {
         hb_launch *l = launch_get(hb, ev->u.block.launch);
         uint32_t b = ev->u.block.block;
-        if (l->blocks && b < l->nblocks && l->blocks[b]) {
-            block_fold(hb, l, l->blocks[b]);
-            l->blocks[b] = NULL;
+        hb_block *bl = block_at(l, b);
+        if (bl) {
+            block_set(l, b, NULL);
+            block_fold(hb, l, bl);
             if (!l->running_blocks && l->complete)   /* (a trace without kernel ends) */
                 launch_drop_blocks(l);
         }
@@ -2643,9 +2700,8 @@ void wr_hb_free(wr_hb *hb)
         return;
     for (uint32_t i = 0; i < hb->nlaunches; i++) {
         hb_launch *l = hb->launches[i];
-        for (uint32_t b = 0; l->blocks && b < l->nblocks; b++)
-            if (l->blocks[b])
-                block_fold(hb, l, l->blocks[b]);
+        for (uint32_t b = 0; b < l->npresent; b++)
+            block_fold(hb, l, l->present[b]);
         launch_drop_blocks(l);
         for (unsigned k = 0; k < WR_HB_MAX_LAYERS; k++) {
             wr_vc_free(&l->base[k]);

@@ -297,6 +297,38 @@ Test(replay, write_races_with_every_unordered_read)
     }
 }
 
+/* A grid's size costs nothing until its blocks come: vc and scoped once
+ * kept a block table per launch sized by the grid (8 bytes a block: 16 GB
+ * for 2^31 blocks), and at 2^32 blocks its 32-bit size doubled forever. */
+Test(replay, huge_grids_cost_only_the_blocks_touched)
+{
+    const char *wrt = assemble_text("hg",
+                                    "alloc x global 4\n"
+                                    "launch L1 k grid=2147483647 block=1024\n"
+                                    "st b2147483646 w31 lane=0 x[0] @h.cu:1\n"
+                                    "ld b0 w0 lane=0 x[0] @h.cu:2\n"
+                                    "kernel_end L1\n"
+                                    "launch L2 k grid=131072,32768 block=32\n"
+                                    "st b4294967295 w0 lane=0 x[0] @h.cu:3\n"
+                                    "ld b1 w0 lane=0 x[0] @h.cu:4\n"
+                                    "kernel_end L2\n");
+    wr_resolved_race *rr;
+    size_t n;
+    wr_replay *rp = run_resolved(wrt, 0, 0, &rr, &n);
+    unsigned hb = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(rr[i].engine_name, "vc") || !strcmp(rr[i].engine_name, "scoped")) {
+            hb++;
+            /* block 2^32-1 is a block, not the host's copy */
+            cr_assert_eq(rr[i].race_class, WR_CLASS_INTER_BLOCK, "%s", rr[i].engine_name);
+        }
+    cr_assert_eq(hb, 4, "vc and scoped: one race in each launch");
+    uint64_t rss = wr_replay_get_stats(rp)->peak_rss_bytes;
+    cr_assert_lt(rss, 256ull << 20, "peak RSS %llu bytes", (unsigned long long)rss);
+    wr_resolved_free(rr, n);
+    wr_replay_free(rp);
+}
+
 Test(replay, default_shards_give_every_worker_a_unit)
 {
     cr_assert_eq(wr_replay_default_shards(1, 4), 1);
