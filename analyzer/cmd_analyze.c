@@ -67,7 +67,8 @@ static void usage(FILE *out)
         "  --progress       how far the trace has been read, on standard error every 5 s\n"
         "                   (every second on a terminal, where it is on by default)\n"
         "exit status: 0 no race, 1 (--exit-code) races found, 2 bad input,\n"
-        "             3 no race reported but the trace is incomplete (truncated, lost events)\n");
+        "             3 no race reported but the trace is incomplete (truncated, lost events),\n"
+        "             4 out of memory (nothing is stored)\n");
 }
 
 /* A text trace (formats/TEXT.md), told from a binary one by its first

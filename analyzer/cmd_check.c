@@ -39,7 +39,7 @@ static const char check_usage[] =
     "Without --keep and --db, nothing is written but the report.\n"
     "\n"
     "exit status: that of warprace analyze (0 no race, 1 races, 3 incomplete\n"
-    "trace) when the program ran and was recorded; 2 when it could not be run or\n"
+    "trace, 4 out of memory) when the program ran and was recorded; 2 when it could not be run or\n"
     "recorded, or exited with a failure (what was recorded is still analyzed).\n";
 
 typedef struct option_route {

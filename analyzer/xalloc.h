@@ -14,7 +14,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define WR_EXIT_OUT_OF_MEMORY 3
+/* The exit status when the analysis cannot go on for memory (or a limit
+ * of the shadow cells): apart from 3, an incomplete trace, so that a
+ * script does not take a run that stopped for a truncated trace. */
+#define WR_EXIT_OUT_OF_MEMORY 4
 
 static inline void *wr_out_of_memory(size_t bytes)
 {

@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -788,6 +791,61 @@ static int64_t q_int(const char *db_path, const char *sql)
     sqlite3_finalize(st);
     sqlite3_close(db);
     return v;
+}
+
+/* Out of memory has an exit status of its own (4), apart from 3's
+ * incomplete trace, which a script may accept (--allow-incomplete): it once
+ * exited 3.  The analysis runs in a child whose address space is limited to
+ * what it has at the start and a few MiB more. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SHADOWING_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SHADOWING_SANITIZER 1
+#endif
+#endif
+#ifndef UNDER_SHADOWING_SANITIZER
+#define UNDER_SHADOWING_SANITIZER 0
+#endif
+
+static uint64_t address_space_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    cr_assert_not_null(f);
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    cr_assert_gt(kb, 0);
+    return kb * 1024;
+}
+
+Test(replay, cli_out_of_memory_exits_4)
+{
+    if (UNDER_SHADOWING_SANITIZER)
+        cr_skip_test("the sanitizer's shadow needs more address space than the limit leaves");
+    const char *p = tpath("m.wrt");
+    gen_opts o = default_opts(4);
+    o.words = 1u << 20;
+    gen_result g;
+    cr_assert_eq(gen_trace(p, &o, &g), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (!pid) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, STDOUT_FILENO);
+        uint64_t limit = address_space_bytes() + (10u << 20);
+        struct rlimit r = {.rlim_cur = limit, .rlim_max = limit};
+        setrlimit(RLIMIT_AS, &r);
+        _exit(analyze((const char *[]){p, "--no-db", "--threads", "1", "--exit-code", "0", NULL}));
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status), "the analysis died of a signal");
+    cr_assert_eq(WEXITSTATUS(status), 4, "exit %d, expected 4 (out of memory)", WEXITSTATUS(status));
 }
 
 Test(replay, cli_bad_input_exits_2)
