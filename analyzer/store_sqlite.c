@@ -99,6 +99,55 @@ static int upgrade(sqlite3 *db, const char *path, int have, int want, wr_error *
     return 0;
 }
 
+/* What wr_store_write_run writes; wr_store_open prepares each first, so that
+ * a database that cannot take a run says so before the analysis, not after
+ * it. */
+static const char SQL_INSERT_RUN[] =
+    "INSERT INTO runs(name, status, started_at, analyzer_version, trace_path, trace_hash,"
+    " trace_bytes, device, sm_arch, producer, recorded_command, engines, threads, options,"
+    " events, accesses, thread_accesses, launches, lost_events, truncated, decode_seconds,"
+    " wall_seconds, peak_rss_bytes)"
+    " VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+    " ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+static const char SQL_INSERT_ENGINE_RUN[] =
+    "INSERT INTO engine_runs(run_id, engine, seconds, shadow_words, races,"
+    " occurrences) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+static const char SQL_INSERT_LAUNCH[] =
+    "INSERT OR REPLACE INTO launches(run_id, launch, kernel, grid, block,"
+    " shared_bytes, stream, site) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+static const char SQL_INSERT_ALLOCATION[] =
+    "INSERT INTO allocations(run_id, alloc_id, name, space, base, size)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+static const char SQL_INSERT_RACE[] =
+    "INSERT INTO races(run_id, engine, identity, kernel_a, kernel_b, site_a, site_b, kind_a,"
+    " kind_b, race_class, scope_verdict, potential, count, ex_space, ex_address, ex_alloc,"
+    " ex_offset, ex_a_launch, ex_a_block, ex_a_warp, ex_a_lane, ex_a_seq, ex_b_launch,"
+    " ex_b_block, ex_b_warp, ex_b_lane, ex_b_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+    " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25,"
+    " ?26, ?27)";
+static const char SQL_COMPLETE_RUN[] =
+    "UPDATE runs SET status = 'complete', finished_at = ?1 WHERE id = ?2";
+static const char *const store_statements[] = {SQL_INSERT_RUN, SQL_INSERT_ENGINE_RUN,
+    SQL_INSERT_LAUNCH, SQL_INSERT_ALLOCATION, SQL_INSERT_RACE, SQL_COMPLETE_RUN};
+
+/* Can a run be written: the file writable, the tables and columns there? */
+static int check_writable(sqlite3 *db, const char *path, wr_error *err)
+{
+    if (sqlite3_db_readonly(db, "main") == 1) {
+        set_err(err, "%s: the database is read-only (no write permission)", path);
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof store_statements / sizeof *store_statements; i++) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(db, store_statements[i], -1, &st, NULL) != SQLITE_OK) {
+            set_err(err, "%s: cannot store a run there: %s", path, sqlite3_errmsg(db));
+            return -1;
+        }
+        sqlite3_finalize(st);
+    }
+    return 0;
+}
+
 wr_store *wr_store_open(const char *path, wr_error *err)
 {
     sqlite3 *db = NULL;
@@ -149,6 +198,10 @@ wr_store *wr_store_open(const char *path, wr_error *err)
             sqlite3_close(db);
             return NULL;
         }
+    }
+    if (check_writable(db, path, err) != 0) {
+        sqlite3_close(db);
+        return NULL;
     }
     sqlite3_exec(db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
     wr_store *s = calloc(1, sizeof *s);
@@ -265,13 +318,7 @@ int64_t wr_store_write_run(wr_store *s, const wr_store_run *run, wr_error *err)
     exec(&w, "BEGIN IMMEDIATE");
     if (w.failed)
         return -1;
-    sqlite3_stmt *st = prep(&w,
-        "INSERT INTO runs(name, status, started_at, analyzer_version, trace_path, trace_hash,"
-        " trace_bytes, device, sm_arch, producer, recorded_command, engines, threads, options,"
-        " events, accesses, thread_accesses, launches, lost_events, truncated, decode_seconds,"
-        " wall_seconds, peak_rss_bytes)"
-        " VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-        " ?16, ?17, ?18, ?19, ?20, ?21, ?22)");
+    sqlite3_stmt *st = prep(&w, SQL_INSERT_RUN);
     bt(st, 1, run->name);
     bt(st, 2, started);
     bt(st, 3, WARPRACE_VERSION);
@@ -298,8 +345,7 @@ int64_t wr_store_write_run(wr_store *s, const wr_store_run *run, wr_error *err)
     sqlite3_finalize(st);
     int64_t id = w.failed ? -1 : sqlite3_last_insert_rowid(s->db);
 
-    st = prep(&w, "INSERT INTO engine_runs(run_id, engine, seconds, shadow_words, races,"
-                  " occurrences) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    st = prep(&w, SQL_INSERT_ENGINE_RUN);
     for (size_t i = 0; i < run->nengines && !w.failed; i++) {
         const wr_store_engine *e = &run->engine[i];
         bi(st, 1, id);
@@ -312,8 +358,7 @@ int64_t wr_store_write_run(wr_store *s, const wr_store_run *run, wr_error *err)
     }
     sqlite3_finalize(st);
 
-    st = prep(&w, "INSERT OR REPLACE INTO launches(run_id, launch, kernel, grid, block,"
-                  " shared_bytes, stream, site) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    st = prep(&w, SQL_INSERT_LAUNCH);
     for (size_t i = 0; i < run->nlaunches && !w.failed; i++) {
         const wr_store_launch *l = &run->launch[i];
         char grid[48], block[48];
@@ -331,8 +376,7 @@ int64_t wr_store_write_run(wr_store *s, const wr_store_run *run, wr_error *err)
     }
     sqlite3_finalize(st);
 
-    st = prep(&w, "INSERT INTO allocations(run_id, alloc_id, name, space, base, size)"
-                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    st = prep(&w, SQL_INSERT_ALLOCATION);
     for (size_t i = 0; i < run->nallocs && !w.failed; i++) {
         const wr_alloc *a = &run->alloc[i];
         bi(st, 1, id);
@@ -345,13 +389,7 @@ int64_t wr_store_write_run(wr_store *s, const wr_store_run *run, wr_error *err)
     }
     sqlite3_finalize(st);
 
-    st = prep(&w,
-        "INSERT INTO races(run_id, engine, identity, kernel_a, kernel_b, site_a, site_b, kind_a,"
-        " kind_b, race_class, scope_verdict, potential, count, ex_space, ex_address, ex_alloc,"
-        " ex_offset, ex_a_launch, ex_a_block, ex_a_warp, ex_a_lane, ex_a_seq, ex_b_launch,"
-        " ex_b_block, ex_b_warp, ex_b_lane, ex_b_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-        " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25,"
-        " ?26, ?27)");
+    st = prep(&w, SQL_INSERT_RACE);
     for (size_t i = 0; i < run->nraces && !w.failed; i++) {
         if (run->fail_after_races && i == run->fail_after_races) {
             set_err(err, "%s: interrupted after %zu race rows (test)", s->path, i);
@@ -397,7 +435,7 @@ int64_t wr_store_write_run(wr_store *s, const wr_store_run *run, wr_error *err)
     sqlite3_finalize(st);
 
     now_iso(finished, sizeof finished);
-    st = prep(&w, "UPDATE runs SET status = 'complete', finished_at = ?1 WHERE id = ?2");
+    st = prep(&w, SQL_COMPLETE_RUN);
     bt(st, 1, finished);
     bi(st, 2, id);
     step(&w, st);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -283,6 +284,37 @@ Test(store, refuses_foreign_database)
     s = wr_store_open(junk, &err);
     cr_assert_null(s);
     cr_assert(strstr(err.msg, junk), "%s", err.msg);
+}
+
+/* A database that cannot take a run is refused when it is opened, before
+ * the analysis, not after it (it once ran the whole trace, printed the
+ * report, then failed). */
+Test(store, refuses_database_that_cannot_take_a_run)
+{
+    char *db = path_in("h.db");
+    wr_error err;
+    wr_store *s = wr_store_open(db, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    wr_store_close(s);
+    exec_sql(db, "DROP TABLE races");
+    s = wr_store_open(db, &err);
+    cr_assert_null(s, "a database without its races table");
+    cr_assert(strstr(err.msg, db) && strstr(err.msg, "no such table: races"), "%s", err.msg);
+}
+
+Test(store, refuses_read_only_database)
+{
+    char *ro = path_in("ro.db");
+    wr_error err;
+    wr_store *s = wr_store_open(ro, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    wr_store_close(s);
+    cr_assert_eq(chmod(ro, 0444), 0);
+    if (geteuid() == 0)   /* root writes a file whatever its mode */
+        cr_skip_test("running as root: a file's mode does not make it read-only");
+    s = wr_store_open(ro, &err);
+    cr_assert_null(s, "a read-only database");
+    cr_assert(strstr(err.msg, ro) && strstr(err.msg, "read-only"), "%s", err.msg);
 }
 
 Test(store, reopens_existing_database)
