@@ -91,6 +91,7 @@ void wr_store_run_from_replay(wr_store_run *run, const wr_replay *rp, const char
         memcpy(sl->block, l[i].launch.block_dim, sizeof sl->block);
         sl->shared_bytes = l[i].launch.shared_bytes;
         sl->stream = l[i].launch.stream;
+        sl->analysed = l[i].selected;
         if (l[i].site)
             ps->site_names[i] = wr_replay_site_name(rp, l[i].site);
         sl->site = ps->site_names[i] ? ps->site_names[i] : "";

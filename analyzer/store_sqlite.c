@@ -66,6 +66,7 @@ static int query_int(sqlite3 *db, const char *sql, int64_t *out)
 /* What turns version N - 1 into version N (schema.sql, "Versions"). */
 static const char *const upgrade_sql[] = {
     [2] = "ALTER TABLE launches ADD COLUMN site TEXT NOT NULL DEFAULT '';",
+    [3] = "ALTER TABLE launches ADD COLUMN analysed INTEGER NOT NULL DEFAULT 1;",
 };
 
 /* An older database brought to version `want`, all in one transaction:
@@ -114,7 +115,7 @@ static const char SQL_INSERT_ENGINE_RUN[] =
     " occurrences) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 static const char SQL_INSERT_LAUNCH[] =
     "INSERT OR REPLACE INTO launches(run_id, launch, kernel, grid, block,"
-    " shared_bytes, stream, site) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+    " shared_bytes, stream, site, analysed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 static const char SQL_INSERT_ALLOCATION[] =
     "INSERT INTO allocations(run_id, alloc_id, name, space, base, size)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
@@ -372,6 +373,7 @@ int64_t wr_store_write_run(wr_store *s, const wr_store_run *run, wr_error *err)
         bi(st, 6, l->shared_bytes);
         bi(st, 7, l->stream);
         bt(st, 8, l->site ? l->site : "");
+        bi(st, 9, l->analysed);
         step(&w, st);
     }
     sqlite3_finalize(st);

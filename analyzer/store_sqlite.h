@@ -42,6 +42,7 @@ typedef struct wr_store_launch {
     uint32_t grid[3], block[3];
     uint32_t shared_bytes, stream;
     const char *site;              /* the host call site's name; "" or NULL unknown */
+    bool analysed;                 /* false: left out by --kernels */
 } wr_store_launch;
 
 typedef struct wr_store_run {

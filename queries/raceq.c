@@ -124,11 +124,17 @@ static int older_schema_views(sqlite3 *db, const char *path, int version)
 {
     char *msg = NULL;
     int rc = SQLITE_OK;
-    if (version < 2)   /* launches.site */
+    if (version < 3)   /* launches.site (2), launches.analysed (3) */
         rc = sqlite3_exec(db,
-                          "PRAGMA query_only = 0;"
-                          "CREATE TEMP VIEW launches AS SELECT *, '' AS site FROM main.launches;"
-                          "PRAGMA query_only = 1;",
+                          version < 2
+                              ? "PRAGMA query_only = 0;"
+                                "CREATE TEMP VIEW launches AS"
+                                " SELECT *, '' AS site, 1 AS analysed FROM main.launches;"
+                                "PRAGMA query_only = 1;"
+                              : "PRAGMA query_only = 0;"
+                                "CREATE TEMP VIEW launches AS"
+                                " SELECT *, 1 AS analysed FROM main.launches;"
+                                "PRAGMA query_only = 1;",
                           NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
         fprintf(stderr, "raceq: %s: cannot read schema version %d: %s\n", path, version,

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <sqlite3.h>
 
-#define RQ_SCHEMA_VERSION 2
+#define RQ_SCHEMA_VERSION 3
 /* The oldest version raceq reads (the columns added since read as empty:
  * raceq.c, older_schema_views). */
 #define RQ_SCHEMA_OLDEST 1

@@ -351,6 +351,8 @@ int rq_print_sarif(FILE *out, const rq_result *res, char *err, size_t errsize)
     jw_open(&w, '[');
     static const char *const engine_cols[] = {"engine", "engines_b", "engines_a", "found_by", NULL};
     static const char *const count_cols[] = {"count", "count_b", "count_a", "occurrences", NULL};
+    static const char *const verdict_cols[] = {"scope_verdict", "scope_verdict_b", "scope_verdict_a",
+                                               NULL};
     for (size_t r = 0; r < t->nrows; r++) {
         char b1[64], b2[64], b3[64], b4[64], b5[64], b6[64], b7[64], b8[64], b9[64], b10[64], b11[64];
         const char *cls = col_text(t, r, "race_class", b1, sizeof b1);
@@ -360,7 +362,7 @@ int rq_print_sarif(FILE *out, const rq_result *res, char *err, size_t errsize)
         const char *kb = col_text(t, r, "kind_b", b5, sizeof b5);
         const char *engine = first_text(t, r, engine_cols, b6, sizeof b6);
         const char *count = first_text(t, r, count_cols, b7, sizeof b7);
-        const char *verdict = col_text(t, r, "scope_verdict", b8, sizeof b8);
+        const char *verdict = first_text(t, r, verdict_cols, b8, sizeof b8);
         const char *pot = col_text(t, r, "potential", b9, sizeof b9);
         const char *status = col_text(t, r, "status", b10, sizeof b10);
         const char *ident = col_text(t, r, "identity", b11, sizeof b11);
@@ -437,8 +439,10 @@ int rq_print_sarif(FILE *out, const rq_result *res, char *err, size_t errsize)
         }
         jw_close(&w, '}');
         if (status && *status) {
-            const char *bs = !strcmp(status, "new") ? "new"
-                           : !strcmp(status, "fixed") ? "absent" : "unchanged";
+            const char *bs = !strcmp(status, "new")       ? "new"
+                           : !strcmp(status, "fixed")   ? "absent"
+                           : !strcmp(status, "changed") ? "updated"
+                                                        : "unchanged";
             jw_kstr(&w, "baselineState", bs);
         }
         jw_key(&w, "properties");

@@ -1,4 +1,4 @@
--- warprace findings database, schema version 2.
+-- warprace findings database, schema version 3.
 -- Written by `warprace analyze` (analyzer/store_sqlite.c), read by `raceq`.
 -- A run row is inserted with status 'running' inside the same transaction
 -- that writes its races and is committed with status 'complete': an
@@ -6,18 +6,19 @@
 -- never a half-written run that looks complete.
 -- Versioning: PRAGMA user_version holds the schema version; meta holds the
 -- application id.  A reader refuses another version with a message naming both.
--- Versions: 1 (the first); 2 (2026-11-27) adds launches.site.  `warprace
--- analyze` upgrades a version-1 database in place when it writes to it
--- (analyzer/store_sqlite.c: ALTER TABLE launches ADD COLUMN site), and raceq
--- reads one as it is (its launches have no site).
-PRAGMA user_version = 2;
+-- Versions: 1 (the first); 2 (2026-11-27) adds launches.site; 3 (2026-11-27)
+-- adds launches.analysed.  `warprace analyze` upgrades an older database in
+-- place when it writes to it (analyzer/store_sqlite.c, upgrade_sql: ALTER
+-- TABLE launches ADD COLUMN ...), and raceq reads one as it is (its launches
+-- have no site and were all analysed).
+PRAGMA user_version = 3;
 
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
 INSERT OR IGNORE INTO meta(key, value) VALUES ('application', 'warprace'),
-                                             ('schema_version', '2');
+                                             ('schema_version', '3');
 
 CREATE TABLE IF NOT EXISTS runs (
     id               INTEGER PRIMARY KEY,
@@ -67,6 +68,7 @@ CREATE TABLE IF NOT EXISTS launches (
     shared_bytes  INTEGER NOT NULL,
     stream        INTEGER NOT NULL,  -- the recorder's id: 0 legacy default, >= 2^31 non-blocking (FORMAT.md)
     site          TEXT NOT NULL DEFAULT '',  -- where the host launched it (file:line:function); '' unknown (v2)
+    analysed      INTEGER NOT NULL DEFAULT 1, -- 0: left out by --kernels, its races not looked for (v3)
     PRIMARY KEY (run_id, launch)
 );
 

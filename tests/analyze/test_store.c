@@ -77,7 +77,7 @@ static wr_store_engine engines[2] = {
 };
 static wr_store_launch launches[2] = {
     {.launch = 1, .kernel = "stencil", .grid = {4, 1, 1}, .block = {128, 1, 1}, .stream = 0,
-     .site = "app.cu:40:main"},
+     .site = "app.cu:40:main", .analysed = true},
     {.launch = 2, .kernel = "reduce", .grid = {2, 2, 1}, .block = {64, 1, 1}, .stream = 7},
 };
 static wr_alloc allocs[1] = {{.id = 1, .base = 0x1000, .size = 4096, .space = 0, .name = "buf"}};
@@ -140,7 +140,9 @@ Test(store, creates_schema_and_writes_a_complete_run)
     wr_store_close(s);
 
     cr_assert_eq(q_int(db, "PRAGMA user_version"), wr_store_schema_version());
-    cr_assert_eq(wr_store_schema_version(), 2);
+    cr_assert_eq(wr_store_schema_version(), 3);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM launches WHERE analysed"), 1,
+                 "a launch --kernels left out is stored as not analysed");
     char *site = q_text(db, "SELECT group_concat(site, '|') FROM launches ORDER BY launch");
     cr_assert_str_eq(site, "app.cu:40:main|", "a launch's site, or '' where there is none");
     free(site);
@@ -235,12 +237,12 @@ Test(store, refuses_other_schema_version)
     s = wr_store_open(db, &err);
     cr_assert_null(s);
     cr_assert(strstr(err.msg, "version 7"), "%s", err.msg);
-    cr_assert(strstr(err.msg, "version 2"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "version 3"), "%s", err.msg);
     cr_assert(strstr(err.msg, db), "%s", err.msg);
 }
 
-/* A version-1 database (no launches.site) is upgraded in place when a run
- * is written to it; its runs stay. */
+/* A version-1 database (no launches.site, no launches.analysed) is
+ * upgraded in place when a run is written to it; its runs stay. */
 Test(store, upgrades_a_version_1_database)
 {
     char *db = path_in("v1.db");
@@ -251,20 +253,45 @@ Test(store, upgrades_a_version_1_database)
     cr_assert_gt(wr_store_write_run(s, &run, &err), 0, "%s", err.msg);
     wr_store_close(s);
     /* as version 1 wrote it */
-    exec_sql(db, "ALTER TABLE launches DROP COLUMN site; PRAGMA user_version = 1;"
-                 "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+    exec_sql(db, "ALTER TABLE launches DROP COLUMN site; ALTER TABLE launches DROP COLUMN analysed;"
+                 "PRAGMA user_version = 1; UPDATE meta SET value = '1' WHERE key = 'schema_version'");
     s = wr_store_open(db, &err);
     cr_assert_not_null(s, "%s", err.msg);
     cr_assert_gt(wr_store_write_run(s, &run, &err), 0, "%s", err.msg);
     wr_store_close(s);
-    cr_assert_eq(q_int(db, "PRAGMA user_version"), 2);
+    cr_assert_eq(q_int(db, "PRAGMA user_version"), 3);
     char *v = q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'");
-    cr_assert_str_eq(v, "2");
+    cr_assert_str_eq(v, "3");
     free(v);
     cr_assert_eq(q_int(db, "SELECT count(*) FROM complete_runs"), 2, "the old run stays");
     cr_assert_eq(q_int(db, "SELECT count(*) FROM launches WHERE site = 'app.cu:40:main'"), 1,
                  "the new run's launch has its site, the old one's is empty");
     cr_assert_eq(q_int(db, "SELECT count(*) FROM launches WHERE site = ''"), 3);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM launches WHERE analysed"), 3,
+                 "the old run's launches were all analysed, the new run's first");
+}
+
+/* A version-2 database (no launches.analysed) likewise. */
+Test(store, upgrades_a_version_2_database)
+{
+    char *db = path_in("v2.db");
+    wr_error err;
+    wr_store *s = wr_store_open(db, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    wr_store_run run = make_run(0);
+    cr_assert_gt(wr_store_write_run(s, &run, &err), 0, "%s", err.msg);
+    wr_store_close(s);
+    exec_sql(db, "ALTER TABLE launches DROP COLUMN analysed; PRAGMA user_version = 2;"
+                 "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    s = wr_store_open(db, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    cr_assert_gt(wr_store_write_run(s, &run, &err), 0, "%s", err.msg);
+    wr_store_close(s);
+    cr_assert_eq(q_int(db, "PRAGMA user_version"), 3);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM complete_runs"), 2, "the old run stays");
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM launches WHERE analysed"), 3);
+    cr_assert_eq(q_int(db, "SELECT count(*) FROM launches WHERE site = 'app.cu:40:main'"), 2,
+                 "the old run's sites stay");
 }
 
 Test(store, refuses_foreign_database)

@@ -532,7 +532,7 @@ Test(raceq, error_wrong_schema_version)
     sqlite3_close(db);
     run r = RQ(g_db);
     cr_assert_eq(r.status, 2);
-    cr_assert(strstr(r.err, "expected 2, found 7"), "%s", r.err);
+    cr_assert(strstr(r.err, "expected 3, found 7"), "%s", r.err);
     run_free(&r);
 }
 
@@ -694,7 +694,10 @@ static int run_prog(const char *const *argv)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static void analyze(const char *db, const char *trace_txt, const char *name)
+/* warprace analyze of tests/raceq/traces/TRACE_TXT.txt into db as run
+ * `name`, with --kernels kernels where not NULL. */
+static void analyze_kernels(const char *db, const char *trace_txt, const char *name,
+                            const char *kernels)
 {
     const char *w = env("WARPRACE");
     char txt[800], wrt[800];
@@ -702,8 +705,79 @@ static void analyze(const char *db, const char *trace_txt, const char *name)
     snprintf(wrt, sizeof wrt, "%s/%s.wrt", g_dir, trace_txt);
     int st = run_prog((const char *const[]){w, "asm", txt, "-o", wrt, NULL});
     cr_assert_eq(st, 0, "warprace asm %s: exit %d", txt, st);
-    st = run_prog((const char *const[]){w, "analyze", wrt, "--db", db, "--name", name, NULL});
+    st = kernels ? run_prog((const char *const[]){w, "analyze", wrt, "--db", db, "--name", name,
+                                                  "--kernels", kernels, NULL})
+                 : run_prog((const char *const[]){w, "analyze", wrt, "--db", db, "--name", name, NULL});
     cr_assert(st == 0 || st == 1, "warprace analyze %s: exit %d", wrt, st);
+}
+
+static void analyze(const char *db, const char *trace_txt, const char *name)
+{
+    analyze_kernels(db, trace_txt, name, NULL);
+}
+
+/* Counts the CSV lines of a diff with this status whose text holds `what`. */
+static int count_status_with(const char *csv, const char *status, const char *what)
+{
+    int n = 0;
+    size_t sl = strlen(status);
+    for (const char *p = csv; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)len, p);
+        if (!strncmp(line, status, sl) && line[sl] == ',' && strstr(line, what))
+            n++;
+    }
+    return n;
+}
+
+/* A kernel the newer run left out (--kernels) was not looked at: its races
+ * are neither fixed nor new, whichever way the runs are compared; the
+ * kernel both analysed is compared as before. */
+Test(raceq, diff_leaves_out_kernels_a_run_did_not_analyse)
+{
+    char db[700];
+    snprintf(db, sizeof db, "%s/kernels.db", g_dir);
+    analyze_kernels(db, "two_kernels", "whole", NULL);
+    analyze_kernels(db, "two_kernels", "alpha-only", "^alpha$");
+    for (int way = 0; way < 2; way++) {
+        run r = way ? RQ(db, "diff", "alpha-only", "whole", "-f", "csv", "--fail-on-races")
+                    : RQ(db, "diff", "whole", "alpha-only", "-f", "csv", "--fail-on-races");
+        cr_assert_eq(r.status, 0, "no new race: %s", r.err);
+        cr_assert_eq(count_status(r.out, "fixed"), 0, "%s", r.out);
+        cr_assert_eq(count_status(r.out, "new"), 0, "%s", r.out);
+        cr_assert_eq(count_status_with(r.out, "persisting", "two.cu:10:alpha"), 1, "%s", r.out);
+        cr_assert(!strstr(r.out, "beta"), "beta was not analysed in one run:\n%s", r.out);
+        run_free(&r);
+    }
+    /* the first run's beta race is there: the diff left it out, it did not lose it */
+    run r = RQ(db, "races", "--run", "whole", "-f", "csv");
+    cr_assert(strstr(r.out, "two.cu:20:beta"), "%s", r.out);
+    run_free(&r);
+}
+
+/* A scoped race's verdict is part of its identity: the same race with a
+ * block-scoped fence (scope-fence) and without fences (missing-sync) is
+ * 'changed', with both verdicts, not persisting; it is no new race. */
+Test(raceq, diff_reports_a_changed_scope_verdict)
+{
+    char db[700];
+    snprintf(db, sizeof db, "%s/verdict.db", g_dir);
+    analyze(db, "fence_block", "block-fence");
+    analyze(db, "fence_none", "no-fence");
+    run r = RQ(db, "diff", "block-fence", "no-fence", "-f", "csv", "--fail-on-races");
+    cr_assert_eq(r.status, 0, "a changed verdict is no new race: %s", r.err);
+    cr_assert_eq(count_status_with(r.out, "changed", ",scope-fence,missing-sync,"), 1, "%s", r.out);
+    cr_assert_eq(count_status(r.out, "persisting"), 0, "%s", r.out);
+    run_free(&r);
+    r = RQ(db, "diff", "block-fence", "block-fence", "-f", "csv");
+    cr_assert_eq(count_status(r.out, "changed"), 0, "%s", r.out);
+    cr_assert_eq(count_status_with(r.out, "persisting", ",scope-fence,scope-fence,"), 1, "%s", r.out);
+    run_free(&r);
+    r = RQ(db, "diff", "block-fence", "no-fence", "-f", "sarif");
+    cr_assert(strstr(r.out, "\"baselineState\": \"updated\""), "%s", r.out);
+    run_free(&r);
 }
 
 Test(raceq, reports_on_a_database_from_warprace_analyze)
