@@ -397,6 +397,23 @@ int wr_cmd_analyze(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* options that contradict each other, or say nothing, are refused: a
+     * run the user asked to store and named must not vanish quietly */
+    if (db_path && no_db) {
+        fprintf(stderr, "warprace analyze: --db %s and --no-db: store the run or not, not both\n",
+                db_path);
+        return 2;
+    }
+    if ((db_path && !*db_path) || (run_name && !*run_name) || (ro.kernels && !*ro.kernels)) {
+        fprintf(stderr, "warprace analyze: %s needs a value that is not empty\n",
+                db_path && !*db_path ? "--db" : run_name && !*run_name ? "--name" : "--kernels");
+        return 2;
+    }
+    if (run_name && no_db) {
+        fprintf(stderr, "warprace analyze: --name %s and --no-db: a run that is not stored has no "
+                        "name\n", run_name);
+        return 2;
+    }
     const char *trace = argv[optind];
     bool from_stdin = !strcmp(trace, "-");   /* a stream: read once, hashed on the way */
     const char *trace_shown = from_stdin ? WR_STDIN_NAME : trace;   /* in messages */

@@ -105,7 +105,7 @@ int wr_cmd_check(int argc, char **argv)
     }
     int nrec = 0, nana = 0, rc = 2;
     const char *keep = NULL;
-    bool db_chosen = false, named = false;
+    bool db_chosen = false, named = false, stored = true;   /* stored: no --no-db */
     char trace[4096] = "";
     rec[nrec++] = "record";
     rec[nrec++] = "-o";
@@ -146,6 +146,7 @@ int wr_cmd_check(int argc, char **argv)
         }
         db_chosen = db_chosen || !strcmp(r->name, "--db") || !strcmp(r->name, "--no-db");
         named = named || !strcmp(r->name, "--name");
+        stored = stored && strcmp(r->name, "--no-db");
         if (r->to_record)
             pass_on(rec, &nrec, opt, value);
         if (r->to_analyze)
@@ -168,10 +169,12 @@ int wr_cmd_check(int argc, char **argv)
             goto out;
         }
         close(fd);
-        if (!db_chosen)
+        if (!db_chosen) {
             ana[nana++] = "--no-db";
+            stored = false;
+        }
     }
-    if (!named && !keep) {
+    if (!named && !keep && stored) {
         /* a run stored from a temporary trace is named after the program */
         const char *slash = strrchr(argv[i + 1], '/');
         ana[nana++] = "--name";

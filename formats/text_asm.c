@@ -1093,12 +1093,14 @@ static int parse_lanes(P *p, const char *s, int col, uint32_t *mask)
             return perr(p, col + (int)(q - s), "bad lane list '%s'", shown(s));
         memcpy(buf, q, n);
         buf[n] = 0;
+        char range[32];   /* as written, for the message: the dash is cut below */
+        memcpy(range, buf, n + 1);
         char *dash = strchr(buf, '-');
         uint64_t lo, hi;
         if (dash)
             *dash = 0;
         if (num_u64(buf, &lo) || (dash ? num_u64(dash + 1, &hi) : (hi = lo, 0)) || lo > hi || hi > 31)
-            return perr(p, col + (int)(q - s), "bad lane range '%s' (lanes are 0..31)", shown(buf));
+            return perr(p, col + (int)(q - s), "bad lane range '%s' (lanes are 0..31)", shown(range));
         for (uint64_t l = lo; l <= hi; l++)
             m |= 1u << l;
         q += n;

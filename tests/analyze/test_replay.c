@@ -864,6 +864,15 @@ Test(replay, cli_bad_input_exits_2)
     cr_assert_eq(analyze((const char *[]){p, "--shards", "257", NULL}), 2);
     cr_assert_eq(analyze((const char *[]){p, "--kernels", "(", NULL}), 2);
     cr_assert_eq(analyze((const char *[]){p, "--threads", NULL}), 2);
+    /* contradicting or empty options: the run asked for would vanish */
+    const char *asked = tpath("asked.db");
+    cr_assert_eq(analyze((const char *[]){p, "--db", asked, "--no-db", NULL}), 2);
+    cr_assert_eq(access(asked, F_OK), -1, "nothing written");
+    cr_assert_eq(analyze((const char *[]){p, "--name", "n", "--no-db", NULL}), 2);
+    cr_assert_eq(analyze((const char *[]){p, "--name", "", "--db", asked, NULL}), 2);
+    cr_assert_eq(analyze((const char *[]){p, "--db", "", NULL}), 2);
+    cr_assert_eq(analyze((const char *[]){p, "--kernels", "", "--no-db", NULL}), 2);
+    cr_assert_eq(access(asked, F_OK), -1, "nothing written");
     /* a database of another schema version is refused before analysing */
     const char *db = tpath("other.db");
     sqlite3 *h;

@@ -838,6 +838,9 @@ Test(text, errors)
     expect_error(L1 "ld b0 w0 lanes=0-2 {0x0 0x4}\n", "2:20: fewer addresses than active lanes");
     expect_error(L1 "ld b0 w0 lane=0 {0x0 0x4}\n", "2:22: more addresses than active lanes");
     expect_error(L1 "ld b0 w0 lane=32 0x0\n", "2:15: number out of range");
+    /* the range as written, not its low end alone */
+    expect_error(L1 "ld b0 w0 lanes=0-99 0x0\n", "2:16: bad lane range '0-99' (lanes are 0..31)");
+    expect_error(L1 "ld b0 w0 lanes=1,7-3 0x0\n", "2:18: bad lane range '7-3' (lanes are 0..31)");
     expect_error("alloc d global 8\n" L1 "ld b0 w0 d[2]\n", "3:10: offset 8 is outside allocation 'd'");
     expect_error(L1 "ld b0 w0 0x0 extra\n", "2:14: unexpected 'extra'");
     expect_error(L1 "launch L1 k grid=1 block=1\n", "2:8: launch L1 is already defined");
