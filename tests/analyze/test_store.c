@@ -241,20 +241,19 @@ Test(store, refuses_other_schema_version)
     cr_assert(strstr(err.msg, db), "%s", err.msg);
 }
 
-/* A version-1 database (no launches.site, no launches.analysed) is
- * upgraded in place when a run is written to it; its runs stay. */
-Test(store, upgrades_a_version_1_database)
+/* A database with one run, made as an older version wrote it by
+ * `downgrade`, then opened again and given a second run: it is upgraded in
+ * place to the current version. */
+static char *upgraded_database(const char *name, const char *downgrade)
 {
-    char *db = path_in("v1.db");
+    char *db = path_in(name);
     wr_error err;
     wr_store *s = wr_store_open(db, &err);
     cr_assert_not_null(s, "%s", err.msg);
     wr_store_run run = make_run(0);
     cr_assert_gt(wr_store_write_run(s, &run, &err), 0, "%s", err.msg);
     wr_store_close(s);
-    /* as version 1 wrote it */
-    exec_sql(db, "ALTER TABLE launches DROP COLUMN site; ALTER TABLE launches DROP COLUMN analysed;"
-                 "PRAGMA user_version = 1; UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+    exec_sql(db, downgrade);
     s = wr_store_open(db, &err);
     cr_assert_not_null(s, "%s", err.msg);
     cr_assert_gt(wr_store_write_run(s, &run, &err), 0, "%s", err.msg);
@@ -264,6 +263,16 @@ Test(store, upgrades_a_version_1_database)
     cr_assert_str_eq(v, "3");
     free(v);
     cr_assert_eq(q_int(db, "SELECT count(*) FROM complete_runs"), 2, "the old run stays");
+    return db;
+}
+
+/* Version 1: no launches.site, no launches.analysed. */
+Test(store, upgrades_a_version_1_database)
+{
+    char *db = upgraded_database("v1.db", "ALTER TABLE launches DROP COLUMN site;"
+                                          "ALTER TABLE launches DROP COLUMN analysed;"
+                                          "PRAGMA user_version = 1;"
+                                          "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
     cr_assert_eq(q_int(db, "SELECT count(*) FROM launches WHERE site = 'app.cu:40:main'"), 1,
                  "the new run's launch has its site, the old one's is empty");
     cr_assert_eq(q_int(db, "SELECT count(*) FROM launches WHERE site = ''"), 3);
@@ -271,24 +280,12 @@ Test(store, upgrades_a_version_1_database)
                  "the old run's launches were all analysed, the new run's first");
 }
 
-/* A version-2 database (no launches.analysed) likewise. */
+/* Version 2: no launches.analysed. */
 Test(store, upgrades_a_version_2_database)
 {
-    char *db = path_in("v2.db");
-    wr_error err;
-    wr_store *s = wr_store_open(db, &err);
-    cr_assert_not_null(s, "%s", err.msg);
-    wr_store_run run = make_run(0);
-    cr_assert_gt(wr_store_write_run(s, &run, &err), 0, "%s", err.msg);
-    wr_store_close(s);
-    exec_sql(db, "ALTER TABLE launches DROP COLUMN analysed; PRAGMA user_version = 2;"
-                 "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
-    s = wr_store_open(db, &err);
-    cr_assert_not_null(s, "%s", err.msg);
-    cr_assert_gt(wr_store_write_run(s, &run, &err), 0, "%s", err.msg);
-    wr_store_close(s);
-    cr_assert_eq(q_int(db, "PRAGMA user_version"), 3);
-    cr_assert_eq(q_int(db, "SELECT count(*) FROM complete_runs"), 2, "the old run stays");
+    char *db = upgraded_database("v2.db", "ALTER TABLE launches DROP COLUMN analysed;"
+                                          "PRAGMA user_version = 2;"
+                                          "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
     cr_assert_eq(q_int(db, "SELECT count(*) FROM launches WHERE analysed"), 3);
     cr_assert_eq(q_int(db, "SELECT count(*) FROM launches WHERE site = 'app.cu:40:main'"), 2,
                  "the old run's sites stay");
