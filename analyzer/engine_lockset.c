@@ -1383,7 +1383,7 @@ static void on_access(lk *s, const wr_event *ev)
                  .cluster_field = cluster_field(s, a->launch, a->block),
                  .b = b->cross && b->cross->cluster.n ? b : NULL, .seq = ev->seq,
                  .site = ev->site, .space = a->space, .owner = a->block,
-                 .kind = kind, .write = atomic || a->op == WR_OP_STORE};
+                 .kind = kind, .write = wr_access_writes(a)};
     if (a->space == WR_SPACE_DSMEM) {
         on_dsmem_access(s, ev, &c, w, size, atomic, ascope);
         return;

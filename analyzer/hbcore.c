@@ -1628,7 +1628,7 @@ static void do_access(wr_hbe *e, const wr_event *ev)
     memo_reset(e);
     ca.c = &cur;
     ca.ep = (w->c << 6) | ((uint32_t)w->conv << 5);
-    ca.writes = wr_op_writes(a->op);
+    ca.writes = wr_access_writes(a);
     ca.atomic = kind == WR_KIND_ATOMIC;
     /* an access that acquires is ordered after its word's releases */
     e->cur_acquires = wr_hb_acquires_at_once(a);

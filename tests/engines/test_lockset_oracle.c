@@ -461,9 +461,10 @@ static void touch(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space
         /* A read after a write keeps the write as the side a report names,
          * and an atomic after a plain write keeps the plain write
          * (ENGINES.md).  Rule from the code: "after a write" means the word
-         * was written (atomics write) for a read, and that the kept access
-         * is a plain write for an atomic; an access of a concurrent epoch
-         * never keeps the old side. */
+         * was written (by a store, or an atomic that writes: not an atomic
+         * load, nor a CAS that failed in every lane) for a read, and that
+         * the kept access is a plain write for an atomic; an access of a
+         * concurrent epoch never keeps the old side. */
         bool keeps_old = c->kind == WR_KIND_ATOMIC ? w->kind == WR_KIND_WRITE : !c->write && w->written;
         if (keeps_old && !concurrent) {
             *w = nw;
@@ -767,7 +768,7 @@ static void model_access(model *m, const wr_event *ev, uint32_t epoch)
     cur c = {.a = a, .epoch = epoch, .launch = a->launch, .block = a->block, .warp = a->warp,
              .seq = ev->seq, .site = ev->site, .space = a->space,
              .kind = atomic ? WR_KIND_ATOMIC : a->op == WR_OP_STORE ? WR_KIND_WRITE : WR_KIND_READ,
-             .write = atomic || a->op == WR_OP_STORE};
+             .write = wr_access_writes(a)};
     /* the access takes its place in its warp's ring first: a report of its
      * own lanes searches the ring without it */
     uint64_t lo = UINT64_MAX, hi = 0;

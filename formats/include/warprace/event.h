@@ -455,6 +455,16 @@ static inline bool wr_op_is_atomic(uint8_t op)
 static inline bool wr_op_reads(uint8_t op) { return op != WR_OP_STORE && op != WR_OP_ATOMIC_STORE; }
 static inline bool wr_op_writes(uint8_t op) { return op != WR_OP_LOAD && op != WR_OP_ATOMIC_LOAD; }
 
+/* Does access a write memory: its op writes, and it is not a CAS whose
+ * compare failed in every active lane (such a CAS only read; one that
+ * succeeded in some lane is taken as a write by all of its lanes). */
+static inline bool wr_access_writes(const wr_access *a)
+{
+    if (a->op == WR_OP_ATOMIC_RMW && a->atomic_op == WR_AOP_CAS)
+        return (a->cas_success & a->active_mask) != 0;
+    return wr_op_writes(a->op);
+}
+
 /* Names used by the text form, reports and the database (stable strings). */
 const char *wr_event_kind_name(unsigned kind);
 const char *wr_mem_op_name(unsigned op);
