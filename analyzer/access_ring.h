@@ -257,13 +257,14 @@ static inline const wr_ring_ent *wr_ring_newest(const wr_access_ring *r, unsigne
 
 /* Whether entry e is an access of `lane` in `space` whose range holds the
  * 4-byte word at addr, not the access at skip_seq, when site != 0 made at
- * that site, and when writes_only not a plain read (wr_ring_find). */
+ * that site, and not of a kind in the mask skip_kinds (1 << WR_KIND_...:
+ * wr_ring_find). */
 static inline bool wr_ring_ent_matches(const wr_ring_ent *e, unsigned lane, uint8_t space,
                                        uint64_t addr, uint64_t skip_seq, uint32_t site,
-                                       bool writes_only)
+                                       unsigned skip_kinds)
 {
     if (((e->tag ^ skip_seq) & WR_RING_SEQ_MASK) == 0 || (site && e->site != site) ||
-        (writes_only && wr_ring_kind(e) == WR_KIND_READ))
+        ((skip_kinds >> wr_ring_kind(e)) & 1u))
         return false;
     return wr_ring_space(e) == space && ((e->mask >> lane) & 1u) && e->lo <= addr + 3 && addr <= e->hi;
 }
@@ -273,11 +274,11 @@ static inline bool wr_ring_ent_matches(const wr_ring_ent *e, unsigned lane, uint
  * position (every entry is older). */
 static inline const wr_ring_ent *wr_ring_older_find(const wr_ring_ent *o, unsigned n, unsigned lane,
                                                     uint8_t space, uint64_t addr, uint64_t now,
-                                                    uint32_t site, bool writes_only)
+                                                    uint32_t site, unsigned skip_kinds)
 {
     const wr_ring_ent *best = NULL;
     for (unsigned k = 0; k < n; k++)
-        if (wr_ring_ent_matches(&o[k], lane, space, addr, now, site, writes_only) &&
+        if (wr_ring_ent_matches(&o[k], lane, space, addr, now, site, skip_kinds) &&
             (!best || ((now - o[k].tag) & WR_RING_SEQ_MASK) < ((now - best->tag) & WR_RING_SEQ_MASK)))
             best = &o[k];
     return best;
@@ -286,12 +287,12 @@ static inline const wr_ring_ent *wr_ring_older_find(const wr_ring_ent *o, unsign
 /* The newest access of `lane` in `space` whose range holds the 4-byte word
  * at addr, other than the access at skip_seq (the current one, the newest
  * position: wr_ring_seq(e, skip_seq) is then the entry's), when site != 0
- * made at that site, and when writes_only not a plain read (what a read
- * races with writes); failing that, the newest such older instruction
+ * made at that site, and not of a kind in skip_kinds (a read races with
+ * writes and atomics: it skips reads); failing that, the newest such older instruction
  * (wr_ring_fold); NULL when neither holds it. */
 static inline const wr_ring_ent *wr_ring_find(const wr_access_ring *r, unsigned lane,
                                               uint8_t space, uint64_t addr, uint64_t skip_seq,
-                                              uint32_t site, bool writes_only)
+                                              uint32_t site, unsigned skip_kinds)
 {
     /* without big, the ring never wrapped: slots [0, pos) */
     unsigned n = r->big ? WR_ACCESS_RING : r->pos;
@@ -299,10 +300,10 @@ static inline const wr_ring_ent *wr_ring_find(const wr_access_ring *r, unsigned 
         const wr_ring_ent *e = wr_ring_newest(r, k);
         if (!e->mask)
             break;
-        if (wr_ring_ent_matches(e, lane, space, addr, skip_seq, site, writes_only))
+        if (wr_ring_ent_matches(e, lane, space, addr, skip_seq, site, skip_kinds))
             return e;
     }
-    return wr_ring_older_find(r->older, r->nolder, lane, space, addr, skip_seq, site, writes_only);
+    return wr_ring_older_find(r->older, r->nolder, lane, space, addr, skip_seq, site, skip_kinds);
 }
 
 /* Did lane `lane` of access a touch the 4-byte word at addr (4-aligned)?

@@ -192,7 +192,7 @@ const void *wr_blockstate_kept(const wr_blockstate *s, uint32_t epoch, uint32_t 
 const wr_ring_ent *wr_blockstate_find_access(const wr_blockstate *s, uint32_t epoch, uint32_t block,
                                              uint32_t warp, unsigned lane, uint8_t space,
                                              uint64_t addr, uint64_t skip_seq, uint32_t site,
-                                             bool writes_only)
+                                             unsigned skip_kinds)
 {
     void **ref = wr_blocktab_ref(&s->tab, epoch, block);
     if (!ref)
@@ -200,7 +200,7 @@ const wr_ring_ent *wr_blockstate_find_access(const wr_blockstate *s, uint32_t ep
     warp &= 31u;
     if (!is_retired(*ref)) {
         const void *obj = wr_warp_slot(&((const wr_block_head *)*ref)->warps, warp);
-        return obj ? wr_ring_find(ring_of(s, obj), lane, space, addr, skip_seq, site, writes_only) : NULL;
+        return obj ? wr_ring_find(ring_of(s, obj), lane, space, addr, skip_seq, site, skip_kinds) : NULL;
     }
     const retired *r = retired_of(*ref);
     const wr_ring_ent *e = retired_ents(r);
@@ -209,10 +209,10 @@ const wr_ring_ent *wr_blockstate_find_access(const wr_blockstate *s, uint32_t ep
             continue;
         unsigned nring = r->warp_counts[3 * k + 1];
         for (unsigned i = 0; i < nring; i++)
-            if (wr_ring_ent_matches(&e[i], lane, space, addr, skip_seq, site, writes_only))
+            if (wr_ring_ent_matches(&e[i], lane, space, addr, skip_seq, site, skip_kinds))
                 return &e[i];
         return wr_ring_older_find(e + nring, r->warp_counts[3 * k + 2], lane, space, addr, skip_seq,
-                                  site, writes_only);
+                                  site, skip_kinds);
     }
     return NULL;
 }
@@ -222,18 +222,18 @@ const wr_ring_ent *wr_blockstate_find_word_access(const wr_blockstate *s, uint32
                                                   uint8_t space, uint32_t owner,
                                                   bool accessor_is_owner, uint64_t addr,
                                                   uint64_t skip_seq, uint32_t site,
-                                                  bool writes_only)
+                                                  unsigned skip_kinds)
 {
     if (space != WR_SPACE_SHARED)
         return wr_blockstate_find_access(s, epoch, block, warp, lane, space, addr, skip_seq, site,
-                                         writes_only);
+                                         skip_kinds);
     const wr_ring_ent *own =
         accessor_is_owner ? wr_blockstate_find_access(s, epoch, block, warp, lane, space, addr,
-                                                      skip_seq, site, writes_only)
+                                                      skip_seq, site, skip_kinds)
                           : NULL;
     const wr_ring_ent *remote =
         wr_blockstate_find_access(s, epoch, block, warp, lane, WR_SPACE_DSMEM,
-                                  wr_dsmem_addr(owner, (uint32_t)addr), skip_seq, site, writes_only);
+                                  wr_dsmem_addr(owner, (uint32_t)addr), skip_seq, site, skip_kinds);
     if (!own || !remote)
         return own ? own : remote;
     /* the newer: the smaller distance back from the asking access */

@@ -155,7 +155,7 @@ const void *wr_blockstate_kept(const wr_blockstate *s, uint32_t epoch, uint32_t 
 const wr_ring_ent *wr_blockstate_find_access(const wr_blockstate *s, uint32_t epoch, uint32_t block,
                                              uint32_t warp, unsigned lane, uint8_t space,
                                              uint64_t addr, uint64_t skip_seq, uint32_t site,
-                                             bool writes_only);
+                                             unsigned skip_kinds);
 
 /* wr_blockstate_find_access for the word at `addr` in `space` of the
  * current access, whose owner (for a shared word) is block `owner`.  A
@@ -169,7 +169,7 @@ const wr_ring_ent *wr_blockstate_find_word_access(const wr_blockstate *s, uint32
                                                   uint8_t space, uint32_t owner,
                                                   bool accessor_is_owner, uint64_t addr,
                                                   uint64_t skip_seq, uint32_t site,
-                                                  bool writes_only);
+                                                  unsigned skip_kinds);
 
 /* Frees a block object and its warps; drop_warp(w, ctx) first frees what
  * an engine's warp object owns (NULL: nothing). */

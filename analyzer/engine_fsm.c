@@ -459,10 +459,23 @@ static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epo
         a->kind = access_kind(c->acc);
         return;
     }
-    const wr_ring_ent *r = wr_blockstate_find_word_access(
-        &f->bs, old_epoch, host ? UINT32_MAX : bf, host ? 0 : wr_fsm_warp(old),
-        host ? 0 : wr_fsm_lane(old), c->space, c->owner, bf == wr_fsm_fold_block(c->owner), addr,
-        c->seq, 0, c->acc == WR_FSM_ACC_R);
+    /* A load races with writes and atomics: reads are passed over.  A
+     * device-scope atomic races with plain accesses only: the warp's
+     * atomics are passed over while a plain access is there to name (a
+     * store, then an atomic of the same thread, then another block's
+     * atomic: the store is what the last one races with, not the atomic
+     * before it, which named an atomic/atomic pair). */
+    unsigned skip = c->acc == WR_FSM_ACC_R ? 1u << WR_KIND_READ : 0;
+    uint32_t rblock = host ? UINT32_MAX : bf, rwarp = host ? 0 : wr_fsm_warp(old);
+    unsigned rlane = host ? 0 : wr_fsm_lane(old);
+    bool owner = bf == wr_fsm_fold_block(c->owner);
+    const wr_ring_ent *r = NULL;
+    if (c->acc == WR_FSM_ACC_GA)
+        r = wr_blockstate_find_word_access(&f->bs, old_epoch, rblock, rwarp, rlane, c->space,
+                                           c->owner, owner, addr, c->seq, 0, 1u << WR_KIND_ATOMIC);
+    if (!r)
+        r = wr_blockstate_find_word_access(&f->bs, old_epoch, rblock, rwarp, rlane, c->space,
+                                           c->owner, owner, addr, c->seq, 0, skip);
     if (r) {
         a->site = r->site;
         a->seq = wr_ring_seq(r, c->seq);

@@ -995,10 +995,10 @@ static void report(lk *s, const cur_ctx *c, const fcell *old, uint32_t old_epoch
         r.first.seq = c->seq;
     } else {
         const wr_ring_ent *fe =
-            ohost ? wr_ring_find(&s->host_ring, 0, c->space, r.addr, c->seq, old->site, false)
+            ohost ? wr_ring_find(&s->host_ring, 0, c->space, r.addr, c->seq, old->site, 0)
                   : wr_blockstate_find_word_access(&s->bs, old_epoch, ob, ow, ol, c->space,
                                                    c->owner, ob == fold_block(c->owner), r.addr,
-                                                   c->seq, old->site, false);
+                                                   c->seq, old->site, 0);
         r.first.seq = fe ? wr_ring_seq(fe, c->seq) : 0;   /* 0: neither the ring nor its older entries */
     }
     r.second.site = c->site;

@@ -25,15 +25,15 @@ Test(access_ring, positions_beyond_48_bits_come_back_whole)
         uint64_t now = starts[s] + 30;
         for (unsigned i = 0; i < 6; i++) {
             const wr_ring_ent *e = wr_ring_find(&ring, 5, i & 1 ? WR_SPACE_SHARED : WR_SPACE_GLOBAL,
-                                                0x1000 + 64u * i, now, 0, false);
+                                                0x1000 + 64u * i, now, 0, 0);
             cr_assert_not_null(e, "start %zu entry %u", s, i);
             cr_expect_eq(wr_ring_seq(e, now), starts[s] + 3u * i, "start %zu entry %u", s, i);
             cr_expect_eq(e->site, 100 + i);
             cr_expect_eq(wr_ring_kind(e), i % 3);
         }
         /* the wrong space, or a word no lane touched: not found */
-        cr_expect_null(wr_ring_find(&ring, 5, WR_SPACE_SHARED, 0x1000, now, 0, false));
-        cr_expect_null(wr_ring_find(&ring, 5, WR_SPACE_GLOBAL, 0x1000 + 64u * 6, now, 0, false));
+        cr_expect_null(wr_ring_find(&ring, 5, WR_SPACE_SHARED, 0x1000, now, 0, 0));
+        cr_expect_null(wr_ring_find(&ring, 5, WR_SPACE_GLOBAL, 0x1000 + 64u * 6, now, 0, 0));
         wr_ring_pool_release(&pool);
     }
 }
@@ -49,12 +49,12 @@ Test(access_ring, skips_the_asking_access)
     uint64_t older = (UINT64_C(3) << 48) - 1, cur = (UINT64_C(3) << 48) + 10;
     wr_ring_push_access(&ring, &pool, &a, 4, older, 7, 0);
     wr_ring_push_access(&ring, &pool, &a, 4, cur, 8, 1);
-    const wr_ring_ent *e = wr_ring_find(&ring, 4, WR_SPACE_GLOBAL, 0x2000, cur, 0, false);
+    const wr_ring_ent *e = wr_ring_find(&ring, 4, WR_SPACE_GLOBAL, 0x2000, cur, 0, 0);
     cr_assert_not_null(e);
     cr_expect_eq(e->site, 7);
     cr_expect_eq(wr_ring_seq(e, cur), older);
     /* another lane than the one that made it: not found */
-    cr_expect_null(wr_ring_find(&ring, 3, WR_SPACE_GLOBAL, 0x2000, cur, 0, false));
+    cr_expect_null(wr_ring_find(&ring, 3, WR_SPACE_GLOBAL, 0x2000, cur, 0, 0));
     wr_ring_pool_release(&pool);
 }
 
@@ -74,13 +74,13 @@ Test(access_ring, finds_what_left_the_ring_among_the_older_instructions)
     cr_assert_eq(wr_ring_count(&ring), WR_ACCESS_RING);
     uint64_t now = 100;
     for (unsigned i = 0; i < WR_ACCESS_RING + 2; i++) {
-        const wr_ring_ent *e = wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x3000 + 4u * i, now, 0, false);
+        const wr_ring_ent *e = wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x3000 + 4u * i, now, 0, 0);
         cr_assert_not_null(e, "access %u", i);
         cr_expect_eq(e->site, 50 + i);
         cr_expect_eq(wr_ring_seq(e, now), 10 + i);
         cr_expect_eq(e >= ring.older && e < ring.older + WR_RING_OLDER, i < 2, "access %u", i);
     }
-    cr_expect_null(wr_ring_find(&ring, 1, WR_SPACE_GLOBAL, 0x3000, now, 0, false), "another lane");
+    cr_expect_null(wr_ring_find(&ring, 1, WR_SPACE_GLOBAL, 0x3000, now, 0, 0), "another lane");
     wr_ring_release(&ring, &pool);
     cr_assert_null(ring.older);
     cr_assert_eq(ring.nolder, 0);
@@ -112,7 +112,7 @@ Test(access_ring, folds_an_instructions_accesses_into_one)
     cr_assert_eq(ring.nolder, 3, "loads, the store and the shared load");
     uint64_t now = seq + 5;
     for (unsigned i = 0; i < 6; i++) {
-        const wr_ring_ent *e = wr_ring_find(&ring, i, WR_SPACE_GLOBAL, 0x4000 + 4u * i, now, 7, false);
+        const wr_ring_ent *e = wr_ring_find(&ring, i, WR_SPACE_GLOBAL, 0x4000 + 4u * i, now, 7, 0);
         cr_assert_not_null(e, "lane %u", i);
         cr_expect_eq(wr_ring_seq(e, now), 6, "the newest load's position");
         cr_expect_eq(wr_ring_kind(e), WR_KIND_READ);
@@ -121,14 +121,14 @@ Test(access_ring, folds_an_instructions_accesses_into_one)
         cr_expect_eq(e->hi, 0x4000 + 4 * 5 + 3);
     }
     /* the union is looser than each access: lane 0 over word 5 matches */
-    cr_expect_not_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x4014, now, 7, false));
-    cr_expect_null(wr_ring_find(&ring, 6, WR_SPACE_GLOBAL, 0x4000, now, 7, false), "no such lane");
-    cr_expect_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x4018, now, 7, false), "beyond the range");
+    cr_expect_not_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x4014, now, 7, 0));
+    cr_expect_null(wr_ring_find(&ring, 6, WR_SPACE_GLOBAL, 0x4000, now, 7, 0), "no such lane");
+    cr_expect_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x4018, now, 7, 0), "beyond the range");
     const wr_ring_ent *w = wr_ring_find(&ring, 20, WR_SPACE_GLOBAL, 0x4000, now, 0, true);
     cr_assert_not_null(w, "the store, asked for writes only");
     cr_expect_eq(wr_ring_kind(w), WR_KIND_WRITE);
     cr_expect_eq(wr_ring_seq(w, now), 7);
-    const wr_ring_ent *h = wr_ring_find(&ring, 21, WR_SPACE_SHARED, 0x4000, now, 0, false);
+    const wr_ring_ent *h = wr_ring_find(&ring, 21, WR_SPACE_SHARED, 0x4000, now, 0, 0);
     cr_assert_not_null(h, "the shared load");
     cr_expect_eq(wr_ring_seq(h, now), 8);
     cr_expect_null(wr_ring_find(&ring, 21, WR_SPACE_SHARED, 0x4000, now, 0, true), "a read");
@@ -151,16 +151,16 @@ Test(access_ring, names_the_newest_match)
         wr_access b = lf_uniform_access(0x9000, 1, WR_SPACE_GLOBAL);
         wr_ring_push_access(&ring, &pool, &b, 4, seq++, 99, WR_KIND_READ);
     }
-    const wr_ring_ent *e = wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x5000, seq, 0, false);
+    const wr_ring_ent *e = wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x5000, seq, 0, 0);
     cr_assert_not_null(e);
     cr_expect_eq(e->site, 2);
     cr_expect_eq(wr_ring_seq(e, seq), 3);
-    e = wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x5000, seq, 1, false);
+    e = wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x5000, seq, 1, 0);
     cr_assert_not_null(e, "asked by site");
     cr_expect_eq(wr_ring_seq(e, seq), 2);
     /* a newer access of the word in the ring: it, not the older ones */
     wr_ring_push_access(&ring, &pool, &a, 4, seq++, 3, WR_KIND_READ);
-    e = wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x5000, seq, 0, false);
+    e = wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x5000, seq, 0, 0);
     cr_assert_not_null(e);
     cr_expect_eq(e->site, 3);
     wr_ring_pool_release(&pool);
@@ -190,7 +190,7 @@ Test(access_ring, older_instructions_make_way_by_their_newest_access)
     cr_assert_eq(ring.nolder, WR_RING_OLDER);
     uint64_t now = seq;
     for (unsigned i = 1; i <= WR_RING_OLDER; i++)
-        cr_assert_not_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x6000 + 4u * i, now, i, false),
+        cr_assert_not_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x6000 + 4u * i, now, i, 0),
                            "site %u", i);
     /* site 100 leaves the ring too: site 2 (newest access the oldest) goes */
     for (unsigned i = 0; i < WR_ACCESS_RING; i++) {
@@ -199,13 +199,13 @@ Test(access_ring, older_instructions_make_way_by_their_newest_access)
     }
     now = seq;
     cr_assert_eq(ring.nolder, WR_RING_OLDER);
-    cr_expect_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x6008, now, 2, false), "site 2 made way");
-    const wr_ring_ent *e = wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x6004, now, 1, false);
+    cr_expect_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x6008, now, 2, 0), "site 2 made way");
+    const wr_ring_ent *e = wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x6004, now, 1, 0);
     cr_assert_not_null(e, "site 1 was seen again: kept");
     cr_expect_eq(wr_ring_seq(e, now), (UINT64_C(1) << 48) - 3 + WR_RING_OLDER);
-    cr_expect_not_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x9000, now, 100, false));
+    cr_expect_not_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x9000, now, 100, 0));
     for (unsigned i = 3; i <= WR_RING_OLDER; i++)
-        cr_expect_not_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x6000 + 4u * i, now, i, false),
+        cr_expect_not_null(wr_ring_find(&ring, 0, WR_SPACE_GLOBAL, 0x6000 + 4u * i, now, i, 0),
                            "site %u", i);
     wr_ring_pool_release(&pool);
 }

@@ -311,6 +311,29 @@ Test(fsm, host_copy_async_races_running_kernel)
     wr_findings_free(f);
 }
 
+/* A store, then an atomic of the same thread, then another block's device
+ * atomic: the race is the store's, and the report names it, not the atomic
+ * between (an atomic/atomic pair of device scope is no conflict; the
+ * warp's ring holds both, and the newest was named). */
+Test(fsm, atomic_race_names_the_plain_access_not_an_atomic)
+{
+    lf_start(&R, &wr_engine_fsm, 1);
+    lf_feed(&R, lf_launch(1, 2));
+    lf_feed(&R, lf_acc(130, 1, 0, 0, 1u, WR_OP_STORE, 0, X, 0));
+    lf_feed(&R, lf_acc(131, 1, 0, 0, 1u, WR_OP_ATOMIC_RMW, WR_SCOPE_DEVICE, X, 0));
+    lf_feed(&R, lf_acc(132, 1, 1, 0, 1u, WR_OP_ATOMIC_RMW, WR_SCOPE_DEVICE, X, 0));
+    wr_findings *f = lf_end(&R);
+    const wr_race_group *g = one_group(f);
+    const wr_race_access *st = g->example.first.site == 130 ? &g->example.first : &g->example.second;
+    const wr_race_access *at = st == &g->example.first ? &g->example.second : &g->example.first;
+    cr_assert_eq(st->site, 130, "sides %u and %u", g->example.first.site, g->example.second.site);
+    cr_assert_eq(st->kind, WR_KIND_WRITE);
+    cr_assert_eq(at->site, 132);
+    cr_assert_eq(at->kind, WR_KIND_ATOMIC);
+    cr_assert_eq(g->example.race_class, WR_CLASS_INTER_BLOCK);
+    wr_findings_free(f);
+}
+
 Test(fsm, sync_copy_then_kernel_ordered)
 {
     lf_start(&R, &wr_engine_fsm, 1);

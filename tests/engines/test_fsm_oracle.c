@@ -42,7 +42,8 @@
  * pair), else those of the newest of that warp's last
  * WR_ACCESS_RING accesses (the current one among them, but not asked)
  * that the thread made with a byte range holding the word, not a plain
- * read when the current access is one (ENGINES.md), else site 0 and the
+ * read when the current access is one, and for a device atomic not an
+ * atomic if another access fits (ENGINES.md), else site 0 and the
  * state's kind.
  *
  * The model's reports go into a findings collector of their own; the
@@ -203,23 +204,23 @@ static unsigned barrier_restarts;   /* words a cluster or grid barrier started a
 
 /* An access of the ring (or an older instruction) that a first side may
  * name: not the current access, in the space, of the lane, holding the
- * word, and not a plain read when writes_only. */
+ * word, and not of a kind in skip (1 << WR_KIND_...). */
 static bool fits(const mring_ent *e, uint64_t cur_seq, uint8_t space, unsigned lane, uint64_t addr,
-                 bool writes_only)
+                 unsigned skip)
 {
     return e->seq != cur_seq && e->space == space && ((e->mask >> lane) & 1u) && e->lo <= addr + 3 &&
-           addr <= e->hi && !(writes_only && e->kind == WR_KIND_READ);
+           addr <= e->hi && !((skip >> e->kind) & 1u);
 }
 
 /* The access of ring r that names the word at addr in space for `lane`:
  * the newest of the last WR_ACCESS_RING that fits, else the newest older
  * instruction that fits (*older set); false when none does. */
 static bool ring_names(const mring *r, unsigned lane, uint8_t space, uint64_t addr,
-                       uint64_t cur_seq, bool writes_only, mring_ent *out, bool *older)
+                       uint64_t cur_seq, unsigned skip, mring_ent *out, bool *older)
 {
     for (uint32_t k = 0; k < WR_ACCESS_RING && k < r->n; k++) {
         const mring_ent *e = &r->e[r->n - 1 - k];
-        if (fits(e, cur_seq, space, lane, addr, writes_only)) {
+        if (fits(e, cur_seq, space, lane, addr, skip)) {
             *out = *e;
             *older = false;
             return true;
@@ -228,7 +229,7 @@ static bool ring_names(const mring *r, unsigned lane, uint8_t space, uint64_t ad
     mring_ent olders[WR_RING_OLDER];
     const mring_ent *best = NULL;
     for (unsigned k = 0, n = ring_older(r, olders); k < n; k++)
-        if (fits(&olders[k], cur_seq, space, lane, addr, writes_only) &&
+        if (fits(&olders[k], cur_seq, space, lane, addr, skip) &&
             (!best || olders[k].seq > best->seq))
             best = &olders[k];
     if (best) {
@@ -244,7 +245,8 @@ static bool ring_names(const mring *r, unsigned lane, uint8_t space, uint64_t ad
  * when it is the owner; its DSMEM accesses name it as
  * wr_dsmem_addr(owner, offset); the newer of the two counts. */
 static void fill_first(const model *m, wr_race_access *a, const mword *w, uint8_t space,
-                       uint32_t owner, uint64_t addr, uint64_t cur_seq, bool writes_only)
+                       uint32_t owner, uint64_t addr, uint64_t cur_seq, bool writes_only,
+                       bool prefer_plain)
 {
     bool host = w->block == HOST;
     a->launch = host ? 0 : m->E.ep[w->epoch].launch;
@@ -257,12 +259,17 @@ static void fill_first(const model *m, wr_race_access *a, const mword *w, uint8_
     const mring *r = &m->ring[w->epoch][host ? BLOCKS : w->block][host ? 0 : w->warp];
     unsigned lane = host ? 0 : w->lane;
     mring_ent own, remote;
-    bool own_older = false, remote_older = false;
-    bool has_own = (space != WR_SPACE_SHARED || w->block == owner) &&
-                   ring_names(r, lane, space, addr, cur_seq, writes_only, &own, &own_older);
-    bool has_remote = space == WR_SPACE_SHARED &&
-                      ring_names(r, lane, WR_SPACE_DSMEM, wr_dsmem_addr(owner, (uint32_t)addr),
-                                 cur_seq, writes_only, &remote, &remote_older);
+    bool own_older = false, remote_older = false, has_own = false, has_remote = false;
+    /* a device atomic names a plain access of the thread where one fits
+     * (ENGINES.md, fsm reports), then any */
+    for (int pass = prefer_plain ? 0 : 1; pass < 2 && !has_own && !has_remote; pass++) {
+        unsigned skip = pass == 0 ? 1u << WR_KIND_ATOMIC : writes_only ? 1u << WR_KIND_READ : 0;
+        has_own = (space != WR_SPACE_SHARED || w->block == owner) &&
+                  ring_names(r, lane, space, addr, cur_seq, skip, &own, &own_older);
+        has_remote = space == WR_SPACE_SHARED &&
+                     ring_names(r, lane, WR_SPACE_DSMEM, wr_dsmem_addr(owner, (uint32_t)addr),
+                                cur_seq, skip, &remote, &remote_older);
+    }
     if (has_remote && (!has_own || remote.seq > own.seq)) {
         own = remote;
         own_older = remote_older;
@@ -354,7 +361,8 @@ static void step(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space,
                                        .launch = c->launch, .block = c->block, .warp = c->warp,
                                        .lane = w->lane, .seq = c->seq};
         } else {
-            fill_first(m, &r.first, w, space, owner, addr, c->seq, c->acc == WR_FSM_ACC_R);
+            fill_first(m, &r.first, w, space, owner, addr, c->seq, c->acc == WR_FSM_ACC_R,
+                       c->acc == WR_FSM_ACC_GA);
         }
         r.second = (wr_race_access){.site = c->site, .kind = label_kind(c->acc),
                                     .launch = c->launch, .block = c->block, .warp = c->warp,
