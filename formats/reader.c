@@ -138,8 +138,17 @@ static int parse_header(wr_reader *r, wr_error *err)
     if (got)
         return fail(r, err, 0, "too short for a warprace trace (%llu bytes)",
                     (unsigned long long)r->stats.file_bytes);
-    if (memcmp(fixed, wrf_file_magic, WRF_MAGIC_LEN))
-        return fail(r, err, 0, "not a warprace trace (bad magic)");
+    if (memcmp(fixed, wrf_file_magic, WRF_MAGIC_LEN)) {
+        /* a text trace where a binary one is read (standard input, a pipe)
+         * says how to get the binary one */
+        bool text = true;
+        for (int i = 0; i < 16; i++)
+            text = text && (fixed[i] >= 0x20 || fixed[i] == '\n' || fixed[i] == '\r' ||
+                            fixed[i] == '\t') && fixed[i] < 0x7f;
+        return fail(r, err, 0, text ? "not a warprace trace (bad magic); it begins like text: "
+                                      "`warprace asm FILE -o -` makes a trace of a text trace"
+                                    : "not a warprace trace (bad magic)");
+    }
     uint32_t size = wrf_get32(fixed + 12);
     if (size < WRF_HEADER_MIN || size > WRF_HEADER_MAX)
         return fail(r, err, 12, "header size %u out of range [%u, %u]", size, WRF_HEADER_MIN,

@@ -247,7 +247,14 @@ Test(errors, not_a_trace)
     cr_assert_null(wr_reader_open(tmp_path, &err));
     assert_names_file_and_offset(&err, tmp_path, 0);
     cr_assert(strstr(err.msg, "bad magic"), "%s", err.msg);
+    cr_assert(!strstr(err.msg, "text"), "binary junk is not called text: %s", err.msg);
     cr_assert_eq(wr_verify_file(tmp_path, NULL, &err), 2);
+    /* a text trace read as a binary one: the message says how to convert it */
+    const char text[] = "alloc data global 4\nlaunch k grid=1 block=32\n";
+    write_file(tmp_path, text, sizeof text - 1);
+    cr_assert_null(wr_reader_open(tmp_path, &err));
+    assert_names_file_and_offset(&err, tmp_path, 0);
+    cr_assert(strstr(err.msg, "bad magic") && strstr(err.msg, "warprace asm"), "%s", err.msg);
     cr_assert_null(wr_reader_open("/nonexistent/x.wrt", &err));
     assert_names_file_and_offset(&err, "/nonexistent/x.wrt", 0);
     cr_assert_eq(wr_verify_file("/nonexistent/x.wrt", NULL, &err), -1);
