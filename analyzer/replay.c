@@ -524,7 +524,7 @@ static uint8_t *scan_batch(wr_replay *rp, const wr_batch *b, uint64_t **launches
             st->mbarrier_events += ev->u.barrier.scope == WR_BAR_MBARRIER;
             break;
         case WR_EV_LOST:
-            st->lost_events += ev->u.lost.count;
+            st->lost_events = wr_lost_add(st->lost_events, ev->u.lost.count);
             st->lost_markers++;
             if (rp->nlost < LOST_KEEP) {
                 if (!rp->lost)

@@ -202,6 +202,7 @@ typedef struct wr_hb_block {
 
 typedef struct hb_launch {
     uint32_t id;
+    uint32_t idx;            /* its index in wr_hb.launches */
     uint32_t stream_slot, pos;
     uint8_t is_copy, ended;
     /* started: its first block appeared; complete: over, its end knowledge
@@ -330,8 +331,9 @@ struct wr_hb {
     uint32_t capuc;
     hb_launch **launches;    /* internal index */
     uint32_t nlaunches, caplaunches;
-    uint32_t *id2idx;        /* recorder launch id -> internal index + 1 */
+    uint32_t *id2idx;        /* recorder launch id -> internal index + 1, ids below HB_DENSE_IDS */
     uint32_t capid;
+    wr_u32map big_ids;       /* the same for larger ids (a corrupt or foreign trace's) */
     hb_stream *streams;
     uint32_t nstreams, capstreams;
     hb_cuevent *events;
@@ -880,13 +882,21 @@ static void complete_known(wr_hb *hb, wr_vclock *c)
     }
 }
 
+/* Recorders number launches from 1 up: ids below this index an array,
+ * larger ones (a trace that is not a recorder's) a hash map, so that an id
+ * near 2^32 costs neither 16 GB nor a doubling that overflows. */
+#define HB_DENSE_IDS (1u << 20)
+
 static hb_launch *launch_of_id(wr_hb *hb, uint32_t id, bool create)
 {
     if (id < hb->capid && hb->id2idx[id])
         return hb->launches[hb->id2idx[id] - 1];
+    uint32_t big = id >= HB_DENSE_IDS ? wr_map_get(&hb->big_ids, id) : 0;
+    if (big)
+        return hb->launches[big - 1];
     if (!create)
         return NULL;
-    if (id >= hb->capid) {
+    if (id < HB_DENSE_IDS && id >= hb->capid) {
         uint32_t cap = hb->capid ? hb->capid : 64;
         while (cap <= id)
             cap *= 2;
@@ -895,9 +905,13 @@ static hb_launch *launch_of_id(wr_hb *hb, uint32_t id, bool create)
         hb->capid = cap;
     }
     uint32_t idx = launch_new(hb);
-    hb->id2idx[id] = idx + 1;
+    if (id < HB_DENSE_IDS)
+        hb->id2idx[id] = idx + 1;
+    else
+        wr_map_put(&hb->big_ids, id, idx + 1);
     hb_launch *l = hb->launches[idx];
     l->id = id;
+    l->idx = idx;
     return l;
 }
 
@@ -913,7 +927,7 @@ static void launch_setup(wr_hb *hb, hb_launch *l, const wr_launch *d)
         l->nw = (l->threads + WR_WARP_SIZE - 1) / WR_WARP_SIZE;
     }
     item_start(hb, d ? d->stream : 0, l->base, &l->stream_slot, &l->pos);
-    launch_pending(hb, l, hb->id2idx[l->id] - 1);
+    launch_pending(hb, l, l->idx);
 }
 
 static hb_launch *launch_get(wr_hb *hb, uint32_t id)
@@ -931,12 +945,12 @@ static uint32_t cluster_of(const hb_launch *l, uint32_t block)
     return wr_cluster_of(l->grid, l->cl, block);
 }
 
-static void warp_init(wr_hb *hb, hb_launch *l, hb_block *b, uint32_t i)
+static void warp_init(const hb_launch *l, hb_block *b, uint32_t i)
 {
     wr_hb_warp *w = &b->w[i];
     memset(w, 0, sizeof *w);
     w->unit = b->unit0 + i;
-    w->launch = (uint32_t)(hb->id2idx[l->id] - 1);
+    w->launch = l->idx;
     w->block = b->idx;
     w->widx = i;
     w->cluster = cluster_of(l, b->idx);
@@ -1134,19 +1148,19 @@ static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t war
             nw = warp + 1;
         b = block_new(hb, nw);
         b->idx = block;
-        uint32_t li = hb->id2idx[l->id] - 1;
+        uint32_t li = l->idx;
         if (!l->running_blocks++)
             running_add(hb, l, li);
         b->unit0 = hb->nunits;
         for (uint32_t i = 0; i < b->nw; i++) {
             unit_add(hb, li, l->id, block, i);
-            warp_init(hb, l, b, i);
+            warp_init(l, b, i);
         }
         block_set(l, block, b);
     } else if (warp >= b->nw) {
         /* malformed (warp beyond the block size): give it its own unit */
         uint32_t nw = warp + 1;
-        uint32_t li = hb->id2idx[l->id] - 1;
+        uint32_t li = l->idx;
         wr_hb_warp *nwarr = xcalloc(nw, sizeof *nwarr);
         memcpy(nwarr, b->w, (size_t)b->nw * sizeof *nwarr);
         /* the dense blk vectors are sized by nw: regrow them */
@@ -1168,7 +1182,7 @@ static hb_block *block_get(wr_hb *hb, hb_launch *l, uint32_t block, uint32_t war
          * stay apart (their blk slots are unused) */
         for (uint32_t i = b->nw; i < nw; i++) {
             uint32_t u = unit_add(hb, li, l->id, block, i);
-            warp_init(hb, l, b, i);
+            warp_init(l, b, i);
             b->w[i].unit = u;
         }
         b->nw = nw;
@@ -2716,6 +2730,7 @@ void wr_hb_free(wr_hb *hb)
     free(hb->due_slots);
     free(hb->keys);
     free(hb->id2idx);
+    wr_map_free(&hb->big_ids);
     for (uint32_t c = 0; c < hb->nuchunk; c++)
         free(hb->uchunk[c]);
     free(hb->uchunk);

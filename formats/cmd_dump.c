@@ -1,5 +1,6 @@
 /* `warprace dump FILE [-o out.txt]`: .wrt -> canonical text (formats/TEXT.md). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +13,14 @@ static void dump_usage(FILE *out)
 {
     fputs("usage: warprace dump FILE.wrt [-o OUT.txt] [--from SEQ] [--count N]\n"
           "Prints a binary trace in the canonical text form (formats/TEXT.md);\n"
-          "`warprace asm` reads it back into an identical file.\n"
+          "`warprace asm` reads it back into the same trace (the same events, catalog\n"
+          "and modules; string ids may be numbered differently).\n"
           "--from/--count print only the events SEQ..SEQ+N-1 (the seq of a race in\n"
           "`raceq races`), found through the footer index without decoding the\n"
           "rest: a window to read, not a whole trace.\n"
-          "Exit 0 on success, 2 on a usage error or an unreadable/corrupt file.\n",
+          "Exit 0 on success, 2 on a usage error or an unreadable/corrupt file, 3 on a\n"
+          "truncated trace (what it holds is printed, and a warning: the text of a\n"
+          "truncated trace assembles into a whole one).\n",
           out);
 }
 
@@ -76,7 +80,8 @@ int wr_cmd_dump(int argc, char **argv)
         }
     }
     wr_error err;
-    int rc = wr_text_dump_window(in, f, from, count, &err);
+    uint64_t truncated_at;
+    int rc = wr_text_dump_window(in, f, from, count, &truncated_at, &err);
     if (f != stdout && fclose(f) && !rc) {
         fprintf(stderr, "warprace dump: %s: write error\n", out);
         return 2;
@@ -84,6 +89,12 @@ int wr_cmd_dump(int argc, char **argv)
     if (rc) {
         fprintf(stderr, "warprace dump: %s\n", err.msg);
         return 2;
+    }
+    if (truncated_at != UINT64_MAX) {
+        fprintf(stderr, "warprace dump: %s: truncated at offset %" PRIu64 ": the text holds the "
+                        "events before it, and assembles into a trace that looks whole\n",
+                in, truncated_at);
+        return 3;
     }
     return 0;
 }

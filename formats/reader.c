@@ -508,6 +508,8 @@ static int decode_events(const uint8_t *start, size_t raw_size, uint32_t count, 
             a->launch = wrf_get32(q);
             a->block = wrf_get32(q + 4);
             a->warp = wrf_get32(q + 8);
+            if (a->warp >= WR_BLOCK_WARPS_MAX)
+                DECODE_FAIL("warp index at or past 32 (a block has at most 1024 threads)");
             q += 12;
             uint32_t mask = WR_FULL_MASK, cas = 0;
             if (!(b1 & WRF_AF_FULL_MASK)) { mask = wrf_get32(q); q += 4; }
@@ -594,6 +596,8 @@ static int decode_events(const uint8_t *start, size_t raw_size, uint32_t count, 
                                          b2};
             /* an mbarrier's id is its shared offset, which
              * wr_barrier_mode_problem checks below */
+            if (ev->u.barrier.warp >= WR_BLOCK_WARPS_MAX)
+                DECODE_FAIL("warp index at or past 32 (a block has at most 1024 threads)");
             if ((b1 == WR_BAR_CLUSTER || b1 == WR_BAR_GRID) && ev->u.barrier.barrier_id)
                 DECODE_FAIL("cluster or grid barrier with a barrier id");
             {
@@ -605,12 +609,16 @@ static int decode_events(const uint8_t *start, size_t raw_size, uint32_t count, 
         case WR_EV_WARP_SYNC:
             ev->u.warp_sync = (wr_warp_sync){wrf_get32(q), wrf_get32(q + 4), wrf_get32(q + 8),
                                              wrf_get32(q + 12)};
+            if (ev->u.warp_sync.warp >= WR_BLOCK_WARPS_MAX)
+                DECODE_FAIL("warp index at or past 32 (a block has at most 1024 threads)");
             break;
         case WR_EV_FENCE:
             if (b2 > WR_SCOPE_MAX || b3 > WR_ORDER_MAX)
                 DECODE_FAIL("fence scope or order out of range");
             ev->u.fence = (wr_fence){wrf_get32(q), wrf_get32(q + 4), wrf_get32(q + 8),
                                      wrf_get32(q + 12), b2, b3};
+            if (ev->u.fence.warp >= WR_BLOCK_WARPS_MAX)
+                DECODE_FAIL("warp index at or past 32 (a block has at most 1024 threads)");
             break;
         case WR_EV_BLOCK_ENTER:
         case WR_EV_BLOCK_EXIT:
@@ -660,7 +668,7 @@ static int decode_events(const uint8_t *start, size_t raw_size, uint32_t count, 
             break;
         case WR_EV_LOST:
             ev->u.lost = (wr_lost){wrf_get64(q), wrf_get32(q + 8), wrf_get32(q + 12)};
-            *lost += ev->u.lost.count;
+            *lost = wr_lost_add(*lost, ev->u.lost.count);
             break;
         }
         p = q + body_size[kind];
@@ -696,7 +704,7 @@ static int decode_event_chunk(wr_reader *r, const wrf_chunk_header *h, uint64_t 
                     "event chunk at offset %llu: record %u (payload byte %zu): %s",
                     (unsigned long long)chunk_at, fault.record, fault.byte, fault.why);
     }
-    r->stats.lost_events += lost;
+    r->stats.lost_events = wr_lost_add(r->stats.lost_events, lost);
     r->stats.events += h->count;
     r->stats.event_chunks++;
     r->event_raw_bytes += h->raw_size;

@@ -267,13 +267,23 @@ static int grow_line(P *p, size_t need)
     return 0;
 }
 
+/* An EOF that is a read error (a directory, an I/O error): -1, said. */
+static int read_failed(P *p)
+{
+    if (!p->in.f || !ferror(p->in.f))
+        return 0;
+    int e = errno;
+    return perr(p, 1, "cannot read: %s", strerror(e ? e : EIO));
+}
+
 /* 1 line read, 0 EOF, -1 error. */
 static int read_line(P *p)
 {
     size_t n = 0;
+    errno = 0;
     int c = src_getc(&p->in);
     if (c == EOF)
-        return 0;
+        return read_failed(p);
     p->lineno++;
     while (c != EOF && c != '\n') {
         if (n >= WR_TEXT_MAX_LINE)
@@ -285,6 +295,8 @@ static int read_line(P *p)
         p->line[n++] = (char)c;
         c = src_getc(&p->in);
     }
+    if (c == EOF && read_failed(p))
+        return -1;
     if (n + 2 > p->line_cap && grow_line(p, n + 2))
         return -1;
     /* tokens are copied with a NUL each: at most two bytes per line byte */

@@ -457,12 +457,15 @@ static int catalog_grew(const D *d)
 
 int wr_text_dump(const char *path, FILE *out, wr_error *err)
 {
-    return wr_text_dump_window(path, out, 0, UINT64_MAX, err);
+    return wr_text_dump_window(path, out, 0, UINT64_MAX, NULL, err);
 }
 
-int wr_text_dump_window(const char *path, FILE *out, uint64_t from, uint64_t count, wr_error *err)
+int wr_text_dump_window(const char *path, FILE *out, uint64_t from, uint64_t count,
+                        uint64_t *truncated_at, wr_error *err)
 {
     memset(err, 0, sizeof(*err));
+    if (truncated_at)
+        *truncated_at = UINT64_MAX;
     wr_reader *r = wr_reader_open(path, err);
     if (!r)
         return -1;
@@ -534,9 +537,12 @@ int wr_text_dump_window(const char *path, FILE *out, uint64_t from, uint64_t cou
     }
     if (!rc) {
         const wr_reader_stats *st = wr_reader_stats_get(r);
-        if (st && st->truncated)
+        if (st && st->truncated) {
             fprintf(out, "# truncated: %" PRIu64 " incomplete bytes at offset %" PRIu64 "\n",
                     st->truncated_bytes, st->truncated_at);
+            if (truncated_at)
+                *truncated_at = st->truncated_at;
+        }
     }
     if (!rc && (fflush(out) || ferror(out))) {
         snprintf(err->msg, sizeof(err->msg), "%s: write error", path);

@@ -856,7 +856,7 @@ int wr_writer_event(wr_writer *w, const wr_event *ev, wr_error *err)
     w->event_count++;
     w->vector_count += (uint32_t)is_vector;
     if (ev->kind == WR_EV_LOST)
-        w->lost_events += ev->u.lost.count;
+        w->lost_events = wr_lost_add(w->lost_events, ev->u.lost.count);
     if (chunk_full(w))
         return flush_events(w, err);
     return 0;
@@ -970,7 +970,7 @@ int wr_writer_encoded(wr_writer *w, const wr_encoded *b, wr_error *err)
         if (chunk_full(w) && flush_events(w, err))
             return -1;
     }
-    w->lost_events += b->lost;
+    w->lost_events = wr_lost_add(w->lost_events, b->lost);
     return 0;
 }
 

@@ -361,6 +361,13 @@ Test(errors, forged_records_are_rejected_with_their_position)
         {{WR_EV_ACCESS, 0x01 | 0x04}, 28, "overruns"},                 /* strided needs 16 */
         {{WR_EV_ACCESS, 0x08, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
           /* mask */ 1, 0, 0, 0, /* cas */ 3, 0, 0, 0}, 32, "inactive"},
+        /* warp 32 (+16): a block has at most 32 warps; warp 0xffffffff
+         * once crashed vc, which made a block of warp + 1 = 0 warps */
+        {{WR_EV_ACCESS, 0x04, [16] = 32}, 28, "warp index at or past 32"},
+        {{WR_EV_ACCESS, 0x04, [16] = 0xff, 0xff, 0xff, 0xff}, 28, "warp index at or past 32"},
+        {{WR_EV_BARRIER, [16] = 32}, 32, "warp index at or past 32"},
+        {{WR_EV_WARP_SYNC, [16] = 32}, 24, "warp index at or past 32"},
+        {{WR_EV_FENCE, 0, WR_SCOPE_BLOCK, WR_ORDER_SC, [16] = 32}, 24, "warp index at or past 32"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         forge f;

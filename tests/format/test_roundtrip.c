@@ -234,6 +234,29 @@ Test(roundtrip, every_kind_hand_built)
     wr_reader_close(r);
 }
 
+/* LOST counts add up saturating: 1 + (2^64 - 1) once read as 0 lost
+ * events, a trace that lost events looking whole. */
+Test(roundtrip, lost_counts_saturate)
+{
+    wr_error err = {0};
+    wr_header h = sample_header();
+    wr_writer *w = wr_writer_open(tmp_path, &h, NULL, &err);
+    cr_assert(w, "%s", err.msg);
+    wr_event evs[] = {
+        {.kind = WR_EV_LOST, .u.lost = {1, 1, 0}},
+        {.kind = WR_EV_LOST, .u.lost = {UINT64_MAX, 0, UINT32_MAX}},
+    };
+    for (size_t i = 0; i < 2; i++)
+        cr_assert_eq(wr_writer_event(w, &evs[i], &err), 0, "%s", err.msg);
+    cr_assert_eq(wr_writer_close(w, &err), 0, "%s", err.msg);
+    wr_batch b;
+    wr_reader *r = read_back_one_batch(evs, 2, &b);
+    wr_batch_release(&b);
+    cr_assert_eq(wr_reader_next(r, &b, &err), 0, "%s", err.msg);
+    cr_assert_eq(wr_reader_stats_get(r)->lost_events, UINT64_MAX);
+    wr_reader_close(r);
+}
+
 /* The first EVENTS chunk of tmp_path, which must hold raw_size bytes,
  * uncompressed into raw (chunks before it, a catalog, skipped). */
 static void read_first_event_payload(uint8_t *raw, size_t raw_size)

@@ -209,7 +209,7 @@ static char *dump_to_string(uint64_t from, uint64_t count)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     wr_error err = {0};
-    cr_assert_eq(wr_text_dump_window(tmp_path, f, from, count, &err), 0, "%s", err.msg);
+    cr_assert_eq(wr_text_dump_window(tmp_path, f, from, count, NULL, &err), 0, "%s", err.msg);
     fclose(f);
     return buf;
 }

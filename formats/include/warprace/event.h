@@ -33,6 +33,9 @@ extern "C" {
 #endif
 
 #define WR_WARP_SIZE 32u
+/* A block holds at most 1024 threads (every CUDA GPU): warps 0..31.  A
+ * reader rejects a device event naming a warp at or past this. */
+#define WR_BLOCK_WARPS_MAX 32u
 #define WR_FULL_MASK 0xffffffffu
 
 typedef enum wr_event_kind {
@@ -454,6 +457,13 @@ static inline bool wr_op_is_atomic(uint8_t op)
 
 static inline bool wr_op_reads(uint8_t op) { return op != WR_OP_STORE && op != WR_OP_ATOMIC_STORE; }
 static inline bool wr_op_writes(uint8_t op) { return op != WR_OP_LOAD && op != WR_OP_ATOMIC_LOAD; }
+
+/* Lost-event counts add up saturating: a total past 2^64 - 1 stays there
+ * (a marker of a corrupt or hostile trace must not wrap the sum to a few). */
+static inline uint64_t wr_lost_add(uint64_t total, uint64_t count)
+{
+    return total > UINT64_MAX - count ? UINT64_MAX : total + count;
+}
 
 /* Does access a write memory: its op writes, and it is not a CAS whose
  * compare failed in every active lane (such a CAS only read; one that

@@ -286,8 +286,11 @@ int wr_text_assemble_at(const char *in_path, const char *out_path, uint64_t glob
 int wr_text_dump(const char *path, FILE *out, wr_error *err);
 /* Events from..from+count-1 only (count UINT64_MAX: to the end), with the
  * catalog known at that point; reached through the footer index when the
- * file has one.  A window is for reading, not a whole trace for asm. */
-int wr_text_dump_window(const char *path, FILE *out, uint64_t from, uint64_t count, wr_error *err);
+ * file has one.  A window is for reading, not a whole trace for asm.
+ * *truncated_at (when not NULL): the offset where a truncated trace's
+ * incomplete tail begins (the text ends there), UINT64_MAX for a whole one. */
+int wr_text_dump_window(const char *path, FILE *out, uint64_t from, uint64_t count,
+                        uint64_t *truncated_at, wr_error *err);
 
 #ifdef __cplusplus
 }
