@@ -1,5 +1,7 @@
 /* `warprace info FILE`: what a trace holds and whether it is sound. */
 #include <inttypes.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +66,15 @@ int wr_cmd_info(int argc, char **argv)
     wr_reader *r = wr_reader_open(path, &err);
     if (!r) {
         fprintf(stderr, "warprace info: %s\n", err.msg);
-        return 2;
+        /* a regular file that opens but does not read as a trace (a bad
+         * header, a file ending inside it) is corrupt: 1, as verify says;
+         * one that cannot be opened or read: 2 */
+        struct stat sb;
+        FILE *f = strcmp(path, "-") ? fopen(path, "rb") : NULL;
+        bool corrupt = f && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
+        if (f)
+            fclose(f);
+        return corrupt ? 1 : 2;
     }
     const wr_header *h = wr_reader_header(r);
     if (wr_reader_stats_get(r)->streamed)   /* its size is known at its end (below) */

@@ -840,6 +840,8 @@ static uint32_t lookup_alloc(P *p, const char *label, int col)
     return a;
 }
 
+static int module_finish(P *p);
+
 static int module_start(P *p)
 {
     tok *t0 = &p->toks[0];
@@ -872,7 +874,7 @@ static int module_start(P *p)
     p->mod_active = 1;
     p->mod_line = p->lineno;
     p->mod_col = t0->col;
-    return 0;
+    return size ? 0 : module_finish(p);   /* an empty image has no image lines */
 }
 
 static int module_finish(P *p)

@@ -421,6 +421,20 @@ Test(text, site_reuse_and_module)
     free(d);
 }
 
+/* A module with an empty image has no image lines; asm once waited for
+ * them ("module image incomplete (0 of 0 bytes)"), so dump's text of such
+ * a trace did not assemble. */
+Test(text, empty_module_round_trips)
+{
+    const char *wrt = asm_ok("emod", "def module \"m\" 0\n"
+                                     "def kernel k\n"
+                                     "launch k grid=1 block=32\n"
+                                     "ld b0 w0 0x100\n");
+    char *d = dump_str(wrt);
+    cr_assert(strstr(d, "def module %1 \"m\" 0\n") && !strstr(d, "image"), "%s", d);
+    free(d);
+}
+
 Test(text, dump_canonical_form)
 {
     const char *wrt = asm_ok("canon",
