@@ -637,6 +637,9 @@ static int decode_events(const uint8_t *start, size_t raw_size, uint32_t count, 
             }
             l->shared_bytes = wrf_get32(q + 44);
             l->stream = wrf_get32(q + 48);
+            if ((uint64_t)l->block_dim[0] * l->block_dim[1] * l->block_dim[2] >
+                WR_BLOCK_WARPS_MAX * WR_WARP_SIZE)
+                DECODE_FAIL("block of more than 1024 threads");
             break;
         }
         case WR_EV_KERNEL_END:

@@ -334,7 +334,7 @@ Test(errors, hostile_chunk_sizes_are_refused_before_allocating)
 Test(errors, forged_records_are_rejected_with_their_position)
 {
     static const struct {
-        uint8_t rec[36];
+        uint8_t rec[64];
         uint32_t size;
         const char *needle;
     } cases[] = {
@@ -368,12 +368,15 @@ Test(errors, forged_records_are_rejected_with_their_position)
         {{WR_EV_BARRIER, [16] = 32}, 32, "warp index at or past 32"},
         {{WR_EV_WARP_SYNC, [16] = 32}, 24, "warp index at or past 32"},
         {{WR_EV_FENCE, 0, WR_SCOPE_BLOCK, WR_ORDER_SC, [16] = 32}, 24, "warp index at or past 32"},
+        /* block_dim (+28) 1025 x 1 x 1 */
+        {{WR_EV_KERNEL_LAUNCH, [28] = 0x01, 0x04, 0, 0, 1, 0, 0, 0, 1}, 60,
+         "more than 1024 threads"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         forge f;
         forge_begin(&f);
         uint8_t ok[8] = {WR_EV_DEVICE_SYNC};
-        uint8_t payload[64];
+        uint8_t payload[80];
         memcpy(payload, ok, 8);
         memcpy(payload + 8, cases[i].rec, cases[i].size);
         uint64_t at = forge_chunk(&f, WRF_CHUNK_EVENTS, 2, 0, 0, payload, 8 + cases[i].size);
