@@ -86,11 +86,8 @@ static char *assemble_if_text(const char *path, bool *failed)
     unsigned char head[4096];
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
-    if (n == 0 || head[0] == 0x89)
+    if (!wr_text_looks_like(head, n))
         return NULL;
-    for (size_t i = 0; i < n; i++)
-        if (head[i] < 0x20 && head[i] != '\n' && head[i] != '\r' && head[i] != '\t')
-            return NULL;
     const char *dir = getenv("TMPDIR");
     char *tmp;
     if (asprintf(&tmp, "%s/warprace-asm-XXXXXX.wrt", dir && *dir ? dir : "/tmp") < 0)
@@ -404,11 +401,14 @@ int wr_cmd_analyze(int argc, char **argv)
                 db_path);
         return 2;
     }
-    if ((db_path && !*db_path) || (run_name && !*run_name) || (ro.kernels && !*ro.kernels)) {
-        fprintf(stderr, "warprace analyze: %s needs a value that is not empty\n",
-                db_path && !*db_path ? "--db" : run_name && !*run_name ? "--name" : "--kernels");
-        return 2;
-    }
+    const struct { const char *option, *value; } given[] = {
+        {"--db", db_path}, {"--name", run_name}, {"--kernels", ro.kernels}};
+    for (size_t i = 0; i < sizeof given / sizeof *given; i++)
+        if (given[i].value && !*given[i].value) {
+            fprintf(stderr, "warprace analyze: %s needs a value that is not empty\n",
+                    given[i].option);
+            return 2;
+        }
     if (run_name && no_db) {
         fprintf(stderr, "warprace analyze: --name %s and --no-db: a run that is not stored has no "
                         "name\n", run_name);

@@ -141,10 +141,7 @@ static int parse_header(wr_reader *r, wr_error *err)
     if (memcmp(fixed, wrf_file_magic, WRF_MAGIC_LEN)) {
         /* a text trace where a binary one is read (standard input, a pipe)
          * says how to get the binary one */
-        bool text = true;
-        for (int i = 0; i < 16; i++)
-            text = text && (fixed[i] >= 0x20 || fixed[i] == '\n' || fixed[i] == '\r' ||
-                            fixed[i] == '\t') && fixed[i] < 0x7f;
+        bool text = wr_text_looks_like(fixed, sizeof fixed);
         return fail(r, err, 0, text ? "not a warprace trace (bad magic); it begins like text: "
                                       "`warprace asm FILE -o -` makes a trace of a text trace"
                                     : "not a warprace trace (bad magic)");
@@ -459,6 +456,9 @@ typedef struct decode_fault {
     const char *why;
 } decode_fault;
 
+/* a device event naming a warp at or past WR_BLOCK_WARPS_MAX */
+static const char warp_past_block[] = "warp index at or past 32 (a block has at most 1024 threads)";
+
 #define DECODE_FAIL(msg)                                                                      \
     do {                                                                                      \
         fault->record = i;                                                                    \
@@ -509,7 +509,7 @@ static int decode_events(const uint8_t *start, size_t raw_size, uint32_t count, 
             a->block = wrf_get32(q + 4);
             a->warp = wrf_get32(q + 8);
             if (a->warp >= WR_BLOCK_WARPS_MAX)
-                DECODE_FAIL("warp index at or past 32 (a block has at most 1024 threads)");
+                DECODE_FAIL(warp_past_block);
             q += 12;
             uint32_t mask = WR_FULL_MASK, cas = 0;
             if (!(b1 & WRF_AF_FULL_MASK)) { mask = wrf_get32(q); q += 4; }
@@ -597,7 +597,7 @@ static int decode_events(const uint8_t *start, size_t raw_size, uint32_t count, 
             /* an mbarrier's id is its shared offset, which
              * wr_barrier_mode_problem checks below */
             if (ev->u.barrier.warp >= WR_BLOCK_WARPS_MAX)
-                DECODE_FAIL("warp index at or past 32 (a block has at most 1024 threads)");
+                DECODE_FAIL(warp_past_block);
             if ((b1 == WR_BAR_CLUSTER || b1 == WR_BAR_GRID) && ev->u.barrier.barrier_id)
                 DECODE_FAIL("cluster or grid barrier with a barrier id");
             {
@@ -610,7 +610,7 @@ static int decode_events(const uint8_t *start, size_t raw_size, uint32_t count, 
             ev->u.warp_sync = (wr_warp_sync){wrf_get32(q), wrf_get32(q + 4), wrf_get32(q + 8),
                                              wrf_get32(q + 12)};
             if (ev->u.warp_sync.warp >= WR_BLOCK_WARPS_MAX)
-                DECODE_FAIL("warp index at or past 32 (a block has at most 1024 threads)");
+                DECODE_FAIL(warp_past_block);
             break;
         case WR_EV_FENCE:
             if (b2 > WR_SCOPE_MAX || b3 > WR_ORDER_MAX)
@@ -618,7 +618,7 @@ static int decode_events(const uint8_t *start, size_t raw_size, uint32_t count, 
             ev->u.fence = (wr_fence){wrf_get32(q), wrf_get32(q + 4), wrf_get32(q + 8),
                                      wrf_get32(q + 12), b2, b3};
             if (ev->u.fence.warp >= WR_BLOCK_WARPS_MAX)
-                DECODE_FAIL("warp index at or past 32 (a block has at most 1024 threads)");
+                DECODE_FAIL(warp_past_block);
             break;
         case WR_EV_BLOCK_ENTER:
         case WR_EV_BLOCK_EXIT:

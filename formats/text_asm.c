@@ -272,7 +272,7 @@ static int read_failed(P *p)
 {
     if (!p->in.f || !ferror(p->in.f))
         return 0;
-    int e = errno;
+    int e = errno;   /* set by the read that failed */
     return perr(p, 1, "cannot read: %s", strerror(e ? e : EIO));
 }
 
@@ -280,7 +280,6 @@ static int read_failed(P *p)
 static int read_line(P *p)
 {
     size_t n = 0;
-    errno = 0;
     int c = src_getc(&p->in);
     if (c == EOF)
         return read_failed(p);
@@ -2150,6 +2149,16 @@ int wr_text_assemble_buf(const char *name, const char *data, size_t len, const c
     p->in.buf = data;
     p->in.len = len;
     return assemble(p);
+}
+
+int wr_text_looks_like(const unsigned char *head, size_t n)
+{
+    if (n == 0 || head[0] == wrf_file_magic[0])
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (head[i] < 0x20 && head[i] != '\n' && head[i] != '\r' && head[i] != '\t')
+            return 0;
+    return 1;
 }
 
 int wr_text_assemble(const char *in_path, const char *out_path, wr_error *err)

@@ -282,6 +282,11 @@ int wr_text_assemble(const char *in_path, const char *out_path, wr_error *err);
  * address beside other fields once overflowed. */
 int wr_text_assemble_at(const char *in_path, const char *out_path, uint64_t global_base,
                         wr_error *err);
+/* Do the first n bytes of a file look like a text trace: some bytes, no
+ * binary trace's first byte, no control bytes but line ends and tabs?
+ * (How `analyze` tells a text trace from a binary one, and the reader
+ * names a text given where a binary one is read.) */
+int wr_text_looks_like(const unsigned char *head, size_t n);
 /* Writes the text form of the trace at path to out.  Returns 0 or -1. */
 int wr_text_dump(const char *path, FILE *out, wr_error *err);
 /* Events from..from+count-1 only (count UINT64_MAX: to the end), with the
