@@ -2151,16 +2151,6 @@ int wr_text_assemble_buf(const char *name, const char *data, size_t len, const c
     return assemble(p);
 }
 
-int wr_text_looks_like(const unsigned char *head, size_t n)
-{
-    if (n == 0 || head[0] == wrf_file_magic[0])
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (head[i] < 0x20 && head[i] != '\n' && head[i] != '\r' && head[i] != '\t')
-            return 0;
-    return 1;
-}
-
 int wr_text_assemble(const char *in_path, const char *out_path, wr_error *err)
 {
     return wr_text_assemble_at(in_path, out_path, WR_TEXT_GLOBAL_BASE, err);
