@@ -116,6 +116,7 @@ static wr_shadow_page *page_alloc(wr_shadow_map *m, unsigned shared)
     wr_shadow_page *p;
     if (s->nspare[shared]) {
         p = s->spare[shared][--s->nspare[shared]];
+        free(p->split);
         unsigned char *cells = p->cells, *reps = p->reps;
         cells_clear(m, p);
         memset(p, 0, sizeof *p);
@@ -164,6 +165,7 @@ static unsigned char *cells_alloc(wr_shadow_map *m, unsigned shared)
 
 static void page_free(const wr_shadow_map *m, wr_shadow_page *p)
 {
+    free(p->split);
     if (WR_SHADOW_HEAP_PAGES || m->page_bytes > SLAB_BYTES)
         free(p->cells);
     if (WR_SHADOW_HEAP_PAGES) {   /* otherwise the arenas go whole */
@@ -191,6 +193,7 @@ void wr_shadow_free(wr_shadow_map *m)
 {
     if (!m)
         return;
+    wr_shadow_free(m->bytes);
     for (size_t i = 0; i < m->cap; i++)
         if (m->slots[i].page)
             page_free(m, m->slots[i].page);
@@ -296,6 +299,8 @@ void wr_shadow_drop_launch(wr_shadow_map *m, uint32_t launch,
     }
     m->nshared_keys = n;
     wr_shadow_forget_recent(m);
+    if (m->bytes)
+        wr_shadow_drop_launch(m->bytes, launch, before, ctx);
 }
 
 wr_shadow_page *wr_shadow_lookup_slow(wr_shadow_map *m, uint64_t key, bool create)
@@ -368,13 +373,30 @@ void wr_shadow_drop_block(wr_shadow_map *m, uint32_t launch, uint32_t block,
         remove_slot(m, slot);
     }
     wr_shadow_forget_recent(m);
+    if (m->bytes)
+        wr_shadow_drop_block(m->bytes, launch, block, before, ctx);
+}
+
+/* The key of byte page k (0-3) of the word page with key `key`: a word
+ * page's 1024 words are 4096 bytes, four byte pages.  Shared pages keep
+ * their launch and block bits; a block's shared bytes (< 2^24) need 14
+ * bits of page index as its words need 12. */
+static uint64_t byte_page_key(uint64_t key, unsigned k)
+{
+    if (wr_shadow_key_shared(key))
+        return (key & ~0x3fffull) | ((((key & 0x3fffull) << 2) + k) & 0x3fffull);
+    return ((key << 2) + k) & ~WR_SHADOW_KEY_SHARED;
 }
 
 void wr_shadow_remove(wr_shadow_map *m, uint64_t key)
 {
     size_t i = wr_shadow_slot_of(m, key);
-    if (m->slots[i].page)
-        remove_slot(m, i);
+    if (!m->slots[i].page)
+        return;
+    bool split = wr_shadow_page_split(m->slots[i].page);
+    remove_slot(m, i);
+    for (unsigned k = 0; split && k < 4; k++)
+        wr_shadow_remove(m->bytes, byte_page_key(key, k));
 }
 
 void wr_shadow_foreach(wr_shadow_map *m, void (*fn)(wr_shadow_page *, void *), void *ctx)
@@ -382,6 +404,32 @@ void wr_shadow_foreach(wr_shadow_map *m, void (*fn)(wr_shadow_page *, void *), v
     for (size_t i = 0; i < m->cap; i++)
         if (m->slots[i].page)
             fn(m->slots[i].page, ctx);
+    if (m->bytes)
+        wr_shadow_foreach(m->bytes, fn, ctx);
+}
+
+wr_shadow_page *wr_shadow_byte_page(wr_shadow_map *m, const wr_shadow_page *p, uint64_t word)
+{
+    unsigned k = (unsigned)((word & WR_SHADOW_PAGE_MASK) >> (WR_SHADOW_PAGE_SHIFT - 2));
+    return wr_shadow_get(m->bytes, byte_page_key(p->key, k));
+}
+
+void *wr_shadow_byte_cells(wr_shadow_map *m, wr_shadow_page *p, uint64_t word,
+                           wr_shadow_split_fn split, void *ctx)
+{
+    if (!m->bytes)
+        m->bytes = wr_shadow_new(m->cell_bytes, m->expand);
+    wr_shadow_page *bp = wr_shadow_byte_page(m, p, word);
+    /* the four cells lie in one line: 4-aligned, lines of 32 */
+    void *cells = wr_shadow_cell(m->bytes, bp, word << 2);
+    if (!wr_shadow_word_split(p, word)) {
+        if (!p->split)
+            p->split = xcalloc(WR_SHADOW_PAGE_WORDS / 64, sizeof *p->split);
+        split(cells, wr_shadow_cell(m, p, word), ctx);
+        unsigned i = (unsigned)(word & WR_SHADOW_PAGE_MASK);
+        p->split[i >> 6] |= 1ull << (i & 63u);
+    }
+    return cells;
 }
 
 void wr_shadow_expand_line(const wr_shadow_map *m, wr_shadow_page *p, unsigned line)

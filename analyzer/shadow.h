@@ -63,7 +63,8 @@ typedef struct wr_shadow_page {
     uint64_t user2;      /* engine-owned, 0 on creation */
     uint64_t key;
     unsigned char *reps; /* WR_SHADOW_LINES * cell_bytes, 16-byte aligned */
-    uint64_t pad2[2];
+    uint64_t *split;     /* bit w: word w keeps its state in byte cells (NULL: none) */
+    uint64_t pad2;
 } wr_shadow_page;
 _Static_assert(sizeof(wr_shadow_page) == 64, "a page header is one cache line");
 
@@ -120,6 +121,11 @@ typedef struct wr_shadow_map {
     /* 1 + the highest page index within a block of any shared page made
      * (0: none): a block's pages lie below it (wr_shadow_drop_block) */
     uint32_t shared_page_end;
+    /* The byte cells of split words (below, "Sub-word accesses"): a map of
+     * the same cells, indexed by byte where this one is by word; made on
+     * the first split.  Pages go with this map's: dropped with a launch or
+     * a block, removed with their word page, walked by wr_shadow_foreach. */
+    struct wr_shadow_map *bytes;
 } wr_shadow_map;
 
 /* The page key of word `word` (= address >> WR_WORD_SHIFT) in `space`.
@@ -213,8 +219,59 @@ void wr_shadow_drop_block(wr_shadow_map *m, uint32_t launch, uint32_t block,
 void wr_shadow_forget_recent(wr_shadow_map *m);
 /* Puts p first among the recent pages (the others move down one). */
 void wr_shadow_remember(wr_shadow_map *m, uint64_t key, wr_shadow_page *p);
-/* Calls fn on every page (in table order). */
+/* Calls fn on every page (in table order), then on every page of the
+ * byte cells (m->bytes): the cells are alike, and an engine that walks its
+ * cells must see both. */
 void wr_shadow_foreach(wr_shadow_map *m, void (*fn)(wr_shadow_page *, void *), void *ctx);
+
+/* Sub-word accesses.  Memory is byte-addressed: two threads that touch
+ * different bytes of one word do not race.  A word's cell keeps its state
+ * while every access covers the whole word; the first access narrower
+ * than a word (or a host copy that ends inside one) SPLITS it: its state
+ * is copied into four byte cells, each then stepped as a cell of its own
+ * by the accesses that cover its byte, and the word's cell is no longer
+ * read.  The copy is exact: before the split every access covered all
+ * four bytes, so each byte's history is the word's.  A word stays split
+ * until its page goes (its byte cells go with it).  Byte cells live in
+ * m->bytes under the same keys as words (wr_shadow_key with the byte
+ * index, address or shared offset, in place of the word), the four of a
+ * word side by side.  Engines step byte cells on their general per-word
+ * path only; their fast paths leave a page that has split words
+ * (wr_shadow_page_split) to it, and wr_shadow_vector_lanes refuses
+ * sub-word accesses and such pages. */
+static inline bool wr_shadow_page_split(const wr_shadow_page *p)
+{
+    return p->split != NULL;
+}
+
+static inline bool wr_shadow_word_split(const wr_shadow_page *p, uint64_t word)
+{
+    unsigned i = (unsigned)(word & WR_SHADOW_PAGE_MASK);
+    return p->split && ((p->split[i >> 6] >> (i & 63u)) & 1u);
+}
+
+/* Does an access of `size` bytes at addr (or a copy's range) touch only
+ * part of word `word`? */
+static inline bool wr_shadow_partial_word(uint64_t addr, unsigned size, uint64_t word)
+{
+    uint64_t w0 = word << 2;
+    return addr > w0 || addr + size < w0 + 4u;
+}
+
+/* Writes the four byte cells of a word from its word cell (the engine's
+ * copy: a cell that owns memory elsewhere, a read set, gives each byte
+ * its own). */
+typedef void (*wr_shadow_split_fn)(void *byte_cells, const void *word_cell, void *ctx);
+
+/* The four byte cells of word `word` of page p (side by side, byte 0
+ * first), splitting the word first if it is not yet (split(cells, word
+ * cell, ctx)).  The byte page may be new; the word page p stays valid. */
+void *wr_shadow_byte_cells(wr_shadow_map *m, wr_shadow_page *p, uint64_t word,
+                           wr_shadow_split_fn split, void *ctx);
+/* The page of the byte cells of `word` when it is split (the one
+ * wr_shadow_byte_cells returned them from), for an engine that keeps
+ * per-page accounting. */
+wr_shadow_page *wr_shadow_byte_page(wr_shadow_map *m, const wr_shadow_page *p, uint64_t word);
 
 /* The slot hash of a page key (the table probes linearly from it). */
 static inline size_t wr_shadow_hash(uint64_t k)
@@ -486,7 +543,8 @@ wr_shadow_lane_resolve(const wr_shadow_map *m, wr_shadow_page *(*page)(void *ctx
 }
 
 /* Resolves, once, the cells of a vector access whose every active lane
- * touches one word (size <= 4, not crossing a word), for the engine's lane
+ * touches one whole word (size 4, aligned) on a page without split words,
+ * for the engine's lane
  * loop: the lanes this shard owns with their page and cell, and the byte
  * range of all active lanes (what the access ring keeps).  Each cell is
  * asked of the cache as it is found: the lanes land on unrelated cells,
@@ -502,7 +560,7 @@ wr_shadow_vector_lanes(const wr_access *a, unsigned size, const wr_shadow_map *m
                        wr_shadow_lanes *out)
 {
     out->n = 0;
-    if (a->addr_mode != WR_ADDR_VECTOR || size > 4 || !a->active_mask)
+    if (a->addr_mode != WR_ADDR_VECTOR || size != 4 || !a->active_mask)
         return false;
     uint64_t lo = UINT64_MAX, hi = 0, prev = UINT64_MAX;
     unsigned n = 0;
@@ -549,6 +607,9 @@ wr_shadow_vector_lanes(const wr_access *a, unsigned size, const wr_shadow_map *m
     out->n = n;
     out->lo = lo;
     out->hi = hi + size - 1;
+    for (unsigned i = 0; i < n; i++)
+        if (wr_shadow_page_split(out->l[i].page))
+            return false;   /* a split word's bytes: the engine's general path */
     return true;
 }
 

@@ -199,3 +199,88 @@ Test(shadow_pages, shared_cells_begin_an_os_page_at_word_256)
     cr_assert_eq((uintptr_t)wr_shadow_cells_at(m, p, 256) % 4096, 0);
     wr_shadow_free(m);
 }
+
+/* Split words (shadow.h, "Sub-word accesses"): the first byte-cell request
+ * copies the word's cell into its four byte cells through the engine's
+ * split function, once; later requests return the same cells.  Byte pages
+ * go with their word pages: removed with a word page, dropped with a
+ * launch or a block, visited by wr_shadow_foreach. */
+static unsigned splits;
+
+static void split8(void *bytes, const void *word, void *ctx)
+{
+    (void)ctx;
+    splits++;
+    for (unsigned i = 0; i < 4; i++)
+        memcpy((uint64_t *)bytes + i, word, sizeof(uint64_t));
+}
+
+Test(shadow_pages, a_split_word_copies_its_cell_into_four_byte_cells_once)
+{
+    splits = 0;
+    wr_shadow_map *m = wr_shadow_new(8, expand8);
+    uint64_t word = 5 * 1024 + 700;   /* page 5, in its third byte page */
+    wr_shadow_page *p = wr_shadow_get(m, wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, word));
+    *(uint64_t *)wr_shadow_cell(m, p, word) = 0xabc;
+    cr_assert(!wr_shadow_page_split(p));
+    cr_assert(!wr_shadow_word_split(p, word));
+    uint64_t *b = wr_shadow_byte_cells(m, p, word, split8, NULL);
+    cr_assert_eq(splits, 1);
+    cr_assert(wr_shadow_word_split(p, word));
+    cr_assert(!wr_shadow_word_split(p, word + 1));
+    cr_assert(!wr_shadow_word_split(p, word - 1));
+    for (unsigned i = 0; i < 4; i++)
+        cr_assert_eq(b[i], 0xabc);
+    b[2] = 0x77;
+    uint64_t *again = wr_shadow_byte_cells(m, p, word, split8, NULL);
+    cr_assert_eq(splits, 1, "a split word is split once");
+    cr_assert_eq(again, b);
+    cr_assert_eq(again[2], 0x77);
+    /* the next word's byte cells follow: bytes are indexed by address */
+    uint64_t *next = wr_shadow_byte_cells(m, p, word + 1, split8, NULL);
+    cr_assert_eq(next, b + 4);
+    cr_assert_eq(wr_shadow_byte_page(m, p, word)->key,
+                 wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, word << 2));
+    unsigned pages = 0;
+    wr_shadow_foreach(m, count_page, &pages);
+    cr_assert_eq(pages, 2, "the word page and one byte page");
+    /* removing the word page removes its byte pages */
+    wr_shadow_remove(m, p->key);
+    pages = 0;
+    wr_shadow_foreach(m, count_page, &pages);
+    cr_assert_eq(pages, 0);
+    /* a page made again starts unsplit, and its bytes fresh */
+    p = wr_shadow_get(m, wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, word));
+    cr_assert(!wr_shadow_page_split(p));
+    b = wr_shadow_byte_cells(m, p, word, split8, NULL);
+    cr_assert_eq(b[2], 0);
+    wr_shadow_free(m);
+}
+
+Test(shadow_pages, a_blocks_and_a_launchs_byte_pages_drop_with_their_shared_words)
+{
+    wr_shadow_map *m = wr_shadow_new(8, expand8);
+    /* shared word 4095 of blocks 1 and 2 of launch 3: the top byte page of
+     * a block's fourth word page (shared page keys keep launch and block) */
+    uint64_t word = 4095;
+    wr_shadow_page *p1 = wr_shadow_get(m, wr_shadow_key(WR_SPACE_SHARED, 3, 1, word));
+    *(uint64_t *)wr_shadow_byte_cells(m, p1, word, split8, NULL) = 1;
+    wr_shadow_page *p2 = wr_shadow_get(m, wr_shadow_key(WR_SPACE_SHARED, 3, 2, word));
+    *(uint64_t *)wr_shadow_byte_cells(m, p2, word, split8, NULL) = 2;
+    wr_shadow_page *g = wr_shadow_get(m, wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, word));
+    (void)wr_shadow_byte_cells(m, g, word, split8, NULL);
+    cr_assert_eq(wr_shadow_byte_page(m, p1, word)->key,
+                 wr_shadow_key(WR_SPACE_SHARED, 3, 1, word << 2));
+    unsigned pages = 0;
+    wr_shadow_foreach(m, count_page, &pages);
+    cr_assert_eq(pages, 6);
+    unsigned before = 0;
+    wr_shadow_drop_block(m, 3, 1, count_page, &before);
+    cr_assert_eq(before, 2, "the block's word page and its byte page");
+    wr_shadow_drop_launch(m, 3, count_page, &before);
+    cr_assert_eq(before, 4);
+    pages = 0;
+    wr_shadow_foreach(m, count_page, &pages);
+    cr_assert_eq(pages, 2, "the global word page and its byte page stay");
+    wr_shadow_free(m);
+}
