@@ -88,8 +88,8 @@ Test(shadow_lanes, same_word_is_against_the_previous_active_lane_of_any_shard)
     /* lane 0 and 1 on word A, lane 2 on word B, lane 3 on word A again, lane
      * 5 on B (lane 4 inactive) */
     uint64_t A = BASE, B = BASE + (64ull << 20);   /* far apart: different shard runs */
-    uint64_t lanes[32] = {A, A + 1, B, A + 2, 0, B + 3};
-    wr_access a = vector_access(lanes, 0x2fu, 1);
+    uint64_t lanes[32] = {A, A, B, A, 0, B};
+    wr_access a = vector_access(lanes, 0x2fu, 4);
     const unsigned shards = 64;
     unsigned seen = 0;
     cr_assert_neq(wr_shard_of(WR_SPACE_GLOBAL, 1, 0, A, shards),
@@ -97,7 +97,7 @@ Test(shadow_lanes, same_word_is_against_the_previous_active_lane_of_any_shard)
                   "the test wants A and B in different shards");
     for (unsigned shard = 0; shard < shards; shard++) {
         wr_shadow_lanes vl;
-        cr_assert(wr_shadow_vector_lanes(&a, 1, map, shard, shards, page_of, NULL, &vl));
+        cr_assert(wr_shadow_vector_lanes(&a, 4, map, shard, shards, page_of, NULL, &vl));
         cr_assert_eq(vl.lo, A);
         cr_assert_eq(vl.hi, B + 3);
         for (unsigned i = 0; i < vl.n; i++) {
@@ -110,6 +110,18 @@ Test(shadow_lanes, same_word_is_against_the_previous_active_lane_of_any_shard)
         }
     }
     cr_assert_eq(seen, 0x2fu, "every active lane in exactly one shard");
+}
+
+/* A sub-word access's lanes step byte cells (shadow.h, "Sub-word
+ * accesses"), which only the engines' general paths do. */
+Test(shadow_lanes, no_answer_for_a_sub_word_access)
+{
+    uint64_t lanes[32] = {BASE, BASE + 8, BASE + 17};
+    wr_access a = vector_access(lanes, 0x7u, 1);
+    wr_shadow_lanes vl;
+    cr_assert(!wr_shadow_vector_lanes(&a, 1, map, 0, 1, page_of, NULL, &vl));
+    a.size = 2;
+    cr_assert(!wr_shadow_vector_lanes(&a, 2, map, 0, 1, page_of, NULL, &vl));
 }
 
 Test(shadow_lanes, no_answer_for_a_lane_across_two_words)
