@@ -3,6 +3,9 @@
  * transition table analyzer/fsm25-transitions.csv (compiled into
  * fsm25_table.c).  One 8-byte shadow word per tracked 4-byte word (layout in
  * engine_fsm.h); semantics and decisions in ENGINES.md, section "fsm".
+ * A word that an access covers only in part splits into four byte cells of
+ * the same layout (shadow.h, "Sub-word accesses"; touch_bytes), stepped on
+ * the general path only: the fast paths leave pages with split words to it.
  *
  * Counters.  Each warp keeps a block-barrier count (bc) and each lane a
  * warp-sync count (wc; one count for the whole warp until a partial-mask
@@ -120,6 +123,15 @@ typedef struct fsm {
     struct fsm_pc_ent *pc;
     size_t pc_cap;          /* entries, a power of two; 0 = none yet */
     uint32_t pc_gen, pc_epoch;
+    /* While one lane's access steps the byte cells of a split word
+     * (touch_bytes): the races it reported there.  Its bytes that race
+     * with one access are one occurrence, as the word's one cell was. */
+    struct {
+        bool on;
+        unsigned n;
+        wr_race_access first[4];
+        uint8_t race_class[4];
+    } bytes;
 } fsm;
 
 typedef struct fsm_pc_ent {
@@ -177,14 +189,38 @@ static warp_st *warp_of(fsm *f, block_st *b, uint32_t warp)
     return wr_blockstate_warp(&f->bs, &b->head, warp);
 }
 
+/* The pages holding the byte cells of p's split words (shadow.h,
+ * "Sub-word accesses"): one for each quarter of p's words that has one,
+ * into out[]; returns how many. */
+static unsigned byte_pages(fsm *f, const wr_shadow_page *p, wr_shadow_page **out)
+{
+    if (!wr_shadow_page_split(p))
+        return 0;
+    enum { QUARTER = WR_SHADOW_PAGE_WORDS / 4, BITS = QUARTER / 64 };
+    unsigned n = 0;
+    for (unsigned k = 0; k < 4; k++) {
+        uint64_t any = 0;
+        for (unsigned i = 0; i < BITS; i++)
+            any |= p->split[k * BITS + i];
+        if (any)
+            out[n++] = wr_shadow_byte_page(f->map, p, (uint64_t)k * QUARTER);
+    }
+    return n;
+}
+
 static void drop_shared_pages(fsm *f, block_st *b)
 {
     if (b->shared_keys)
         f->blocks_with_shared--;
     for (uint32_t i = 0; i < b->nshared; i++) {
         wr_shadow_page *p = wr_shadow_lookup_slow(f->map, b->shared_keys[i], false);
-        if (p)
+        if (p) {
+            /* its byte pages go with it (wr_shadow_remove): their cells too */
+            wr_shadow_page *bp[4];
+            for (unsigned k = byte_pages(f, p, bp); k--;)
+                f->live -= wr_shadow_page_live(bp[k]);
             f->live -= wr_shadow_page_live(p);
+        }
         wr_shadow_remove(f->map, b->shared_keys[i]);
     }
     if (b->nshared)
@@ -426,6 +462,16 @@ static uint8_t access_kind(unsigned acc)
     return acc == WR_FSM_ACC_R ? WR_KIND_READ : acc == WR_FSM_ACC_W ? WR_KIND_WRITE : WR_KIND_ATOMIC;
 }
 
+/* Did lane `lane` of access a touch the cell at addr: its word, or, for a
+ * byte cell, its byte? */
+static bool lane_touches(const wr_access *a, unsigned lane, uint64_t addr, bool byte)
+{
+    if (!wr_access_lane_touches(a, lane, addr & ~3ull))
+        return false;
+    uint64_t lo = wr_access_lane_addr(a, lane);
+    return !byte || (lo <= addr && addr - lo < (a->size ? a->size : 4u));
+}
+
 /* The stored accessor of `old`, of epoch old_epoch, for the current access
  * by `lane`: an earlier lane of the current instruction (the word keeps
  * the last accessor, so if that lane touched the word in this instruction,
@@ -441,6 +487,10 @@ static uint8_t access_kind(unsigned acc)
 static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epoch,
                        const cur_ctx *c, unsigned lane, uint64_t addr)
 {
+    /* A byte cell (addr: its byte) keeps the last accessor of its byte;
+     * the ring is searched by word: it may name the stored thread's access
+     * of another byte of the word. */
+    uint64_t word_addr = addr & ~3ull;
     unsigned bf = wr_fsm_block(old);
     bool host = bf == WR_FSM_HOST_BLOCK;
     a->launch = host ? 0 : wr_epochs_launch_of(f->ep, old_epoch);
@@ -453,7 +503,7 @@ static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epo
     if (c->a && c->acc != WR_FSM_ACC_R && !host && old_epoch == c->epoch &&
         bf == wr_fsm_fold_block(c->block) &&
         wr_fsm_warp(old) == (c->warp & 31u) && wr_fsm_lane(old) < lane &&
-        wr_access_lane_touches(c->a, wr_fsm_lane(old), addr)) {
+        lane_touches(c->a, wr_fsm_lane(old), addr, f->bytes.on)) {
         a->site = c->site;
         a->seq = c->seq;
         a->kind = access_kind(c->acc);
@@ -472,10 +522,11 @@ static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epo
     const wr_ring_ent *r = NULL;
     if (c->acc == WR_FSM_ACC_GA)
         r = wr_blockstate_find_word_access(&f->bs, old_epoch, rblock, rwarp, rlane, c->space,
-                                           c->owner, owner, addr, c->seq, 0, 1u << WR_KIND_ATOMIC);
+                                           c->owner, owner, word_addr, c->seq, 0,
+                                           1u << WR_KIND_ATOMIC);
     if (!r)
         r = wr_blockstate_find_word_access(&f->bs, old_epoch, rblock, rwarp, rlane, c->space,
-                                           c->owner, owner, addr, c->seq, 0, skip);
+                                           c->owner, owner, word_addr, c->seq, 0, skip);
     if (r) {
         a->site = r->site;
         a->seq = wr_ring_seq(r, c->seq);
@@ -490,15 +541,30 @@ static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epo
         a->kind = WR_KIND_WRITE;
 }
 
+/* Has this lane's access of a split word reported this race already, on
+ * another byte (fsm.bytes)?  If not, it is noted. */
+static bool reported_on_word(fsm *f, const wr_race *r)
+{
+    for (unsigned i = 0; i < f->bytes.n; i++)
+        if (f->bytes.first[i].site == r->first.site && f->bytes.first[i].kind == r->first.kind &&
+            f->bytes.first[i].launch == r->first.launch && f->bytes.race_class[i] == r->race_class)
+            return true;
+    if (f->bytes.n < 4) {
+        f->bytes.first[f->bytes.n] = r->first;
+        f->bytes.race_class[f->bytes.n++] = r->race_class;
+    }
+    return false;
+}
+
+/* addr: the cell's word address, or a byte cell's byte (the example). */
 static void report(fsm *f, const cur_ctx *c, uint64_t old, uint32_t old_epoch, unsigned rel,
-                   unsigned lane, uint64_t word)
+                   unsigned lane, uint64_t addr)
 {
     wr_race r;
     memset(&r, 0, sizeof r);
     r.engine = f->cfg.engine_index;
     r.verdict = WR_VERDICT_NONE;
     r.potential = 0;
-    uint64_t addr = word << WR_WORD_SHIFT;
     bool host = wr_fsm_block(old) == WR_FSM_HOST_BLOCK || c->launch == 0;
     if (old_epoch != c->epoch || host) {
         r.race_class = WR_CLASS_INTER_KERNEL;
@@ -518,11 +584,36 @@ static void report(fsm *f, const cur_ctx *c, uint64_t old, uint32_t old_epoch, u
     r.second.seq = c->seq;
     wr_race_set_word(&r, c->space, c->owner, addr,
                      c->owner != c->block || wr_fsm_block(old) != wr_fsm_fold_block(c->owner));
+    if (f->bytes.on && reported_on_word(f, &r))
+        return;
     if (f->cfg.findings)
         wr_findings_report(f->cfg.findings, &r);
 }
 
 /* ---- pages and epochs ---- */
+
+/* The cells of p (a page of map m) whose epochs sw drops, made INIT. */
+static void sweep_cells(fsm *f, wr_shadow_map *m, wr_shadow_page *p, wr_epochs_sweep *sw)
+{
+    uint64_t dropped = 0;
+    for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
+        if (wr_shadow_line_packed(p, l)) {
+            uint64_t *rep = wr_shadow_line_rep(m, p, l);
+            if (*rep && wr_epochs_sweep_drops(sw, wr_fsm_tag(*rep))) {   /* the tag is the same in all 32 */
+                *rep = 0;
+                dropped += WR_SHADOW_LINE_WORDS;
+            }
+            continue;
+        }
+        uint64_t *cells = wr_shadow_cells_at(m, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
+        for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
+            if (cells[i] && wr_epochs_sweep_drops(sw, wr_fsm_tag(cells[i]))) {
+                cells[i] = 0;
+                dropped++;
+            }
+    }
+    wr_shadow_live_sub(p, &f->live, dropped);
+}
 
 /* A newer epoch touches the page: the words wr_epochs_sweep_drops names
  * become INIT (epochs.h: settled, or more than 255 epochs old).  A page's
@@ -532,29 +623,19 @@ static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
 {
     wr_epochs_sweep sw;
     wr_epochs_sweep_begin(&sw, f->ep, (uint32_t)p->user, epoch);
+    /* the byte cells of p's split words carry p's epochs (touch_bytes) */
+    wr_shadow_page *bp[4];
+    unsigned nb = byte_pages(f, p, bp);
     if (wr_epochs_sweep_drops_all(&sw, p->user3)) {
         wr_shadow_drop_live(f->map, p, &f->live);
+        for (unsigned k = 0; k < nb; k++)
+            wr_shadow_drop_live(f->map->bytes, bp[k], &f->live);
         p->user = p->user3 = epoch;
         return;
     }
-    uint64_t dropped = 0;
-    for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
-        if (wr_shadow_line_packed(p, l)) {
-            uint64_t *rep = wr_shadow_line_rep(f->map, p, l);
-            if (*rep && wr_epochs_sweep_drops(&sw, wr_fsm_tag(*rep))) {   /* the tag is the same in all 32 */
-                *rep = 0;
-                dropped += WR_SHADOW_LINE_WORDS;
-            }
-            continue;
-        }
-        uint64_t *cells = wr_shadow_cells_at(f->map, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
-        for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
-            if (cells[i] && wr_epochs_sweep_drops(&sw, wr_fsm_tag(cells[i]))) {
-                cells[i] = 0;
-                dropped++;
-            }
-    }
-    wr_shadow_live_sub(p, &f->live, dropped);
+    sweep_cells(f, f->map, p, &sw);
+    for (unsigned k = 0; k < nb; k++)
+        sweep_cells(f, f->map->bytes, bp[k], &sw);
     p->user = epoch;
     p->user3 = wr_epochs_sweep_oldest_kept(&sw);
 }
@@ -590,10 +671,11 @@ page_for(fsm *f, uint8_t space, uint32_t launch, block_st *b, uint64_t word, uin
     return p;
 }
 
-/* The slow path of one word: another epoch's word, or a race.  With
- * `races` not NULL nothing is reported: *races says whether it would be. */
+/* The slow path of one cell: another epoch's word, or a race.  With
+ * `races` not NULL nothing is reported: *races says whether it would be.
+ * p: the word's page (its epochs name the cell's tag); addr as report's. */
 static uint64_t step_slow(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t old, uint64_t cur,
-                          unsigned lane, uint64_t word, bool *races)
+                          unsigned lane, uint64_t addr, bool *races)
 {
     uint32_t old_epoch = c->epoch;
     unsigned rel, sync;
@@ -623,30 +705,90 @@ static uint64_t step_slow(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t 
     if (races)
         *races = race;
     else if (race)
-        report(f, c, old, old_epoch, rel, lane, word);
+        report(f, c, old, old_epoch, rel, lane, addr);
     return cur | next;
+}
+
+/* The next state of a cell of page p (a word's, or a byte's of a word of
+ * p) that holds `old`, reporting a race. */
+static inline uint64_t step_cell(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t old,
+                                 uint64_t cur, unsigned lane, uint64_t addr)
+{
+    if ((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT) && old)
+        return step_slow(f, c, p, old, cur, lane, addr, NULL);
+    uint64_t nw = wr_fsm_step(old, cur, c->acc);
+    if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
+        nw = step_slow(f, c, p, old, cur, lane, addr, NULL);
+    return nw;
 }
 
 static inline void touch_cell(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t *cell,
                               uint64_t cur, unsigned lane, uint64_t word)
 {
     uint64_t old = *cell;
-    uint64_t nw;
-    if ((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT) && old) {
-        nw = step_slow(f, c, p, old, cur, lane, word, NULL);
-    } else {
-        nw = wr_fsm_step(old, cur, c->acc);
-        if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
-            nw = step_slow(f, c, p, old, cur, lane, word, NULL);
-    }
+    *cell = step_cell(f, c, p, old, cur, lane, word << WR_WORD_SHIFT);
     wr_shadow_live_add(p, &f->live, !old);   /* no transition leads to INIT: nw != 0 */
-    *cell = nw;
 }
 
-static inline void touch_word(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t cur,
-                              unsigned lane, uint64_t word)
+/* A word's four byte cells from its cell: each byte's history is the
+ * word's (the cell owns nothing elsewhere). */
+static void split_word(void *byte_cells, const void *word_cell, void *ctx)
 {
-    touch_cell(f, c, p, (uint64_t *)wr_shadow_cell(f->map, p, word), cur, lane, word);
+    (void)ctx;
+    uint64_t v = *(const uint64_t *)word_cell;
+    uint64_t *bc = byte_cells;
+    for (unsigned i = 0; i < 4; i++)
+        bc[i] = v;
+}
+
+/* The bytes [addr, addr + size) of word `word` of page p (a part of it, or
+ * all of a split word) stepped, each byte's cell as the word's would be.
+ * A word splitting here moves its live count to its byte page and its
+ * cell goes to zero (it is not read again); the page cache forgets, as a
+ * gather must not take the page's cells any more (gather_resolve).  The
+ * byte cells' epoch tags are p's (sweep sweeps them with p). */
+static __attribute__((noinline)) void touch_bytes(fsm *f, const cur_ctx *c, wr_shadow_page *p,
+                                                  uint64_t cur, unsigned lane, uint64_t word,
+                                                  uint64_t addr, unsigned size)
+{
+    uint64_t w0 = word << WR_WORD_SHIFT;
+    uint64_t lo = addr > w0 ? addr : w0, hi = addr + size < w0 + 4 ? addr + size : w0 + 4;
+    bool fresh = !wr_shadow_word_split(p, word);
+    uint64_t *cells = wr_shadow_byte_cells(f->map, p, word, split_word, NULL);
+    wr_shadow_page *bp = wr_shadow_byte_page(f->map, p, word);
+    if (fresh) {
+        uint64_t *wc = wr_shadow_cell(f->map, p, word);
+        if (*wc) {
+            wr_shadow_live_sub(p, &f->live, 1);
+            wr_shadow_live_add(bp, &f->live, 4);
+            *wc = 0;
+        }
+        pc_forget(f);
+    }
+    f->bytes.on = true;
+    f->bytes.n = 0;
+    uint32_t born = 0;
+    for (uint64_t ad = lo; ad < hi; ad++) {
+        uint64_t old = cells[ad - w0];
+        cells[ad - w0] = step_cell(f, c, p, old, cur, lane, ad);
+        born += !old;
+    }
+    f->bytes.on = false;
+    wr_shadow_live_add(bp, &f->live, born);
+}
+
+/* The part of the bytes [addr, addr + size) (a lane's access, or a host
+ * copy's bytes within the word) in word `word` of page p, stepped: its
+ * cell, or its byte cells where the access covers part of it or it is
+ * split. */
+static inline void touch_word(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t cur,
+                              unsigned lane, uint64_t word, uint64_t addr, unsigned size)
+{
+    if (__builtin_expect(wr_shadow_partial_word(addr, size, word) || wr_shadow_word_split(p, word),
+                         0))
+        touch_bytes(f, c, p, cur, lane, word, addr, size);
+    else
+        touch_cell(f, c, p, (uint64_t *)wr_shadow_cell(f->map, p, word), cur, lane, word);
 }
 
 /* One word of a uniform segment; *memo_canon / *memo_next take the answer
@@ -672,11 +814,11 @@ static inline uint32_t uniform_word(fsm *f, const cur_ctx *c, wr_shadow_page *sp
     }
     uint64_t nw;
     if ((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT)) {
-        nw = step_slow(f, c, sp, old, cur, ln, w0 + ln, NULL);
+        nw = step_slow(f, c, sp, old, cur, ln, (w0 + ln) << WR_WORD_SHIFT, NULL);
     } else {
         nw = wr_fsm_step(old, cur, c->acc);
         if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE) {
-            nw = step_slow(f, c, sp, old, cur, ln, w0 + ln, NULL);
+            nw = step_slow(f, c, sp, old, cur, ln, (w0 + ln) << WR_WORD_SHIFT, NULL);
         } else {
             *memo_canon = canon;
             *memo_next = nw & WR_FSM_STATE_MASK;
@@ -806,13 +948,13 @@ static void on_dsmem_access(fsm *f, const wr_event *ev, cur_ctx *c, block_st *b,
                             unsigned size);
 
 /* ---- gathers and scatters ----
- * A vector access whose every active lane touches one word (size <= 4, not
- * crossing a word), not DSMEM: what wr_shadow_vector_lanes and
- * access_words' lane loop do, in fewer instructions (callgrind, a 2 M
- * gather trace: 140 -> 117 a lane in all of fsm), its pages found through
- * a page cache, and, in global memory, with its words stepped one event
- * late.  A gather's lanes land on
- * unrelated pages, each cell a cache miss: asked of the cache when the
+ * A vector access whose every active lane touches one whole word (size 4,
+ * aligned) on a page without split words, not DSMEM: what
+ * wr_shadow_vector_lanes and access_words' lane loop do, in fewer
+ * instructions (callgrind, a 2 M gather trace: 140 -> 117 a lane in all of
+ * fsm), its pages found through a page cache, and, in global memory, with
+ * its words stepped one event late.  A gather's lanes land on unrelated
+ * pages, each cell a cache miss: asked of the cache when the
  * access is seen (gather_resolve) and stepped right after (gather_step),
  * they were still on their way.  So the cells of a global gather are
  * asked for, its ring entry pushed and its step kept (fsm->pend) until
@@ -868,8 +1010,8 @@ __attribute__((target("avx2"))) static bool full_warp_span_avx2(const uint64_t *
 static inline bool gather_shape(const fsm *f, const wr_access *a, unsigned size, uint64_t *lo,
                                 uint64_t *hi, uint32_t *owned)
 {
-    if (a->addr_mode != WR_ADDR_VECTOR || size > 4 || !a->active_mask)
-        return false;
+    if (a->addr_mode != WR_ADDR_VECTOR || size != 4 || !a->active_mask)
+        return false;   /* narrower: bytes of words (touch_bytes) */
     const uint64_t *la = a->lane_addr;
     uint64_t l = UINT64_MAX, h = 0;
 #if WR_SHADOW_AVX2
@@ -909,8 +1051,11 @@ static inline bool gather_shape(const fsm *f, const wr_access *a, unsigned size,
  * change nothing (its page was entered in this epoch and nothing entered
  * a page with another since, so page_enter is a no-op and no sweep is
  * due; a shared page was listed then).  Other lanes go through page_for
- * (found, created, swept, listed) in lane order and fill the entry. */
-static inline void gather_resolve(fsm *f, const wr_access *a, block_st *b, uint32_t epoch,
+ * (found, created, swept, listed) in lane order and fill the entry.
+ * False when a lane's page has split words (their bytes are stepped on
+ * the general path): the cache holds only pages without, as a split
+ * makes it forget (touch_bytes). */
+static inline bool gather_resolve(fsm *f, const wr_access *a, block_st *b, uint32_t epoch,
                                   uint32_t owned, uint64_t **cells, wr_shadow_page **pages)
 {
     const uint64_t *la = a->lane_addr;
@@ -948,6 +1093,8 @@ static inline void gather_resolve(fsm *f, const wr_access *a, block_st *b, uint3
             key = wr_shadow_key(a->space, a->launch, kblock, word);
             e = &pc[(key ^ (key >> 14) ^ (key >> 46)) & pcmask];
             wr_shadow_page *p = page_for(f, a->space, a->launch, b, word, epoch, true);
+            if (wr_shadow_page_split(p))
+                return false;
             (void)wr_shadow_cell(m, p, word);
             gen = f->pc_gen;
             *e = (fsm_pc_ent){.key = key, .cells = (uint64_t *)(void *)p->cells, .page = p,
@@ -958,6 +1105,7 @@ static inline void gather_resolve(fsm *f, const wr_access *a, block_st *b, uint3
         cells[n] = cell;
         pages[n++] = e->page;
     }
+    return true;
 }
 
 /* The owned lanes' words stepped (c->a: the access, its lane addresses
@@ -983,7 +1131,7 @@ static inline void gather_step(fsm *f, const cur_ctx *c, uint32_t owned, uint64_
         if (__builtin_expect(((old ^ cur) & tagmask) && old, 0) ||
             __builtin_expect(wr_fsm_state(nw) == WR_FSM25_RACE &&
                                  wr_fsm_state(old) != WR_FSM25_RACE, 0))
-            nw = step_slow(f, c, pages[i], old, cur, lane, la[lane] >> WR_WORD_SHIFT, NULL);
+            nw = step_slow(f, c, pages[i], old, cur, lane, la[lane] & ~3ull, NULL);
         wr_shadow_live_add(pages[i], &born, !old);   /* no transition leads to INIT: nw != 0 */
         *cell = nw;
     }
@@ -1009,9 +1157,8 @@ static __attribute__((noinline)) bool flush_before(fsm *f, const wr_access *a, u
     const fsm_pending *kept = &f->pend[f->kept];
     fsm_pending *pd = &f->pend[f->kept ^ 1u];
     bool resolved = a->space == WR_SPACE_GLOBAL && a->launch == kept->c.launch &&
-                    gather_shape(f, a, size, &pd->lo, &pd->hi, &pd->owned);
-    if (resolved)
-        gather_resolve(f, a, NULL, kept->c.epoch, pd->owned, pd->cells, pd->pages);
+                    gather_shape(f, a, size, &pd->lo, &pd->hi, &pd->owned) &&
+                    gather_resolve(f, a, NULL, kept->c.epoch, pd->owned, pd->cells, pd->pages);
     gather_flush(f);
     return resolved;
 }
@@ -1067,10 +1214,8 @@ static void on_access(fsm *f, const wr_event *ev)
     }
     if (a->addr_mode == WR_ADDR_VECTOR) {
         fsm_pending *pd = &f->pend[f->kept ^ 1u];
-        if (!resolved && gather_shape(f, a, size, &pd->lo, &pd->hi, &pd->owned)) {
-            gather_resolve(f, a, b, epoch, pd->owned, pd->cells, pd->pages);
-            resolved = true;
-        }
+        if (!resolved && gather_shape(f, a, size, &pd->lo, &pd->hi, &pd->owned))
+            resolved = gather_resolve(f, a, b, epoch, pd->owned, pd->cells, pd->pages);
         if (resolved) {
             gather_access(f, ev, &c, w);
             return;
@@ -1143,12 +1288,13 @@ static inline __attribute__((always_inline)) void access_words(fsm *f, const cur
             if (wr_shard_of(a->space, a->launch, a->block, (w0 + lane) << WR_WORD_SHIFT, shards) != shard)
                 continue;
             wr_shadow_page *sp = page_for(f, a->space, a->launch, b, w0 + lane, epoch, false);
-            if (!wcl && wr_shadow_packed_whole_line(sp, w0, segmask) &&
-                packed_line_step(f, c, sp, wr_shadow_line_of(w0), cur_uniform))
-                continue;
-            wr_shadow_expand_range(f->map, sp, w0 + lane, w0 + 31u - (unsigned)__builtin_clz(segmask));
-            uint64_t *cells = wr_shadow_cells_at(f->map, sp, 0);
-            if (!wcl) {
+            if (!wcl && !wr_shadow_page_split(sp)) {
+                if (wr_shadow_packed_whole_line(sp, w0, segmask) &&
+                    packed_line_step(f, c, sp, wr_shadow_line_of(w0), cur_uniform))
+                    continue;
+                wr_shadow_expand_range(f->map, sp, w0 + lane,
+                                       w0 + 31u - (unsigned)__builtin_clz(segmask));
+                uint64_t *cells = wr_shadow_cells_at(f->map, sp, 0);
 #if WR_SHADOW_AVX2
                 if (f->avx2)
                     uniform_segment_avx2(f, c, sp, cells, w0, segmask, cur_uniform);
@@ -1157,25 +1303,14 @@ static inline __attribute__((always_inline)) void access_words(fsm *f, const cur
                     uniform_segment(f, c, sp, cells, w0, segmask, cur_uniform);
                 continue;
             }
+            /* per-lane counts, or split words (their byte cells): word by word */
             for (uint32_t x = segmask; x; x &= x - 1) {
                 unsigned ln = (unsigned)__builtin_ctz(x);
                 uint64_t wd = w0 + ln;
-                uint64_t cur = cur_uniform | ((uint64_t)ln << WR_FSM_LANE_SHIFT);
-                if (wcl)
-                    cur = base | ((uint64_t)(wcl[ln] & 0x3ffu) << WR_FSM_WC_SHIFT) |
-                          ((uint64_t)ln << WR_FSM_LANE_SHIFT);
-                uint64_t *cell = &cells[wd & WR_SHADOW_PAGE_MASK];
-                uint64_t old = *cell;
-                uint64_t nw;
-                if (((old ^ cur) & (0xffull << WR_FSM_TAG_SHIFT)) && old) {
-                    nw = step_slow(f, c, sp, old, cur, ln, wd, NULL);
-                } else {
-                    nw = wr_fsm_step(old, cur, c->acc);
-                    if (wr_fsm_state(nw) == WR_FSM25_RACE && wr_fsm_state(old) != WR_FSM25_RACE)
-                        nw = step_slow(f, c, sp, old, cur, ln, wd, NULL);
-                }
-                wr_shadow_live_add(sp, &f->live, !old);   /* no transition leads to INIT: nw != 0 */
-                *cell = nw;
+                uint64_t cur = (wcl ? (base | ((uint64_t)(wcl[ln] & 0x3ffu) << WR_FSM_WC_SHIFT))
+                                    : cur_uniform) |
+                               ((uint64_t)ln << WR_FSM_LANE_SHIFT);
+                touch_word(f, c, sp, cur, ln, wd, wd << WR_WORD_SHIFT, 4);
             }
         }
         return;
@@ -1214,7 +1349,7 @@ static inline __attribute__((always_inline)) void access_words(fsm *f, const cur
                 pn = wd >> WR_SHADOW_PAGE_SHIFT;
                 p = page_for(f, a->space, a->launch, b, wd, epoch, false);
             }
-            touch_word(f, c, p, cur, lane, wd);
+            touch_word(f, c, p, cur, lane, wd, ad, size);
         }
     }
 }
@@ -1231,8 +1366,13 @@ static void host_range(fsm *f, cur_ctx *c, block_st *b, uint64_t addr, uint64_t 
     uint64_t first, end;
     while (wr_next_owned_global_run(&next, last, f->cfg.shard, f->cfg.shards, &first, &end)) {
         wr_shadow_page *p = page_for(f, WR_SPACE_GLOBAL, 0, NULL, first, c->epoch, false);
-        for (uint64_t wd = first; wd <= end; wd++)
-            touch_word(f, c, p, cur, 0, wd);
+        for (uint64_t wd = first; wd <= end; wd++) {
+            /* the copy's bytes in the word: part of its first and last */
+            uint64_t lo = wd << WR_WORD_SHIFT, hi = lo + 4;
+            lo = addr > lo ? addr : lo;
+            hi = addr + bytes < hi ? addr + bytes : hi;
+            touch_word(f, c, p, cur, 0, wd, lo, (unsigned)(hi - lo));
+        }
     }
 }
 

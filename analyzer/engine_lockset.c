@@ -424,7 +424,8 @@ typedef struct lk {
     lockrec *locks;         /* [num], num 1..lcount */
     uint32_t lrec_cap;
     wr_blockstate bs;       /* (epoch, block) -> block_st, warp -> warp_st */
-    uint64_t live;          /* cells with meta != 0: the words tracked */
+    uint64_t live;          /* cells with meta != 0: the words tracked, a split
+                               word's live bytes in place of its word */
     wr_access_ring host_ring;   /* host copies, as the warp rings */
 } lk;
 
@@ -679,8 +680,24 @@ static inline __attribute__((always_inline)) wr_shadow_page *
 page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block, uint64_t word, uint32_t epoch,
          bool scattered);
 
+static cell *byte_cells(lk *s, wr_shadow_page *p, uint64_t word, uint32_t epoch,
+                        wr_shadow_page **bpp);
+
+/* Cell c of page p (a word's or a byte's) names a lock from now on. */
+static void mark_lock_cell(lk *s, wr_shadow_page *p, cell *c, uint32_t epoch)
+{
+    if (!(cell_meta(s, *c) & M_LOCKWORD)) {
+        p->user2 |= LK_PAGE_LOCKWORD;   /* sweep: not cleared whole */
+        wr_shadow_live_add(p, &s->live, !c->ctx);
+        fcell f = {.meta = M_LIVE | M_LOCKWORD | (epoch & 0xffu)};
+        *c = pack(s, &f);
+    }
+}
+
 /* Marks the words a CAS targets as lock words (this shard's only; a DSMEM
- * CAS's in each owner's shared memory, engine.h). */
+ * CAS's in each owner's shared memory, engine.h).  A split word's bytes
+ * that the CAS covers become lock bytes; a word not split stays whole, a
+ * lock word for every byte, whatever the CAS's size. */
 static void mark_lock_words(lk *s, const wr_access *a, uint32_t epoch)
 {
     if (a->space == WR_SPACE_DSMEM) {
@@ -698,13 +715,15 @@ static void mark_lock_words(lk *s, const wr_access *a, uint32_t epoch)
                 s->cfg.shard)
                 continue;
             wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, wd, epoch, false);
-            cell *c = (cell *)wr_shadow_cell(s->map, p, wd);
-            if (!(cell_meta(s, *c) & M_LOCKWORD)) {
-                p->user2 |= LK_PAGE_LOCKWORD;   /* sweep: not cleared whole */
-                wr_shadow_live_add(p, &s->live, !c->ctx);
-                fcell f = {.meta = M_LIVE | M_LOCKWORD | (epoch & 0xffu)};
-                *c = pack(s, &f);
+            if (!wr_shadow_word_split(p, wd)) {
+                mark_lock_cell(s, p, (cell *)wr_shadow_cell(s->map, p, wd), epoch);
+                continue;
             }
+            wr_shadow_page *bp;
+            cell *b = byte_cells(s, p, wd, epoch, &bp);
+            uint64_t w0 = wd << WR_WORD_SHIFT;
+            for (uint64_t k = ad > w0 ? ad - w0 : 0; k < 4 && w0 + k < ad + size; k++)
+                mark_lock_cell(s, bp, &b[k], epoch);
         }
     }
 }
@@ -926,27 +945,29 @@ static inline bool swept(const lk *s, wr_epochs_sweep *sw, const cell *c)
     return meta && !(meta & M_LOCKWORD) && wr_epochs_sweep_drops(sw, M_TAG(meta));
 }
 
-static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
+/* m: the map of p, s->map or its byte cells' (a byte page is swept as a
+ * word page, when an epoch first reaches it: byte_page_enter). */
+static void sweep(lk *s, const wr_shadow_map *m, wr_shadow_page *p, uint32_t epoch)
 {
     wr_epochs_sweep sw;
     wr_epochs_sweep_begin(&sw, s->ep, (uint32_t)p->user, epoch);
     /* user3 bounds the page's epochs from below (page_for); user2 marks a
      * page holding a lock word, which every sweep keeps */
     if (!(p->user2 & LK_PAGE_LOCKWORD) && wr_epochs_sweep_drops_all(&sw, p->user3)) {
-        wr_shadow_drop_live(s->map, p, &s->live);
+        wr_shadow_drop_live(m, p, &s->live);
         p->user = p->user3 = epoch;
         return;
     }
     for (unsigned l = 0; l < WR_SHADOW_LINES; l++) {
         if (wr_shadow_line_packed(p, l)) {
-            cell *rep = wr_shadow_line_rep(s->map, p, l);
+            cell *rep = wr_shadow_line_rep(m, p, l);
             if (swept(s, &sw, rep)) {   /* the tag is the same in all 32 */
                 memset(rep, 0, sizeof *rep);
                 wr_shadow_live_sub(p, &s->live, WR_SHADOW_LINE_WORDS);
             }
             continue;
         }
-        cell *cells = wr_shadow_cells_at(s->map, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
+        cell *cells = wr_shadow_cells_at(m, p, (uint64_t)l << WR_SHADOW_LINE_SHIFT);
         for (unsigned i = 0; i < WR_SHADOW_LINE_WORDS; i++)
             if (swept(s, &sw, &cells[i])) {
                 memset(&cells[i], 0, sizeof cells[i]);
@@ -957,15 +978,29 @@ static void sweep(lk *s, wr_shadow_page *p, uint32_t epoch)
     p->user3 = wr_epochs_sweep_oldest_kept(&sw);
 }
 
+/* Did lane `lane` of a touch the byte at addr (byte) or the word at addr? */
+static bool lane_touches(const wr_access *a, unsigned lane, uint64_t addr, bool byte)
+{
+    if (!byte)
+        return wr_access_lane_touches(a, lane, addr);
+    return wr_access_lane_touches(a, lane, addr & ~3ull) &&
+           addr - wr_access_lane_addr(a, lane) < (a->size ? a->size : 4u);
+}
+
+/* addr: the cell's word, or its byte where the cell is a byte cell (byte):
+ * the example names it.  The rings hold ranges and are asked for the
+ * word, so a byte cell's first side is the newest access of its accessor
+ * at its site that touched the word, not necessarily that byte. */
 static void report(lk *s, const cur_ctx *c, const fcell *old, uint32_t old_epoch, unsigned lane,
-                   uint64_t word)
+                   uint64_t addr, bool byte)
 {
     wr_race r;
     memset(&r, 0, sizeof r);
     r.engine = s->cfg.engine_index;
     r.potential = 1;
     r.verdict = WR_VERDICT_NONE;
-    r.addr = word << WR_WORD_SHIFT;
+    r.addr = addr;
+    uint64_t wa = addr & ~3ull;
     uint32_t ob = (old->who >> 10) & HOST_BLOCK, ow = (old->who >> 5) & 31u, ol = old->who & 31u;
     bool ohost = ob == HOST_BLOCK;
     if (old_epoch != c->epoch || ohost || c->launch == 0)
@@ -991,13 +1026,13 @@ static void report(lk *s, const cur_ctx *c, const fcell *old, uint32_t old_epoch
      * touch of the word, say the cell's access is this one. */
     if (c->a && !ohost && old_epoch == c->epoch && ob == c->block_field && ow == (c->warp & 31u) &&
         ol < lane && old->site == c->site && r.first.kind == c->kind &&
-        wr_access_lane_touches(c->a, ol, r.addr)) {
+        lane_touches(c->a, ol, addr, byte)) {
         r.first.seq = c->seq;
     } else {
         const wr_ring_ent *fe =
-            ohost ? wr_ring_find(&s->host_ring, 0, c->space, r.addr, c->seq, old->site, 0)
+            ohost ? wr_ring_find(&s->host_ring, 0, c->space, wa, c->seq, old->site, 0)
                   : wr_blockstate_find_word_access(&s->bs, old_epoch, ob, ow, ol, c->space,
-                                                   c->owner, ob == fold_block(c->owner), r.addr,
+                                                   c->owner, ob == fold_block(c->owner), wa,
                                                    c->seq, old->site, 0);
         r.first.seq = fe ? wr_ring_seq(fe, c->seq) : 0;   /* 0: neither the ring nor its older entries */
     }
@@ -1033,10 +1068,13 @@ static __attribute__((noinline)) bool block_ordered(lk *s, const cur_ctx *c, con
                            wr_launch_geo_same_cluster(g, x, c->block), M_BAR(old->meta), 0xfffu);
 }
 
-/* Inlined into the word loops (the call was a large part of the per-word cost). */
+/* Inlined into the word loops (the call was a large part of the per-word cost).
+ * addr, byte: as report's.  quiet: a race found is marked reported without
+ * a report (touch_bytes: one report per lane access of a word). */
 static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c, wr_shadow_page *p,
                                                         cell *cl, uint32_t who_id, uint32_t lsid,
-                                                        unsigned lane, uint64_t word)
+                                                        unsigned lane, uint64_t addr, bool byte,
+                                                        bool quiet)
 {
     fcell old = unpack(s, *cl);
     if (old.meta & M_LOCKWORD)
@@ -1084,7 +1122,8 @@ static inline __attribute__((always_inline)) void touch(lk *s, const cur_ctx *c,
             meta |= M_MULTI;
         meta |= old.meta & M_REPORTED;
         if (st == ST_SMOD && !(old.meta & M_REPORTED) && !effective(s, nc.ls)) {
-            report(s, c, &old, old_epoch, lane, word);
+            if (!quiet)
+                report(s, c, &old, old_epoch, lane, addr, byte);
             meta |= M_REPORTED;
         }
         /* A read after a write of this epoch leaves the write as the side a
@@ -1120,7 +1159,7 @@ page_for(lk *s, uint8_t space, uint32_t launch, uint32_t block, uint64_t word, u
     uint64_t key = wr_shadow_key(space, launch, block, word);
     wr_shadow_page *p = scattered ? wr_shadow_get_scattered(s->map, key) : wr_shadow_get(s->map, key);
     if (wr_epochs_page_enter(&p->user, &p->user3, epoch))
-        sweep(s, p, epoch);
+        sweep(s, s->map, p, epoch);
     return p;
 }
 
@@ -1134,6 +1173,100 @@ static wr_shadow_page *lane_page(void *ctx, uint64_t word)
 {
     lane_page_ctx *c = ctx;
     return page_for(c->s, c->a->space, c->a->launch, c->a->block, word, c->epoch, true);
+}
+
+/* ---- split words (shadow.h, "Sub-word accesses") ---- */
+
+/* A byte page is entered by an epoch, and swept, as page_for does a word
+ * page: its cells carry epoch tags read against its own newest epoch. */
+static void byte_page_enter(lk *s, wr_shadow_page *bp, uint32_t epoch)
+{
+    if (wr_epochs_page_enter(&bp->user, &bp->user3, epoch))
+        sweep(s, s->map->bytes, bp, epoch);
+}
+
+typedef struct split_ctx {
+    lk *s;
+    wr_shadow_page *p;   /* the word's page */
+    uint64_t word;
+} split_ctx;
+
+/* The word's cell becomes each of its bytes' (a plain copy: contexts are
+ * interned for good and owned by no cell).  Its tag names an epoch against
+ * the word page's newest, which no byte page of it is ahead of (the word
+ * page is entered first), so the byte page catches up to that first and
+ * takes the word page's bound on its oldest epoch.  The word cell is
+ * cleared: it is read no more, and its bytes count as live instead. */
+static void split_word(void *bytes, const void *word_cell, void *ctx)
+{
+    const split_ctx *x = ctx;
+    lk *s = x->s;
+    cell w = *(const cell *)word_cell, *b = bytes;
+    wr_shadow_page *bp = wr_shadow_byte_page(s->map, x->p, x->word);
+    byte_page_enter(s, bp, (uint32_t)x->p->user);
+    if (x->p->user3 < bp->user3)
+        bp->user3 = x->p->user3;
+    for (unsigned k = 0; k < 4; k++)
+        b[k] = w;
+    if (!w.ctx)
+        return;
+    if (cell_meta(s, w) & M_LOCKWORD)
+        bp->user2 |= LK_PAGE_LOCKWORD;
+    wr_shadow_live_add(bp, &s->live, 4);
+    wr_shadow_live_sub(x->p, &s->live, 1);
+    *(cell *)wr_shadow_cells_at(s->map, x->p, x->word) = (cell){0};
+}
+
+/* The four byte cells of word `word` of p, split first if it is not yet;
+ * *bpp: their page, entered by `epoch`. */
+static cell *byte_cells(lk *s, wr_shadow_page *p, uint64_t word, uint32_t epoch,
+                        wr_shadow_page **bpp)
+{
+    split_ctx x = {s, p, word};
+    cell *b = wr_shadow_byte_cells(s->map, p, word, split_word, &x);
+    *bpp = wr_shadow_byte_page(s->map, p, word);
+    byte_page_enter(s, *bpp, epoch);
+    return b;
+}
+
+/* touch() for the bytes [lo, end) of a lane's access (or a host copy's)
+ * that lie in word `word` of p, which is split or which the access covers
+ * only in part: each byte's cell is stepped as the word's would be.  Bytes
+ * of the word that race report once for the lane (the findings count a
+ * report as an occurrence); the others are marked reported, as the word's
+ * one cell would have been. */
+static __attribute__((noinline)) void touch_bytes(lk *s, const cur_ctx *c, wr_shadow_page *p,
+                                                  uint64_t word, uint64_t lo, uint64_t end,
+                                                  uint32_t who_id, uint32_t lsid, unsigned lane)
+{
+    wr_shadow_page *bp;
+    cell *b = byte_cells(s, p, word, c->epoch, &bp);
+    uint64_t w0 = word << WR_WORD_SHIFT;
+    unsigned k = lo > w0 ? (unsigned)(lo - w0) : 0u, e = end < w0 + 4u ? (unsigned)(end - w0) : 4u;
+    bool reported = false;
+    for (; k < e; k++) {
+        uint32_t before = cell_meta(s, b[k]);
+        touch(s, c, bp, &b[k], who_id, lsid, lane, w0 + k, true, reported);
+        reported |= (cell_meta(s, b[k]) & ~before & M_REPORTED) != 0;
+    }
+}
+
+/* What an access of the bytes [lo, end) does to word `word` of p: the
+ * word's cell steps, unless the access covers only part of the word
+ * (wr_shadow_partial_word, for a range of any length) or the word is
+ * split, when its bytes' do (touch_bytes). */
+static inline __attribute__((always_inline)) void touch_word(lk *s, const cur_ctx *c,
+                                                             wr_shadow_page *p, uint64_t word,
+                                                             uint64_t lo, uint64_t end,
+                                                             uint32_t who_id, uint32_t lsid,
+                                                             unsigned lane)
+{
+    uint64_t w0 = word << WR_WORD_SHIFT;
+    if (__builtin_expect(lo > w0 || end < w0 + 4u || wr_shadow_word_split(p, word), 0))
+        touch_bytes(s, c, p, word, lo, end, who_id, lsid, lane);
+    else
+        touch(s, c, p, (cell *)wr_shadow_cell(s->map, p, word), who_id, lsid, lane, w0, false,
+              false);
 }
 
 /* A cell as seen from lane `lane`: its accessor's lane replaced by the
@@ -1183,7 +1316,7 @@ static bool packed_line_touch(lk *s, const cur_ctx *c, wr_shadow_page *p, uint64
     unsigned line = wr_shadow_line_of(first);
     cell *rep = wr_shadow_line_rep(s->map, p, line);
     cell old = *rep, now = old;
-    touch(s, c, p, &now, base_id, ls, 0, first);
+    touch(s, c, p, &now, base_id, ls, 0, first << WR_WORD_SHIFT, false, false);
     if (!(cell_meta(s, now) & ~cell_meta(s, old) & M_REPORTED)) {
         if (!old.ctx)
             wr_shadow_live_add(p, &s->live, WR_SHADOW_LINE_WORDS - 1);   /* touch() counted word 0 */
@@ -1222,7 +1355,7 @@ static inline __attribute__((always_inline)) void piece_word(lk *s, const cur_ct
     cell *cl = &cells[wd & WR_SHADOW_PAGE_MASK];
     cell old = *cl;
     if (!old.ctx || (cell_meta(s, old) & M_LOCKWORD)) {
-        touch(s, c, p, cl, base_id | lane, ls, lane, wd);
+        touch(s, c, p, cl, base_id | lane, ls, lane, wd << WR_WORD_SHIFT, false, false);
         return;
     }
     cell rel = lane_relative(old, lane);
@@ -1230,7 +1363,7 @@ static inline __attribute__((always_inline)) void piece_word(lk *s, const cur_ct
         *cl = lane_absolute(m->nw, lane);
         return;
     }
-    touch(s, c, p, cl, base_id | lane, ls, lane, wd);
+    touch(s, c, p, cl, base_id | lane, ls, lane, wd << WR_WORD_SHIFT, false, false);
     if (cell_meta(s, *cl) & ~cell_meta(s, old) & M_REPORTED) {
         m->on = false;   /* reported: the next word's report names its own lane */
         return;
@@ -1285,6 +1418,25 @@ uniform_piece_avx2(lk *s, const cur_ctx *c, wr_shadow_page *p, cell *cells, uint
 }
 #endif
 
+/* A piece on a page with split words: the loop of the general path
+ * (touch_word), none of the shortcuts below, which step word cells only. */
+static __attribute__((noinline)) void split_piece(lk *s, const cur_ctx *c, warp_st *w,
+                                                  wr_shadow_page *p, uint64_t lane0_word,
+                                                  uint32_t piece, uint32_t base_id,
+                                                  uint32_t uniform_ls, bool atomic, uint8_t ascope)
+{
+    for (uint32_t x = piece; x; x &= x - 1) {
+        unsigned lane = (unsigned)__builtin_ctz(x);
+        uint32_t ls = uniform_ls != UINT32_MAX
+                          ? uniform_ls
+                          : lane_lockset(s, w, c->block_field, c->cluster_field, lane, atomic,
+                                         ascope);
+        uint64_t wd = lane0_word + lane;
+        touch_word(s, c, p, wd, wd << WR_WORD_SHIFT, (wd << WR_WORD_SHIFT) + 4u, base_id | lane,
+                   ls, lane);
+    }
+}
+
 static inline __attribute__((always_inline)) void words_by_lane(lk *s, const cur_ctx *c, warp_st *w, const wr_access *a,
                           uint64_t lane0_word, uint32_t base_id, bool atomic, uint8_t ascope)
 {
@@ -1295,6 +1447,10 @@ static inline __attribute__((always_inline)) void words_by_lane(lk *s, const cur
     while (wr_next_owned_lane_page(&mask, lane0_word, a, s->cfg.shard, s->cfg.shards, &piece)) {
         uint64_t first = lane0_word + (unsigned)__builtin_ctz(piece);
         wr_shadow_page *p = page_for(s, a->space, a->launch, a->block, first, c->epoch, false);
+        if (__builtin_expect(wr_shadow_page_split(p), 0)) {
+            split_piece(s, c, w, p, lane0_word, piece, base_id, uniform_ls, atomic, ascope);
+            continue;
+        }
         if (uniform_ls != UINT32_MAX && wr_shadow_packed_whole_line(p, first, piece)) {
             if (packed_line_touch(s, c, p, first, base_id, uniform_ls))
                 continue;
@@ -1448,7 +1604,8 @@ access_words(lk *s, const cur_ctx *c, warp_st *w, const wr_access *a, unsigned s
             const wr_shadow_lane *l = &vl->l[i];
             uint32_t lsid =
                 lane_lockset(s, w, c->block_field, c->cluster_field, l->lane, atomic, ascope);
-            touch(s, c, l->page, l->cell, base_id | l->lane, lsid, l->lane, l->word);
+            touch(s, c, l->page, l->cell, base_id | l->lane, lsid, l->lane,
+                  l->word << WR_WORD_SHIFT, false, false);
         }
         return;
     }
@@ -1474,7 +1631,7 @@ access_words(lk *s, const cur_ctx *c, warp_st *w, const wr_access *a, unsigned s
             }
             if (lsid == UINT32_MAX)
                 lsid = lane_lockset(s, w, c->block_field, c->cluster_field, lane, atomic, ascope);
-            touch(s, c, p, (cell *)wr_shadow_cell(s->map, p, wd), base_id | lane, lsid, lane, wd);
+            touch_word(s, c, p, wd, ad, ad + size, base_id | lane, lsid, lane);
         }
     }
 }
@@ -1489,8 +1646,7 @@ static void host_range(lk *s, cur_ctx *c, uint64_t addr, uint64_t bytes)
     while (wr_next_owned_global_run(&next, last, s->cfg.shard, s->cfg.shards, &first, &end)) {
         wr_shadow_page *p = page_for(s, WR_SPACE_GLOBAL, 0, 0, first, c->epoch, false);
         for (uint64_t wd = first; wd <= end; wd++)
-            touch(s, c, p, (cell *)wr_shadow_cell(s->map, p, wd), HOST_BLOCK << 10, 0, 0,
-                  wd);
+            touch_word(s, c, p, wd, addr, addr + bytes, HOST_BLOCK << 10, 0, 0);
     }
 }
 

@@ -171,6 +171,15 @@ struct wr_hbe {
     bool cur_acquires;
     uint8_t cur_acq_scope;
     bool avx2;               /* memo_piece_avx2 for memo_piece (wr_shadow_simd) */
+    /* check_bytes: the races one lane's step on a split word reported so
+     * far (checker, earlier context, verdict), so that a race met on
+     * several of its bytes counts once, as on the word */
+    bool byte_step;
+    unsigned nbyte_seen;
+    struct byte_race {
+        uint32_t ctx;
+        uint8_t chk, verdict;
+    } byte_seen[16];
 };
 
 bool wr_hbe_cur_sync_word(wr_hbe *e)
@@ -350,6 +359,20 @@ static void rset_release(wr_hbe *e, uint32_t i)
         e->rfree = xrealloc(e->rfree, (size_t)e->capfree * sizeof *e->rfree);
     }
     e->rfree[e->nfree++] = i;
+}
+
+/* A new set holding what set src holds. */
+static uint32_t rset_clone(wr_hbe *e, uint32_t src)
+{
+    uint32_t i = rset_new(e);   /* may add a chunk: sets never move */
+    rset *d = rset_at(e, i);
+    const rset *s = rset_at(e, src);
+    *d = *s;
+    if (s->heap_log2) {
+        d->u.heap = rheap_get(e, s->heap_log2);
+        memcpy(d->u.heap, s->u.heap, s->n * sizeof *s->u.heap);
+    }
+    return i;
 }
 
 static void rset_push(wr_hbe *e, rset *r, uint32_t ctx, uint32_t ep, uint8_t keep)
@@ -730,6 +753,21 @@ static inline bool own_supersedes(const wr_hbe *e, const cur_access *ca, uint32_
     return own_ordered(e, ca, pctx, pep, lane);
 }
 
+/* In a step on a split word's bytes (check_bytes): has checker k reported
+ * the race of pctx with this verdict on an earlier byte?  (else it is noted
+ * now)  The earlier context, the current one and the verdict make the
+ * race's identity (findings.c), so a byte step counts each race once. */
+static bool byte_seen(wr_hbe *e, unsigned k, uint32_t pctx, uint8_t verdict)
+{
+    for (unsigned i = 0; i < e->nbyte_seen; i++)
+        if (e->byte_seen[i].ctx == pctx && e->byte_seen[i].chk == k &&
+            e->byte_seen[i].verdict == verdict)
+            return true;
+    if (e->nbyte_seen < sizeof e->byte_seen / sizeof e->byte_seen[0])
+        e->byte_seen[e->nbyte_seen++] = (struct byte_race){pctx, (uint8_t)k, verdict};
+    return false;
+}
+
 /* prev against the current access, for the checkers in `keep`; at least
  * one of them writes, and prev is not the warp's own ordered access
  * (own_ordered). */
@@ -743,7 +781,8 @@ static void check_pair(wr_hbe *e, const cur_access *ca, uint32_t pctx, uint32_t 
         if (!(keep & (1u << k)))
             continue;
         uint8_t verdict = 0;
-        if (e->chk[k].c.decide(e, ca->w, &p, ca->c, lane, &verdict))
+        if (e->chk[k].c.decide(e, ca->w, &p, ca->c, lane, &verdict) &&
+            !(e->byte_step && byte_seen(e, k, pctx, verdict)))
             report(e, &e->chk[k], ca->w, &e->ctx[pctx], pep, ca->c, lane, verdict, ca->space, addr);
     }
 }
@@ -1109,12 +1148,63 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
         pc->r = pack_half(e, c.rctx, c.rep);
 }
 
-static inline hb_pcell *cell_of(wr_hbe *e, uint8_t space, uint32_t launch, uint32_t block,
-                               uint64_t word)
+/* Sub-word accesses (shadow.h): a split word's byte cells start as its
+ * cell (wr_shadow_split_fn).  A cell owns its read set (rset_release when
+ * it is overwritten, free_page_sets when its page goes): byte 0 takes the
+ * word's, the others get copies, and check_bytes clears the word's cell,
+ * which is no longer read, so that no set is released or walked twice. */
+static void split_cell(void *byte_cells, const void *word_cell, void *ctx)
 {
-    uint64_t key = wr_shadow_key(space, launch, block, word);
-    wr_shadow_page *p = wr_shadow_get(e->shadow, key);
-    return (hb_pcell *)wr_shadow_cell(e->shadow, p, word);
+    wr_hbe *e = ctx;
+    const hb_pcell *w = word_cell;
+    hb_pcell *b = byte_cells;
+    for (unsigned i = 0; i < 4; i++) {
+        b[i] = *w;
+        if (i && (w->r & RSET))
+            b[i].r = RSET | rset_clone(e, w->r & ~RSET);
+    }
+}
+
+/* One lane's step on bytes [lo, end) of word `word` of page p, an access
+ * that covers part of the word or a word already split: each byte's cell
+ * is stepped as the word's would be, named by its byte's address.  A race
+ * met on several of the bytes counts once (byte_seen; the lowest byte is
+ * its example), and the word counts once among the words touched. */
+static __attribute__((noinline)) void check_bytes(wr_hbe *e, const cur_access *ca,
+                                                  wr_shadow_page *p, uint64_t word, unsigned lane,
+                                                  uint64_t lo, uint64_t end)
+{
+    bool fresh = !wr_shadow_word_split(p, word);
+    hb_pcell *bc = wr_shadow_byte_cells(e->shadow, p, word, split_cell, e);
+    if (fresh)
+        *(hb_pcell *)wr_shadow_cell(e->shadow, p, word) = (hb_pcell){0, 0};
+    bool untouched = true;
+    for (unsigned i = 0; i < 4; i++)
+        untouched &= !bc[i].w && !bc[i].r;
+    uint64_t words = e->words;
+    e->byte_step = true;
+    e->nbyte_seen = 0;
+    for (uint64_t b = lo; b < end; b++)
+        check_word(e, ca, &bc[b & 3u], lane, b);
+    e->byte_step = false;
+    e->words = words + untouched;
+}
+
+/* One lane's step on word `word` of page p, of which it touches bytes
+ * [lo, end): the word's cell, or (check_bytes) the cells of those bytes
+ * where that is part of the word or the word is split. */
+static inline __attribute__((always_inline)) void step_word(wr_hbe *e, const cur_access *ca,
+                                                            wr_shadow_page *p, uint64_t word,
+                                                            unsigned lane, uint64_t lo,
+                                                            uint64_t end)
+{
+    e->cur_word = word;
+    if (__builtin_expect(lo != word << WR_WORD_SHIFT || end != (word << WR_WORD_SHIFT) + 4u ||
+                             wr_shadow_word_split(p, word),
+                         0))
+        check_bytes(e, ca, p, word, lane, lo, end);
+    else
+        check_word(e, ca, wr_shadow_cell(e->shadow, p, word), lane, lo);
 }
 
 typedef struct lane_page_ctx {
@@ -1430,6 +1520,18 @@ static void words_by_lane(wr_hbe *e, const cur_access *ca, const wr_access *a, u
         uint64_t last = lane0_word + (31u - (unsigned)__builtin_clz(piece));
         wr_shadow_page *p =
             wr_shadow_get(e->shadow, wr_shadow_key(a->space, a->launch, a->block, first));
+        if (wr_shadow_page_split(p)) {
+            /* split words keep their state in byte cells: no packed line,
+             * no memo, each word stepped on its own (step_word) */
+            for (uint32_t x = piece; x; x &= x - 1) {
+                unsigned lane = (unsigned)__builtin_ctz(x);
+                uint64_t word = lane0_word + lane;
+                step_word(e, ca, p, word, lane, word << WR_WORD_SHIFT,
+                          (word << WR_WORD_SHIFT) + 4u);
+            }
+            memo.on = false;
+            continue;
+        }
         if (ca->c->kind != WR_KIND_ATOMIC && wr_shadow_packed_whole_line(p, first, piece)) {
             if (packed_line_check(e, ca, p, first))
                 continue;
@@ -1537,7 +1639,7 @@ static uint32_t words_by_address(wr_hbe *e, const cur_access *ca, const wr_acces
         words_by_vector_lane(e, ca, a, &vl);
         return vl.owned;
     }
-    uint64_t last_word = UINT64_MAX;
+    uint64_t last_word = UINT64_MAX, last_lo = 0, last_end = 0;
     uint64_t run = UINT64_MAX, pn = UINT64_MAX;
     bool run_ok = false;
     wr_shadow_page *p = NULL;
@@ -1546,9 +1648,16 @@ static uint32_t words_by_address(wr_hbe *e, const cur_access *ca, const wr_acces
         uint64_t addr = wr_access_lane_addr(a, lane);
         uint64_t w0 = addr >> WR_WORD_SHIFT, w1 = (addr + size - 1) >> WR_WORD_SHIFT;
         for (uint64_t word = w0; word <= w1; word++) {
-            if (word == last_word && ca->w->conv)
-                continue;   /* checked once (lanes_alike) */
+            /* the bytes of the word this lane touches */
+            uint64_t lo = word == w0 ? addr : word << WR_WORD_SHIFT;
+            uint64_t end = word == w1 ? addr + size : (word << WR_WORD_SHIFT) + 4u;
+            /* the previous lane's very cells (the same bytes of one word:
+             * other bytes of it are other locations) are checked once */
+            if (word == last_word && lo == last_lo && end == last_end && ca->w->conv)
+                continue;   /* (lanes_alike) */
             last_word = word;
+            last_lo = lo;
+            last_end = end;
             if ((word >> WR_SHARD_RUN_SHIFT) != run) {
                 run = word >> WR_SHARD_RUN_SHIFT;
                 run_ok = e->cfg.shards <= 1 ||
@@ -1561,9 +1670,7 @@ static uint32_t words_by_address(wr_hbe *e, const cur_access *ca, const wr_acces
                 pn = word >> WR_SHADOW_PAGE_SHIFT;
                 p = wr_shadow_get(e->shadow, wr_shadow_key(a->space, a->launch, a->block, word));
             }
-            e->cur_word = word;
-            check_word(e, ca, wr_shadow_cell(e->shadow, p, word), lane,
-                       word == w0 ? addr : word << WR_WORD_SHIFT);
+            step_word(e, ca, p, word, lane, lo, end);
         }
     }
     return a->active_mask;
@@ -1649,10 +1756,12 @@ static void copy_range(wr_hbe *e, cur_access *ca, uint64_t base, uint64_t bytes)
     uint64_t first, end;
     while (wr_next_owned_global_run(&next, last, e->cfg.shard, e->cfg.shards, &first, &end))
         for (uint64_t word = first; word <= end; word++) {
-            hb_pcell *c = cell_of(e, WR_SPACE_GLOBAL, 0, 0, word);
+            wr_shadow_page *p =
+                wr_shadow_get(e->shadow, wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, word));
             e->cur_space = WR_SPACE_GLOBAL;
-            e->cur_word = word;
-            check_word(e, ca, c, 0, word == w0 ? base : word << WR_WORD_SHIFT);
+            /* the range's end words may be partial (step_word splits them) */
+            step_word(e, ca, p, word, 0, word == w0 ? base : word << WR_WORD_SHIFT,
+                      word == last ? base + bytes : (word << WR_WORD_SHIFT) + 4u);
         }
 }
 

@@ -46,6 +46,15 @@
  * atomic if another access fits (ENGINES.md), else site 0 and the
  * state's kind.
  *
+ * The model keeps all of that per byte (memory is byte-addressed): an
+ * access steps the bytes it covers, each as a word was stepped, and the
+ * report's address is the byte's.  A thread's access of a word is one
+ * occurrence of a race however many of its bytes race with the same
+ * access (the first one's example); the first side is searched by word.
+ * Accesses that cover whole words keep a word's four bytes alike, so
+ * this is the per-word model for them; the subword programs add 1- and
+ * 2-byte accesses and copies that start or end inside a word.
+ *
  * The model's reports go into a findings collector of their own; the
  * engine's groups (counts and examples) must equal the model's exactly,
  * at 1 and at 3 shards.
@@ -112,8 +121,8 @@ typedef struct model {
     uint32_t bc[MAX_EPOCHS + 1][BLOCKS][WARPS];
     uint32_t wc[MAX_EPOCHS + 1][BLOCKS][WARPS][LANES];
     mring ring[MAX_EPOCHS + 1][BLOCKS + 1][WARPS];  /* [BLOCKS]: the host */
-    mword global[WORDS];
-    mword shared[MAX_EPOCHS + 1][BLOCKS][WORDS];
+    mword global[4 * WORDS];                      /* by byte */
+    mword shared[MAX_EPOCHS + 1][BLOCKS][4 * WORDS];
     /* per epoch and block, the cluster and grid barriers its share of
      * completed ([0]: cluster or grid, [1]: grid): how many, and the
      * largest block-barrier count a SYNC or ARRIVE of its warps brought,
@@ -182,6 +191,8 @@ static bool dsmem_programs;
 /* split programs: barriers whose arrivals (ARRIVE, ARRIVE_RELAXED) and
  * WAITs are spread over the program (lf_events.h, lf_plan) */
 static bool split_programs;
+/* subword programs: 1- and 2-byte accesses, copies of unaligned ranges */
+static bool subword_programs;
 
 /* ---- the model's steps ---- */
 
@@ -302,10 +313,33 @@ static bool barrier_ordered(const model *m, uint32_t epoch, uint32_t x, uint32_t
     return m->cross_ok[epoch][x][k][passed] && bc <= m->cross_max[epoch][x][k][passed];
 }
 
-/* One thread's access to one word: a global word at addr, or a shared
- * word of block `owner` at offset addr. */
+/* The races one thread's access of one word reported so far (on its
+ * bytes): another byte's race with the same access is no new occurrence. */
+typedef struct word_races {
+    bool restarted;             /* a barrier started one of its bytes again */
+    unsigned n;
+    wr_race_access first[4];
+    uint8_t race_class[4];
+} word_races;
+
+static bool seen_on_word(word_races *o, const wr_race *r)
+{
+    for (unsigned i = 0; i < o->n; i++)
+        if (o->first[i].site == r->first.site && o->first[i].kind == r->first.kind &&
+            o->first[i].launch == r->first.launch && o->race_class[i] == r->race_class)
+            return true;
+    o->first[o->n] = r->first;
+    o->race_class[o->n++] = r->race_class;
+    return false;
+}
+
+static unsigned subword_bytes;   /* bytes the subword programs' accesses stepped alone */
+
+/* One thread's access to one byte: a global byte at addr, or a shared
+ * byte of block `owner` at offset addr; o: the access's races on the
+ * byte's word so far. */
 static void step(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space, uint32_t owner,
-                 uint64_t addr)
+                 uint64_t addr, word_races *o)
 {
     bool host = c->block == HOST;
     uint32_t bc = host ? 0 : m->bc[c->epoch][c->block][c->warp];
@@ -336,7 +370,8 @@ static void step(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space,
         barrier_ordered(m, c->epoch, w->block, c->block, c->warp, w->bc)) {
         old_state = WR_FSM25_INIT;
         next = wr_fsm25_next[old_state][c->acc][sync][rel];
-        barrier_restarts++;
+        barrier_restarts += !o->restarted;
+        o->restarted = true;
     }
     if (next == WR_FSM25_RACE && old_state != WR_FSM25_RACE) {
         wr_race r;
@@ -345,7 +380,7 @@ static void step(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space,
         bool remote = space == WR_SPACE_SHARED && (c->block != owner || w->block != owner);
         r.space = remote ? WR_SPACE_DSMEM : space;
         r.addr = remote ? wr_dsmem_addr(owner, (uint32_t)addr) : addr;
-        dsmem_examples += remote;
+        unsigned named = older_named;   /* counted for occurrences only */
         if (concurrent || host || w->block == HOST) {
             r.race_class = WR_CLASS_INTER_KERNEL;
         } else {
@@ -361,31 +396,36 @@ static void step(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space,
                                        .launch = c->launch, .block = c->block, .warp = c->warp,
                                        .lane = w->lane, .seq = c->seq};
         } else {
-            fill_first(m, &r.first, w, space, owner, addr, c->seq, c->acc == WR_FSM_ACC_R,
-                       c->acc == WR_FSM_ACC_GA);
+            fill_first(m, &r.first, w, space, owner, addr & ~3ull, c->seq,
+                       c->acc == WR_FSM_ACC_R, c->acc == WR_FSM_ACC_GA);
         }
         r.second = (wr_race_access){.site = c->site, .kind = label_kind(c->acc),
                                     .launch = c->launch, .block = c->block, .warp = c->warp,
                                     .lane = host ? HOST : lane, .seq = c->seq};
-        wr_findings_report(m->found, &r);
+        if (seen_on_word(o, &r)) {
+            older_named = named;
+        } else {
+            dsmem_examples += remote;
+            wr_findings_report(m->found, &r);
+        }
     }
     *w = (mword){.live = true, .state = (uint8_t)next, .epoch = c->epoch, .block = c->block,
                  .warp = host ? 0 : c->warp, .lane = host ? 0 : lane, .bc = bc, .wc = wc,
                  .seq = c->seq};
 }
 
-/* The word at addr (4-aligned) of c's lane addresses; its space, owner
- * block and address (global address, or offset in the owner's shared
- * memory) into *space, *owner, *at. */
-static mword *word_at(model *m, const cur *c, uint64_t addr, uint8_t *space, uint32_t *owner,
+/* The byte at addr of c's lane addresses; its space, owner block and
+ * address (global address, or offset in the owner's shared memory) into
+ * *space, *owner, *at. */
+static mword *byte_at(model *m, const cur *c, uint64_t addr, uint8_t *space, uint32_t *owner,
                       uint64_t *at)
 {
     *space = c->space == WR_SPACE_GLOBAL ? WR_SPACE_GLOBAL : WR_SPACE_SHARED;
     *owner = c->space == WR_SPACE_DSMEM ? wr_dsmem_block(addr) : c->block;
     *at = c->space == WR_SPACE_DSMEM ? wr_dsmem_offset(addr) : addr;
     if (*space == WR_SPACE_SHARED)
-        return &m->shared[c->epoch][*owner][(*at - SHARED_BASE) / 4];
-    return &m->global[(addr - BASE) / 4];
+        return &m->shared[c->epoch][*owner][*at - SHARED_BASE];
+    return &m->global[addr - BASE];
 }
 
 static void model_acts(model *m, uint32_t epoch, uint32_t block, uint32_t warp);
@@ -438,11 +478,17 @@ static void model_access(model *m, const wr_event *ev, uint32_t epoch)
             continue;
         uint64_t addr = wr_access_lane_addr(a, lane);
         for (uint64_t wd = addr / 4; wd <= (addr + a->size - 1) / 4; wd++) {
-            uint8_t space;
-            uint32_t owner;
-            uint64_t at;
-            mword *w = word_at(m, &c, wd * 4, &space, &owner, &at);
-            step(m, &c, w, lane, space, owner, at);
+            word_races o = {0};
+            uint64_t lo = wd * 4 > addr ? wd * 4 : addr;
+            uint64_t hi = wd * 4 + 4 < addr + a->size ? wd * 4 + 4 : addr + a->size;
+            subword_bytes += hi - lo < 4 ? (unsigned)(hi - lo) : 0;
+            for (uint64_t by = lo; by < hi; by++) {
+                uint8_t space;
+                uint32_t owner;
+                uint64_t at;
+                mword *w = byte_at(m, &c, by, &space, &owner, &at);
+                step(m, &c, w, lane, space, owner, at, &o);
+            }
         }
     }
 }
@@ -461,8 +507,13 @@ static void model_copy(model *m, const wr_event *ev, uint32_t epoch)
         ring_push(ring_of(m, epoch, HOST, 0),
                   (mring_ent){.seq = ev->seq, .lo = at, .hi = at + cp->bytes - 1, .site = ev->site,
                               .mask = 1, .kind = label_kind(c.acc), .space = WR_SPACE_GLOBAL});
-        for (uint64_t wd = at / 4; wd <= (at + cp->bytes - 1) / 4; wd++)
-            step(m, &c, &m->global[(wd * 4 - BASE) / 4], 0, WR_SPACE_GLOBAL, 0, wd * 4);
+        for (uint64_t wd = at / 4; wd <= (at + cp->bytes - 1) / 4; wd++) {
+            word_races o = {0};
+            uint64_t lo = wd * 4 > at ? wd * 4 : at;
+            uint64_t hi = wd * 4 + 4 < at + cp->bytes ? wd * 4 + 4 : at + cp->bytes;
+            for (uint64_t by = lo; by < hi; by++)
+                step(m, &c, &m->global[by - BASE], 0, WR_SPACE_GLOBAL, 0, by, &o);
+        }
     }
 }
 
@@ -604,6 +655,26 @@ static void model_warp_sync(model *m, uint32_t epoch, uint32_t block, uint32_t w
 typedef oracle_prog prog;
 
 
+/* The subword programs' 1- or 2-byte form of access a (a char or short
+ * array): one element for every lane, lanes on consecutive elements or
+ * on one of every word, a gather's lanes on an element of their word. */
+static void narrow(wr_access *a, uint64_t *lane_addr, uint64_t base0)
+{
+    unsigned size = rnd(2) ? 1 : 2;
+    const uint32_t bytes = 4 * WORDS;
+    a->size = (uint8_t)size;
+    if (a->addr_mode == WR_ADDR_UNIFORM) {
+        a->base = base0 + size * rnd(bytes / size);
+    } else if (a->addr_mode == WR_ADDR_STRIDED) {
+        a->stride = rnd(3) ? size : 4;
+        a->base = base0 + size * rnd((bytes - 31 * (uint32_t)a->stride - size) / size + 1);
+    } else {
+        for (unsigned l = 0; l < LANES; l++)
+            if ((a->active_mask >> l) & 1u)
+                lane_addr[l] = (lane_addr[l] & ~3ull) + size * rnd(4 / size);
+    }
+}
+
 /* A random access of a warp of a launch that may act. */
 static void random_access(prog *p, model *m, uint32_t epoch)
 {
@@ -659,6 +730,8 @@ static void random_access(prog *p, model *m, uint32_t epoch)
         break;
     }
     }
+    if (subword_programs && rnd(2))
+        narrow(a, p->lanes[p->n], base0);
     wr_event *at = oracle_emit(p, e);
     /* mostly its own site; one in four from a few sites per op, as a
      * loop's instructions (the ring's older entries fold them) */
@@ -670,6 +743,12 @@ static void random_copy(prog *p, model *m)
 {
     uint32_t x;
     wr_event *e = oracle_emit_copy(p, &m->E, BASE, WORDS, SITE0, &x);
+    if (e && subword_programs && e->u.copy.bytes > 6 && rnd(2)) {
+        /* from and to the middle of a word */
+        uint32_t head = rnd(4), tail = rnd(3);
+        *(e->u.copy.dst ? &e->u.copy.dst : &e->u.copy.src) += head;
+        e->u.copy.bytes -= head + tail;
+    }
     if (e) {
         model_copy(m, e, x);
         oe_copy_done(&m->E, x, e);
@@ -846,4 +925,26 @@ Test(fsm_oracle, random_programs_with_split_barriers_match_the_model, .timeout =
 Test(fsm_oracle, random_programs_with_split_barriers_and_dsmem_match_the_model, .timeout = 120)
 {
     run_split(true);
+}
+
+/* 1- and 2-byte accesses (uniform, coalesced, one byte of every word,
+ * gathers) and host copies that start or end inside a word, among the
+ * whole-word ones: the engine's byte cells of split words against the
+ * model's bytes, on every path (packed lines, uniform segments and
+ * gathers meeting split words).  Alone, then with DSMEM. */
+Test(fsm_oracle, random_programs_with_subword_accesses_match_the_model, .timeout = 120)
+{
+    subword_bytes = 0;
+    subword_programs = true;
+    uint64_t last = oracle_run(SEEDS / 4, check_seed);
+    if (last)
+        oracle_assert_racing(last);
+    oracle_run_dsmem("fsm, subword", &dsmem_programs, SEEDS / 4, check_seed, &dsmem_examples);
+    subword_programs = false;
+    if (getenv("WR_ORACLE_SEED"))
+        return;
+    uint64_t first, seeds = oracle_seeds(SEEDS / 4, &first);
+    fprintf(stderr, "fsm oracle, subword: %" PRIu64 " programs, %u race groups; %u bytes stepped"
+            " apart from their word\n", 2 * seeds, oracle_races_seen, subword_bytes);
+    cr_assert_gt(subword_bytes, seeds * 20, "%u bytes stepped alone", subword_bytes);
 }

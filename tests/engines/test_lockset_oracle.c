@@ -165,7 +165,15 @@ typedef struct mlockrec {          /* per lock word, over the whole program */
     uint8_t min_rel;            /* narrowest scope of a fenced release */
 } mlockrec;
 
-/* ---- per-word state ---- */
+/* ---- per-byte state ----
+ *
+ * Memory is byte-addressed: the model keeps every byte's state, each
+ * stepped by the accesses that cover it.  The engine keeps a word's in one
+ * cell until an access covers only part of it; before that the four bytes'
+ * states are equal, so the model is the engine's with every word split
+ * from the start.  One lane's access (or a copy) reports at most once per
+ * word: the first of its bytes there that races names the byte; the
+ * others are marked reported as that byte is (rule from the code). */
 
 enum { ST_EXCL = 1, ST_SHARED, ST_SMOD };
 
@@ -220,8 +228,8 @@ typedef struct model {
     mring ring[MAX_EPOCHS + 1][BLOCKS][WARPS];
     mring host_ring;            /* one for all copies, as the engine's */
     mlockrec lock[NLOCKS];
-    mword global[ALL_WORDS];
-    mword shared[MAX_EPOCHS + 1][BLOCKS][WORDS];
+    mword global[4 * ALL_WORDS];   /* by byte */
+    mword shared[MAX_EPOCHS + 1][BLOCKS][4 * WORDS];
     wr_findings *found;
     /* what the programs exercised */
     unsigned protected_by_lock;   /* SHARED_MOD, no warning: a real lock was valid */
@@ -273,13 +281,13 @@ static bool valid(const model *m, const lset *c)
     return false;
 }
 
-/* Did lane `lane` of access a touch the word at addr itself? */
+/* Did lane `lane` of access a touch the byte at addr itself? */
 static bool lane_touches(const wr_access *a, unsigned lane, uint64_t addr)
 {
     if (!((a->active_mask >> lane) & 1u))
         return false;
     uint64_t lo = wr_access_lane_addr(a, lane);
-    return lo <= addr + 3 && addr <= lo + a->size - 1;
+    return lo <= addr && addr <= lo + a->size - 1;
 }
 
 /* An access of the ring (or an older instruction) that names the kept
@@ -313,11 +321,14 @@ static uint64_t ring_names(const mring *ring, const cur *c, uint32_t site, unsig
     return seq;
 }
 
-/* A race on the word at addr in space (a shared word of block `owner`,
- * addr its offset; raw: the address the current lane used). */
+/* A race on the byte at addr in space (a shared byte of block `owner`,
+ * addr its offset; raw: its address as the current lane used it).  The
+ * example names the byte; the rings are asked for its word, whose bytes
+ * their ranges hold (access_ring.h: rule from the code). */
 static void report(model *m, const cur *c, const mword *w, uint32_t lane, uint8_t space,
                    uint32_t owner, uint64_t addr, uint64_t raw)
 {
+    uint64_t word = addr & ~3ull;
     wr_race r;
     memset(&r, 0, sizeof r);
     r.potential = 1;
@@ -355,11 +366,11 @@ static void report(model *m, const cur *c, const mword *w, uint32_t lane, uint8_
         unsigned l = ohost ? 0 : w->lane;
         bool own_older = false, remote_older = false;
         uint64_t own = space != WR_SPACE_SHARED || w->block == owner
-                           ? ring_names(ring, c, w->site, l, space, addr, &own_older)
+                           ? ring_names(ring, c, w->site, l, space, word, &own_older)
                            : 0;
         uint64_t rem = space == WR_SPACE_SHARED
                            ? ring_names(ring, c, w->site, l, WR_SPACE_DSMEM,
-                                        wr_dsmem_addr(owner, (uint32_t)addr), &remote_older)
+                                        wr_dsmem_addr(owner, (uint32_t)word), &remote_older)
                            : 0;
         r.first.seq = rem > own ? rem : own;
         m->older_named += rem > own ? remote_older : own_older;
@@ -372,15 +383,17 @@ static void report(model *m, const cur *c, const mword *w, uint32_t lane, uint8_
     wr_findings_report(m->found, &r);
 }
 
-/* One thread's access to one data word, with lockset ls. */
-/* One thread's access to one data word, with lockset ls: a global word
- * at addr, or a shared word of block `owner` at offset addr; raw: the
- * address the lane used. */
-static void touch(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space, uint32_t owner,
-                  uint64_t addr, uint64_t raw, const lset *ls)
+/* One thread's access to one data byte, with lockset ls: a global byte
+ * at addr, or a shared byte of block `owner` at offset addr; raw: the
+ * address the lane used.  quiet: a race is marked reported, not reported
+ * (an earlier byte of the word reported it for this lane).  Returns
+ * whether it reported. */
+static bool touch(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space, uint32_t owner,
+                  uint64_t addr, uint64_t raw, const lset *ls, bool quiet)
 {
+    bool reported = false;
     if (w->lockword)
-        return;   /* lock words are synchronisation, not data */
+        return false;   /* lock words are synchronisation, not data */
     /* A launch boundary that orders the word's epoch before this one
      * resets it.  The word's epoch is that of its last access (ENGINES.md,
      * "Launch ordering", shared with fsm: the stored epoch), also when an
@@ -447,13 +460,15 @@ static void touch(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space
             nw.state = ST_SMOD;
         nw.multi = w->multi || concurrent || w->block != c->block;
         if (nw.state == ST_SMOD && !w->reported) {
-            if (!valid(m, &nw.cand)) {
+            if (quiet) {
+                nw.reported = !valid(m, &nw.cand);
+            } else if (!valid(m, &nw.cand)) {
                 if (lset_has_lock(&nw.cand))
                     m->lock_not_valid++;
                 else if (lset_has_lock(&w->cand))
                     m->lock_lost++;
                 report(m, c, w, lane, space, owner, addr, raw);
-                nw.reported = true;
+                nw.reported = reported = true;
             } else if (lset_has_lock(&nw.cand)) {
                 m->protected_by_lock++;
             }
@@ -468,7 +483,7 @@ static void touch(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space
         bool keeps_old = c->kind == WR_KIND_ATOMIC ? w->kind == WR_KIND_WRITE : !c->write && w->written;
         if (keeps_old && !concurrent) {
             *w = nw;
-            return;
+            return reported;
         }
     }
     nw.block = c->block;
@@ -478,20 +493,21 @@ static void touch(model *m, const cur *c, mword *w, uint32_t lane, uint8_t space
     nw.kind = c->kind;
     nw.seq = c->seq;
     *w = nw;
+    return reported;
 }
 
-/* The word at addr (4-aligned) of c's lane addresses; its space, owner
- * block and address (global address, or offset in the owner's shared
- * memory) into *space, *owner, *at. */
-static mword *word_at(model *m, const cur *c, uint64_t addr, uint8_t *space, uint32_t *owner,
+/* The byte at addr of c's lane addresses; its space, owner block and
+ * address (global address, or offset in the owner's shared memory) into
+ * *space, *owner, *at. */
+static mword *byte_at(model *m, const cur *c, uint64_t addr, uint8_t *space, uint32_t *owner,
                       uint64_t *at)
 {
     *space = c->space == WR_SPACE_GLOBAL ? WR_SPACE_GLOBAL : WR_SPACE_SHARED;
     *owner = c->space == WR_SPACE_DSMEM ? wr_dsmem_block(addr) : c->block;
     *at = c->space == WR_SPACE_DSMEM ? wr_dsmem_offset(addr) : addr;
     if (*space == WR_SPACE_SHARED)
-        return &m->shared[c->epoch][*owner][(*at - SHARED_BASE) / 4];
-    return &m->global[(addr - BASE) / 4];
+        return &m->shared[c->epoch][*owner][*at - SHARED_BASE];
+    return &m->global[addr - BASE];
 }
 
 /* The lockset of one lane for this access. */
@@ -691,9 +707,11 @@ static uint32_t lock_events(model *m, mwarp *W, const wr_event *ev)
          * code: not before; the data state it had is dropped) */
         for (unsigned l = 0; l < LANES; l++)
             if ((a->active_mask >> l) & 1u) {
-                mword *w = &m->global[(wr_access_lane_addr(a, l) - BASE) / 4];
-                memset(w, 0, sizeof *w);
-                w->lockword = true;
+                for (uint64_t i = 0; i < 4; i++) {   /* the CAS's word: all its bytes */
+                    mword *w = &m->global[((wr_access_lane_addr(a, l) - BASE) & ~3ull) + i];
+                    memset(w, 0, sizeof *w);
+                    w->lockword = true;
+                }
             }
         for (unsigned l = 0; l < LANES; l++) {
             if (!((a->active_mask & a->cas_success) >> l & 1u))
@@ -788,11 +806,16 @@ static void model_access(model *m, const wr_event *ev, uint32_t epoch)
         lset ls = lane_lockset(W, a->block, lane, atomic, norm_scope(a->scope));
         uint64_t addr = wr_access_lane_addr(a, lane);
         for (uint64_t wd = addr / 4; wd <= (addr + a->size - 1) / 4; wd++) {
-            uint8_t space;
-            uint32_t owner;
-            uint64_t at;
-            mword *w = word_at(m, &c, wd * 4, &space, &owner, &at);
-            touch(m, &c, w, lane, space, owner, at, wd * 4, &ls);
+            bool reported = false;
+            for (uint64_t b = wd * 4; b < wd * 4 + 4; b++) {
+                if (b < addr || b >= addr + a->size)
+                    continue;
+                uint8_t space;
+                uint32_t owner;
+                uint64_t at;
+                mword *w = byte_at(m, &c, b, &space, &owner, &at);
+                reported |= touch(m, &c, w, lane, space, owner, at, b, &ls, reported);
+            }
         }
     }
 }
@@ -814,9 +837,13 @@ static void model_copy(model *m, const wr_event *ev, uint32_t epoch)
         ring_push(&m->host_ring, (mring_ent){.seq = ev->seq, .lo = at, .hi = at + cp->bytes - 1,
                                              .site = ev->site, .mask = 1, .kind = c.kind,
                                              .space = WR_SPACE_GLOBAL});
-        for (uint64_t wd = at / 4; wd <= (at + cp->bytes - 1) / 4; wd++)
-            touch(m, &c, &m->global[(wd * 4 - BASE) / 4], 0, WR_SPACE_GLOBAL, 0, wd * 4, wd * 4,
-                  &none);
+        for (uint64_t wd = at / 4; wd <= (at + cp->bytes - 1) / 4; wd++) {
+            bool reported = false;
+            for (uint64_t b = wd * 4; b < wd * 4 + 4; b++)
+                if (b >= at && b < at + cp->bytes)
+                    reported |= touch(m, &c, &m->global[b - BASE], 0, WR_SPACE_GLOBAL, 0, b, b,
+                                      &none, reported);
+        }
     }
 }
 
@@ -904,6 +931,28 @@ static uint8_t lock_scope(const prog *p, unsigned k)
     }
 }
 
+/* One in four 4-byte accesses becomes a 1- or 2-byte one, naturally
+ * aligned: a strided one packs its lanes into words (neighbouring lanes
+ * share a word and race on none of it), a uniform one or a gather's lanes
+ * name a byte or half of the word they named (lanes: a gather's, the
+ * program's copy that a->lane_addr points to). */
+static void maybe_narrow(wr_access *a, uint64_t *lanes)
+{
+    if (a->size != 4 || rnd(4))
+        return;
+    a->size = rnd(2) ? 1 : 2;
+    uint32_t slots = 4 / a->size;
+    if (a->addr_mode == WR_ADDR_STRIDED)
+        a->stride = a->size;
+    if (a->addr_mode != WR_ADDR_VECTOR) {
+        a->base += a->size * rnd(slots);
+        return;
+    }
+    for (unsigned l = 0; l < LANES; l++)
+        if ((a->active_mask >> l) & 1u)
+            lanes[l] += a->size * rnd(slots);
+}
+
 /* A data access of the lanes in `mask`, each in the region of its lock
  * (lock[lane]); a uniform or coalesced one only of the lanes whose lock is
  * the lowest lane's, unless the whole warp accesses. */
@@ -942,6 +991,7 @@ static void region_access(prog *p, model *m, uint32_t x, uint32_t b, uint32_t w,
         a->lane_addr = p->ev.lanes[p->ev.n];
         break;
     }
+    maybe_narrow(a, p->ev.lanes[p->ev.n]);
     emit_access(p, m, x, e);
 }
 
@@ -1149,6 +1199,7 @@ static void random_access(prog *p, model *m, uint32_t x)
         break;
     }
     }
+    maybe_narrow(a, p->ev.lanes[p->ev.n]);
     emit_access(p, m, x, e);
 }
 
@@ -1156,6 +1207,15 @@ static void random_copy(prog *p, model *m)
 {
     uint32_t x;
     wr_event *e = oracle_emit_copy(&p->ev, &m->E, BASE, WORDS, SITE0, &x);
+    if (e && e->u.copy.bytes > 8 && !rnd(3)) {   /* starts or ends inside a word */
+        wr_host_copy *cp = &e->u.copy;
+        uint32_t head = rnd(4), tail = rnd(4);
+        if (cp->src)
+            cp->src += head;
+        if (cp->dst)
+            cp->dst += head;
+        cp->bytes -= head + tail;
+    }
     if (e) {
         model_copy(m, e, x);
         oe_copy_done(&m->E, x, e);
