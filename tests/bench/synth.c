@@ -15,6 +15,8 @@
  *   locks     per-bucket locks: CAS + fence, update, fence + exch (every
  *             CAS succeeds: no spinning)
  *   blocks    many small blocks (grids of 10^5+ blocks, 1 warp each)
+ *   bytes     the stencil on 8-bit pixels: 1-byte loads and stores, four
+ *             lanes to a word, every word touched split into byte cells
  *   mix       all of the above, one launch each
  *
  * --races K injects K unsynchronized write/read pairs on a separate array so
@@ -62,16 +64,23 @@ static void emit(synth *s, const wr_event *ev)
         s->emitted += (uint64_t)__builtin_popcount(ev->u.access.active_mask);
 }
 
-static void masked_access(synth *s, uint32_t launch, uint32_t block, uint32_t warp, uint32_t site,
-                          uint32_t mask, uint8_t op, uint8_t space, uint64_t base, int64_t stride)
+static void sized_access(synth *s, uint32_t launch, uint32_t block, uint32_t warp, uint32_t site,
+                         uint32_t mask, uint8_t op, uint8_t space, uint64_t base, int64_t stride,
+                         uint8_t size)
 {
     wr_event ev = {.kind = WR_EV_ACCESS, .site = site};
     ev.u.access = (wr_access){.launch = launch, .block = block, .warp = warp,
                               .active_mask = mask, .op = op, .space = space,
-                              .size = 4, .order = WR_ORDER_WEAK,
+                              .size = size, .order = WR_ORDER_WEAK,
                               .addr_mode = stride ? WR_ADDR_STRIDED : WR_ADDR_UNIFORM,
                               .base = base, .stride = stride};
     emit(s, &ev);
+}
+
+static void masked_access(synth *s, uint32_t launch, uint32_t block, uint32_t warp, uint32_t site,
+                          uint32_t mask, uint8_t op, uint8_t space, uint64_t base, int64_t stride)
+{
+    sized_access(s, launch, block, warp, site, mask, op, space, base, stride, 4);
 }
 
 /* A full-warp access; stride 0 would make every lane touch one word. */
@@ -218,6 +227,42 @@ static int stencil_phase(synth *s, uint32_t launch, uint32_t block, uint32_t p)
     return 1;
 }
 
+/* bytes: the stencil on 8-bit pixels (a `unsigned char` image): each
+ * lane loads its byte of the input into a shared byte tile, and after a
+ * barrier reads its right neighbour's byte and stores its output byte.
+ * Four lanes share every word: each word the kernel touches is split into
+ * byte cells (ENGINES.md, "Bytes where a word is not enough"). */
+static int bytes_phase(synth *s, uint32_t launch, uint32_t block, uint32_t p)
+{
+    uint32_t tile = p / 4, step = p % 4, warps = s->tpb / WR_WARP_SIZE;
+    if (tile >= stencil_tiles)
+        return 0;
+    uint64_t elem0 = ((uint64_t)block * stencil_tiles + tile) * s->tpb;
+    for (uint32_t w = 0; w < warps; w++) {
+        uint64_t lane0 = elem0 + (uint64_t)w * WR_WARP_SIZE;
+        uint64_t shared0 = (uint64_t)w * WR_WARP_SIZE;
+        switch (step) {
+        case 0:
+            sized_access(s, launch, block, w, s->site_load, WR_FULL_MASK, WR_OP_LOAD,
+                         WR_SPACE_GLOBAL, GLOBAL_IN + lane0, 1, 1);
+            sized_access(s, launch, block, w, s->site_shared_st, WR_FULL_MASK, WR_OP_STORE,
+                         WR_SPACE_SHARED, shared0, 1, 1);
+            break;
+        case 1:
+        case 3:
+            barrier_event(s, launch, block, w);
+            break;
+        case 2:
+            sized_access(s, launch, block, w, s->site_shared_ld, WR_FULL_MASK, WR_OP_LOAD,
+                         WR_SPACE_SHARED, shared0 + 1, 1, 1);
+            sized_access(s, launch, block, w, s->site_store, WR_FULL_MASK, WR_OP_STORE,
+                         WR_SPACE_GLOBAL, GLOBAL_OUT + lane0, 1, 1);
+            break;
+        }
+    }
+    return 1;
+}
+
 /* gather: each warp gathers 32 random elements of `in` and scatters to a
  * distinct slot of `out` (a bijection by construction: element index). */
 static const uint32_t gather_rounds = 8;
@@ -328,6 +373,7 @@ static void run_pattern(synth *s, const char *pattern)
         {"atomics", "histogram_atomics", atomics_phase, 0},
         {"locks", "bucket_locks", locks_phase, 0},
         {"blocks", "many_small_blocks", small_block_phase, WR_WARP_SIZE},
+        {"bytes", "stencil_u8", bytes_phase, 0},
     };
     int mix = !strcmp(pattern, "mix");
     uint64_t total = s->budget;
@@ -342,8 +388,9 @@ static void run_pattern(synth *s, const char *pattern)
         s->tpb = tpb;
         /* enough blocks to reach the budget; the grid stops early when it is spent */
         uint32_t blocks = table[i].tpb_override ? 1u << 20 : s->blocks;
-        uint32_t launch = launch_kernel(s, table[i].kernel, blocks, tpb,
-                                        table[i].fn == stencil_phase ? tpb * 4 : 0);
+        uint32_t shared_bytes = table[i].fn == stencil_phase ? tpb * 4
+                                : table[i].fn == bytes_phase ? tpb + 4 : 0;
+        uint32_t launch = launch_kernel(s, table[i].kernel, blocks, tpb, shared_bytes);
         while (s->emitted < s->budget) {
             uint64_t before = s->emitted;
             run_grid(s, launch, blocks, table[i].fn);
@@ -360,7 +407,7 @@ static void run_pattern(synth *s, const char *pattern)
             return;
     }
     if (!mix) {
-        fprintf(stderr, "wr-synth: unknown pattern '%s' (stencil gather atomics locks blocks mix)\n",
+        fprintf(stderr, "wr-synth: unknown pattern '%s' (stencil gather atomics locks blocks bytes mix)\n",
                 pattern);
         exit(2);
     }
@@ -408,7 +455,7 @@ int main(int argc, char **argv)
         case 'r': races = (uint32_t)parse_count(optarg, "race count"); break;
         case 's': s.rng = parse_count(optarg, "seed") | 1; break;
         case 'h':
-            printf("usage: wr-synth -o OUT.wrt [--pattern stencil|gather|atomics|locks|blocks|mix]\n"
+            printf("usage: wr-synth -o OUT.wrt [--pattern stencil|gather|atomics|locks|blocks|bytes|mix]\n"
                    "                [--accesses N] [--blocks B] [--threads-per-block T]\n"
                    "                [--races K] [--seed S]\n");
             return 0;

@@ -27,14 +27,16 @@
  *
  * What is checked, for each program, at 1 and 3 shards:
  *   - soundness: every race group the engine reports is a pair of
- *     instructions that race in the model, and its example (lanes, word)
- *     is a racing pair of lane accesses;
+ *     instructions that race in the model, and its example (lanes, byte:
+ *     below) is a racing pair of lane accesses;
  *   - scoped: the example's verdict is the model's class of the pair;
- *   - completeness where FastTrack promises it: for every word, the first
- *     lane access that races with an earlier one is reported, paired with
- *     one of the accesses it races with.  (Later races on a word that
+ *   - completeness where FastTrack promises it: for every byte (word), the
+ *     first lane access that races with an earlier one is reported, paired
+ *     with one of the accesses it races with.  (Later races on a byte that
  *     already raced may be subsumed: the engine keeps the last write and
  *     the unordered reads only.)
+ * Counts are not compared (a group's count, or that a race met on several
+ * bytes of one word by one lane's access counts once).
  * Every instruction has its own site, so a race group names one pair of
  * instructions.
  *
@@ -48,6 +50,20 @@
  * the host had issued the later work (ENGINES.md, vc, "Orders").  A copy
  * is one instruction of a host thread of its own, a strong plain access
  * to each word it reads or writes.
+ *
+ * Memory is byte-addressed: the model keeps each byte's history (a cell),
+ * and an access steps the cells of the bytes it covers, each as a word's
+ * history was stepped; release sequences stay per word, as the engines'
+ * (vclock.c, access_sync_words).  A word that every access so far covered
+ * whole keeps one history for its four bytes (cell 4 i: they are alike)
+ * until an access covers part of it, which copies that history to each
+ * byte; so on programs of whole words the model is the per-word one.  A
+ * race's example names a byte both sides touched (the word's first byte
+ * where no access split it), and the example's lane pair must race on
+ * that byte; completeness holds for each byte's first race.  The subword
+ * programs add naturally aligned 1- and 2-byte accesses (uniform,
+ * coalesced, one element of every word, gathers) and host copies that
+ * start or end inside a word.
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -72,6 +88,7 @@ enum {
     THREADS = WARPS_ALL * LANES,
     WORDS = 48,                /* of global memory; of each block's shared memory */
     MODEL_WORDS = BLOCKS * WORDS,   /* words the model tells apart */
+    MODEL_CELLS = 4 * MODEL_WORDS,  /* their bytes: cell 4 i + b is word i's byte b */
     STEPS = 260,
     SEEDS = 400,
 };
@@ -154,7 +171,7 @@ typedef struct partner {        /* an access the word's first race races with */
     uint64_t seq;
     uint32_t site, lane;
     bool atomic;
-    uint32_t atomics_after;     /* atomic lane accesses to the word after it */
+    uint32_t atomics_after;     /* atomic lane accesses to the byte after it */
     bool round_trip;            /* superseded through another warp (round_trip) */
 } partner;
 
@@ -174,16 +191,18 @@ typedef struct model {
     mmbar mbar[LAUNCHES][BLOCKS][MBARS];
     bool started[LAUNCHES], ended[LAUNCHES];
     uint32_t stream[LAUNCHES];
-    /* history */
-    rec *hist[MODEL_WORDS];
-    uint32_t nhist[MODEL_WORDS], caphist[MODEL_WORDS];
+    /* history, by byte (cell 4 i + b: word i's byte b); a word not split
+     * keeps its four bytes' history in cell 4 i */
+    bool split[MODEL_WORDS];
+    rec *hist[MODEL_CELLS];
+    uint32_t nhist[MODEL_CELLS], caphist[MODEL_CELLS];
     vclk *snaps;                /* NLAYERS per access: snaps[snap * NLAYERS + layer] */
     uint32_t nsnaps, capsnaps;
-    bool word_raced[MODEL_WORDS];
-    uint64_t first_racy_seq[MODEL_WORDS];   /* the first racing access of the word */
-    uint32_t first_racy_lane[MODEL_WORDS], first_racy_site[MODEL_WORDS];
-    partner *first_partners[MODEL_WORDS];
-    uint32_t npartners[MODEL_WORDS];
+    bool byte_raced[MODEL_CELLS];
+    uint64_t first_racy_seq[MODEL_CELLS];   /* the first racing access of the byte */
+    uint32_t first_racy_lane[MODEL_CELLS], first_racy_site[MODEL_CELLS];
+    partner *first_partners[MODEL_CELLS];
+    uint32_t npartners[MODEL_CELLS];
     racy_pair *pairs;
     size_t npairs, cappairs;
     /* scoped: atomic pairs whose scopes do not both hold both threads;
@@ -331,14 +350,14 @@ static bool scopes_hold(unsigned t1, uint8_t s1, unsigned t2, uint8_t s2)
  * per lane inside a warp, need not order t after the access itself; vc
  * keeps the last write and the unordered reads only, so it cannot report
  * that pair. */
-static bool round_trip(const model *m, unsigned layer, unsigned t, unsigned word, uint32_t i)
+static bool round_trip(const model *m, unsigned layer, unsigned t, unsigned cell, uint32_t i)
 {
-    const rec *r = &m->hist[word][i];
+    const rec *r = &m->hist[cell][i];
     if (r->t / LANES != t / LANES)
         return false;
     uint32_t tick = m->snaps[r->snap * NLAYERS + layer].v[r->t];
-    for (uint32_t j = i + 1; j < m->nhist[word]; j++) {
-        const rec *q = &m->hist[word][j];
+    for (uint32_t j = i + 1; j < m->nhist[cell]; j++) {
+        const rec *q = &m->hist[cell][j];
         bool supersedes = q->write ? !q->atomic : !r->write && (!q->atomic || r->atomic);
         if (supersedes && q->t / LANES != t / LANES &&
             m->snaps[q->snap * NLAYERS + layer].v[r->t] >= tick &&
@@ -373,11 +392,11 @@ static bool pair_ordered(const model *m, const rec *a, const rec *b)
  * lockstep that releases, another block's atomic that acquires it; an
  * atomic, a volatile store after it by an acquire, a weak load after that
  * store by a barrier. */
-static bool superseded(const model *m, unsigned word, uint32_t i, const rec *cur)
+static bool superseded(const model *m, unsigned cell, uint32_t i, const rec *cur)
 {
-    const rec *r = &m->hist[word][i];
-    for (uint32_t j = i + 1; j < m->nhist[word]; j++) {
-        const rec *q = &m->hist[word][j];
+    const rec *r = &m->hist[cell][i];
+    for (uint32_t j = i + 1; j < m->nhist[cell]; j++) {
+        const rec *q = &m->hist[cell][j];
         if ((q->write || !r->write) && pair_ordered(m, r, q) && pair_ordered(m, q, cur))
             return true;
     }
@@ -416,26 +435,35 @@ static void access_clocks(const model *m, unsigned t, unsigned word, bool reads,
             vclk_join(&out[L_SC], &m->srel[word][i].clk);
 }
 
-static void lane_access(model *m, unsigned t, unsigned word, uint64_t seq, uint32_t site,
-                        bool write, bool atomic, bool strong, bool reads, uint8_t scope,
-                        unsigned lane)
+/* The clocks thread t acts with at its access of `word` (access_clocks),
+ * kept as snapshot; its index, for each byte the access steps. */
+static uint32_t take_snap(model *m, unsigned t, unsigned word, bool reads, uint8_t scope)
 {
     if (m->nsnaps == m->capsnaps) {
         m->capsnaps = m->capsnaps ? 2 * m->capsnaps : 512;
         m->snaps = realloc(m->snaps, m->capsnaps * NLAYERS * sizeof *m->snaps);
     }
     access_clocks(m, t, word, reads, scope, &m->snaps[m->nsnaps * NLAYERS]);
-    if (m->nhist[word] == m->caphist[word]) {
-        m->caphist[word] = m->caphist[word] ? 2 * m->caphist[word] : 64;
-        m->hist[word] = realloc(m->hist[word], m->caphist[word] * sizeof(rec));
+    return m->nsnaps++;
+}
+
+/* Thread t's access (lane `lane`, clocks snap) to the byte or bytes of
+ * cell: a byte of a split word, or an unsplit word's four. */
+static void lane_access(model *m, unsigned t, unsigned cell, uint32_t snap, uint64_t seq,
+                        uint32_t site, bool write, bool atomic, bool strong, uint8_t scope,
+                        unsigned lane)
+{
+    if (m->nhist[cell] == m->caphist[cell]) {
+        m->caphist[cell] = m->caphist[cell] ? 2 * m->caphist[cell] : 64;
+        m->hist[cell] = realloc(m->hist[cell], m->caphist[cell] * sizeof(rec));
     }
-    rec cur = {.seq = seq, .site = site, .snap = m->nsnaps++, .t = (uint16_t)t,
+    rec cur = {.seq = seq, .site = site, .snap = snap, .t = (uint16_t)t,
                .write = write, .atomic = atomic, .strong = strong, .scope = scope};
     uint32_t atomics = 0, atomics_seen = 0;
-    for (uint32_t i = 0; i < m->nhist[word]; i++)
-        atomics += m->hist[word][i].atomic;
-    for (uint32_t i = 0; i < m->nhist[word]; i++) {
-        const rec *r = &m->hist[word][i];
+    for (uint32_t i = 0; i < m->nhist[cell]; i++)
+        atomics += m->hist[cell][i].atomic;
+    for (uint32_t i = 0; i < m->nhist[cell]; i++) {
+        const rec *r = &m->hist[cell][i];
         atomics_seen += r->atomic;
         if (r->atomic && atomic && r->t != t) {
             if (m->scoped && !scopes_hold(r->t, r->scope, t, scope))
@@ -449,30 +477,82 @@ static void lane_access(model *m, unsigned t, unsigned word, uint64_t seq, uint3
         if (pair_class(m, r, &cur) == PAIR_ORDERED)
             continue;
         add_pair(m, r->seq, seq);
-        if (!m->word_raced[word] || (m->first_racy_seq[word] == seq &&
-                                     m->first_racy_lane[word] == lane)) {
-            m->word_raced[word] = true;
-            m->first_racy_seq[word] = seq;
-            m->first_racy_lane[word] = lane;
-            m->first_racy_site[word] = site;
-            m->first_partners[word] = realloc(m->first_partners[word],
-                                              (m->npartners[word] + 1) * sizeof(partner));
+        if (!m->byte_raced[cell] || (m->first_racy_seq[cell] == seq &&
+                                     m->first_racy_lane[cell] == lane)) {
+            m->byte_raced[cell] = true;
+            m->first_racy_seq[cell] = seq;
+            m->first_racy_lane[cell] = lane;
+            m->first_racy_site[cell] = site;
+            m->first_partners[cell] = realloc(m->first_partners[cell],
+                                              (m->npartners[cell] + 1) * sizeof(partner));
             /* scoped keeps the last write by the barrier-only layer's
              * orderings, or the scoped layer's between strong accesses */
-            bool trip = m->scoped ? superseded(m, word, i, &cur) ||
-                                        round_trip(m, L_BAR, t, word, i) ||
-                                        round_trip(m, L_SC, t, word, i)
-                                  : round_trip(m, L_OBL, t, word, i);
-            m->first_partners[word][m->npartners[word]++] =
+            bool trip = m->scoped ? superseded(m, cell, i, &cur) ||
+                                        round_trip(m, L_BAR, t, cell, i) ||
+                                        round_trip(m, L_SC, t, cell, i)
+                                  : round_trip(m, L_OBL, t, cell, i);
+            m->first_partners[cell][m->npartners[cell]++] =
                 (partner){r->seq, r->site, r->t % LANES, r->atomic, atomics - atomics_seen, trip};
         }
     }
-    m->hist[word][m->nhist[word]++] = cur;
+    m->hist[cell][m->nhist[cell]++] = cur;
 }
 
-/* An access instruction; lanes in mask touch word_of[lane]. */
+/* Word `word` gets a history per byte: each byte's is the word's so far
+ * (every access before covered all four), its first race too. */
+static void split_word(model *m, unsigned word)
+{
+    if (m->split[word])
+        return;
+    m->split[word] = true;
+    unsigned c0 = 4 * word;
+    for (unsigned c = c0 + 1; c < c0 + 4; c++) {
+        cr_assert(!m->nhist[c] && !m->npartners[c]);
+        if (m->nhist[c0]) {
+            m->caphist[c] = m->caphist[c0];
+            m->hist[c] = malloc(m->caphist[c] * sizeof(rec));
+            memcpy(m->hist[c], m->hist[c0], m->nhist[c0] * sizeof(rec));
+            m->nhist[c] = m->nhist[c0];
+        }
+        m->byte_raced[c] = m->byte_raced[c0];
+        m->first_racy_seq[c] = m->first_racy_seq[c0];
+        m->first_racy_lane[c] = m->first_racy_lane[c0];
+        m->first_racy_site[c] = m->first_racy_site[c0];
+        if (m->npartners[c0]) {
+            m->first_partners[c] = malloc(m->npartners[c0] * sizeof(partner));
+            memcpy(m->first_partners[c], m->first_partners[c0],
+                   m->npartners[c0] * sizeof(partner));
+            m->npartners[c] = m->npartners[c0];
+        }
+    }
+}
+
+/* Bytes subword counts: those stepped by an access that covered part of
+ * their word (subword programs must have many). */
+static uint64_t subword_bytes;
+
+/* Thread t's access to bytes [lo, end) of word `word` (0 <= lo < end <= 4):
+ * the word's cell while it is whole and the access covers it, else the
+ * cells of those bytes, splitting it first. */
+static void word_access(model *m, unsigned t, unsigned word, unsigned lo, unsigned end,
+                        uint32_t snap, uint64_t seq, uint32_t site, bool write, bool atomic,
+                        bool strong, uint8_t scope, unsigned lane)
+{
+    if (lo == 0 && end == 4 && !m->split[word]) {
+        lane_access(m, t, 4 * word, snap, seq, site, write, atomic, strong, scope, lane);
+        return;
+    }
+    split_word(m, word);
+    subword_bytes += end - lo < 4 ? end - lo : 0;
+    for (unsigned b = lo; b < end; b++)
+        lane_access(m, t, 4 * word + b, snap, seq, site, write, atomic, strong, scope, lane);
+}
+
+/* An access instruction of `size` bytes (1, 2 or 4, naturally aligned);
+ * lanes in mask touch word word_of[lane] from its byte byte_of[lane]. */
 static void model_access(model *m, unsigned wi, uint32_t mask, const unsigned *word_of,
-                         uint8_t op, uint8_t scope, uint8_t order, uint64_t seq, uint32_t site)
+                         const unsigned *byte_of, unsigned size, uint8_t op, uint8_t scope,
+                         uint8_t order, uint64_t seq, uint32_t site)
 {
     mwarp *w = &m->w[wi];
     if (!w->group && !w->diverged)
@@ -492,9 +572,12 @@ static void model_access(model *m, unsigned wi, uint32_t mask, const unsigned *w
             for (unsigned layer = 0; layer < m->nlayers; layer++)
                 m->lane[layer][thread_of(wi, l)].v[thread_of(wi, l)]++;
     for (unsigned l = 0; l < LANES; l++)
-        if ((mask >> l) & 1u)
-            lane_access(m, thread_of(wi, l), word_of[l], seq, site, write, atomic, strong, reads,
-                        eff_scope, l);
+        if ((mask >> l) & 1u) {
+            unsigned t = thread_of(wi, l);
+            uint32_t snap = take_snap(m, t, word_of[l], reads, eff_scope);
+            word_access(m, t, word_of[l], byte_of[l], byte_of[l] + size, snap, seq, site, write,
+                        atomic, strong, eff_scope, l);
+        }
     if (strong) {
         /* per run of lanes on one word, in lane order: each lane reads the
          * word (a relaxed RMW or load acquires: every release of the
@@ -578,13 +661,13 @@ static bool model_scope_pair(const model *m, uint64_t s1, uint64_t s2)
            bsearch(&k, m->scope_pairs, m->nscope_pairs, sizeof k, pair_cmp) != NULL;
 }
 
-/* What the model calls lane access (s1, l1) on word with (s2, l2). */
-static unsigned model_lane_pair(const model *m, unsigned word, uint64_t s1, unsigned l1,
+/* What the model calls lane access (s1, l1) on cell with (s2, l2). */
+static unsigned model_lane_pair(const model *m, unsigned cell, uint64_t s1, unsigned l1,
                                 uint64_t s2, unsigned l2)
 {
     const rec *a = NULL, *b = NULL;
-    for (uint32_t i = 0; i < m->nhist[word]; i++) {
-        const rec *r = &m->hist[word][i];
+    for (uint32_t i = 0; i < m->nhist[cell]; i++) {
+        const rec *r = &m->hist[cell][i];
         /* a host copy's thread has no lane (UINT32_MAX in a report) */
         unsigned lane = r->t / LANES >= LAUNCH_WARPS ? UINT32_MAX : r->t % LANES;
         if (r->seq == s1 && lane == l1)
@@ -626,6 +709,8 @@ typedef struct program {
                                    barriers), or arrive and WAIT later (xbar) */
     bool mbar;                  /* mbarrier init, arrive (relaxed too) and parity
                                    waits among the steps */
+    bool subword;               /* 1- and 2-byte accesses, copies of unaligned
+                                   ranges (narrow, step_copy) */
     model *m;
     uint64_t lanes[STEPS][LANES];
     uint32_t launch_id[LAUNCHES];
@@ -643,17 +728,18 @@ static void print_sync(uint64_t seq, uint32_t launch, uint32_t block, uint32_t w
     fprintf(stderr, "#%" PRIu64 " L%u b%u w%u %s %08x\n", seq, launch, block, warp, what, mask);
 }
 
-/* The model word lane l of access a touches: global word i at BASE + 4 i;
- * in dsmem programs block b's shared word i (its offset SHARED_BASE + 4 i,
- * or wr_dsmem_addr(b, that offset)) is b * WORDS + i. */
-static uint64_t model_word_of(const wr_access *a, unsigned l)
+/* The model byte (cell) lane l of access a starts at: global byte i at
+ * BASE + i; in dsmem programs block b's shared byte i (its offset
+ * SHARED_BASE + i, or wr_dsmem_addr(b, that offset)) is 4 b WORDS + i.
+ * Its word is the cell over 4. */
+static uint64_t model_byte_of(const wr_access *a, unsigned l)
 {
     uint64_t addr = wr_access_lane_addr(a, l);
     if (a->space == WR_SPACE_SHARED)
-        return a->block * (uint64_t)WORDS + (addr - SHARED_BASE) / 4;
+        return a->block * 4ull * WORDS + (addr - SHARED_BASE);
     if (a->space == WR_SPACE_DSMEM)
-        return wr_dsmem_block(addr) * (uint64_t)WORDS + (wr_dsmem_offset(addr) - SHARED_BASE) / 4;
-    return (addr - BASE) / 4;
+        return wr_dsmem_block(addr) * 4ull * WORDS + (wr_dsmem_offset(addr) - SHARED_BASE);
+    return addr - BASE;
 }
 
 /* WR_ORACLE_TRACE=1: the programs' events on stderr, to debug a seed. */
@@ -675,9 +761,14 @@ static void print_event(uint64_t seq, const wr_event *ev)
                 a->active_mask, ev->site);
         if (a->space != WR_SPACE_GLOBAL)
             fprintf(stderr, " %s", a->space == WR_SPACE_SHARED ? "shared" : "dsmem");
+        if (a->size < 4)
+            fprintf(stderr, " size=%u", a->size);
         for (unsigned l = 0; l < LANES; l++)
-            if ((a->active_mask >> l) & 1u)
-                fprintf(stderr, " %u:%u", l, (unsigned)model_word_of(a, l));
+            if ((a->active_mask >> l) & 1u) {
+                /* word, and the byte of a sub-word access: word.byte */
+                unsigned at = (unsigned)model_byte_of(a, l);
+                fprintf(stderr, a->size < 4 ? " %u:%u.%u" : " %u:%u", l, at / 4, at % 4);
+            }
         fprintf(stderr, "\n");
         break;
     case WR_EV_BARRIER:
@@ -702,12 +793,14 @@ static void print_event(uint64_t seq, const wr_event *ev)
     case WR_EV_KERNEL_END:
         fprintf(stderr, "#%" PRIu64 " end L%u\n", seq, ev->u.kernel_end.launch);
         break;
-    case WR_EV_HOST_COPY:
-        fprintf(stderr, "#%" PRIu64 " copy %s %u words at word %u stream %u%s\n", seq,
-                ev->u.copy.kind == WR_COPY_H2D ? "h2d" : "d2h", (unsigned)(ev->u.copy.bytes / 4),
-                (unsigned)(((ev->u.copy.kind == WR_COPY_H2D ? ev->u.copy.dst : ev->u.copy.src) -
-                            BASE) / 4), ev->u.copy.stream, ev->u.copy.async ? " async" : "");
+    case WR_EV_HOST_COPY: {
+        uint64_t at = (ev->u.copy.kind == WR_COPY_H2D ? ev->u.copy.dst : ev->u.copy.src) - BASE;
+        fprintf(stderr, "#%" PRIu64 " copy %s %u bytes at word %u.%u stream %u%s\n", seq,
+                ev->u.copy.kind == WR_COPY_H2D ? "h2d" : "d2h", (unsigned)ev->u.copy.bytes,
+                (unsigned)(at / 4), (unsigned)(at % 4), ev->u.copy.stream,
+                ev->u.copy.async ? " async" : "");
         break;
+    }
     default:
         fprintf(stderr, "#%" PRIu64 " host event kind %u event %u stream %u\n", seq, ev->kind,
                 ev->u.stream_event.event, ev->u.stream_event.stream);
@@ -793,13 +886,13 @@ static void kernel_end(program *p, unsigned li)
     feed(p, lf_kernel_end(p->launch_id[li]));
 }
 
-/* dsmem programs: access a of block b (its words word_of[l] < WORDS)
- * moves to shared memory: a third of the time the block's own, as a SHARED
- * access, else as a DSMEM access of blocks of b's cluster (one for a
- * uniform or coalesced access, a random one per lane for a gather; its own
- * too).  word_of becomes the model's words. */
+/* dsmem programs: access a of block b (its words word_of[l] < WORDS, from
+ * byte byte_of[l]) moves to shared memory: a third of the time the block's
+ * own, as a SHARED access, else as a DSMEM access of blocks of b's cluster
+ * (one for a uniform or coalesced access, a random one per lane for a
+ * gather; its own too).  word_of becomes the model's words. */
 static void place_in_shared(program *p, unsigned step, unsigned b, wr_access *a,
-                            unsigned word_of[LANES])
+                            unsigned word_of[LANES], const unsigned byte_of[LANES])
 {
     unsigned c0 = b / cluster_blocks * cluster_blocks;
     bool own = rnd(3) == 0;
@@ -808,13 +901,48 @@ static void place_in_shared(program *p, unsigned step, unsigned b, wr_access *a,
     for (unsigned l = 0; l < LANES; l++) {
         if (a->addr_mode == WR_ADDR_VECTOR && !own && (l == 0 || rnd(4)))
             owner = c0 + rnd(cluster_blocks);
-        uint32_t offset = SHARED_BASE + 4u * word_of[l];
+        uint32_t offset = SHARED_BASE + 4u * word_of[l] + byte_of[l];
         if (a->addr_mode == WR_ADDR_VECTOR && ((a->active_mask >> l) & 1u))
             p->lanes[step][l] = own ? offset : wr_dsmem_addr(owner, offset);
         if (l == 0 && a->addr_mode != WR_ADDR_VECTOR)
             a->base = own ? offset : wr_dsmem_addr(owner, offset);
         word_of[l] += owner * WORDS;
     }
+}
+
+/* Subword programs: access a, as step_access made it, becomes a 1- or
+ * 2-byte one (a char or short array): a uniform one an element of its
+ * word, a coalesced one lanes on consecutive elements or on one of every
+ * word, a gather's lanes an element of their word each.  word_of and
+ * byte_of (0 for whole words) become its lanes' words and first bytes;
+ * returns the size. */
+static unsigned narrow(program *p, unsigned step, wr_access *a, unsigned word_of[LANES],
+                       unsigned byte_of[LANES])
+{
+    unsigned size = rnd(2) ? 1 : 2;
+    a->size = (uint8_t)size;
+    if (a->addr_mode == WR_ADDR_UNIFORM) {
+        unsigned off = size * rnd(4 / size);
+        for (unsigned l = 0; l < LANES; l++)
+            byte_of[l] = off;
+        a->base += off;
+    } else if (a->addr_mode == WR_ADDR_STRIDED) {
+        a->stride = rnd(3) ? size : 4;
+        unsigned span = 31 * (unsigned)a->stride + size;   /* bytes from lane 0's to the end */
+        unsigned at = size * rnd((4 * WORDS - span) / size + 1);
+        for (unsigned l = 0; l < LANES; l++) {
+            word_of[l] = (at + l * (unsigned)a->stride) / 4;
+            byte_of[l] = (at + l * (unsigned)a->stride) % 4;
+        }
+        a->base = BASE + at;
+    } else {
+        for (unsigned l = 0; l < LANES; l++) {
+            byte_of[l] = size * rnd(4 / size);
+            if ((a->active_mask >> l) & 1u)
+                p->lanes[step][l] += byte_of[l];
+        }
+    }
+    return size;
 }
 
 static void step_access(program *p, unsigned step, unsigned li, unsigned b, unsigned w)
@@ -874,11 +1002,15 @@ static void step_access(program *p, unsigned step, unsigned li, unsigned b, unsi
         break;
     }
     }
+    unsigned byte_of[LANES] = {0}, size = 4;
+    if (p->subword && rnd(2))
+        size = narrow(p, step, &e.u.access, word_of, byte_of);
     if (p->dsmem)
-        place_in_shared(p, step, b, &e.u.access, word_of);
+        place_in_shared(p, step, b, &e.u.access, word_of, byte_of);
     uint64_t seq = p->run.seq;
     feed(p, e);
-    model_access(m, wi, mask, word_of, op, e.u.access.scope, e.u.access.order, seq, SITE0 + step);
+    model_access(m, wi, mask, word_of, byte_of, size, op, e.u.access.scope, e.u.access.order,
+                 seq, SITE0 + step);
 }
 
 /* A block barrier: every warp of block b arrives, each a block-scope
@@ -1168,6 +1300,12 @@ static void step_copy(program *p, unsigned step)
     uint32_t x = oe_random_copy(&p->E, BASE, WORDS, &c);
     if (!x)
         return;
+    if (p->subword && c.u.copy.bytes > 6 && rnd(2)) {
+        /* from and to the middle of a word */
+        uint32_t head = rnd(4), tail = rnd(3);
+        *(c.u.copy.kind == WR_COPY_H2D ? &c.u.copy.dst : &c.u.copy.src) += head;
+        c.u.copy.bytes -= head + tail;
+    }
     model *m = p->m;
     unsigned wi = LAUNCH_WARPS + p->ncopies++, t = thread_of(wi, 0);
     p->copy_warp[x] = wi;
@@ -1179,9 +1317,13 @@ static void step_copy(program *p, unsigned step)
     uint64_t at = write ? c.u.copy.dst : c.u.copy.src;
     for (unsigned layer = 0; layer < m->nlayers; layer++)
         m->lane[layer][t].v[t]++;
-    for (uint64_t word = (at - BASE) / 4; word < (at - BASE + c.u.copy.bytes) / 4; word++)
-        lane_access(m, t, (unsigned)word, seq, SITE0 + step, write, false, true, false,
-                    WR_SCOPE_SYSTEM, 0);
+    uint64_t lo = at - BASE, end = lo + c.u.copy.bytes;   /* bytes [lo, end) */
+    for (uint64_t word = lo / 4; word < (end + 3) / 4; word++) {
+        uint64_t b0 = word * 4 > lo ? word * 4 : lo, b1 = word * 4 + 4 < end ? word * 4 + 4 : end;
+        uint32_t snap = take_snap(m, t, (unsigned)word, false, WR_SCOPE_SYSTEM);
+        word_access(m, t, (unsigned)word, (unsigned)(b0 - word * 4), (unsigned)(b1 - word * 4),
+                    snap, seq, SITE0 + step, write, false, true, WR_SCOPE_SYSTEM, 0);
+    }
     oe_copy_done(&p->E, x, &c);
 }
 
@@ -1277,14 +1419,16 @@ static void run_program(program *p, unsigned shards, uint64_t seed)
         qsort(p->m->scope_pairs, p->m->nscope_pairs, sizeof *p->m->scope_pairs, pair_cmp);
 }
 
-/* The model word of a race's example (UINT_MAX: not one the program
- * touched): a dsmem program's shared word is named by its offset when both
- * sides are its block's, else as DSMEM with its owner (engine.h). */
-static unsigned report_word(const program *p, const wr_race *r)
+/* The model cell of a race's example (UINT_MAX: not a byte the program
+ * touched): its byte, which is the word's cell where the word is not split
+ * (its first byte, as the engines name a whole word); a dsmem program's
+ * shared byte is named by its offset when both sides are its block's, else
+ * as DSMEM with its owner (engine.h). */
+static unsigned report_cell(const program *p, const wr_race *r)
 {
     if (!p->dsmem)
         return r->space == WR_SPACE_GLOBAL && r->addr >= BASE && r->addr < BASE + 4 * WORDS
-                   ? (unsigned)((r->addr - BASE) / 4)
+                   ? (unsigned)(r->addr - BASE)
                    : UINT_MAX;
     uint32_t owner, offset;
     if (r->space == WR_SPACE_SHARED && r->first.block == r->second.block) {
@@ -1296,10 +1440,14 @@ static unsigned report_word(const program *p, const wr_race *r)
     } else {
         return UINT_MAX;
     }
-    if (owner >= BLOCKS || offset < SHARED_BASE || offset >= SHARED_BASE + 4 * WORDS || offset % 4)
+    if (owner >= BLOCKS || offset < SHARED_BASE || offset >= SHARED_BASE + 4 * WORDS)
         return UINT_MAX;
-    return owner * WORDS + (offset - SHARED_BASE) / 4;
+    return owner * 4 * WORDS + (offset - SHARED_BASE);
 }
+
+/* Race examples checked on a byte of a split word other than its first
+ * (subword programs must have many). */
+static uint64_t byte_examples;
 
 static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *groups_seen,
                        uint64_t *first_races, uint64_t *forgotten)
@@ -1325,23 +1473,27 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
         }
         cr_assert(model_pair_races(m, r->first.seq, r->second.seq),
                   "seed %" PRIu64 ", %u shards: %s reports events #%" PRIu64 " and #%" PRIu64
-                  " (sites %u, %u; lanes %u, %u at word %u), which the model orders", seed,
+                  " (sites %u, %u; lanes %u, %u at byte %u), which the model orders", seed,
                   shards, p->engine->name, r->first.seq, r->second.seq, r->first.site, r->second.site,
-                  r->first.lane, r->second.lane, report_word(p, r));
-        unsigned word = report_word(p, r);
-        cr_assert(word < (p->dsmem ? MODEL_WORDS : WORDS), "seed %" PRIu64 ": address", seed);
-        unsigned cls = model_lane_pair(m, word, r->first.seq, r->first.lane, r->second.seq,
+                  r->first.lane, r->second.lane, report_cell(p, r));
+        unsigned cell = report_cell(p, r);
+        cr_assert(cell < 4 * (p->dsmem ? MODEL_WORDS : WORDS), "seed %" PRIu64 ": address", seed);
+        /* on a byte of an unsplit word other than its first, no history:
+         * the engines name a whole word by its first byte */
+        unsigned cls = model_lane_pair(m, cell, r->first.seq, r->first.lane, r->second.seq,
                                        r->second.lane);
         cr_assert(cls != PAIR_ORDERED,
                   "seed %" PRIu64 ", %u shards: example #%" PRIu64 " lane %u vs #%" PRIu64
-                  " lane %u on word %u is not a race in the model", seed, shards,
-                  r->first.seq, r->first.lane, r->second.seq, r->second.lane, word);
+                  " lane %u on word %u byte %u%s is not a race in the model", seed, shards,
+                  r->first.seq, r->first.lane, r->second.seq, r->second.lane, cell / 4, cell % 4,
+                  m->split[cell / 4] ? "" : " (not split)");
+        byte_examples += cell % 4 != 0;
         if (m->scoped)
             cr_assert(verdict_fits(cls, r->verdict),
                       "seed %" PRIu64 ", %u shards: %s calls #%" PRIu64 " lane %u vs #%" PRIu64
-                      " lane %u on word %u %s; the model's class is %s", seed, shards,
+                      " lane %u on word %u byte %u %s; the model's class is %s", seed, shards,
                       p->engine->name, r->first.seq, r->first.lane, r->second.seq,
-                      r->second.lane, word, wr_scope_verdict_name(r->verdict),
+                      r->second.lane, cell / 4, cell % 4, wr_scope_verdict_name(r->verdict),
                       cls == PAIR_MISSING_SYNC ? "missing-sync"
                       : cls == PAIR_WEAK       ? "weak-access"
                                                : "insufficient scope");
@@ -1350,18 +1502,19 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
     if (getenv("WR_ORACLE_TRACE"))
         for (size_t i = 0; i < n; i++)
             fprintf(stderr, "group: #%" PRIu64 " site %u lane %u vs #%" PRIu64
-                    " site %u lane %u word %u %s\n", g[i].example.first.seq,
+                    " site %u lane %u byte %u %s\n", g[i].example.first.seq,
                     g[i].example.first.site, g[i].example.first.lane, g[i].example.second.seq,
                     g[i].example.second.site, g[i].example.second.lane,
-                    report_word(p, &g[i].example),
+                    report_cell(p, &g[i].example),
                     wr_scope_verdict_name(g[i].example.verdict));
     *groups_seen += n;
-    /* completeness for each word's first race, but where vc may have let
-     * every partner go: an atomic with more than WR_HB_KEPT_ATOMICS atomic
-     * accesses to the word after it (hbcore.h), or an access of the same
-     * warp superseded through another warp (round_trip) */
-    for (unsigned x = 0; x < MODEL_WORDS; x++) {
-        if (!m->word_raced[x])
+    /* completeness for each byte's first race (a word's, where it is not
+     * split), but where vc may have let every partner go: an atomic with
+     * more than WR_HB_KEPT_ATOMICS atomic accesses to the byte after it
+     * (hbcore.h), or an access of the same warp superseded through another
+     * warp (round_trip) */
+    for (unsigned x = 0; x < MODEL_CELLS; x++) {
+        if (!m->byte_raced[x])
             continue;
         bool may_forget = true;
         for (uint32_t k = 0; k < m->npartners[x]; k++)
@@ -1382,22 +1535,23 @@ static void check_seed(program *p, unsigned shards, uint64_t seed, uint64_t *gro
                         (r->first.site == site2 && r->second.site == site1);
             }
         }
-        cr_assert(found, "seed %" PRIu64 ", %u shards: word %u first races at event #%" PRIu64
-                  " lane %u (with #%" PRIu64 " lane %u, ...), which %s does not report",
-                  seed, shards, x, m->first_racy_seq[x], m->first_racy_lane[x],
+        cr_assert(found, "seed %" PRIu64 ", %u shards: word %u byte %u first races at event #%"
+                  PRIu64 " lane %u (with #%" PRIu64 " lane %u, ...), which %s does not report",
+                  seed, shards, x / 4, x % 4, m->first_racy_seq[x], m->first_racy_lane[x],
                   m->first_partners[x][0].seq, m->first_partners[x][0].lane, p->engine->name);
     }
     wr_findings_free(f);
-    for (unsigned i = 0; i < MODEL_WORDS; i++) {
+    for (unsigned i = 0; i < MODEL_CELLS; i++) {
         free(m->hist[i]);
         free(m->first_partners[i]);
-        free(m->srel[i]);
     }
+    for (unsigned i = 0; i < MODEL_WORDS; i++)
+        free(m->srel[i]);
     free(m->pairs);
     free(m->scope_pairs);
 }
 
-static bool xbar_programs, dsmem_programs, split_programs, mbar_programs;
+static bool xbar_programs, dsmem_programs, split_programs, mbar_programs, subword_programs;
 
 static void check_all(const wr_engine_ops *engine, bool scoped, bool strong_plain,
                       unsigned shards, bool host_side)
@@ -1411,8 +1565,10 @@ static void check_all(const wr_engine_ops *engine, bool scoped, bool strong_plai
     p->dsmem = dsmem_programs;
     p->split = split_programs;
     p->mbar = mbar_programs;
+    p->subword = subword_programs;
     p->m = calloc(1, sizeof *p->m);
     memset(class_seen, 0, sizeof class_seen);
+    subword_bytes = byte_examples = 0;
     uint64_t groups = 0, first = 0, forgotten = 0;
     uint64_t first_seed = 1, last_seed = SEEDS;
     if (getenv("WR_ORACLE_SEEDS"))   /* a longer run than the suite's */
@@ -1432,12 +1588,19 @@ static void check_all(const wr_engine_ops *engine, bool scoped, bool strong_plai
             for (unsigned c = PAIR_MISSING_SYNC; c <= PAIR_WEAK; c++)
                 cr_assert_gt(class_seen[c], SEEDS / 20, "class %u checked %" PRIu64 " times", c,
                              class_seen[c]);
+        if (p->subword) {   /* bytes apart from their word, races checked on bytes */
+            cr_assert_gt(subword_bytes, 20 * SEEDS, "%" PRIu64 " bytes stepped alone",
+                         subword_bytes);
+            cr_assert_gt(byte_examples, SEEDS, "%" PRIu64 " examples inside words",
+                         byte_examples);
+        }
     }
     if (getenv("WR_ORACLE_STATS"))
         fprintf(stderr, "%s scoped=%d strong=%d shards=%u: groups %" PRIu64 " first %" PRIu64
-                " forgiven %" PRIu64 " classes %" PRIu64 "/%" PRIu64 "/%" PRIu64 "\n",
+                " forgiven %" PRIu64 " classes %" PRIu64 "/%" PRIu64 "/%" PRIu64
+                " subword bytes %" PRIu64 " byte examples %" PRIu64 "\n",
                 engine->name, scoped, strong_plain, shards, groups, first, forgotten,
-                class_seen[1], class_seen[2], class_seen[3]);
+                class_seen[1], class_seen[2], class_seen[3], subword_bytes, byte_examples);
     free(p->m->snaps);
     free(p->m);
     free(p);
@@ -1664,4 +1827,48 @@ Test(vc_oracle, scoped_mbarrier_three_shards)
 Test(vc_oracle, scoped_mbarrier_host_side_one_shard)
 {
     check_all_mbar(&wr_engine_scoped, true, true, 1, true);
+}
+
+/* Sub-word accesses: in half the accesses a 1- or 2-byte one (narrow:
+ * uniform, coalesced on consecutive elements or one of every word,
+ * gathers), and host copies that start or end inside a word, among the
+ * whole-word ones.  The engines' byte cells of split words (hbcore.c,
+ * check_bytes) against the model's bytes, on every path (packed lines,
+ * coalesced accesses and gathers meeting split words): threads on
+ * different bytes of a word do not race, on one byte they do, a whole-word
+ * access meets each byte's history, and an example names a byte both
+ * sides touched.  Without DSMEM, then with it. */
+static void check_all_subword(const wr_engine_ops *engine, bool scoped, bool strong_plain,
+                              unsigned shards, bool host_side, bool dsmem)
+{
+    subword_programs = true;
+    dsmem_programs = dsmem;
+    check_all(engine, scoped, strong_plain, shards, host_side);
+    dsmem_programs = false;
+    subword_programs = false;
+}
+
+Test(vc_oracle, subword_accesses_one_shard)
+{
+    check_all_subword(&wr_engine_vc, false, false, 1, false, false);
+}
+Test(vc_oracle, subword_accesses_host_side_three_shards)
+{
+    check_all_subword(&wr_engine_vc, false, true, 3, true, false);
+}
+Test(vc_oracle, scoped_subword_accesses_three_shards)
+{
+    check_all_subword(&wr_engine_scoped, true, true, 3, false, false);
+}
+Test(vc_oracle, scoped_subword_accesses_host_side_one_shard)
+{
+    check_all_subword(&wr_engine_scoped, true, true, 1, true, false);
+}
+Test(vc_oracle, subword_dsmem_three_shards)
+{
+    check_all_subword(&wr_engine_vc, false, true, 3, false, true);
+}
+Test(vc_oracle, scoped_subword_dsmem_one_shard)
+{
+    check_all_subword(&wr_engine_scoped, true, true, 1, false, true);
 }
