@@ -1864,11 +1864,11 @@ Test(vc_oracle, scoped_subword_accesses_host_side_one_shard)
 {
     check_all_subword(&wr_engine_scoped, true, true, 1, true, false);
 }
-Test(vc_oracle, subword_dsmem_three_shards)
+Test(vc_oracle, subword_remote_shared_three_shards)
 {
     check_all_subword(&wr_engine_vc, false, true, 3, false, true);
 }
-Test(vc_oracle, scoped_subword_dsmem_one_shard)
+Test(vc_oracle, scoped_subword_remote_shared_one_shard)
 {
     check_all_subword(&wr_engine_scoped, true, true, 1, false, true);
 }
