@@ -1418,6 +1418,16 @@ uniform_piece_avx2(lk *s, const cur_ctx *c, wr_shadow_page *p, cell *cells, uint
 }
 #endif
 
+/* A lane's lockset in a piece: the warp's one set where it has one
+ * (uniform_ls), else the lane's own. */
+static inline uint32_t piece_lockset(lk *s, const cur_ctx *c, warp_st *w, uint32_t uniform_ls,
+                                     unsigned lane, bool atomic, uint8_t ascope)
+{
+    return uniform_ls != UINT32_MAX
+               ? uniform_ls
+               : lane_lockset(s, w, c->block_field, c->cluster_field, lane, atomic, ascope);
+}
+
 /* A piece on a page with split words: the loop of the general path
  * (touch_word), none of the shortcuts below, which step word cells only. */
 static __attribute__((noinline)) void split_piece(lk *s, const cur_ctx *c, warp_st *w,
@@ -1427,10 +1437,7 @@ static __attribute__((noinline)) void split_piece(lk *s, const cur_ctx *c, warp_
 {
     for (uint32_t x = piece; x; x &= x - 1) {
         unsigned lane = (unsigned)__builtin_ctz(x);
-        uint32_t ls = uniform_ls != UINT32_MAX
-                          ? uniform_ls
-                          : lane_lockset(s, w, c->block_field, c->cluster_field, lane, atomic,
-                                         ascope);
+        uint32_t ls = piece_lockset(s, c, w, uniform_ls, lane, atomic, ascope);
         uint64_t wd = lane0_word + lane;
         touch_word(s, c, p, wd, wd << WR_WORD_SHIFT, (wd << WR_WORD_SHIFT) + 4u, base_id | lane,
                    ls, lane);
@@ -1467,10 +1474,7 @@ static inline __attribute__((always_inline)) void words_by_lane(lk *s, const cur
         word_memo m = {0};
         for (uint32_t x = piece; x; x &= x - 1) {
             unsigned lane = (unsigned)__builtin_ctz(x);
-            uint32_t ls = uniform_ls != UINT32_MAX
-                              ? uniform_ls
-                              : lane_lockset(s, w, c->block_field, c->cluster_field, lane, atomic,
-                                             ascope);
+            uint32_t ls = piece_lockset(s, c, w, uniform_ls, lane, atomic, ascope);
             piece_word(s, c, p, cells, lane0_word, lane, ls, base_id, &m);
         }
     }

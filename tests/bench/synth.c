@@ -190,11 +190,14 @@ static void run_grid(synth *s, uint32_t launch, uint32_t blocks, phase_fn phase)
 enum { GLOBAL_IN = 0x10000000, GLOBAL_OUT = 0x50000000, GLOBAL_BINS = 0x90000000,
        GLOBAL_LOCKS = 0xA0000000, GLOBAL_RACY = 0xB0000000 };
 
-/* stencil: per block, tiles of tpb elements; phases: load tile → barrier →
- * neighbour reads + store → barrier, for `tiles` tiles. */
+/* stencil: per block, tiles of tpb elements of `size` bytes; phases: load
+ * tile -> barrier -> neighbour reads + store -> barrier, for `tiles` tiles.
+ * With 1-byte elements (the bytes pattern: 8-bit pixels) four lanes share
+ * every word, and each word the kernel touches is split into byte cells
+ * (ENGINES.md, "Bytes where a word is not enough"). */
 static const uint32_t stencil_tiles = 16;
 
-static int stencil_phase(synth *s, uint32_t launch, uint32_t block, uint32_t p)
+static int tile_stencil(synth *s, uint32_t launch, uint32_t block, uint32_t p, uint8_t size)
 {
     uint32_t tile = p / 4, step = p % 4, warps = s->tpb / WR_WARP_SIZE;
     if (tile >= stencil_tiles)
@@ -202,51 +205,13 @@ static int stencil_phase(synth *s, uint32_t launch, uint32_t block, uint32_t p)
     uint64_t elem0 = ((uint64_t)block * stencil_tiles + tile) * s->tpb;
     for (uint32_t w = 0; w < warps; w++) {
         uint64_t lane0 = elem0 + (uint64_t)w * WR_WARP_SIZE;
-        uint64_t shared0 = (uint64_t)w * WR_WARP_SIZE * 4;
-        switch (step) {
-        case 0:
-            access_event(s, launch, block, w, s->site_load, WR_OP_LOAD, WR_SPACE_GLOBAL,
-                         GLOBAL_IN + lane0 * 4, 4);
-            access_event(s, launch, block, w, s->site_shared_st, WR_OP_STORE, WR_SPACE_SHARED,
-                         shared0 + 4, 4);
-            break;
-        case 1:
-        case 3:
-            barrier_event(s, launch, block, w);
-            break;
-        case 2:
-            access_event(s, launch, block, w, s->site_shared_ld, WR_OP_LOAD, WR_SPACE_SHARED,
-                         shared0, 4);
-            access_event(s, launch, block, w, s->site_shared_ld, WR_OP_LOAD, WR_SPACE_SHARED,
-                         shared0 + 8, 4);
-            access_event(s, launch, block, w, s->site_store, WR_OP_STORE, WR_SPACE_GLOBAL,
-                         GLOBAL_OUT + lane0 * 4, 4);
-            break;
-        }
-    }
-    return 1;
-}
-
-/* bytes: the stencil on 8-bit pixels (a `unsigned char` image): each
- * lane loads its byte of the input into a shared byte tile, and after a
- * barrier reads its right neighbour's byte and stores its output byte.
- * Four lanes share every word: each word the kernel touches is split into
- * byte cells (ENGINES.md, "Bytes where a word is not enough"). */
-static int bytes_phase(synth *s, uint32_t launch, uint32_t block, uint32_t p)
-{
-    uint32_t tile = p / 4, step = p % 4, warps = s->tpb / WR_WARP_SIZE;
-    if (tile >= stencil_tiles)
-        return 0;
-    uint64_t elem0 = ((uint64_t)block * stencil_tiles + tile) * s->tpb;
-    for (uint32_t w = 0; w < warps; w++) {
-        uint64_t lane0 = elem0 + (uint64_t)w * WR_WARP_SIZE;
-        uint64_t shared0 = (uint64_t)w * WR_WARP_SIZE;
+        uint64_t shared0 = (uint64_t)w * WR_WARP_SIZE * size;
         switch (step) {
         case 0:
             sized_access(s, launch, block, w, s->site_load, WR_FULL_MASK, WR_OP_LOAD,
-                         WR_SPACE_GLOBAL, GLOBAL_IN + lane0, 1, 1);
+                         WR_SPACE_GLOBAL, GLOBAL_IN + lane0 * size, size, size);
             sized_access(s, launch, block, w, s->site_shared_st, WR_FULL_MASK, WR_OP_STORE,
-                         WR_SPACE_SHARED, shared0, 1, 1);
+                         WR_SPACE_SHARED, shared0 + size, size, size);
             break;
         case 1:
         case 3:
@@ -254,13 +219,25 @@ static int bytes_phase(synth *s, uint32_t launch, uint32_t block, uint32_t p)
             break;
         case 2:
             sized_access(s, launch, block, w, s->site_shared_ld, WR_FULL_MASK, WR_OP_LOAD,
-                         WR_SPACE_SHARED, shared0 + 1, 1, 1);
+                         WR_SPACE_SHARED, shared0, size, size);
+            sized_access(s, launch, block, w, s->site_shared_ld, WR_FULL_MASK, WR_OP_LOAD,
+                         WR_SPACE_SHARED, shared0 + 2u * size, size, size);
             sized_access(s, launch, block, w, s->site_store, WR_FULL_MASK, WR_OP_STORE,
-                         WR_SPACE_GLOBAL, GLOBAL_OUT + lane0, 1, 1);
+                         WR_SPACE_GLOBAL, GLOBAL_OUT + lane0 * size, size, size);
             break;
         }
     }
     return 1;
+}
+
+static int stencil_phase(synth *s, uint32_t launch, uint32_t block, uint32_t p)
+{
+    return tile_stencil(s, launch, block, p, 4);
+}
+
+static int bytes_phase(synth *s, uint32_t launch, uint32_t block, uint32_t p)
+{
+    return tile_stencil(s, launch, block, p, 1);
 }
 
 /* gather: each warp gathers 32 random elements of `in` and scatters to a
