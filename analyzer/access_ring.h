@@ -319,6 +319,15 @@ static inline bool wr_access_lane_touches(const wr_access *a, unsigned lane, uin
     return lo <= addr + 3 && addr <= lo + size - 1 && lo <= UINT64_MAX - (size - 1);
 }
 
+/* The same for the one byte at addr: a byte cell's stored lane
+ * (shadow.h, "Sub-word accesses"). */
+static inline bool wr_access_lane_touches_byte(const wr_access *a, unsigned lane, uint64_t addr)
+{
+    if (lane >= 32 || !((a->active_mask >> lane) & 1u))
+        return false;
+    return addr - wr_access_lane_addr(a, lane) < (a->size ? a->size : 4u);
+}
+
 /* How many entries the ring holds (wr_ring_newest(r, 0 .. n-1)). */
 static inline unsigned wr_ring_count(const wr_access_ring *r)
 {

@@ -189,25 +189,6 @@ static warp_st *warp_of(fsm *f, block_st *b, uint32_t warp)
     return wr_blockstate_warp(&f->bs, &b->head, warp);
 }
 
-/* The pages holding the byte cells of p's split words (shadow.h,
- * "Sub-word accesses"): one for each quarter of p's words that has one,
- * into out[]; returns how many. */
-static unsigned byte_pages(fsm *f, const wr_shadow_page *p, wr_shadow_page **out)
-{
-    if (!wr_shadow_page_split(p))
-        return 0;
-    enum { QUARTER = WR_SHADOW_PAGE_WORDS / 4, BITS = QUARTER / 64 };
-    unsigned n = 0;
-    for (unsigned k = 0; k < 4; k++) {
-        uint64_t any = 0;
-        for (unsigned i = 0; i < BITS; i++)
-            any |= p->split[k * BITS + i];
-        if (any)
-            out[n++] = wr_shadow_byte_page(f->map, p, (uint64_t)k * QUARTER);
-    }
-    return n;
-}
-
 static void drop_shared_pages(fsm *f, block_st *b)
 {
     if (b->shared_keys)
@@ -217,7 +198,7 @@ static void drop_shared_pages(fsm *f, block_st *b)
         if (p) {
             /* its byte pages go with it (wr_shadow_remove): their cells too */
             wr_shadow_page *bp[4];
-            for (unsigned k = byte_pages(f, p, bp); k--;)
+            for (unsigned k = wr_shadow_byte_pages(f->map, p, bp); k--;)
                 f->live -= wr_shadow_page_live(bp[k]);
             f->live -= wr_shadow_page_live(p);
         }
@@ -462,16 +443,6 @@ static uint8_t access_kind(unsigned acc)
     return acc == WR_FSM_ACC_R ? WR_KIND_READ : acc == WR_FSM_ACC_W ? WR_KIND_WRITE : WR_KIND_ATOMIC;
 }
 
-/* Did lane `lane` of access a touch the cell at addr: its word, or, for a
- * byte cell, its byte? */
-static bool lane_touches(const wr_access *a, unsigned lane, uint64_t addr, bool byte)
-{
-    if (!wr_access_lane_touches(a, lane, addr & ~3ull))
-        return false;
-    uint64_t lo = wr_access_lane_addr(a, lane);
-    return !byte || (lo <= addr && addr - lo < (a->size ? a->size : 4u));
-}
-
 /* The stored accessor of `old`, of epoch old_epoch, for the current access
  * by `lane`: an earlier lane of the current instruction (the word keeps
  * the last accessor, so if that lane touched the word in this instruction,
@@ -503,7 +474,8 @@ static void fill_first(fsm *f, wr_race_access *a, uint64_t old, uint32_t old_epo
     if (c->a && c->acc != WR_FSM_ACC_R && !host && old_epoch == c->epoch &&
         bf == wr_fsm_fold_block(c->block) &&
         wr_fsm_warp(old) == (c->warp & 31u) && wr_fsm_lane(old) < lane &&
-        lane_touches(c->a, wr_fsm_lane(old), addr, f->bytes.on)) {
+        (f->bytes.on ? wr_access_lane_touches_byte(c->a, wr_fsm_lane(old), addr)
+                     : wr_access_lane_touches(c->a, wr_fsm_lane(old), addr))) {
         a->site = c->site;
         a->seq = c->seq;
         a->kind = access_kind(c->acc);
@@ -625,7 +597,7 @@ static void sweep(fsm *f, wr_shadow_page *p, uint32_t epoch)
     wr_epochs_sweep_begin(&sw, f->ep, (uint32_t)p->user, epoch);
     /* the byte cells of p's split words carry p's epochs (touch_bytes) */
     wr_shadow_page *bp[4];
-    unsigned nb = byte_pages(f, p, bp);
+    unsigned nb = wr_shadow_byte_pages(f->map, p, bp);
     if (wr_epochs_sweep_drops_all(&sw, p->user3)) {
         wr_shadow_drop_live(f->map, p, &f->live);
         for (unsigned k = 0; k < nb; k++)
@@ -730,41 +702,42 @@ static inline void touch_cell(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint6
     wr_shadow_live_add(p, &f->live, !old);   /* no transition leads to INIT: nw != 0 */
 }
 
-/* A word's four byte cells from its cell: each byte's history is the
- * word's (the cell owns nothing elsewhere). */
-static void split_word(void *byte_cells, const void *word_cell, void *ctx)
+/* A word's four byte cells from its cell (on byte page bp): each byte's
+ * history is the word's (the cell owns nothing elsewhere).  The word's
+ * live count moves to its bytes' page, and the page cache forgets, as a
+ * gather must not take the word page's cells any more (gather_resolve).
+ * The byte cells' epoch tags are the word page's (sweep sweeps them with
+ * it). */
+typedef struct split_ctx {
+    fsm *f;
+    wr_shadow_page *p;   /* the word's page */
+} split_ctx;
+
+static void split_word(void *byte_cells, const void *word_cell, wr_shadow_page *bp, void *ctx)
 {
-    (void)ctx;
+    const split_ctx *x = ctx;
     uint64_t v = *(const uint64_t *)word_cell;
     uint64_t *bc = byte_cells;
     for (unsigned i = 0; i < 4; i++)
         bc[i] = v;
+    if (v) {
+        wr_shadow_live_sub(x->p, &x->f->live, 1);
+        wr_shadow_live_add(bp, &x->f->live, 4);
+    }
+    pc_forget(x->f);
 }
 
 /* The bytes [addr, addr + size) of word `word` of page p (a part of it, or
- * all of a split word) stepped, each byte's cell as the word's would be.
- * A word splitting here moves its live count to its byte page and its
- * cell goes to zero (it is not read again); the page cache forgets, as a
- * gather must not take the page's cells any more (gather_resolve).  The
- * byte cells' epoch tags are p's (sweep sweeps them with p). */
+ * all of a split word) stepped, each byte's cell as the word's would be. */
 static __attribute__((noinline)) void touch_bytes(fsm *f, const cur_ctx *c, wr_shadow_page *p,
                                                   uint64_t cur, unsigned lane, uint64_t word,
                                                   uint64_t addr, unsigned size)
 {
     uint64_t w0 = word << WR_WORD_SHIFT;
     uint64_t lo = addr > w0 ? addr : w0, hi = addr + size < w0 + 4 ? addr + size : w0 + 4;
-    bool fresh = !wr_shadow_word_split(p, word);
-    uint64_t *cells = wr_shadow_byte_cells(f->map, p, word, split_word, NULL);
-    wr_shadow_page *bp = wr_shadow_byte_page(f->map, p, word);
-    if (fresh) {
-        uint64_t *wc = wr_shadow_cell(f->map, p, word);
-        if (*wc) {
-            wr_shadow_live_sub(p, &f->live, 1);
-            wr_shadow_live_add(bp, &f->live, 4);
-            *wc = 0;
-        }
-        pc_forget(f);
-    }
+    split_ctx x = {f, p};
+    wr_shadow_page *bp;
+    uint64_t *cells = wr_shadow_byte_cells(f->map, p, word, split_word, &x, &bp);
     f->bytes.on = true;
     f->bytes.n = 0;
     uint32_t born = 0;
@@ -784,7 +757,8 @@ static __attribute__((noinline)) void touch_bytes(fsm *f, const cur_ctx *c, wr_s
 static inline void touch_word(fsm *f, const cur_ctx *c, wr_shadow_page *p, uint64_t cur,
                               unsigned lane, uint64_t word, uint64_t addr, unsigned size)
 {
-    if (__builtin_expect(wr_shadow_partial_word(addr, size, word) || wr_shadow_word_split(p, word),
+    if (__builtin_expect(wr_shadow_partial_word(addr, addr + size, word) ||
+                             wr_shadow_word_split(p, word),
                          0))
         touch_bytes(f, c, p, cur, lane, word, addr, size);
     else

@@ -978,15 +978,6 @@ static void sweep(lk *s, const wr_shadow_map *m, wr_shadow_page *p, uint32_t epo
     p->user3 = wr_epochs_sweep_oldest_kept(&sw);
 }
 
-/* Did lane `lane` of a touch the byte at addr (byte) or the word at addr? */
-static bool lane_touches(const wr_access *a, unsigned lane, uint64_t addr, bool byte)
-{
-    if (!byte)
-        return wr_access_lane_touches(a, lane, addr);
-    return wr_access_lane_touches(a, lane, addr & ~3ull) &&
-           addr - wr_access_lane_addr(a, lane) < (a->size ? a->size : 4u);
-}
-
 /* addr: the cell's word, or its byte where the cell is a byte cell (byte):
  * the example names it.  The rings hold ranges and are asked for the
  * word, so a byte cell's first side is the newest access of its accessor
@@ -1026,7 +1017,8 @@ static void report(lk *s, const cur_ctx *c, const fcell *old, uint32_t old_epoch
      * touch of the word, say the cell's access is this one. */
     if (c->a && !ohost && old_epoch == c->epoch && ob == c->block_field && ow == (c->warp & 31u) &&
         ol < lane && old->site == c->site && r.first.kind == c->kind &&
-        lane_touches(c->a, ol, addr, byte)) {
+        (byte ? wr_access_lane_touches_byte(c->a, ol, addr)
+              : wr_access_lane_touches(c->a, ol, addr))) {
         r.first.seq = c->seq;
     } else {
         const wr_ring_ent *fe =
@@ -1188,21 +1180,20 @@ static void byte_page_enter(lk *s, wr_shadow_page *bp, uint32_t epoch)
 typedef struct split_ctx {
     lk *s;
     wr_shadow_page *p;   /* the word's page */
-    uint64_t word;
 } split_ctx;
 
 /* The word's cell becomes each of its bytes' (a plain copy: contexts are
  * interned for good and owned by no cell).  Its tag names an epoch against
  * the word page's newest, which no byte page of it is ahead of (the word
- * page is entered first), so the byte page catches up to that first and
- * takes the word page's bound on its oldest epoch.  The word cell is
- * cleared: it is read no more, and its bytes count as live instead. */
-static void split_word(void *bytes, const void *word_cell, void *ctx)
+ * page is entered first), so the byte page bp catches up to that first and
+ * takes the word page's bound on its oldest epoch.  The word cell (zeroed
+ * next, wr_shadow_byte_cells) is read no more: its bytes count as live
+ * instead. */
+static void split_word(void *bytes, const void *word_cell, wr_shadow_page *bp, void *ctx)
 {
     const split_ctx *x = ctx;
     lk *s = x->s;
     cell w = *(const cell *)word_cell, *b = bytes;
-    wr_shadow_page *bp = wr_shadow_byte_page(s->map, x->p, x->word);
     byte_page_enter(s, bp, (uint32_t)x->p->user);
     if (x->p->user3 < bp->user3)
         bp->user3 = x->p->user3;
@@ -1214,7 +1205,6 @@ static void split_word(void *bytes, const void *word_cell, void *ctx)
         bp->user2 |= LK_PAGE_LOCKWORD;
     wr_shadow_live_add(bp, &s->live, 4);
     wr_shadow_live_sub(x->p, &s->live, 1);
-    *(cell *)wr_shadow_cells_at(s->map, x->p, x->word) = (cell){0};
 }
 
 /* The four byte cells of word `word` of p, split first if it is not yet;
@@ -1222,9 +1212,8 @@ static void split_word(void *bytes, const void *word_cell, void *ctx)
 static cell *byte_cells(lk *s, wr_shadow_page *p, uint64_t word, uint32_t epoch,
                         wr_shadow_page **bpp)
 {
-    split_ctx x = {s, p, word};
-    cell *b = wr_shadow_byte_cells(s->map, p, word, split_word, &x);
-    *bpp = wr_shadow_byte_page(s->map, p, word);
+    split_ctx x = {s, p};
+    cell *b = wr_shadow_byte_cells(s->map, p, word, split_word, &x, bpp);
     byte_page_enter(s, *bpp, epoch);
     return b;
 }
@@ -1252,21 +1241,19 @@ static __attribute__((noinline)) void touch_bytes(lk *s, const cur_ctx *c, wr_sh
 }
 
 /* What an access of the bytes [lo, end) does to word `word` of p: the
- * word's cell steps, unless the access covers only part of the word
- * (wr_shadow_partial_word, for a range of any length) or the word is
- * split, when its bytes' do (touch_bytes). */
+ * word's cell steps, unless the access covers only part of the word or
+ * the word is split, when its bytes' do (touch_bytes). */
 static inline __attribute__((always_inline)) void touch_word(lk *s, const cur_ctx *c,
                                                              wr_shadow_page *p, uint64_t word,
                                                              uint64_t lo, uint64_t end,
                                                              uint32_t who_id, uint32_t lsid,
                                                              unsigned lane)
 {
-    uint64_t w0 = word << WR_WORD_SHIFT;
-    if (__builtin_expect(lo > w0 || end < w0 + 4u || wr_shadow_word_split(p, word), 0))
+    if (__builtin_expect(wr_shadow_partial_word(lo, end, word) || wr_shadow_word_split(p, word), 0))
         touch_bytes(s, c, p, word, lo, end, who_id, lsid, lane);
     else
-        touch(s, c, p, (cell *)wr_shadow_cell(s->map, p, word), who_id, lsid, lane, w0, false,
-              false);
+        touch(s, c, p, (cell *)wr_shadow_cell(s->map, p, word), who_id, lsid, lane,
+              word << WR_WORD_SHIFT, false, false);
 }
 
 /* A cell as seen from lane `lane`: its accessor's lane replaced by the

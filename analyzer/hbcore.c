@@ -1151,10 +1151,13 @@ static inline __attribute__((always_inline)) void check_word(wr_hbe *e, const cu
 /* Sub-word accesses (shadow.h): a split word's byte cells start as its
  * cell (wr_shadow_split_fn).  A cell owns its read set (rset_release when
  * it is overwritten, free_page_sets when its page goes): byte 0 takes the
- * word's, the others get copies, and check_bytes clears the word's cell,
- * which is no longer read, so that no set is released or walked twice. */
-static void split_cell(void *byte_cells, const void *word_cell, void *ctx)
+ * word's, the others get copies, and the word's cell, no longer read, is
+ * zeroed (wr_shadow_byte_cells), so that no set is released or walked
+ * twice. */
+static void split_cell(void *byte_cells, const void *word_cell, wr_shadow_page *byte_page,
+                       void *ctx)
 {
+    (void)byte_page;
     wr_hbe *e = ctx;
     const hb_pcell *w = word_cell;
     hb_pcell *b = byte_cells;
@@ -1174,10 +1177,7 @@ static __attribute__((noinline)) void check_bytes(wr_hbe *e, const cur_access *c
                                                   wr_shadow_page *p, uint64_t word, unsigned lane,
                                                   uint64_t lo, uint64_t end)
 {
-    bool fresh = !wr_shadow_word_split(p, word);
-    hb_pcell *bc = wr_shadow_byte_cells(e->shadow, p, word, split_cell, e);
-    if (fresh)
-        *(hb_pcell *)wr_shadow_cell(e->shadow, p, word) = (hb_pcell){0, 0};
+    hb_pcell *bc = wr_shadow_byte_cells(e->shadow, p, word, split_cell, e, NULL);
     bool untouched = true;
     for (unsigned i = 0; i < 4; i++)
         untouched &= !bc[i].w && !bc[i].r;
@@ -1199,8 +1199,7 @@ static inline __attribute__((always_inline)) void step_word(wr_hbe *e, const cur
                                                             uint64_t end)
 {
     e->cur_word = word;
-    if (__builtin_expect(lo != word << WR_WORD_SHIFT || end != (word << WR_WORD_SHIFT) + 4u ||
-                             wr_shadow_word_split(p, word),
+    if (__builtin_expect(wr_shadow_partial_word(lo, end, word) || wr_shadow_word_split(p, word),
                          0))
         check_bytes(e, ca, p, word, lane, lo, end);
     else

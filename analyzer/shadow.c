@@ -408,27 +408,48 @@ void wr_shadow_foreach(wr_shadow_map *m, void (*fn)(wr_shadow_page *, void *), v
         wr_shadow_foreach(m->bytes, fn, ctx);
 }
 
-wr_shadow_page *wr_shadow_byte_page(wr_shadow_map *m, const wr_shadow_page *p, uint64_t word)
+/* The page of the byte cells of `word` of p. */
+static wr_shadow_page *byte_page_of(wr_shadow_map *m, const wr_shadow_page *p, uint64_t word)
 {
     unsigned k = (unsigned)((word & WR_SHADOW_PAGE_MASK) >> (WR_SHADOW_PAGE_SHIFT - 2));
     return wr_shadow_get(m->bytes, byte_page_key(p->key, k));
 }
 
+unsigned wr_shadow_byte_pages(wr_shadow_map *m, const wr_shadow_page *p, wr_shadow_page **out)
+{
+    if (!wr_shadow_page_split(p))
+        return 0;
+    enum { QUARTER = WR_SHADOW_PAGE_WORDS / 4, BITS = QUARTER / 64 };
+    unsigned n = 0;
+    for (unsigned k = 0; k < 4; k++) {
+        uint64_t any = 0;
+        for (unsigned i = 0; i < BITS; i++)
+            any |= p->split[k * BITS + i];
+        if (any)
+            out[n++] = byte_page_of(m, p, (uint64_t)k * QUARTER);
+    }
+    return n;
+}
+
 void *wr_shadow_byte_cells(wr_shadow_map *m, wr_shadow_page *p, uint64_t word,
-                           wr_shadow_split_fn split, void *ctx)
+                           wr_shadow_split_fn split, void *ctx, wr_shadow_page **byte_page)
 {
     if (!m->bytes)
         m->bytes = wr_shadow_new(m->cell_bytes, m->expand);
-    wr_shadow_page *bp = wr_shadow_byte_page(m, p, word);
+    wr_shadow_page *bp = byte_page_of(m, p, word);
     /* the four cells lie in one line: 4-aligned, lines of 32 */
     void *cells = wr_shadow_cell(m->bytes, bp, word << 2);
     if (!wr_shadow_word_split(p, word)) {
         if (!p->split)
             p->split = xcalloc(WR_SHADOW_PAGE_WORDS / 64, sizeof *p->split);
-        split(cells, wr_shadow_cell(m, p, word), ctx);
+        void *word_cell = wr_shadow_cell(m, p, word);
+        split(cells, word_cell, bp, ctx);
+        memset(word_cell, 0, m->cell_bytes);
         unsigned i = (unsigned)(word & WR_SHADOW_PAGE_MASK);
         p->split[i >> 6] |= 1ull << (i & 63u);
     }
+    if (byte_page)
+        *byte_page = bp;
     return cells;
 }
 

@@ -229,8 +229,8 @@ void wr_shadow_foreach(wr_shadow_map *m, void (*fn)(wr_shadow_page *, void *), v
  * while every access covers the whole word; the first access narrower
  * than a word (or a host copy that ends inside one) SPLITS it: its state
  * is copied into four byte cells, each then stepped as a cell of its own
- * by the accesses that cover its byte, and the word's cell is no longer
- * read.  The copy is exact: before the split every access covered all
+ * by the accesses that cover its byte, and the word's cell is zeroed, read
+ * no more.  The copy is exact: before the split every access covered all
  * four bytes, so each byte's history is the word's.  A word stays split
  * until its page goes (its byte cells go with it).  Byte cells live in
  * m->bytes under the same keys as words (wr_shadow_key with the byte
@@ -250,28 +250,31 @@ static inline bool wr_shadow_word_split(const wr_shadow_page *p, uint64_t word)
     return p->split && ((p->split[i >> 6] >> (i & 63u)) & 1u);
 }
 
-/* Does an access of `size` bytes at addr (or a copy's range) touch only
- * part of word `word`? */
-static inline bool wr_shadow_partial_word(uint64_t addr, unsigned size, uint64_t word)
+/* Does the byte range [lo, end) (a lane's access, a copy's range) cover
+ * only part of word `word`, which it touches? */
+static inline bool wr_shadow_partial_word(uint64_t lo, uint64_t end, uint64_t word)
 {
     uint64_t w0 = word << 2;
-    return addr > w0 || addr + size < w0 + 4u;
+    return lo > w0 || end < w0 + 4u;
 }
 
-/* Writes the four byte cells of a word from its word cell (the engine's
- * copy: a cell that owns memory elsewhere, a read set, gives each byte
- * its own). */
-typedef void (*wr_shadow_split_fn)(void *byte_cells, const void *word_cell, void *ctx);
+/* Writes the four byte cells of a word (on page byte_page) from its word
+ * cell: the engine's copy (a cell that owns memory elsewhere, a read set,
+ * gives each byte its own) and whatever it keeps per page (live counts,
+ * epochs), before the word's cell is zeroed. */
+typedef void (*wr_shadow_split_fn)(void *byte_cells, const void *word_cell,
+                                   wr_shadow_page *byte_page, void *ctx);
 
 /* The four byte cells of word `word` of page p (side by side, byte 0
  * first), splitting the word first if it is not yet (split(cells, word
- * cell, ctx)).  The byte page may be new; the word page p stays valid. */
+ * cell, their page, ctx), then the word cell zeroed); *byte_page (when
+ * not NULL) gets their page.  The byte page may be new; p stays valid. */
 void *wr_shadow_byte_cells(wr_shadow_map *m, wr_shadow_page *p, uint64_t word,
-                           wr_shadow_split_fn split, void *ctx);
-/* The page of the byte cells of `word` when it is split (the one
- * wr_shadow_byte_cells returned them from), for an engine that keeps
- * per-page accounting. */
-wr_shadow_page *wr_shadow_byte_page(wr_shadow_map *m, const wr_shadow_page *p, uint64_t word);
+                           wr_shadow_split_fn split, void *ctx, wr_shadow_page **byte_page);
+/* The pages that hold the byte cells of p's split words (one for each
+ * quarter of p's words that has one, at most 4) into out; returns how
+ * many: for an engine that sweeps or counts a page with its bytes. */
+unsigned wr_shadow_byte_pages(wr_shadow_map *m, const wr_shadow_page *p, wr_shadow_page **out);
 
 /* The slot hash of a page key (the table probes linearly from it). */
 static inline size_t wr_shadow_hash(uint64_t k)
@@ -503,6 +506,7 @@ typedef struct wr_shadow_lane {
 
 typedef struct wr_shadow_lanes {
     unsigned n;              /* lanes this shard owns, in lane order */
+    bool split;              /* a lane's page has split words */
     uint32_t owned;          /* their mask */
     uint64_t lo, hi;         /* bytes [lo, hi] of every active lane */
     wr_shadow_lane l[WR_WARP_SIZE];
@@ -534,6 +538,7 @@ wr_shadow_lane_resolve(const wr_shadow_map *m, wr_shadow_page *(*page)(void *ctx
     if (word >> WR_SHADOW_PAGE_SHIFT != *last_pn) {
         *last_pn = word >> WR_SHADOW_PAGE_SHIFT;
         *p = page(ctx, word);
+        out->split |= wr_shadow_page_split(*p);
     }
     void *cell = wr_shadow_cell(m, *p, word);
     __builtin_prefetch(cell, 1);
@@ -560,6 +565,7 @@ wr_shadow_vector_lanes(const wr_access *a, unsigned size, const wr_shadow_map *m
                        wr_shadow_lanes *out)
 {
     out->n = 0;
+    out->split = false;
     if (a->addr_mode != WR_ADDR_VECTOR || size != 4 || !a->active_mask)
         return false;
     uint64_t lo = UINT64_MAX, hi = 0, prev = UINT64_MAX;
@@ -607,10 +613,7 @@ wr_shadow_vector_lanes(const wr_access *a, unsigned size, const wr_shadow_map *m
     out->n = n;
     out->lo = lo;
     out->hi = hi + size - 1;
-    for (unsigned i = 0; i < n; i++)
-        if (wr_shadow_page_split(out->l[i].page))
-            return false;   /* a split word's bytes: the engine's general path */
-    return true;
+    return !out->split;   /* a split word's bytes: the engine's general path */
 }
 
 #endif

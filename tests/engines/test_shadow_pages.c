@@ -207,8 +207,9 @@ Test(shadow_pages, shared_cells_begin_an_os_page_at_word_256)
  * launch or a block, visited by wr_shadow_foreach. */
 static unsigned splits;
 
-static void split8(void *bytes, const void *word, void *ctx)
+static void split8(void *bytes, const void *word, wr_shadow_page *byte_page, void *ctx)
 {
+    (void)byte_page;
     (void)ctx;
     splits++;
     for (unsigned i = 0; i < 4; i++)
@@ -224,7 +225,8 @@ Test(shadow_pages, a_split_word_copies_its_cell_into_four_byte_cells_once)
     *(uint64_t *)wr_shadow_cell(m, p, word) = 0xabc;
     cr_assert(!wr_shadow_page_split(p));
     cr_assert(!wr_shadow_word_split(p, word));
-    uint64_t *b = wr_shadow_byte_cells(m, p, word, split8, NULL);
+    wr_shadow_page *bp;
+    uint64_t *b = wr_shadow_byte_cells(m, p, word, split8, NULL, &bp);
     cr_assert_eq(splits, 1);
     cr_assert(wr_shadow_word_split(p, word));
     cr_assert(!wr_shadow_word_split(p, word + 1));
@@ -232,15 +234,14 @@ Test(shadow_pages, a_split_word_copies_its_cell_into_four_byte_cells_once)
     for (unsigned i = 0; i < 4; i++)
         cr_assert_eq(b[i], 0xabc);
     b[2] = 0x77;
-    uint64_t *again = wr_shadow_byte_cells(m, p, word, split8, NULL);
+    uint64_t *again = wr_shadow_byte_cells(m, p, word, split8, NULL, NULL);
     cr_assert_eq(splits, 1, "a split word is split once");
     cr_assert_eq(again, b);
     cr_assert_eq(again[2], 0x77);
     /* the next word's byte cells follow: bytes are indexed by address */
-    uint64_t *next = wr_shadow_byte_cells(m, p, word + 1, split8, NULL);
+    uint64_t *next = wr_shadow_byte_cells(m, p, word + 1, split8, NULL, NULL);
     cr_assert_eq(next, b + 4);
-    cr_assert_eq(wr_shadow_byte_page(m, p, word)->key,
-                 wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, word << 2));
+    cr_assert_eq(bp->key, wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, word << 2));
     unsigned pages = 0;
     wr_shadow_foreach(m, count_page, &pages);
     cr_assert_eq(pages, 2, "the word page and one byte page");
@@ -252,7 +253,7 @@ Test(shadow_pages, a_split_word_copies_its_cell_into_four_byte_cells_once)
     /* a page made again starts unsplit, and its bytes fresh */
     p = wr_shadow_get(m, wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, word));
     cr_assert(!wr_shadow_page_split(p));
-    b = wr_shadow_byte_cells(m, p, word, split8, NULL);
+    b = wr_shadow_byte_cells(m, p, word, split8, NULL, NULL);
     cr_assert_eq(b[2], 0);
     wr_shadow_free(m);
 }
@@ -264,13 +265,13 @@ Test(shadow_pages, a_blocks_and_a_launchs_byte_pages_drop_with_their_shared_word
      * a block's fourth word page (shared page keys keep launch and block) */
     uint64_t word = 4095;
     wr_shadow_page *p1 = wr_shadow_get(m, wr_shadow_key(WR_SPACE_SHARED, 3, 1, word));
-    *(uint64_t *)wr_shadow_byte_cells(m, p1, word, split8, NULL) = 1;
+    wr_shadow_page *bp1;
+    *(uint64_t *)wr_shadow_byte_cells(m, p1, word, split8, NULL, &bp1) = 1;
     wr_shadow_page *p2 = wr_shadow_get(m, wr_shadow_key(WR_SPACE_SHARED, 3, 2, word));
-    *(uint64_t *)wr_shadow_byte_cells(m, p2, word, split8, NULL) = 2;
+    *(uint64_t *)wr_shadow_byte_cells(m, p2, word, split8, NULL, NULL) = 2;
     wr_shadow_page *g = wr_shadow_get(m, wr_shadow_key(WR_SPACE_GLOBAL, 0, 0, word));
-    (void)wr_shadow_byte_cells(m, g, word, split8, NULL);
-    cr_assert_eq(wr_shadow_byte_page(m, p1, word)->key,
-                 wr_shadow_key(WR_SPACE_SHARED, 3, 1, word << 2));
+    (void)wr_shadow_byte_cells(m, g, word, split8, NULL, NULL);
+    cr_assert_eq(bp1->key, wr_shadow_key(WR_SPACE_SHARED, 3, 1, word << 2));
     unsigned pages = 0;
     wr_shadow_foreach(m, count_page, &pages);
     cr_assert_eq(pages, 6);
